@@ -1,0 +1,31 @@
+// Command folio is the conversation engine's command line: chat in the
+// terminal, serve the web app, and inspect history logs.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/foliodev/folio/internal/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := cli.Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		var ex cli.ExitError
+		if errors.As(err, &ex) {
+			if ex.Msg != "" {
+				fmt.Fprintln(os.Stderr, "folio:", ex.Msg)
+			}
+			os.Exit(ex.Code)
+		}
+		fmt.Fprintln(os.Stderr, "folio:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,284 @@
+package transcript
+
+import (
+	"fmt"
+	"iter"
+	"sync"
+)
+
+// Document is the source document of one conversation: an ordered list of
+// entries, some of which may still be open (a streaming answer, a running
+// tool). A Document value never changes; every operation returns a new one.
+//
+// Documents share structure: appending to the newest document of a lineage
+// reuses its storage, so a document with 100,000 entries is not copied when
+// one more is added. Changing an earlier settled fact copies the list; that
+// is rare and is what makes history rewrite its presentation snapshot.
+type Document struct {
+	id    string
+	rev   uint64
+	nodes []*node // settled prefix; elements below len are never written again
+	sp    *spine
+	tail  []tailEntry // entries from the first open one on, in order
+}
+
+// node holds one immutable entry and its lazily computed fingerprint.
+type node struct {
+	e    Entry
+	once sync.Once
+	fp   Fingerprint
+}
+
+func (n *node) fingerprint() Fingerprint {
+	n.once.Do(func() { n.fp = FingerprintOf(n.e) })
+	return n.fp
+}
+
+type tailEntry struct {
+	n    *node
+	open bool
+}
+
+// spine is the storage shared by a lineage of documents. Only the newest
+// document of the lineage may append to it in place.
+type spine struct {
+	mu     sync.Mutex
+	latest []*node
+	index  map[string]int
+}
+
+func newSpine(nodes []*node) *spine {
+	sp := &spine{latest: nodes, index: make(map[string]int, len(nodes))}
+	for i, n := range nodes {
+		sp.index[n.e.ID] = i
+	}
+	return sp
+}
+
+// NewDocument returns a document of settled entries. It rejects invalid
+// entries and repeated IDs.
+func NewDocument(id string, entries []Entry) (Document, error) {
+	nodes := make([]*node, len(entries))
+	seen := make(map[string]int, len(entries))
+	for i, e := range entries {
+		if err := e.Validate(); err != nil {
+			return Document{}, fmt.Errorf("entry %d: %w", i, err)
+		}
+		if j, dup := seen[e.ID]; dup {
+			return Document{}, fmt.Errorf("entries %d and %d: %w %q", j, i, ErrDuplicateID, e.ID)
+		}
+		seen[e.ID] = i
+		nodes[i] = &node{e: e}
+	}
+	return Document{id: id, nodes: nodes, sp: &spine{latest: nodes, index: seen}}, nil
+}
+
+// ID is the persistent identity of the conversation.
+func (d Document) ID() string { return d.id }
+
+// Revision counts the changes made since the document was created or
+// hydrated. It orders documents of one lineage.
+func (d Document) Revision() uint64 { return d.rev }
+
+// Len is the number of entries, open ones included.
+func (d Document) Len() int { return len(d.nodes) + len(d.tail) }
+
+// Settled is the number of leading entries that are settled. Entries at or
+// after it may still change.
+func (d Document) Settled() int { return len(d.nodes) }
+
+// At returns entry i. It panics if i is out of range, like a slice.
+func (d Document) At(i int) Entry { return d.node(i).e }
+
+// Fingerprint returns entry i's fingerprint, computed once and cached.
+func (d Document) Fingerprint(i int) Fingerprint { return d.node(i).fingerprint() }
+
+// IsOpen reports whether entry i is still open (streaming or running).
+func (d Document) IsOpen(i int) bool {
+	if i < len(d.nodes) {
+		return false
+	}
+	return d.tail[i-len(d.nodes)].open
+}
+
+func (d Document) node(i int) *node {
+	if i < len(d.nodes) {
+		return d.nodes[i]
+	}
+	return d.tail[i-len(d.nodes)].n
+}
+
+// All yields the entries in order.
+func (d Document) All() iter.Seq2[int, Entry] {
+	return func(yield func(int, Entry) bool) {
+		for i := range d.Len() {
+			if !yield(i, d.node(i).e) {
+				return
+			}
+		}
+	}
+}
+
+// Entries returns a copy of the entries; the caller owns the slice.
+func (d Document) Entries() []Entry {
+	out := make([]Entry, 0, d.Len())
+	for _, e := range d.All() {
+		out = append(out, e)
+	}
+	return out
+}
+
+// Index returns the position of the entry with the given ID.
+func (d Document) Index(id string) (int, bool) {
+	for j := len(d.tail) - 1; j >= 0; j-- {
+		if d.tail[j].n.e.ID == id {
+			return len(d.nodes) + j, true
+		}
+	}
+	if d.sp == nil {
+		return 0, false
+	}
+	d.sp.mu.Lock()
+	i, ok := d.sp.index[id]
+	d.sp.mu.Unlock()
+	if !ok || i >= len(d.nodes) || d.nodes[i].e.ID != id {
+		return 0, false
+	}
+	return i, true
+}
+
+// Append returns a document with e added as a settled entry.
+func (d Document) Append(e Entry) (Document, error) { return d.add(e, false) }
+
+// Open returns a document with e added as an open entry, one whose content
+// may still change through Update until Settle.
+func (d Document) Open(e Entry) (Document, error) { return d.add(e, true) }
+
+func (d Document) add(e Entry, open bool) (Document, error) {
+	if err := e.Validate(); err != nil {
+		return d, err
+	}
+	if _, dup := d.Index(e.ID); dup {
+		return d, fmt.Errorf("%w %q", ErrDuplicateID, e.ID)
+	}
+	n := &node{e: e}
+	out := d
+	out.rev++
+	if !open && len(d.tail) == 0 {
+		out.nodes, out.sp = d.sp.extend(d.nodes, n)
+		return out, nil
+	}
+	out.tail = append(d.tail[:len(d.tail):len(d.tail)], tailEntry{n: n, open: open})
+	return out, nil
+}
+
+// extend appends n after nodes, in place when nodes is the newest document
+// of this spine's lineage, else on a copy with a spine of its own.
+func (sp *spine) extend(nodes []*node, n *node) ([]*node, *spine) {
+	if sp == nil {
+		nodes = []*node{n}
+		return nodes, newSpine(nodes)
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if len(nodes) == len(sp.latest) && (len(nodes) == 0 || &nodes[0] == &sp.latest[0]) {
+		sp.latest = append(sp.latest, n)
+		sp.index[n.e.ID] = len(sp.latest) - 1
+		return sp.latest, sp
+	}
+	cp := make([]*node, len(nodes), len(nodes)*5/4+8)
+	copy(cp, nodes)
+	cp = append(cp, n)
+	return cp, newSpine(cp)
+}
+
+// Update returns a document in which the open entry id has content c. It
+// keeps the entry's ID and timestamp.
+func (d Document) Update(id string, c Content) (Document, error) {
+	j, err := d.openIndex(id)
+	if err != nil {
+		return d, err
+	}
+	e := d.tail[j].n.e
+	e.Content = c
+	if err := e.Validate(); err != nil {
+		return d, err
+	}
+	out := d
+	out.rev++
+	out.tail = append([]tailEntry(nil), d.tail...)
+	out.tail[j] = tailEntry{n: &node{e: e}, open: true}
+	return out, nil
+}
+
+// Settle returns a document in which the open entry id is settled with
+// content c (nil keeps its current content). Its ID never changes.
+func (d Document) Settle(id string, c Content) (Document, error) {
+	j, err := d.openIndex(id)
+	if err != nil {
+		return d, err
+	}
+	e := d.tail[j].n.e
+	if c != nil {
+		e.Content = c
+		if err := e.Validate(); err != nil {
+			return d, err
+		}
+	}
+	out := d
+	out.rev++
+	tail := append([]tailEntry(nil), d.tail...)
+	tail[j] = tailEntry{n: &node{e: e}}
+	// Leading settled entries move into the shared spine, in order.
+	k := 0
+	for k < len(tail) && !tail[k].open {
+		out.nodes, out.sp = out.sp.extend(out.nodes, tail[k].n)
+		k++
+	}
+	out.tail = tail[k:]
+	if len(out.tail) == 0 {
+		out.tail = nil
+	}
+	return out, nil
+}
+
+func (d Document) openIndex(id string) (int, error) {
+	for j := range d.tail {
+		if d.tail[j].n.e.ID == id {
+			if !d.tail[j].open {
+				return 0, fmt.Errorf("%w: %q", ErrSettled, id)
+			}
+			return j, nil
+		}
+	}
+	if _, ok := d.Index(id); ok {
+		return 0, fmt.Errorf("%w: %q", ErrSettled, id)
+	}
+	return 0, fmt.Errorf("%w: %q", ErrNotFound, id)
+}
+
+// Replace returns a document in which the settled entry with e's ID is
+// replaced by e. This is how an earlier fact changes: the old document is
+// untouched, and the new one no longer shares its prefix.
+func (d Document) Replace(e Entry) (Document, error) {
+	if err := e.Validate(); err != nil {
+		return d, err
+	}
+	i, ok := d.Index(e.ID)
+	if !ok {
+		return d, fmt.Errorf("%w: %q", ErrNotFound, e.ID)
+	}
+	out := d
+	out.rev++
+	if i >= len(d.nodes) {
+		j := i - len(d.nodes)
+		out.tail = append([]tailEntry(nil), d.tail...)
+		out.tail[j] = tailEntry{n: &node{e: e}, open: d.tail[j].open}
+		return out, nil
+	}
+	cp := make([]*node, len(d.nodes), cap(d.nodes))
+	copy(cp, d.nodes)
+	cp[i] = &node{e: e}
+	out.nodes, out.sp = cp, newSpine(cp)
+	return out, nil
+}

@@ -1,0 +1,34 @@
+package transcript
+
+import (
+	"crypto/rand"
+	"encoding/base32"
+	"strconv"
+	"strings"
+	"sync/atomic"
+)
+
+// IDSource mints entry IDs in a namespace of its own: a random prefix chosen
+// when it is made, then a counter. IDs from two sources, or from a source and
+// a hydrated log, never collide. The zero IDSource is not usable; call
+// NewIDSource.
+type IDSource struct {
+	prefix string
+	n      atomic.Uint64
+}
+
+// NewIDSource returns a source with a fresh random 80-bit prefix.
+func NewIDSource() *IDSource {
+	var b [10]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	p := strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+	return &IDSource{prefix: p}
+}
+
+// Prefix returns the namespace this source mints in.
+func (s *IDSource) Prefix() string { return s.prefix }
+
+// Next returns a new ID, "<prefix>-<n>".
+func (s *IDSource) Next() string {
+	return s.prefix + "-" + strconv.FormatUint(s.n.Add(1), 36)
+}
