@@ -57,6 +57,15 @@ type Tool struct {
 	Receipt      ToolReceipt   `json:"receipt"`
 	InvocationID string        `json:"invocationId,omitzero"`
 	Presentation *Presentation `json:"presentation,omitzero"`
+	// Supplementals are the retained checkpoints of the invocation's
+	// explicitly keyed supplemental items, in the order they were first used.
+	Supplementals []KeyedPresentation `json:"supplementals,omitzero"`
+}
+
+// KeyedPresentation is the retained checkpoint of one supplemental item.
+type KeyedPresentation struct {
+	Key          string       `json:"key"`
+	Presentation Presentation `json:"presentation"`
 }
 
 // ToolStatus is the terminal outcome of a tool invocation.
