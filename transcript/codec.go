@@ -77,6 +77,11 @@ func (e *Entry) decode(data []byte) error {
 	if err != nil {
 		return fieldErr("/timestamp", "%v", err)
 	}
+	if ts.IsZero() {
+		// Validate refuses the zero time as "not set"; accepting it here
+		// would let a decoded entry fail to encode again.
+		return fieldErr("/timestamp", "timestamp is the zero time (0001-01-01T00:00:00Z)")
+	}
 	if len(w.Content) == 0 {
 		return fieldErr("/content", "content is missing")
 	}

@@ -24,6 +24,9 @@ func (f Fingerprint) String() string { return hex.EncodeToString(f[:8]) }
 // FingerprintOf hashes e's canonical encoding. An entry that cannot be
 // encoded (it fails Validate) has the zero fingerprint.
 func FingerprintOf(e Entry) Fingerprint {
+	if e.Validate() != nil {
+		return Fingerprint{}
+	}
 	b, err := e.appendJSON(make([]byte, 0, 256))
 	if err != nil {
 		return Fingerprint{}
