@@ -1,0 +1,87 @@
+package gen
+
+import (
+	"bufio"
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/foliodev/folio/transcript"
+)
+
+func TestDeterministicForASeed(t *testing.T) {
+	var a, b, c bytes.Buffer
+	if _, err := Write(&a, Options{Messages: 3000, Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	Write(&b, Options{Messages: 3000, Seed: 7})
+	Write(&c, Options{Messages: 3000, Seed: 8})
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("same seed gave different logs")
+	}
+	if bytes.Equal(a.Bytes(), c.Bytes()) {
+		t.Fatal("different seeds gave the same log")
+	}
+}
+
+// TestLogIsStrictVersion3 reads every line back with the strict entry codec
+// and checks the mix of kinds a realistic conversation has.
+func TestLogIsStrictVersion3(t *testing.T) {
+	var buf bytes.Buffer
+	st, err := Write(&buf, Options{Messages: 20000, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Entries != 20000 {
+		t.Fatalf("wrote %d entries, want 20000", st.Entries)
+	}
+	sc := bufio.NewScanner(&buf)
+	sc.Buffer(nil, 16<<20)
+	kinds := map[transcript.Kind]int{}
+	ids := map[string]bool{}
+	largest := 0
+	line := 0
+	for sc.Scan() {
+		line++
+		var rec struct {
+			Type    string           `json:"type"`
+			Version int              `json:"version"`
+			Entries []jsontext.Value `json:"entries"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &rec, json.RejectUnknownMembers(false)); err != nil {
+			t.Fatalf("line %d: %v", line, err)
+		}
+		if line == 1 {
+			if rec.Type != "conversation" || rec.Version != 3 {
+				t.Fatalf("header %s", sc.Bytes())
+			}
+			continue
+		}
+		for _, raw := range rec.Entries {
+			e, err := transcript.DecodeEntry(raw)
+			if err != nil {
+				t.Fatalf("line %d: %v", line, err)
+			}
+			if ids[e.ID] {
+				t.Fatalf("line %d: repeated id %s", line, e.ID)
+			}
+			ids[e.ID] = true
+			kinds[e.Content.Kind()]++
+			if a, ok := e.Content.(transcript.Agent); ok && strings.Contains(a.Markdown, "$") {
+				kinds["math"]++
+			}
+			largest = max(largest, len(raw))
+		}
+	}
+	for _, k := range []transcript.Kind{"user", "agent", "reasoning", "tool", "failure", "compaction", "turn-receipt", "steering", "math"} {
+		if kinds[k] == 0 {
+			t.Errorf("no %s entries in 20,000", k)
+		}
+	}
+	if largest < 256<<10 {
+		t.Errorf("largest entry is %d bytes; want a turn bigger than a 256 KiB page", largest)
+	}
+}

@@ -1,0 +1,441 @@
+package pager
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"hash/maphash"
+	"iter"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/foliodev/folio/transcript"
+)
+
+// Page budget bounds, in bytes of group JSON.
+const (
+	MinBudget     = 4 << 10
+	MaxBudget     = 4 << 20
+	DefaultBudget = 256 << 10
+)
+
+// Special anchors.
+const (
+	AnchorLatest   = "latest"
+	AnchorEarliest = "earliest"
+)
+
+// Direction says which way a page extends from its anchor.
+type Direction string
+
+// Directions.
+const (
+	Before Direction = "before"
+	After  Direction = "after"
+	Around Direction = "around"
+)
+
+// Item is one entry of the branch being captured.
+type Item struct {
+	ID   string
+	Kind transcript.Kind
+	// Raw is the entry's JSON in the transcript's canonical form. Build
+	// copies it; the caller may reuse the slice once the yield returns.
+	Raw []byte
+	// Covers is the range a compaction entry summarizes (Kind compaction).
+	Covers *transcript.CompactionRange
+	// Links are spawn/attach relationships of this entry to other
+	// conversations, from the log's extension records.
+	Links []Link
+}
+
+// Link relates an entry to another conversation.
+type Link struct {
+	Kind         string `json:"kind"` // "spawn" or "attach"
+	Conversation string `json:"conversation"`
+}
+
+// Coverage is a compaction resolved to the groups it covers.
+type Coverage struct {
+	EntryID   string `json:"entryId"`
+	FromID    string `json:"fromId"`
+	ToID      string `json:"toId"`
+	Group     int    `json:"group"`     // the group holding the compaction entry
+	FromGroup int    `json:"fromGroup"` // -1 when FromID was not captured
+	ToGroup   int    `json:"toGroup"`   // -1 when ToID was not captured
+}
+
+// LinkAt is a Link placed at its entry's group.
+type LinkAt struct {
+	EntryID string `json:"entryId"`
+	Group   int    `json:"group"`
+	Link
+}
+
+// Stats describes a built snapshot.
+type Stats struct {
+	Entries int
+	Groups  int
+	Bytes   int64 // size of the snapshot file
+	// GraphBuilt says whether graph annotations were resolved. It is false
+	// when the captured entries had no compaction coverage and no links.
+	GraphBuilt bool
+}
+
+// buildOptions are Build's settings.
+type buildOptions struct {
+	forceGraph bool
+}
+
+// Option configures Build.
+type Option func(*buildOptions)
+
+// ForceGraph resolves graph annotations even when no captured entry needs
+// them. Pages must come out identical either way; tests use this to prove
+// that skipping the work loses nothing.
+func ForceGraph() Option { return func(o *buildOptions) { o.forceGraph = true } }
+
+// Snapshot is an immutable, disk-backed capture of one branch.
+type Snapshot struct {
+	path string
+	f    *os.File
+
+	groupOff []int64
+	groupLen []int32
+
+	seed     maphash.Seed
+	idHash   []uint64 // sorted
+	idGroup  []int32  // parallel to idHash
+	stats    Stats
+	coverage []Coverage
+	links    []LinkAt
+
+	refs      atomic.Int32
+	mu        sync.RWMutex // held for reading by page reads, for writing by the final release
+	released  bool
+	readBytes atomic.Int64
+}
+
+// Build captures items into a new snapshot file in dir. It reads items once,
+// in order. The returned snapshot holds one reference.
+func Build(dir string, items iter.Seq2[Item, error], opts ...Option) (*Snapshot, error) {
+	var o buildOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	f, err := os.CreateTemp(dir, "snap-*.json")
+	if err != nil {
+		return nil, fmt.Errorf("create snapshot file: %w", err)
+	}
+	s := &Snapshot{path: f.Name(), f: f, seed: maphash.MakeSeed()}
+	fail := func(err error) (*Snapshot, error) {
+		f.Close()
+		os.Remove(s.path)
+		return nil, err
+	}
+
+	w := bufio.NewWriterSize(f, 256<<10)
+	var (
+		off       int64
+		inGroup   bool
+		groupUser bool // the open group is a user entry's group
+		needGraph = o.forceGraph
+		pendCov   []Coverage
+	)
+	write := func(b []byte) {
+		w.Write(b) // a write error sticks in w and is reported by Flush
+		off += int64(len(b))
+	}
+	var num []byte
+	closeGroup := func() {
+		write([]byte("]}"))
+		g := len(s.groupOff) - 1
+		s.groupLen[g] = int32(off - s.groupOff[g])
+		inGroup = false
+	}
+	openGroup := func() {
+		if len(s.groupOff) > 0 {
+			write([]byte{','})
+		}
+		s.groupOff = append(s.groupOff, off)
+		s.groupLen = append(s.groupLen, 0)
+		num = strconv.AppendInt(num[:0], int64(len(s.groupOff)-1), 10)
+		write([]byte(`{"index":`))
+		write(num)
+		write([]byte(`,"entries":[`))
+		inGroup = true
+	}
+
+	for it, err := range items {
+		if err != nil {
+			return fail(err)
+		}
+		if it.ID == "" || len(it.Raw) == 0 {
+			return fail(fmt.Errorf("%w: entry %d has no id or no bytes", ErrBadItem, s.stats.Entries))
+		}
+		isUser := it.Kind == transcript.KindUser
+		switch {
+		case !inGroup:
+			openGroup()
+		case isUser || groupUser:
+			// A user entry is a group by itself, and ends the reply before it.
+			closeGroup()
+			openGroup()
+		default:
+			write([]byte{','})
+		}
+		groupUser = isUser
+		g := int32(len(s.groupOff) - 1)
+		write(it.Raw)
+		s.idHash = append(s.idHash, maphash.String(s.seed, it.ID))
+		s.idGroup = append(s.idGroup, g)
+		s.stats.Entries++
+		if it.Kind == transcript.KindCompaction && it.Covers != nil {
+			needGraph = true
+			pendCov = append(pendCov, Coverage{EntryID: it.ID, FromID: it.Covers.FromID, ToID: it.Covers.ToID, Group: int(g)})
+		}
+		for _, l := range it.Links {
+			needGraph = true
+			s.links = append(s.links, LinkAt{EntryID: it.ID, Group: int(g), Link: l})
+		}
+	}
+	if inGroup {
+		closeGroup()
+	}
+	if err := w.Flush(); err != nil {
+		return fail(fmt.Errorf("write snapshot file: %w", err))
+	}
+	if err := s.sortIndex(); err != nil {
+		return fail(err)
+	}
+	s.stats.Groups = len(s.groupOff)
+	s.stats.Bytes = off
+	if needGraph {
+		s.coverage = s.resolveCoverage(pendCov)
+		s.stats.GraphBuilt = true
+	} else {
+		s.links = nil
+	}
+	s.refs.Store(1)
+	return s, nil
+}
+
+// sortIndex sorts the ID hashes for binary search and rejects repeats.
+func (s *Snapshot) sortIndex() error {
+	idx := make([]int32, len(s.idHash))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(a, b int32) int { return cmp.Compare(s.idHash[a], s.idHash[b]) })
+	h := make([]uint64, len(idx))
+	g := make([]int32, len(idx))
+	for i, j := range idx {
+		h[i], g[i] = s.idHash[j], s.idGroup[j]
+		if i > 0 && h[i] == h[i-1] {
+			return fmt.Errorf("%w: an entry ID repeats (entries %d and another)", ErrBadItem, j)
+		}
+	}
+	s.idHash, s.idGroup = h, g
+	return nil
+}
+
+// resolveCoverage is the graph work: it places each compaction's covered
+// range on groups. Only Build calls it, and only when needed.
+func (s *Snapshot) resolveCoverage(pend []Coverage) []Coverage {
+	for i := range pend {
+		pend[i].FromGroup = s.groupOf(pend[i].FromID)
+		pend[i].ToGroup = s.groupOf(pend[i].ToID)
+	}
+	return pend
+}
+
+func (s *Snapshot) groupOf(id string) int {
+	h := maphash.String(s.seed, id)
+	i, ok := slices.BinarySearch(s.idHash, h)
+	if !ok {
+		return -1
+	}
+	return int(s.idGroup[i])
+}
+
+// Path is the snapshot file's path.
+func (s *Snapshot) Path() string { return s.path }
+
+// Stats describes what Build captured.
+func (s *Snapshot) Stats() Stats { return s.stats }
+
+// ReadBytes is how many bytes page reads have read from the file so far.
+func (s *Snapshot) ReadBytes() int64 { return s.readBytes.Load() }
+
+// GroupOf returns the group holding entry id, or -1.
+func (s *Snapshot) GroupOf(id string) int { return s.groupOf(id) }
+
+// Retain adds a reference.
+func (s *Snapshot) Retain() { s.refs.Add(1) }
+
+// Release drops a reference. The last one closes and deletes the file.
+func (s *Snapshot) Release() error {
+	if s.refs.Add(-1) != 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.released = true
+	err := s.f.Close()
+	if rerr := os.Remove(s.path); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// Page is the result of a page read.
+type Page struct {
+	// First and Last are the group indexes the page holds; both are -1 for
+	// an empty page.
+	First, Last int
+	// Bytes is the groups' stored JSON objects joined by commas, exactly as
+	// in the snapshot file.
+	Bytes         []byte
+	HasMoreBefore bool
+	HasMoreAfter  bool
+	// Coverage and Links are the graph annotations touching the page's
+	// groups; both are empty when the snapshot needed no graph.
+	Coverage []Coverage
+	Links    []LinkAt
+}
+
+// Page reads the groups an anchor, direction and budget select, appending
+// their bytes to dst (which may be nil) to form Page.Bytes.
+func (s *Snapshot) Page(dst []byte, anchor string, dir Direction, budget int) (Page, error) {
+	if budget == 0 {
+		budget = DefaultBudget
+	}
+	if budget < MinBudget || budget > MaxBudget {
+		return Page{}, fmt.Errorf("%w: %d is not within %d..%d", ErrBadBudget, budget, MinBudget, MaxBudget)
+	}
+	switch dir {
+	case Before, After, Around:
+	default:
+		return Page{}, fmt.Errorf("%w: got %q", ErrBadDirection, dir)
+	}
+	first, last := s.selectGroups(anchor, dir, int64(budget))
+	if first == -2 {
+		return Page{}, fmt.Errorf("%w: %q", ErrAnchorNotFound, anchor)
+	}
+	n := len(s.groupOff)
+	p := Page{First: first, Last: last, Bytes: dst}
+	if first < 0 {
+		// Empty: the anchor is at an end of the snapshot, or it has no groups.
+		p.First, p.Last = -1, -1
+		if g := s.anchorGroup(anchor); g >= 0 {
+			// Empty because the anchor's group is at that end; the anchor's
+			// own group lies on the other side.
+			p.HasMoreBefore = dir == After
+			p.HasMoreAfter = dir == Before
+		}
+		return p, nil
+	}
+	start := s.groupOff[first]
+	end := s.groupOff[last] + int64(s.groupLen[last])
+	size := int(end - start)
+	p.Bytes = slices.Grow(p.Bytes, size)
+	buf := p.Bytes[len(p.Bytes) : len(p.Bytes)+size]
+	s.mu.RLock()
+	if s.released {
+		s.mu.RUnlock()
+		return Page{}, ErrReleased
+	}
+	_, err := s.f.ReadAt(buf, start)
+	s.mu.RUnlock()
+	if err != nil {
+		return Page{}, fmt.Errorf("read snapshot groups %d..%d: %w", first, last, err)
+	}
+	s.readBytes.Add(int64(size))
+	p.Bytes = p.Bytes[:len(p.Bytes)+size]
+	p.HasMoreBefore = first > 0
+	p.HasMoreAfter = last < n-1
+	for _, c := range s.coverage {
+		if overlaps(first, last, c.Group, c.Group) || (c.FromGroup >= 0 && c.ToGroup >= 0 && overlaps(first, last, c.FromGroup, c.ToGroup)) {
+			p.Coverage = append(p.Coverage, c)
+		}
+	}
+	for _, l := range s.links {
+		if l.Group >= first && l.Group <= last {
+			p.Links = append(p.Links, l)
+		}
+	}
+	return p, nil
+}
+
+func overlaps(a0, a1, b0, b1 int) bool { return a0 <= b1 && b0 <= a1 }
+
+// anchorGroup is the anchor's group, -1 for the special anchors.
+func (s *Snapshot) anchorGroup(anchor string) int {
+	switch anchor {
+	case AnchorLatest, AnchorEarliest:
+		return -1
+	}
+	return s.groupOf(anchor)
+}
+
+// span is the byte length of groups first..last as stored, commas included.
+func (s *Snapshot) span(first, last int) int64 {
+	return s.groupOff[last] + int64(s.groupLen[last]) - s.groupOff[first]
+}
+
+// selectGroups picks the page's group range. It returns -1,-1 for an empty
+// page and -2 when the anchor is unknown.
+func (s *Snapshot) selectGroups(anchor string, dir Direction, budget int64) (int, int) {
+	n := len(s.groupOff)
+	var g int
+	switch anchor {
+	case AnchorLatest:
+		g, dir = n, Before
+	case AnchorEarliest:
+		g, dir = -1, After
+	default:
+		g = s.groupOf(anchor)
+		if g < 0 {
+			return -2, -2
+		}
+	}
+	switch dir {
+	case Before:
+		if g <= 0 {
+			return -1, -1
+		}
+		first, last := g-1, g-1
+		for first > 0 && s.span(first-1, last) <= budget {
+			first--
+		}
+		return first, last
+	case After:
+		if g >= n-1 {
+			return -1, -1
+		}
+		first, last := g+1, g+1
+		for last < n-1 && s.span(first, last+1) <= budget {
+			last++
+		}
+		return first, last
+	default: // Around
+		first, last := g, g
+		for {
+			grew := false
+			if last < n-1 && s.span(first, last+1) <= budget {
+				last++
+				grew = true
+			}
+			if first > 0 && s.span(first-1, last) <= budget {
+				first--
+				grew = true
+			}
+			if !grew {
+				return first, last
+			}
+		}
+	}
+}
