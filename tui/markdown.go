@@ -1,0 +1,201 @@
+package tui
+
+import (
+	"strings"
+	"sync"
+
+	"charm.land/glamour/v2"
+	"charm.land/glamour/v2/styles"
+)
+
+// StableEnd returns the byte offset in markdown src up to which the text
+// consists of complete blocks, scanning from offset from, which must itself
+// be 0 or a value StableEnd returned for a prefix of src.
+//
+// A block is complete when a blank line outside a fenced code block follows
+// it, or when it is a fenced code block whose closing fence line has ended.
+// Tables, lists and paragraphs therefore become stable at the blank line
+// after them. A last line without its newline is never stable: more text may
+// still join it. Text before the returned offset renders the same however
+// the text after it grows, which is what lets the classic view promote it to
+// scrollback and the fullscreen view render it once.
+func StableEnd(src string, from int) int {
+	stable := from
+	var fence string // the opening fence run while inside a fenced block
+	pos := from
+	for pos < len(src) {
+		nl := strings.IndexByte(src[pos:], '\n')
+		if nl < 0 {
+			break // an unterminated last line is never stable
+		}
+		line := src[pos : pos+nl]
+		pos += nl + 1
+		if fence != "" {
+			if closesFence(line, fence) {
+				fence = ""
+				stable = pos
+			}
+			continue
+		}
+		if f := opensFence(line); f != "" {
+			fence = f
+			continue
+		}
+		if strings.TrimSpace(line) == "" {
+			stable = pos
+		}
+	}
+	return stable
+}
+
+// opensFence returns the fence run (``` or ~~~, three or more) that line
+// opens, or "".
+func opensFence(line string) string {
+	t := trimIndent(line)
+	if t == "" {
+		return ""
+	}
+	c := t[0]
+	if c != '`' && c != '~' {
+		return ""
+	}
+	n := 0
+	for n < len(t) && t[n] == c {
+		n++
+	}
+	if n < 3 || (c == '`' && strings.IndexByte(t[n:], '`') >= 0) {
+		return ""
+	}
+	return t[:n]
+}
+
+func closesFence(line, fence string) bool {
+	t := trimIndent(line)
+	n := 0
+	for n < len(t) && t[n] == fence[0] {
+		n++
+	}
+	return n >= len(fence) && strings.TrimSpace(t[n:]) == ""
+}
+
+// trimIndent drops up to three leading spaces; a line indented further is
+// an indented code line, not a fence.
+func trimIndent(line string) string {
+	for i := 0; i < 3 && strings.HasPrefix(line, " "); i++ {
+		line = line[1:]
+	}
+	return line
+}
+
+// splitBlocks cuts the stable text src[:StableEnd] into its blocks, each
+// ending at a boundary StableEnd would report.
+func splitBlocks(src string) []string {
+	var out []string
+	start := 0
+	for start < len(src) {
+		end := nextBoundary(src, start)
+		if end <= start {
+			out = append(out, src[start:])
+			break
+		}
+		out = append(out, src[start:end])
+		start = end
+	}
+	return out
+}
+
+// nextBoundary returns the first block boundary after from, or from when
+// there is none.
+func nextBoundary(src string, from int) int {
+	var fence string
+	pos := from
+	for pos < len(src) {
+		nl := strings.IndexByte(src[pos:], '\n')
+		if nl < 0 {
+			return from
+		}
+		line := src[pos : pos+nl]
+		pos += nl + 1
+		if fence != "" {
+			if closesFence(line, fence) {
+				return pos
+			}
+			continue
+		}
+		if f := opensFence(line); f != "" {
+			fence = f
+			continue
+		}
+		if strings.TrimSpace(line) == "" {
+			return pos
+		}
+	}
+	return from
+}
+
+// mdRenderer renders markdown blocks with Glamour for one theme and width.
+// Glamour renderers keep state while rendering, so one is used at a time.
+type mdRenderer struct {
+	mu sync.Mutex
+	tr *glamour.TermRenderer
+}
+
+var mdRenderers sync.Map // mdKey → *mdRenderer
+
+type mdKey struct {
+	dark, plain bool
+	width       int
+}
+
+func markdownRenderer(th Theme, width int) *mdRenderer {
+	k := mdKey{dark: th.Dark, plain: th.Plain(), width: width}
+	if r, ok := mdRenderers.Load(k); ok {
+		return r.(*mdRenderer)
+	}
+	cfg := styles.DarkStyleConfig
+	switch {
+	case k.plain:
+		cfg = styles.ASCIIStyleConfig
+	case !k.dark:
+		cfg = styles.LightStyleConfig
+	}
+	// Folio lays out its own gutters; the document gets no margin or padding
+	// lines of its own.
+	zero := uint(0)
+	cfg.Document.Margin = &zero
+	cfg.Document.BlockPrefix = ""
+	cfg.Document.BlockSuffix = ""
+	tr, err := glamour.NewTermRenderer(glamour.WithStyles(cfg), glamour.WithWordWrap(width))
+	if err != nil {
+		// The configuration is fixed in code; failing here is a bug.
+		panic("tui: glamour renderer: " + err.Error())
+	}
+	r, _ := mdRenderers.LoadOrStore(k, &mdRenderer{tr: tr})
+	return r.(*mdRenderer)
+}
+
+// renderBlock renders one markdown block to trimmed lines no wider than
+// width. Glamour's errors (none are expected for text input) fall back to
+// the source text, so an answer is never lost.
+func renderBlock(block string, th Theme, width int) []string {
+	if strings.TrimSpace(block) == "" {
+		return nil
+	}
+	src := mathToText(sanitizeMarkdown(block))
+	r := markdownRenderer(th, width)
+	r.mu.Lock()
+	out, err := r.tr.Render(src)
+	r.mu.Unlock()
+	if err != nil {
+		return wrap(block, width)
+	}
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		lines[i] = trimRight(l)
+	}
+	return clamp(trimBlank(lines), width)
+}
+
+// sanitizeMarkdown removes escape sequences and control characters from
+// answer text but keeps tabs, which matter inside code blocks.
+func sanitizeMarkdown(s string) string { return clean(s, true) }

@@ -1,0 +1,205 @@
+package tui
+
+import (
+	"strings"
+)
+
+// Math in answers is shown as readable text, not typeset: a terminal cannot
+// draw fractions, and a half-typeset formula is harder to read than its
+// source. The delimiters \( \), \[ \], $ $ and $$ $$ are removed, the TeX
+// source is shown in code style (so underscores and stars are not taken for
+// emphasis), and a few common commands become their Unicode symbols:
+// \(d_t\) reads d_t and \(a \le b\) reads a ≤ b. A block made only of
+// display math is shown as a code block. An opener without its closer (a
+// formula still streaming) is left as it is.
+
+// mathToText rewrites the math in one markdown block; see above.
+func mathToText(block string) string {
+	if !strings.ContainsAny(block, `\$`) || opensFence(firstLineOf(block)) != "" {
+		return block
+	}
+	if tex, ok := displayOnly(block); ok {
+		return "```\n" + texText(tex) + "\n```\n"
+	}
+	var b strings.Builder
+	i := 0
+	for i < len(block) {
+		c := block[i]
+		switch {
+		case c == '`':
+			// Copy a code span through untouched.
+			n := run(block, i, '`')
+			end := strings.Index(block[i+n:], block[i:i+n])
+			if end < 0 {
+				b.WriteString(block[i:])
+				return b.String()
+			}
+			stop := i + n + end + n
+			b.WriteString(block[i:stop])
+			i = stop
+			continue
+		case c == '\\' && i+1 < len(block) && (block[i+1] == '(' || block[i+1] == '['):
+			closer := `\)`
+			if block[i+1] == '[' {
+				closer = `\]`
+			}
+			if end := strings.Index(block[i+2:], closer); end >= 0 {
+				b.WriteString(codeSpan(texText(block[i+2 : i+2+end])))
+				i += 2 + end + 2
+				continue
+			}
+		case c == '\\' && i+1 < len(block):
+			// An ordinary escape: keep both bytes so "\$" stays a dollar.
+			b.WriteString(block[i : i+2])
+			i += 2
+			continue
+		case c == '$' && strings.HasPrefix(block[i:], "$$"):
+			if end := strings.Index(block[i+2:], "$$"); end > 0 {
+				b.WriteString(codeSpan(texText(block[i+2 : i+2+end])))
+				i += 2 + end + 2
+				continue
+			}
+		case c == '$':
+			if end, ok := inlineDollar(block, i); ok {
+				b.WriteString(codeSpan(texText(block[i+1 : end])))
+				i = end + 1
+				continue
+			}
+		}
+		b.WriteByte(c)
+		i++
+	}
+	return b.String()
+}
+
+func firstLineOf(s string) string { l, _ := firstLine(s); return l }
+
+func run(s string, i int, c byte) int {
+	n := 0
+	for i+n < len(s) && s[i+n] == c {
+		n++
+	}
+	return n
+}
+
+// inlineDollar finds the closing $ of inline math opened at i, using the
+// usual rule that keeps prices apart: the opener is not followed by a space,
+// the closer is not preceded by a space nor followed by a digit, and both are
+// on one line.
+func inlineDollar(s string, i int) (int, bool) {
+	if i+1 >= len(s) || s[i+1] == ' ' || s[i+1] == '$' {
+		return 0, false
+	}
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '\n':
+			return 0, false
+		case '\\':
+			j++
+		case '$':
+			if s[j-1] == ' ' || (j+1 < len(s) && s[j+1] >= '0' && s[j+1] <= '9') {
+				return 0, false
+			}
+			return j, true
+		}
+	}
+	return 0, false
+}
+
+// displayOnly reports whether block is a single display formula.
+func displayOnly(block string) (string, bool) {
+	t := strings.TrimSpace(block)
+	for _, d := range [][2]string{{"$$", "$$"}, {`\[`, `\]`}} {
+		if len(t) > 4 && strings.HasPrefix(t, d[0]) && strings.HasSuffix(t, d[1]) {
+			inner := t[2 : len(t)-2]
+			if !strings.Contains(inner, d[1]) {
+				return strings.TrimSpace(inner), true
+			}
+		}
+	}
+	return "", false
+}
+
+// codeSpan wraps text in a code span whose fence is longer than any run of
+// backticks inside it.
+func codeSpan(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return ""
+	}
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	if len(fence) > 1 || strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
+}
+
+// texSymbols maps TeX commands to what a terminal can show.
+var texSymbols = map[string]string{
+	"alpha": "α", "beta": "β", "gamma": "γ", "Gamma": "Γ", "delta": "δ", "Delta": "Δ",
+	"epsilon": "ε", "varepsilon": "ε", "zeta": "ζ", "eta": "η", "theta": "θ", "Theta": "Θ",
+	"kappa": "κ", "lambda": "λ", "Lambda": "Λ", "mu": "μ", "nu": "ν", "xi": "ξ", "pi": "π",
+	"Pi": "Π", "rho": "ρ", "sigma": "σ", "Sigma": "Σ", "tau": "τ", "phi": "φ", "varphi": "φ",
+	"Phi": "Φ", "chi": "χ", "psi": "ψ", "Psi": "Ψ", "omega": "ω", "Omega": "Ω",
+	"cdot": "·", "times": "×", "div": "÷", "pm": "±", "mp": "∓", "le": "≤", "leq": "≤",
+	"ge": "≥", "geq": "≥", "ne": "≠", "neq": "≠", "approx": "≈", "equiv": "≡", "sim": "~",
+	"infty": "∞", "to": "→", "rightarrow": "→", "Rightarrow": "⇒", "leftarrow": "←",
+	"leftrightarrow": "↔", "mapsto": "↦", "sum": "Σ", "prod": "Π", "int": "∫",
+	"partial": "∂", "nabla": "∇", "sqrt": "√", "in": "∈", "notin": "∉", "subset": "⊂",
+	"subseteq": "⊆", "cup": "∪", "cap": "∩", "forall": "∀", "exists": "∃", "emptyset": "∅",
+	"ldots": "…", "cdots": "⋯", "dots": "…", "circ": "∘", "prime": "′", "neg": "¬",
+	"land": "∧", "lor": "∨", "langle": "⟨", "rangle": "⟩",
+	"quad": " ", "qquad": "  ", "left": "", "right": "", "displaystyle": "",
+}
+
+// texText turns TeX source into readable text: known commands become
+// symbols, \text{x} and friends become x, spacing commands become spaces.
+// Anything unknown is kept as written.
+func texText(tex string) string {
+	var b strings.Builder
+	for i := 0; i < len(tex); i++ {
+		c := tex[i]
+		if c != '\\' || i+1 >= len(tex) {
+			b.WriteByte(c)
+			continue
+		}
+		j := i + 1
+		for j < len(tex) && (tex[j] >= 'a' && tex[j] <= 'z' || tex[j] >= 'A' && tex[j] <= 'Z') {
+			j++
+		}
+		name := tex[i+1 : j]
+		if name == "" {
+			// \, \; \! \{ and similar single-character commands.
+			switch tex[j] {
+			case ',', ';', ':', ' ':
+				b.WriteByte(' ')
+			case '!':
+			default:
+				b.WriteByte(tex[j])
+			}
+			i = j
+			continue
+		}
+		switch name {
+		case "text", "mathrm", "mathbf", "mathit", "operatorname", "textrm", "mathsf":
+			if j < len(tex) && tex[j] == '{' {
+				if end := strings.IndexByte(tex[j:], '}'); end > 0 {
+					b.WriteString(tex[j+1 : j+end])
+					i = j + end
+					continue
+				}
+			}
+		}
+		if sym, ok := texSymbols[name]; ok {
+			b.WriteString(sym)
+			i = j - 1
+			continue
+		}
+		b.WriteString(tex[i:j])
+		i = j - 1
+	}
+	return strings.TrimSpace(b.String())
+}

@@ -1,0 +1,159 @@
+package tui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// sanitize makes fact text safe to put on a terminal: escape sequences and
+// control characters other than newlines are removed, tabs become spaces and
+// carriage returns are dropped. Facts should hold none of these, but tool
+// output and legacy history can.
+func sanitize(s string) string { return clean(s, false) }
+
+func clean(s string, keepTabs bool) string {
+	if !strings.ContainsFunc(s, func(r rune) bool {
+		return r < 0x20 && r != '\n' && (r != '\t' || !keepTabs) || r == 0x7f || (r >= 0x80 && r < 0xa0)
+	}) {
+		return s
+	}
+	s = ansi.Strip(s)
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case r == '\n':
+			b.WriteByte('\n')
+		case r == '\t' && keepTabs:
+			b.WriteByte('\t')
+		case r == '\t':
+			b.WriteString("    ")
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			// dropped
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// wrap word-wraps styled text to width columns and returns its lines. Words
+// longer than the width are broken.
+func wrap(s string, width int) []string {
+	if width < 1 {
+		width = 1
+	}
+	s = ansi.Wrap(s, width, "")
+	return strings.Split(s, "\n")
+}
+
+// wrapIndent wraps s to width with the first line prefixed by first and the
+// following lines by rest. Both prefixes must have the same display width.
+func wrapIndent(s string, width int, first, rest string) []string {
+	pw := ansi.StringWidth(first)
+	var out []string
+	for _, para := range strings.Split(s, "\n") {
+		for _, l := range wrap(para, width-pw) {
+			if len(out) == 0 {
+				out = append(out, first+l)
+			} else {
+				out = append(out, rest+l)
+			}
+		}
+	}
+	return out
+}
+
+// trimRight removes trailing spaces from a styled line, along with the style
+// sequences wrapped around them, and closes any style left open.
+func trimRight(s string) string {
+	if !strings.Contains(s, "\x1b") {
+		return strings.TrimRight(s, " ")
+	}
+	end := len(s)
+	for end > 0 {
+		switch {
+		case s[end-1] == ' ':
+			end--
+		case s[end-1] == 'm':
+			i := strings.LastIndex(s[:end], "\x1b[")
+			if i < 0 || !isSGRParams(s[i+2:end-1]) {
+				return closeStyle(s[:end])
+			}
+			end = i
+		default:
+			return closeStyle(s[:end])
+		}
+	}
+	return ""
+}
+
+func isSGRParams(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if (p[i] < '0' || p[i] > '9') && p[i] != ';' && p[i] != ':' {
+			return false
+		}
+	}
+	return true
+}
+
+// closeStyle appends a reset when s contains any escape sequence, so a
+// painted line never leaks its style into the next one.
+func closeStyle(s string) string {
+	if strings.Contains(s, "\x1b[") && !strings.HasSuffix(s, "\x1b[m") && !strings.HasSuffix(s, "\x1b[0m") {
+		return s + "\x1b[m"
+	}
+	return s
+}
+
+// clamp makes every line fit width columns: longer lines are broken hard
+// (never cut, so no text is lost).
+func clamp(lines []string, width int) []string {
+	var out []string
+	for i, l := range lines {
+		if ansi.StringWidth(l) <= width {
+			if out != nil {
+				out = append(out, l)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]string, 0, len(lines)+4), lines[:i]...)
+		}
+		for _, w := range strings.Split(ansi.Hardwrap(l, width, true), "\n") {
+			out = append(out, closeStyle(w))
+		}
+	}
+	if out == nil {
+		return lines
+	}
+	return out
+}
+
+// trimBlank removes blank lines at both ends.
+func trimBlank(lines []string) []string {
+	for len(lines) > 0 && strings.TrimSpace(ansi.Strip(lines[0])) == "" {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && strings.TrimSpace(ansi.Strip(lines[len(lines)-1])) == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// firstLine returns s up to its first newline, and whether more followed.
+func firstLine(s string) (string, bool) {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i], true
+	}
+	return s, false
+}
+
+// truncate cuts a styled single line to width columns, ending with "…".
+func truncate(s string, width int) string {
+	if ansi.StringWidth(s) <= width {
+		return s
+	}
+	return closeStyle(ansi.Truncate(s, width, "…"))
+}
