@@ -50,6 +50,9 @@ type Item struct {
 	// Links are spawn/attach relationships of this entry to other
 	// conversations, from the log's extension records.
 	Links []Link
+	// Reset discards everything captured so far: the log superseded its
+	// presentation with a fresh snapshot. The other fields are ignored.
+	Reset bool
 }
 
 // Link relates an entry to another conversation.
@@ -172,6 +175,22 @@ func Build(dir string, items iter.Seq2[Item, error], opts ...Option) (*Snapshot,
 	for it, err := range items {
 		if err != nil {
 			return fail(err)
+		}
+		if it.Reset {
+			if err := w.Flush(); err != nil {
+				return fail(fmt.Errorf("write snapshot file: %w", err))
+			}
+			if err := f.Truncate(0); err != nil {
+				return fail(fmt.Errorf("reset snapshot file: %w", err))
+			}
+			if _, err := f.Seek(0, 0); err != nil {
+				return fail(fmt.Errorf("reset snapshot file: %w", err))
+			}
+			w.Reset(f)
+			off, inGroup, groupUser, needGraph, pendCov = 0, false, false, o.forceGraph, nil
+			s.groupOff, s.groupLen, s.idHash, s.idGroup, s.links = nil, nil, nil, nil, nil
+			s.stats = Stats{}
+			continue
 		}
 		if it.ID == "" || len(it.Raw) == 0 {
 			return fail(fmt.Errorf("%w: entry %d has no id or no bytes", ErrBadItem, s.stats.Entries))
