@@ -1,0 +1,19 @@
+// Package history owns folio's conversation log: one JSONL file per
+// conversation holding the presentation entries of package transcript and the
+// model-facing messages of package message, side by side and never mixed.
+//
+// It reads and writes log version 3, decodes folio's version 2 (the rendered
+// text logs Jazz version 2 wrote), upgrades version 2 logs in place, compacts
+// superseded presentation snapshots, and takes the per-log lock that keeps a
+// second writer out. The format is described in docs/log-format.md.
+//
+// Reading never guesses: a record that fails validation is reported with its
+// line, record type, entry index and JSON pointer, and everything valid around
+// it still applies. Writing only appends, except for upgrade and compaction,
+// which replace the file atomically.
+//
+// Concurrency: a *Log is owned by one goroutine at a time; its methods are not
+// safe for concurrent use. Between processes, Open's lock admits one writer
+// per log. Read and ReadFile take no lock and may run beside a writer: they
+// see a prefix of complete records.
+package history

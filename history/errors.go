@@ -1,0 +1,30 @@
+package history
+
+import "errors"
+
+// ErrNewerVersion is returned by Read, Load and every writing method when the
+// log's header names a version above the one this folio writes. The file is
+// left exactly as it was.
+var ErrNewerVersion = errors.New("log was written by a newer folio; update folio to open it")
+
+// ErrLocked is returned by Open when another writer holds the log's lock. The
+// *LockedError wrapping it names the holder's process ID.
+var ErrLocked = errors.New("log is locked by another writer")
+
+// ErrNoHeader is returned by Read and Load when the first line of a log is
+// not a valid conversation header, so no record can be trusted.
+var ErrNoHeader = errors.New("log has no valid conversation header")
+
+// ErrDuplicateID is returned by SaveEntries when two entries share an ID. It
+// is checked before the log is created or touched.
+var ErrDuplicateID = errors.New("duplicate entry id")
+
+// ErrInvalidMessage is returned by Save when a model-facing message fails
+// validation; nothing is written.
+var ErrInvalidMessage = errors.New("invalid model message")
+
+// ErrClosed is returned by methods of a Log after Close.
+var ErrClosed = errors.New("log is closed")
+
+// ErrNoDataDir is returned by DataDir when no data folder can be determined.
+var ErrNoDataDir = errors.New("no data folder: set --data, FOLIO_HOME or HOME")

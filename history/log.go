@@ -1,0 +1,362 @@
+package history
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/foliodev/folio/message"
+	"github.com/foliodev/folio/transcript"
+)
+
+// Log is one conversation's log opened for writing. It holds the log's lock
+// from Open to Close and remembers what is on disk (the saved document, the
+// number of saved messages, the file size), so a save appends only what is
+// new without reading or hashing what was saved before.
+type Log struct {
+	path    string
+	lock    *os.File
+	f       *os.File // append handle, opened on first append
+	now     func() time.Time
+	agentID string
+	closed  bool
+
+	loaded     bool
+	exists     bool
+	header     Header
+	size       int64
+	terminated bool
+	doc        transcript.Document // the document the log now holds
+	uiOnDisk   bool                // false while the document is derived
+	reserved   map[string]struct{}
+	msgs       []message.Message
+}
+
+// Option configures Open.
+type Option func(*Log)
+
+// WithClock sets the clock that stamps records' "at" (default time.Now).
+func WithClock(now func() time.Time) Option { return func(l *Log) { l.now = now } }
+
+// WithAgentID names the agent in the header of a log this Log creates.
+func WithAgentID(id string) Option { return func(l *Log) { l.agentID = id } }
+
+// Open takes the log's lock, creating its folder (0700) if needed. The log
+// file itself is created by the first Save. A second writer gets a
+// *LockedError naming this process.
+func Open(path string, opts ...Option) (*Log, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	lock, err := acquire(path)
+	if err != nil {
+		return nil, err
+	}
+	l := &Log{path: path, lock: lock, now: time.Now}
+	for _, o := range opts {
+		o(l)
+	}
+	return l, nil
+}
+
+// Path returns the log's file path.
+func (l *Log) Path() string { return l.path }
+
+// Close releases the lock. It does not write anything.
+func (l *Log) Close() error {
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	var errs []error
+	if l.f != nil {
+		errs = append(errs, l.f.Close())
+	}
+	errs = append(errs, l.lock.Close()) // closing the descriptor drops the flock
+	return errors.Join(errs...)
+}
+
+// Load reads the log and makes it the base of the next Save. A log that does
+// not exist yet loads as an empty version 3 conversation.
+func (l *Log) Load() (*Conversation, error) {
+	if l.closed {
+		return nil, ErrClosed
+	}
+	st, _, err := l.read(false)
+	if err != nil {
+		return nil, err
+	}
+	return st.conv, nil
+}
+
+// read loads the file and resets the writer's view of it. It returns nil
+// data when the log does not exist yet.
+func (l *Log) read(track bool) (*reader, []byte, error) {
+	data, err := os.ReadFile(l.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		l.reset()
+		doc, _ := transcript.NewDocument(l.header.ConversationID, nil)
+		l.doc = doc
+		return &reader{parsed: parsed{conv: &Conversation{Header: l.header, Document: doc}}}, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := parse(data, track)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", l.path, err)
+	}
+	if st.conv.Header.ConversationID == "" {
+		st.conv.Header.ConversationID = idFromPath(l.path)
+	}
+	l.loaded, l.exists = true, true
+	l.header = st.conv.Header
+	l.size = int64(len(data))
+	l.terminated = st.terminated
+	l.doc = st.conv.Document
+	l.uiOnDisk = st.uiLines > 0
+	l.reserved = st.reserved
+	l.msgs = st.conv.Messages
+	return st, data, nil
+}
+
+func (l *Log) reset() {
+	l.loaded, l.exists = true, false
+	l.header = Header{Version: Version, ConversationID: idFromPath(l.path), AgentID: l.agentID}
+	l.size, l.terminated, l.uiOnDisk = 0, true, false
+	l.reserved = map[string]struct{}{}
+	l.msgs = nil
+}
+
+func (l *Log) ensureLoaded() error {
+	if l.closed {
+		return ErrClosed
+	}
+	if l.loaded {
+		return nil
+	}
+	_, _, err := l.read(false)
+	return err
+}
+
+// SaveEntries is Save for callers without a transcript.Document: it builds
+// one from entries, rejecting repeated IDs (ErrDuplicateID) and invalid
+// entries before the log is created or touched.
+func (l *Log) SaveEntries(entries []transcript.Entry, msgs []message.Message) error {
+	seen := make(map[string]int, len(entries))
+	for i, e := range entries {
+		if j, dup := seen[e.ID]; dup {
+			return fmt.Errorf("%w %q (entries %d and %d)", ErrDuplicateID, e.ID, j, i)
+		}
+		seen[e.ID] = i
+	}
+	id := l.header.ConversationID
+	doc, err := transcript.NewDocument(id, entries)
+	if err != nil {
+		return err
+	}
+	return l.Save(doc, msgs)
+}
+
+// Save makes the log hold doc and msgs, appending as little as it can:
+//
+//   - When the saved entries are an unchanged prefix of doc (compared by
+//     fingerprint, every one of them), only the new entries are appended as
+//     one ui-append batch. Otherwise one ui-transcript snapshot of all of doc
+//     supersedes the old presentation.
+//   - Likewise new messages are appended; a message list that no longer
+//     starts with the saved one is written after a rewrite record.
+//   - An unchanged save writes nothing.
+//
+// Everything is validated and encoded before the file is touched. The new
+// records go out in one write followed by fsync, and Save returns only after
+// both; a crash in between leaves complete records and at most one torn last
+// line, which readers ignore. A version 2 log is upgraded first. Saved
+// entries and messages must not be mutated afterwards: a save compares
+// against them.
+func (l *Log) Save(doc transcript.Document, msgs []message.Message) error {
+	if err := l.ensureLoaded(); err != nil {
+		return err
+	}
+	for i, m := range msgs {
+		if err := m.Validate(); err != nil {
+			return fmt.Errorf("%w %d: %v", ErrInvalidMessage, i, err)
+		}
+	}
+	at := l.now()
+	var buf []byte
+
+	// Model-facing messages first: they are what a resumed turn needs most.
+	if samePrefixMsgs(l.msgs, msgs) {
+		for _, m := range msgs[len(l.msgs):] {
+			var err error
+			if buf, err = appendMessageRecord(buf, at, m); err != nil {
+				return fmt.Errorf("%w: %v", ErrInvalidMessage, err)
+			}
+		}
+	} else {
+		buf = appendRewriteRecord(buf, at)
+		for _, m := range msgs {
+			var err error
+			if buf, err = appendMessageRecord(buf, at, m); err != nil {
+				return fmt.Errorf("%w: %v", ErrInvalidMessage, err)
+			}
+		}
+	}
+
+	n := l.doc.Len()
+	snapshot := false
+	switch {
+	case doc.SamePrefix(l.doc, n) && !l.usesReserved(doc, n):
+		from := n
+		if !l.uiOnDisk {
+			from = 0 // derived entries were never written
+		}
+		if doc.Len() > n {
+			var err error
+			buf, err = appendUIRecord(buf, TypeUIAppend, at, entriesFrom(doc, from))
+			if err != nil {
+				return err
+			}
+		}
+	default:
+		snapshot = true
+		var err error
+		buf, err = appendUIRecord(buf, TypeUITranscript, at, entriesFrom(doc, 0))
+		if err != nil {
+			return err
+		}
+	}
+	if len(buf) == 0 {
+		return nil
+	}
+	if err := l.write(buf); err != nil {
+		return err
+	}
+	l.doc, l.msgs = doc, msgs
+	if snapshot || doc.Len() > n {
+		l.uiOnDisk = true
+	}
+	if snapshot {
+		clear(l.reserved)
+	}
+	return nil
+}
+
+// SetTitle records the conversation's title in a meta record.
+func (l *Log) SetTitle(title string) error {
+	if err := l.ensureLoaded(); err != nil {
+		return err
+	}
+	at := l.now()
+	return l.write(appendMetaRecord(nil, at, title, at))
+}
+
+// usesReserved reports whether an entry after the saved prefix takes an ID
+// of a rejected batch; such a save is written as a snapshot, which readers
+// accept because a snapshot starts the presentation afresh.
+func (l *Log) usesReserved(doc transcript.Document, from int) bool {
+	if len(l.reserved) == 0 {
+		return false
+	}
+	for i := from; i < doc.Len(); i++ {
+		if _, ok := l.reserved[doc.At(i).ID]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func entriesFrom(doc transcript.Document, from int) func(func(transcript.Entry) bool) {
+	return func(yield func(transcript.Entry) bool) {
+		for i := from; i < doc.Len(); i++ {
+			if !yield(doc.At(i)) {
+				return
+			}
+		}
+	}
+}
+
+// write appends records, creating the log atomically if it does not exist
+// and upgrading a version 2 log first.
+func (l *Log) write(records []byte) error {
+	if !l.exists {
+		h := l.header
+		h.Version = Version
+		if h.StartedAt.IsZero() {
+			h.StartedAt = l.now()
+		}
+		data := appendHeader(nil, h)
+		data = append(data, records...)
+		if err := writeAtomic(l.path, data); err != nil {
+			return err
+		}
+		l.exists, l.header, l.size, l.terminated = true, h, int64(len(data)), true
+		return nil
+	}
+	if l.header.Version == 2 {
+		if _, err := l.Upgrade(); err != nil {
+			return err
+		}
+	}
+	if l.f == nil {
+		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return err
+		}
+		l.f = f
+	}
+	if !l.terminated {
+		// Re-terminate a torn last line so it stays a line of its own.
+		records = append([]byte{'\n'}, records...)
+	}
+	if _, err := l.f.Write(records); err != nil {
+		l.f.Truncate(l.size) // best effort: take back a partial record
+		return err
+	}
+	if err := l.f.Sync(); err != nil {
+		return err
+	}
+	l.size += int64(len(records))
+	l.terminated = true
+	return nil
+}
+
+func samePrefixMsgs(old, cur []message.Message) bool {
+	if len(cur) < len(old) {
+		return false
+	}
+	if len(old) == 0 || &old[0] == &cur[0] {
+		return true
+	}
+	for i := range old {
+		if !equalMessage(old[i], cur[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func equalMessage(a, b message.Message) bool {
+	if a.Role != b.Role || a.Content != b.Content || a.ToolCallID != b.ToolCallID || a.Name != b.Name ||
+		a.IsError != b.IsError || a.Continuation != b.Continuation ||
+		len(a.Reasoning) != len(b.Reasoning) || len(a.ToolCalls) != len(b.ToolCalls) {
+		return false
+	}
+	for i := range a.Reasoning {
+		if a.Reasoning[i] != b.Reasoning[i] {
+			return false
+		}
+	}
+	for i, c := range a.ToolCalls {
+		d := b.ToolCalls[i]
+		if c.ID != d.ID || c.Name != d.Name || !bytes.Equal(c.Arguments, d.Arguments) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,602 @@
+package history
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/foliodev/folio/message"
+	"github.com/foliodev/folio/transcript"
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Read reads a whole log from r without taking its lock. It fails only when
+// the header is missing or invalid (ErrNoHeader) or names a newer version
+// (ErrNewerVersion); every other problem is listed in the result's Problems
+// while the valid records around it still apply.
+func Read(r io.Reader) (*Conversation, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	st, err := parse(data, false)
+	if err != nil {
+		return nil, err
+	}
+	return st.conv, nil
+}
+
+// lineKind classifies a physical line of a log.
+type lineKind uint8
+
+const (
+	lineHeader lineKind = iota
+	lineMessage
+	lineMeta
+	lineRewrite
+	lineUITranscript
+	lineUIAppend
+	lineUnknown    // a JSON object of a type this folio does not know
+	lineUnreadable // not a JSON object, or an object without a type
+	lineTorn       // the unterminated, incomplete last line
+)
+
+// lineInfo is what upgrade and compaction need to know about each line.
+type lineInfo struct {
+	kind       lineKind
+	accepted   bool
+	start, end int // byte range in the file, without the newline
+	// For an accepted version 2 UI record: its entries and instant, already
+	// converted to version 3.
+	legacy []transcript.Entry
+	at     time.Time
+}
+
+// parsed is the reader's result plus what a writer needs to continue the log.
+type parsed struct {
+	conv *Conversation
+	// reserved holds the IDs of rejected UI batches since the last accepted
+	// snapshot; see docs/log-format.md.
+	reserved map[string]struct{}
+	// uiLines counts UI records, accepted or not. Without any, the document
+	// was derived from the messages and has never been written.
+	uiLines int
+	// terminated is false when the file does not end in a newline.
+	terminated bool
+	size       int
+	lines      []lineInfo // only when tracking
+}
+
+// reader holds the state of one pass over a log.
+type reader struct {
+	parsed
+	version  int
+	dec      jsontext.Decoder
+	entries  []transcript.Entry
+	ids      map[string]struct{}
+	msgAt    []time.Time
+	metaTime time.Time
+	lastAt   time.Time
+}
+
+// The members a record may carry, as bits.
+const (
+	memType = 1 << iota
+	memAt
+	memEntries
+	memMessage
+	memTitle
+	memUpdatedAt
+	memEndedAt
+)
+
+// rawRecord is one record line decoded as far as its type allows.
+type rawRecord struct {
+	typ     string
+	at      string
+	members int
+	bad     *Problem // the first member-level fault
+	// UI records: decoded entries and the first invalid entry.
+	entries    []transcript.Entry
+	entryIDs   []string // readable IDs, for reservation on rejection
+	entriesRaw jsontext.Value
+	entriesBad *Problem
+	message    jsontext.Value
+	title      string
+	updatedAt  string
+	endedAt    string
+}
+
+func parse(data []byte, track bool) (*reader, error) {
+	r := &reader{}
+	r.conv = &Conversation{}
+	r.size = len(data)
+	r.terminated = len(data) == 0 || data[len(data)-1] == '\n'
+	r.reserved = map[string]struct{}{}
+	r.ids = map[string]struct{}{}
+
+	lineNo := 0
+	for start := 0; start < len(data); lineNo++ {
+		end := bytes.IndexByte(data[start:], '\n')
+		next := start + end + 1
+		if end < 0 {
+			end = len(data)
+			next = len(data)
+		} else {
+			end += start
+		}
+		line := trimLine(data[start:end])
+		last := next == len(data)
+		unterminated := last && end == len(data)
+		if lineNo == 0 {
+			h, probs, err := decodeHeader(line)
+			if err != nil {
+				return nil, err
+			}
+			r.version = h.Version
+			r.conv.Header = h
+			r.conv.Title = h.Title
+			r.conv.Legacy = h.Version == 2
+			r.conv.Problems = append(r.conv.Problems, probs...)
+			if track {
+				r.lines = append(r.lines, lineInfo{kind: lineHeader, accepted: true, start: start, end: end})
+			}
+		} else {
+			info := r.record(lineNo, line, unterminated)
+			if track {
+				info.start, info.end = start, end
+				r.lines = append(r.lines, info)
+			}
+		}
+		start = next
+	}
+	if lineNo == 0 {
+		return nil, fmt.Errorf("%w: the log is empty", ErrNoHeader)
+	}
+	return r, r.finish()
+}
+
+func (r *reader) finish() error {
+	c := r.conv
+	c.UpdatedAt = r.lastAt
+	if !r.metaTime.IsZero() {
+		c.UpdatedAt = r.metaTime
+	}
+	entries := r.entries
+	if r.uiLines == 0 {
+		entries = Derive(c.Messages, r.msgAt)
+		c.Derived = true
+	}
+	doc, err := transcript.NewDocument(c.Header.ConversationID, entries)
+	if err != nil {
+		// The batch checks above make this unreachable; say so loudly if not.
+		return fmt.Errorf("history: building the document: %w", err)
+	}
+	c.Document = doc
+	return nil
+}
+
+func (r *reader) problem(p Problem) {
+	r.conv.Problems = append(r.conv.Problems, p)
+}
+
+// record applies one record line and returns what it was.
+func (r *reader) record(lineNo int, line []byte, unterminated bool) lineInfo {
+	human := lineNo + 1
+	rec, err := r.decodeRecord(line)
+	if err != nil {
+		if unterminated {
+			r.problem(Problem{Kind: ProblemTorn, Line: human, Entry: -1, Msg: "incomplete last line (an interrupted write); ignored"})
+			return lineInfo{kind: lineTorn}
+		}
+		r.problem(Problem{Kind: ProblemUnreadable, Line: human, Entry: -1, Msg: "not a JSON record, kept verbatim: " + err.Error()})
+		r.conv.Unknown = append(r.conv.Unknown, RawLine{Line: human, Bytes: bytes.Clone(line)})
+		return lineInfo{kind: lineUnreadable}
+	}
+	reject := func(p *Problem) lineInfo {
+		p.Kind, p.Line, p.Type = ProblemRejected, human, rec.typ
+		r.problem(*p)
+		return lineInfo{kind: kindOf(rec.typ)}
+	}
+	if rec.members&memType == 0 {
+		if rec.bad != nil {
+			return reject(rec.bad)
+		}
+		r.problem(Problem{Kind: ProblemUnreadable, Line: human, Entry: -1, Pointer: "/type", Msg: "record has no type, kept verbatim"})
+		r.conv.Unknown = append(r.conv.Unknown, RawLine{Line: human, Bytes: bytes.Clone(line)})
+		return lineInfo{kind: lineUnreadable}
+	}
+	allowed, known := allowedMembers[rec.typ]
+	if !known {
+		r.problem(Problem{Kind: ProblemUnknown, Line: human, Type: rec.typ, Entry: -1, Msg: "unknown record type, kept verbatim"})
+		r.conv.Unknown = append(r.conv.Unknown, RawLine{Line: human, Type: rec.typ, Bytes: bytes.Clone(line)})
+		return lineInfo{kind: lineUnknown}
+	}
+	if rec.bad != nil {
+		return reject(rec.bad)
+	}
+	if extra := rec.members &^ allowed; extra != 0 {
+		return reject(&Problem{Entry: -1, Pointer: "/" + memberName(extra), Msg: "unknown field for this record type"})
+	}
+	if rec.members&memAt == 0 {
+		return reject(&Problem{Entry: -1, Pointer: "/at", Msg: "at is missing"})
+	}
+
+	switch rec.typ {
+	case TypeUITranscript, TypeUIAppend:
+		r.uiLines++
+		if r.version == 2 {
+			return r.legacyUI(lineNo, rec, reject)
+		}
+		return r.ui(rec, reject)
+	case TypeMessage:
+		if rec.members&memMessage == 0 {
+			return reject(&Problem{Entry: -1, Pointer: "/message", Msg: "message is missing"})
+		}
+		m, err := message.Decode(rec.message)
+		if err != nil {
+			ptr, msg := pointerOf(err)
+			return reject(&Problem{Entry: -1, Pointer: "/message" + ptr, Msg: msg})
+		}
+		at := looseInstant(rec.at)
+		r.conv.Messages = append(r.conv.Messages, m)
+		r.msgAt = append(r.msgAt, at)
+		r.seen(at)
+		return lineInfo{kind: lineMessage, accepted: true}
+	case TypeMeta:
+		if rec.title != "" {
+			r.conv.Title = rec.title
+		}
+		u := rec.updatedAt
+		if u == "" {
+			u = rec.endedAt
+		}
+		if u != "" {
+			if t := looseInstant(u); t.After(r.metaTime) {
+				r.metaTime = t
+			}
+		}
+		r.seen(looseInstant(rec.at))
+		return lineInfo{kind: lineMeta, accepted: true}
+	case TypeRewrite:
+		r.conv.Messages = nil
+		r.msgAt = nil
+		r.seen(looseInstant(rec.at))
+		return lineInfo{kind: lineRewrite, accepted: true}
+	}
+	// TypeConversation: a second header.
+	return reject(&Problem{Entry: -1, Pointer: "/type", Msg: "a conversation header may only be the first line"})
+}
+
+func (r *reader) seen(t time.Time) {
+	if t.After(r.lastAt) {
+		r.lastAt = t
+	}
+}
+
+// ui applies a version 3 UI record as one batch.
+func (r *reader) ui(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
+	snapshot := rec.typ == TypeUITranscript
+	at, err := transcript.ParseInstant(rec.at)
+	if err != nil {
+		r.reserve(rec.entryIDs)
+		return reject(&Problem{Entry: -1, Pointer: "/at", Msg: err.Error()})
+	}
+	if rec.members&memEntries == 0 {
+		return reject(&Problem{Entry: -1, Pointer: "/entries", Msg: "entries is missing"})
+	}
+	if rec.entriesBad != nil {
+		r.reserve(rec.entryIDs)
+		return reject(rec.entriesBad)
+	}
+	batch := make(map[string]int, len(rec.entries))
+	for i, e := range rec.entries {
+		if j, dup := batch[e.ID]; dup {
+			r.reserve(rec.entryIDs)
+			return reject(&Problem{Entry: i, Pointer: "/entries/" + strconv.Itoa(i) + "/id",
+				Msg: fmt.Sprintf("id %q repeats entry %d of the same batch", e.ID, j)})
+		}
+		batch[e.ID] = i
+		if snapshot {
+			continue
+		}
+		if _, dup := r.ids[e.ID]; dup {
+			r.reserve(rec.entryIDs)
+			return reject(&Problem{Entry: i, Pointer: "/entries/" + strconv.Itoa(i) + "/id",
+				Msg: fmt.Sprintf("id %q is already in the document", e.ID)})
+		}
+		if _, res := r.reserved[e.ID]; res {
+			r.reserve(rec.entryIDs)
+			return reject(&Problem{Entry: i, Pointer: "/entries/" + strconv.Itoa(i) + "/id",
+				Msg: fmt.Sprintf("id %q was used by a rejected batch", e.ID)})
+		}
+	}
+	if snapshot {
+		r.entries = rec.entries
+		r.ids = make(map[string]struct{}, len(batch))
+		clear(r.reserved)
+	} else {
+		r.entries = append(r.entries, rec.entries...)
+	}
+	for id := range batch {
+		r.ids[id] = struct{}{}
+	}
+	r.seen(at)
+	return lineInfo{kind: kindOf(rec.typ), accepted: true}
+}
+
+func (r *reader) reserve(ids []string) {
+	for _, id := range ids {
+		r.reserved[id] = struct{}{}
+	}
+}
+
+func kindOf(typ string) lineKind {
+	switch typ {
+	case TypeMessage:
+		return lineMessage
+	case TypeMeta:
+		return lineMeta
+	case TypeRewrite:
+		return lineRewrite
+	case TypeUITranscript:
+		return lineUITranscript
+	case TypeUIAppend:
+		return lineUIAppend
+	}
+	return lineUnknown
+}
+
+var allowedMembers = map[string]int{
+	TypeConversation: memType,
+	TypeMessage:      memType | memAt | memMessage,
+	TypeMeta:         memType | memAt | memTitle | memUpdatedAt | memEndedAt,
+	TypeRewrite:      memType | memAt,
+	TypeUITranscript: memType | memAt | memEntries,
+	TypeUIAppend:     memType | memAt | memEntries,
+}
+
+var memberNames = map[string]int{
+	"type": memType, "at": memAt, "entries": memEntries, "message": memMessage,
+	"title": memTitle, "updatedAt": memUpdatedAt, "endedAt": memEndedAt,
+}
+
+func memberName(bits int) string {
+	for name, b := range memberNames {
+		if bits&b != 0 {
+			return name
+		}
+	}
+	return ""
+}
+
+// decodeRecord reads one line in a single pass. A returned error means the
+// line is not one JSON object; member-level faults land in rec.bad.
+func (r *reader) decodeRecord(line []byte) (*rawRecord, error) {
+	dec := &r.dec
+	dec.Reset(bytes.NewBuffer(line))
+	rec := &rawRecord{}
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return nil, err
+	}
+	if tok.Kind() != '{' {
+		return nil, fmt.Errorf("a record must be a JSON object, found %s", tok.Kind())
+	}
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil, err
+		}
+		name := tok.String()
+		bit, ok := memberNames[name]
+		if !ok {
+			if rec.bad == nil {
+				rec.bad = &Problem{Entry: -1, Pointer: "/" + escapePointerToken(name), Msg: "unknown field"}
+			}
+			if err := dec.SkipValue(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		rec.members |= bit
+		switch bit {
+		case memEntries:
+			if (rec.typ == TypeUITranscript || rec.typ == TypeUIAppend) && r.version == 3 && dec.PeekKind() == '[' {
+				if err := r.decodeEntries(dec, rec); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			v, err := dec.ReadValue()
+			if err != nil {
+				return nil, err
+			}
+			rec.entriesRaw = bytes.Clone(v)
+		case memMessage:
+			v, err := dec.ReadValue()
+			if err != nil {
+				return nil, err
+			}
+			rec.message = bytes.Clone(v)
+		default:
+			kind := dec.PeekKind()
+			v, err := dec.ReadValue()
+			if err != nil {
+				return nil, err
+			}
+			if kind != '"' {
+				if rec.bad == nil {
+					rec.bad = &Problem{Entry: -1, Pointer: "/" + name, Msg: name + " must be a string"}
+				}
+				continue
+			}
+			s, err := jsontext.AppendUnquote(nil, v)
+			if err != nil {
+				return nil, err
+			}
+			switch bit {
+			case memType:
+				rec.typ = string(s)
+			case memAt:
+				rec.at = string(s)
+			case memTitle:
+				rec.title = string(s)
+			case memUpdatedAt:
+				rec.updatedAt = string(s)
+			case memEndedAt:
+				rec.endedAt = string(s)
+			}
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		if err == nil {
+			err = fmt.Errorf("more than one JSON value on the line")
+		}
+		return nil, err
+	}
+	if rec.entriesRaw != nil && (rec.typ == TypeUITranscript || rec.typ == TypeUIAppend) && r.version == 3 {
+		var sub jsontext.Decoder
+		sub.Reset(bytes.NewBuffer(rec.entriesRaw))
+		if sub.PeekKind() != '[' {
+			rec.bad = &Problem{Entry: -1, Pointer: "/entries", Msg: "entries must be an array"}
+		} else if err := r.decodeEntries(&sub, rec); err != nil {
+			return nil, err
+		}
+	}
+	return rec, nil
+}
+
+// decodeEntries reads a version 3 entries array from dec, decoding each
+// entry once. The first invalid entry is kept in rec.entriesBad; reading
+// continues so every readable ID can be reserved if the batch is rejected.
+func (r *reader) decodeEntries(dec *jsontext.Decoder, rec *rawRecord) error {
+	if _, err := dec.ReadToken(); err != nil { // '['
+		return err
+	}
+	for i := 0; dec.PeekKind() != ']'; i++ {
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		e, err := transcript.DecodeEntry(v)
+		if err != nil {
+			if rec.entriesBad == nil {
+				ptr, msg := pointerOf(err)
+				rec.entriesBad = &Problem{Entry: i, Pointer: "/entries/" + strconv.Itoa(i) + ptr, Msg: msg}
+			}
+			var peek struct {
+				ID string `json:"id"`
+			}
+			if json.Unmarshal(v, &peek) == nil && peek.ID != "" {
+				rec.entryIDs = append(rec.entryIDs, peek.ID)
+			}
+			continue
+		}
+		rec.entries = append(rec.entries, e)
+		rec.entryIDs = append(rec.entryIDs, e.ID)
+	}
+	_, err := dec.ReadToken() // ']'
+	return err
+}
+
+// decodeHeader reads line 0. Problems are unknown members of a version 3
+// header; they do not stop the read.
+func decodeHeader(line []byte) (Header, []Problem, error) {
+	var h Header
+	var dec jsontext.Decoder
+	dec.Reset(bytes.NewBuffer(line))
+	fail := func(format string, args ...any) (Header, []Problem, error) {
+		return Header{}, nil, fmt.Errorf("%w: line 1: %s", ErrNoHeader, fmt.Sprintf(format, args...))
+	}
+	tok, err := dec.ReadToken()
+	if err != nil || tok.Kind() != '{' {
+		return fail("not a JSON object")
+	}
+	var typ, started string
+	var haveVersion bool
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return fail("%v", err)
+		}
+		name := tok.String()
+		v, err := dec.ReadValue()
+		if err != nil {
+			return fail("%v", err)
+		}
+		str := func() (string, error) {
+			if v.Kind() != '"' {
+				return "", fmt.Errorf("/%s must be a string", name)
+			}
+			s, err := jsontext.AppendUnquote(nil, v)
+			return string(s), err
+		}
+		switch name {
+		case "type":
+			typ, err = str()
+		case "version":
+			n, perr := strconv.Atoi(string(v))
+			if v.Kind() != '0' || perr != nil {
+				return fail("/version must be a whole number, got %s", v)
+			}
+			h.Version, haveVersion = n, true
+		case "conversationId":
+			h.ConversationID, err = str()
+		case "startedAt":
+			started, err = str()
+		case "title":
+			h.Title, err = str()
+		case "agentId":
+			h.AgentID, err = str()
+		default:
+			h.Extra = append(h.Extra, Member{Name: name, Value: bytes.Clone(v)})
+		}
+		if err != nil {
+			return fail("%v", err)
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return fail("%v", err)
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return fail("more than one JSON value on the line")
+	}
+	if typ != TypeConversation {
+		return fail("/type must be %q, got %q", TypeConversation, typ)
+	}
+	if !haveVersion {
+		return fail("/version is missing")
+	}
+	if h.Version > Version {
+		return Header{}, nil, fmt.Errorf("%w (the log is version %d; this folio reads up to %d)", ErrNewerVersion, h.Version, Version)
+	}
+	if h.Version < 2 {
+		return fail("/version %d is not supported (2 and 3 are)", h.Version)
+	}
+	if h.Version == 2 {
+		// Version 2 headers were written by Jazz; read what folio knows and
+		// keep the rest, without judging it.
+		h.StartedAt = looseInstant(started)
+		return h, nil, nil
+	}
+	if h.ConversationID == "" {
+		return fail("/conversationId is missing or empty")
+	}
+	h.StartedAt, err = transcript.ParseInstant(started)
+	if err != nil {
+		return fail("/startedAt: %v", err)
+	}
+	var probs []Problem
+	for _, m := range h.Extra {
+		probs = append(probs, Problem{Kind: ProblemHeader, Line: 1, Type: TypeConversation, Entry: -1,
+			Pointer: "/" + escapePointerToken(m.Name), Msg: "unknown header field, kept"})
+	}
+	return h, probs, nil
+}
