@@ -1,0 +1,179 @@
+package toolview
+
+import (
+	"time"
+
+	"github.com/foliodev/folio/transcript"
+)
+
+// Outcome is how an invocation ended.
+type Outcome struct {
+	Status transcript.ToolStatus
+	// Reason is a short fixed classification ("error", "canceled",
+	// "panicked", "invalid_arguments", "host_shutdown", "plugin_exited"),
+	// never free text from the tool.
+	Reason string
+}
+
+// Result is the canonical result the model sees for the invocation.
+type Result struct {
+	Text    string
+	IsError bool
+	// Summary is an optional one-line description for the tool receipt.
+	Summary string
+}
+
+// Record is what closure fixes for good: everything the engine needs to
+// write the invocation's tool entry. Timing never changes after closure.
+type Record struct {
+	Invocation string
+	Tool       string
+	Producer   string
+	Generation Generation
+	Outcome    Outcome
+	Start      time.Time
+	End        time.Time
+	Duration   time.Duration
+	Result     Result
+	// Presentation is the primary item's retained checkpoint; nil when the
+	// item is ephemeral or never got a value.
+	Presentation  *transcript.Presentation
+	Supplementals []transcript.KeyedPresentation
+	// Diagnostics summarizes rejected updates, one line per reason, without
+	// payload contents.
+	Diagnostics []Diagnostic
+}
+
+// DurationMs is the fixed duration in (fractional) milliseconds, as the
+// transcript stores it.
+func (r Record) DurationMs() float64 {
+	return float64(r.Duration.Nanoseconds()) / 1e6
+}
+
+// ToolContent turns the record into the transcript's tool content: the
+// receipt with outcome and fixed duration, the invocation ID and the retained
+// checkpoints.
+func (r Record) ToolContent() transcript.Tool {
+	d := r.DurationMs()
+	summary := r.Result.Summary
+	if summary == "" {
+		summary = r.Tool
+	}
+	t := transcript.Tool{
+		Receipt: transcript.ToolReceipt{
+			App:        r.Tool,
+			Summary:    summary,
+			Status:     r.Outcome.Status,
+			DurationMs: &d,
+			Reason:     r.Outcome.Reason,
+		},
+		InvocationID:  r.Invocation,
+		Presentation:  clonePresentation(r.Presentation),
+		Supplementals: append([]transcript.KeyedPresentation(nil), r.Supplementals...),
+	}
+	return t
+}
+
+// Entry wraps ToolContent in an entry stamped with the closure time.
+func (r Record) Entry(id string) transcript.Entry {
+	return transcript.Entry{ID: id, Content: r.ToolContent(), Timestamp: r.End}
+}
+
+func clonePresentation(p *transcript.Presentation) *transcript.Presentation {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	if p.Artifact != nil {
+		a := *p.Artifact
+		c.Artifact = &a
+	}
+	return &c
+}
+
+// Terminal is the semantic content of a closed invocation: what the live
+// view, an immediate reconnect and a replay from history must all agree on.
+type Terminal struct {
+	Tool          string
+	Status        transcript.ToolStatus
+	Reason        string
+	DurationMs    float64
+	Primary       *transcript.Presentation
+	Supplementals []transcript.KeyedPresentation
+}
+
+// Terminal returns the record's semantic item.
+func (r Record) Terminal() Terminal {
+	return Terminal{
+		Tool:          r.Tool,
+		Status:        r.Outcome.Status,
+		Reason:        r.Outcome.Reason,
+		DurationMs:    r.DurationMs(),
+		Primary:       clonePresentation(r.Presentation),
+		Supplementals: append([]transcript.KeyedPresentation(nil), r.Supplementals...),
+	}
+}
+
+// TerminalOfTool reads the semantic item back from a replayed tool entry.
+func TerminalOfTool(t transcript.Tool) Terminal {
+	var d float64
+	if t.Receipt.DurationMs != nil {
+		d = *t.Receipt.DurationMs
+	}
+	return Terminal{
+		Tool:          t.Receipt.App,
+		Status:        t.Receipt.Status,
+		Reason:        t.Receipt.Reason,
+		DurationMs:    d,
+		Primary:       clonePresentation(t.Presentation),
+		Supplementals: append([]transcript.KeyedPresentation(nil), t.Supplementals...),
+	}
+}
+
+// TerminalOfState reads the semantic item from a closed State (an Attach
+// answer or a replica). It reports false while the invocation is open.
+func TerminalOfState(s State) (Terminal, bool) {
+	if s.Open {
+		return Terminal{}, false
+	}
+	t := Terminal{
+		Tool:       s.Tool,
+		Status:     s.Outcome.Status,
+		Reason:     s.Outcome.Reason,
+		DurationMs: float64(s.Duration.Nanoseconds()) / 1e6,
+	}
+	for _, it := range s.Items {
+		if it.Value == nil {
+			continue
+		}
+		p := it.Value.checkpoint(it.Revision)
+		if it.Key == "" {
+			t.Primary = p
+		} else {
+			t.Supplementals = append(t.Supplementals, transcript.KeyedPresentation{Key: it.Key, Presentation: *p})
+		}
+	}
+	return t, true
+}
+
+// stateOfRecord is the Attach answer for a closed invocation: exactly what
+// the record retained, nothing of ephemeral items.
+func stateOfRecord(r *Record) State {
+	s := State{
+		Invocation: r.Invocation,
+		Tool:       r.Tool,
+		Generation: r.Generation,
+		Start:      r.Start,
+		End:        r.End,
+		Duration:   r.Duration,
+		Outcome:    r.Outcome,
+	}
+	v, rev := valueOf(r.Presentation)
+	s.Items = append(s.Items, ItemState{Key: "", Revision: rev, Value: v})
+	for _, kp := range r.Supplementals {
+		p := kp.Presentation
+		v, rev := valueOf(&p)
+		s.Items = append(s.Items, ItemState{Key: kp.Key, Revision: rev, Value: v})
+	}
+	return s
+}
