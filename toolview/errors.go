@@ -43,15 +43,15 @@ type Reason uint8
 
 // Rejection reasons.
 const (
-	ReasonClosed       Reason = iota // the invocation is closed
-	ReasonStale                      // revision not above the current one
-	ReasonOversized                  // encoded payload over the bound
-	ReasonSchema                     // schema/version not declared by the producer
-	ReasonMalformed                  // payload is not valid JSON, or the request is malformed
-	ReasonArtifact                   // artifact checkpoint inconsistent with its file
-	ReasonDraftGap                   // draft append not contiguous; a checkpoint is required
-	ReasonDraftTruncated             // draft append after truncation; only checkpoints allowed
-	ReasonPlugin                     // a plugin misbehaved at the protocol level
+	ReasonClosed         Reason = iota // the invocation is closed
+	ReasonStale                        // revision not above the current one
+	ReasonOversized                    // encoded payload over the bound
+	ReasonSchema                       // schema/version not declared by the producer
+	ReasonMalformed                    // payload is not valid JSON, or the request is malformed
+	ReasonArtifact                     // artifact checkpoint inconsistent with its file
+	ReasonDraftGap                     // draft append not contiguous; a checkpoint is required
+	ReasonDraftTruncated               // draft append after truncation; only checkpoints allowed
+	ReasonPlugin                       // a plugin misbehaved at the protocol level
 	numReasons
 )
 

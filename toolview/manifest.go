@@ -15,9 +15,9 @@ import (
 // and version) its updates may use. The host rejects any update whose schema
 // and version the manifest does not declare.
 type Manifest struct {
-	Name     string         `json:"name"`
-	Tools    []ToolDecl     `json:"tools"`
-	Adapters []AdapterDecl  `json:"adapters,omitzero"`
+	Name     string        `json:"name"`
+	Tools    []ToolDecl    `json:"tools"`
+	Adapters []AdapterDecl `json:"adapters,omitzero"`
 	tools    map[string]*jsonschema.Schema
 }
 

@@ -11,19 +11,19 @@ import (
 // classifications only: never payloads, fragments, paths, invocation IDs or
 // anything copied from arguments.
 type counters struct {
-	opened, closed         atomic.Int64
-	accepted, published    atomic.Int64
-	coalesced              atomic.Int64
-	acceptedBytes          atomic.Int64
-	maxPayload             atomic.Int64
-	rejected               [numReasons]atomic.Int64
-	draftBytes             atomic.Int64
-	draftCheckpoints       atomic.Int64
-	artifactReads          atomic.Int64
-	artifactReadBytes      atomic.Int64
-	artifactRangeRejected  atomic.Int64
-	ephemeralRemoved       atomic.Int64
-	retainedCheckpoints    atomic.Int64
+	opened, closed        atomic.Int64
+	accepted, published   atomic.Int64
+	coalesced             atomic.Int64
+	acceptedBytes         atomic.Int64
+	maxPayload            atomic.Int64
+	rejected              [numReasons]atomic.Int64
+	draftBytes            atomic.Int64
+	draftCheckpoints      atomic.Int64
+	artifactReads         atomic.Int64
+	artifactReadBytes     atomic.Int64
+	artifactRangeRejected atomic.Int64
+	ephemeralRemoved      atomic.Int64
+	retainedCheckpoints   atomic.Int64
 }
 
 func (c *counters) noteAccepted(size int64) {

@@ -28,9 +28,9 @@ type ApplyResult uint8
 
 // Apply outcomes.
 const (
-	Applied ApplyResult = iota
-	Ignored             // stale, duplicate, or the invocation is closed
-	NeedResync          // another generation: replace local state from Attach
+	Applied    ApplyResult = iota
+	Ignored                // stale, duplicate, or the invocation is closed
+	NeedResync             // another generation: replace local state from Attach
 )
 
 // Reset replaces local state from an Attach answer. It reports whether the
