@@ -14,6 +14,13 @@ var ErrDuplicateID = errors.New("duplicate entry id")
 // dropped; it is not a failure of the new document.
 var ErrLeaseRetired = errors.New("lease retired: the document it was taken on was replaced")
 
+// ErrChildClosed is returned by writes to a child region that completed,
+// or by a child's stream writer made before the child was reset.
+var ErrChildClosed = errors.New("child region closed")
+
+// ErrStreamClosed is returned by a StreamWriter after Finish.
+var ErrStreamClosed = errors.New("stream writer finished")
+
 // ErrNotFound is returned when an entry ID is not in the document.
 var ErrNotFound = errors.New("entry not found")
 
