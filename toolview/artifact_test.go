@@ -1,0 +1,105 @@
+package toolview
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/foliodev/folio/transcript"
+)
+
+func TestArtifactCheckpointsAndBoundedReads(t *testing.T) {
+	dir := t.TempDir()
+	h := New(WithCadence(0), WithArtifactDir(dir), WithRangeLimit(1024))
+	inv := mustOpen(t, h, Spec{Tool: "echo", Producer: testManifest(t)})
+	p := inv.Presentation()
+	w, err := p.NewArtifact("text/plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := bytes.Repeat([]byte("0123456789"), 300) // 3000 bytes
+	w.Write(body)
+
+	cp := w.Checkpoint(schemaText, 1, false)
+	cp.CommittedBytes = 2000
+	if _, err := p.ReplaceArtifact(cp); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := h.Attach(inv.ID())
+	it, _ := st.Item("")
+	a := *it.Value.Artifact
+	if a.CommittedBytes != 2000 || a.Revision != 1 || a.Final || !a.Available || a.ContentType != "text/plain" {
+		t.Fatalf("artifact reference = %+v", a)
+	}
+	got, err := h.ReadArtifact(a, 1500, 1024)
+	if err != nil || !bytes.Equal(got, body[1500:2000]) {
+		t.Fatalf("read is not clipped to committed bytes: %d bytes, %v", len(got), err)
+	}
+	for _, r := range []struct{ off, n int64 }{{0, 1025}, {2000, 1}, {-1, 10}, {0, 0}} {
+		if _, err := h.ReadArtifact(a, r.off, r.n); !errors.Is(err, ErrRangeLimit) {
+			t.Errorf("read %d+%d: %v", r.off, r.n, err)
+		}
+	}
+	bad := a
+	bad.Ref = "../../etc/passwd"
+	if _, err := h.ReadArtifact(bad, 0, 10); err == nil {
+		t.Error("a malformed reference was read")
+	}
+
+	for name, c := range map[string]ArtifactCheckpoint{
+		"shrink":         func() ArtifactCheckpoint { c := cp; c.CommittedBytes = 10; return c }(),
+		"beyond written": func() ArtifactCheckpoint { c := cp; c.CommittedBytes = 5000; return c }(),
+		"unknown ref":    func() ArtifactCheckpoint { c := cp; c.Ref = "00000000000000000000000000000000"; return c }(),
+	} {
+		if _, err := p.ReplaceArtifact(c); rejectReason(t, err) != ReasonArtifact {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// Another item cannot point at this item's artifact.
+	if _, err := inv.Supplemental("other").ReplaceArtifact(cp); rejectReason(t, err) != ReasonArtifact {
+		t.Errorf("foreign reference: %v", err)
+	}
+	if _, err := p.ReplaceArtifact(w.Checkpoint(schemaText, 1, true)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("x")); err == nil {
+		t.Error("write after final")
+	}
+	if _, err := p.ReplaceArtifact(w.Checkpoint(schemaText, 1, true)); rejectReason(t, err) != ReasonArtifact {
+		t.Errorf("checkpoint after final: %v", err)
+	}
+	if m := h.Metrics(); m.ArtifactRangeRejected != 4 || m.ArtifactReads != 1 {
+		t.Errorf("artifact metrics: %+v", m)
+	}
+}
+
+// TestActiveArtifactDoesNotKeepTimerRunning closes an invocation whose
+// artifact is not final and checks the record's timing is fixed at closure.
+func TestActiveArtifactDoesNotKeepTimerRunning(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := New(WithArtifactDir(t.TempDir()))
+		inv := mustOpen(t, h, Spec{ID: "timer", Tool: "echo", Producer: testManifest(t)})
+		p := inv.Presentation()
+		w, _ := p.NewArtifact("text/plain")
+		w.Write([]byte("partial"))
+		p.ReplaceArtifact(w.Checkpoint(schemaText, 1, false)) // active, not final
+		time.Sleep(1500 * time.Millisecond)
+		rec, _ := inv.Close(Outcome{Status: transcript.ToolOK}, Result{})
+		if rec.Duration != 1500*time.Millisecond {
+			t.Fatalf("duration %v", rec.Duration)
+		}
+		time.Sleep(time.Hour)
+		st, _ := h.Attach("timer")
+		if st.Duration != 1500*time.Millisecond {
+			t.Fatalf("duration moved after closure: %v", st.Duration)
+		}
+		if m := MetaOf(st, "", time.Now()); m.Elapsed != 1500*time.Millisecond || m.Status != "ok" {
+			t.Fatalf("fallback metadata keeps running: %+v", m)
+		}
+		if _, err := w.Write([]byte("more")); !errors.Is(err, ErrClosed) {
+			t.Fatalf("write after closure: %v", err)
+		}
+	})
+}
