@@ -206,4 +206,3 @@ func parseLoose(s string) (time.Time, bool) {
 	}
 	return time.Time{}, false
 }
-
