@@ -197,6 +197,20 @@ func (p *Painter) markdown(src string, width int) []string {
 	return out
 }
 
+// markdownBlock paints one markdown block as finished lines (clamped to
+// the width and downsampled to the theme), the unit the streaming path and
+// the classic promotion work in.
+func (p *Painter) markdownBlock(src string, width int) []string {
+	if width < 4 {
+		width = 4
+	}
+	lines := clamp(renderBlock(src, p.theme, width), width)
+	for i, l := range lines {
+		lines[i] = p.theme.finish(l)
+	}
+	return lines
+}
+
 // appendBlock joins rendered markdown blocks with one blank line.
 func appendBlock(out, block []string) []string {
 	if len(block) == 0 {

@@ -1,0 +1,236 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/foliodev/folio/transcript"
+)
+
+func newTestViewport(w, h int) *Viewport {
+	return NewViewport(NewCache(NewPainter(DarkTheme)), w, h)
+}
+
+func must(d transcript.Document, err error) transcript.Document {
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+func plain(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = strings.TrimRight(ansi.Strip(l), " ")
+	}
+	return out
+}
+
+func userEntries(from, to int) []transcript.Entry {
+	var out []transcript.Entry
+	for i := from; i < to; i++ {
+		out = append(out, ent(fmt.Sprintf("u%d", i), transcript.User{Text: fmt.Sprintf("message %d", i)}))
+	}
+	return out
+}
+
+func TestViewportFollowsTheLiveEdge(t *testing.T) {
+	t.Parallel()
+	v := newTestViewport(30, 5)
+	d := doc(userEntries(0, 20)...)
+	v.SetDocument(d, 1)
+	got := plain(v.Lines())
+	if got[4] != "› message 19" || !v.Following() {
+		t.Fatalf("not at the live edge: %q", got)
+	}
+	d = must(d.Append(ent("u20", transcript.User{Text: "message 20"})))
+	v.SetDocument(d, 1)
+	if got := plain(v.Lines()); got[4] != "› message 20" {
+		t.Fatalf("did not follow the append: %q", got)
+	}
+	if v.Unseen() != 0 {
+		t.Fatalf("unseen = %d while following", v.Unseen())
+	}
+}
+
+func TestViewportKeepsReadingPositionAndCountsUnseen(t *testing.T) {
+	t.Parallel()
+	v := newTestViewport(30, 5)
+	d := doc(userEntries(0, 20)...)
+	v.SetDocument(d, 1)
+	v.Lines()
+	v.Update(tea.KeyPressMsg{Code: tea.KeyPgUp})
+	before := plain(v.Lines())
+	if v.Following() {
+		t.Fatal("page up did not leave the live edge")
+	}
+	for i := 20; i < 23; i++ {
+		d = must(d.Append(ent(fmt.Sprintf("u%d", i), transcript.User{Text: fmt.Sprintf("message %d", i)})))
+		v.SetDocument(d, 1)
+	}
+	after := plain(v.Lines())
+	if strings.Join(before[:4], "\n") != strings.Join(after[:4], "\n") {
+		t.Fatalf("reading position moved on append:\nbefore %q\nafter  %q", before, after)
+	}
+	if v.Unseen() != 3 || !strings.Contains(after[4], "3 new ↓") {
+		t.Fatalf("unseen = %d, last line %q; want 3 new", v.Unseen(), after[4])
+	}
+	v.Update(tea.KeyPressMsg{Code: tea.KeyEnd})
+	if got := plain(v.Lines()); got[4] != "› message 22" || v.Unseen() != 0 {
+		t.Fatalf("End did not jump to the latest: %q unseen %d", got, v.Unseen())
+	}
+}
+
+func TestViewportNewGenerationStartsAtLiveEdge(t *testing.T) {
+	t.Parallel()
+	v := newTestViewport(30, 5)
+	d := doc(userEntries(0, 20)...)
+	v.SetDocument(d, 1)
+	v.Top()
+	if v.Following() {
+		t.Fatal("Top did not leave the live edge")
+	}
+	d2 := must(d.Append(ent("x", transcript.User{Text: "other"})))
+	v.SetDocument(d2, 2) // a replacement reusing the same IDs
+	got := plain(v.Lines())
+	if !v.Following() || v.Unseen() != 0 || got[4] != "› other" {
+		t.Fatalf("new generation kept the old position: following=%v unseen=%d %q", v.Following(), v.Unseen(), got)
+	}
+}
+
+func TestViewportNavigation(t *testing.T) {
+	t.Parallel()
+	v := newTestViewport(30, 4)
+	v.SetDocument(doc(userEntries(0, 10)...), 1)
+	// Each message is 2 lines (separator + text) except the first.
+	v.Update(tea.KeyPressMsg{Code: tea.KeyHome})
+	if got := plain(v.Lines()); got[0] != "› message 0" {
+		t.Fatalf("Home: %q", got)
+	}
+	v.Update(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
+	if got := plain(v.Lines()); got[0] != "" || got[1] != "› message 2" {
+		t.Fatalf("wheel down 3 lines: %q", got)
+	}
+	v.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+	if got := plain(v.Lines()); got[0] != "› message 2" {
+		t.Fatalf("down: %q", got)
+	}
+	v.Update(tea.MouseWheelMsg{Button: tea.MouseWheelUp})
+	v.Update(tea.KeyPressMsg{Code: tea.KeyUp})
+	if got := plain(v.Lines()); got[0] != "› message 0" {
+		t.Fatalf("wheel up and up: %q", got)
+	}
+	v.Update(tea.KeyPressMsg{Code: tea.KeyPgDown})
+	if got := plain(v.Lines()); got[0] != "" || got[1] != "› message 2" {
+		t.Fatalf("page down: %q", got)
+	}
+	for range 20 {
+		v.Update(tea.KeyPressMsg{Code: tea.KeyPgDown})
+	}
+	if !v.Following() {
+		t.Fatal("paging to the end did not return to the live edge")
+	}
+}
+
+// Resize reflows from the source and keeps the entry at the top.
+func TestViewportResizeReflows(t *testing.T) {
+	t.Parallel()
+	long := "This is a long message that wraps differently at each width so reflow can be seen."
+	var es []transcript.Entry
+	for i := range 8 {
+		es = append(es, ent(fmt.Sprintf("u%d", i), transcript.User{Text: fmt.Sprintf("%d. %s", i, long)}))
+	}
+	v := newTestViewport(60, 8)
+	v.SetDocument(doc(es...), 1)
+	v.Top()
+	v.ScrollBy(3) // into the second message
+	var grids []string
+	for _, w := range []int{60, 30, 90} {
+		v.SetSize(w, 8)
+		lines := v.Lines()
+		term := newTerminal(w, 8)
+		term.frame(lines)
+		grids = append(grids, fmt.Sprintf("== width %d\n%s", w, term.grid()))
+		if top := plain(lines)[0]; !strings.HasPrefix(top, "› 1. This") {
+			t.Errorf("width %d: the anchor entry u1 is not at the top: %q", w, plain(lines))
+		}
+	}
+	golden(t, "viewport_resize", strings.Join(grids, ""))
+}
+
+// A streaming answer mid-stream and settled: same ID, text shown once, and
+// settled lines equal to the streamed ones.
+func TestViewportStreamingThenSettled(t *testing.T) {
+	t.Parallel()
+	v := newTestViewport(50, 16)
+	d := doc(ent("u", transcript.User{Text: "Explain the plan."}))
+	d = must(d.Open(ent("a", transcript.Agent{Markdown: "First paragraph of the answer.\n\nSecond para"})))
+	v.SetDocument(d, 1)
+	mid := v.Lines()
+	d = must(d.Update("a", transcript.Agent{Markdown: "First paragraph of the answer.\n\nSecond paragraph, complete.\n\n- a list\n"}))
+	v.SetDocument(d, 1)
+	v.Lines()
+	d = must(d.Settle("a", nil))
+	v.SetDocument(d, 1)
+	settled := v.Lines()
+
+	var b strings.Builder
+	for _, f := range [][]string{mid, settled} {
+		term := newTerminal(50, 16)
+		term.frame(f)
+		b.WriteString(term.grid())
+		b.WriteString("==\n")
+	}
+	golden(t, "viewport_streaming", b.String())
+	text := strings.Join(plain(settled), "\n")
+	if strings.Count(text, "First paragraph") != 1 || strings.Count(text, "Second paragraph") != 1 {
+		t.Fatalf("settled text duplicated or lost:\n%s", text)
+	}
+	// The settled answer paints exactly what a fresh painter paints.
+	fresh := newTestViewport(50, 16)
+	fresh.SetDocument(d, 1)
+	if strings.Join(fresh.Lines(), "\n") != strings.Join(settled, "\n") {
+		t.Fatalf("settled from stream differs from a fresh paint:\n%s\n--\n%s", strings.Join(plain(settled), "\n"), strings.Join(plain(fresh.Lines()), "\n"))
+	}
+}
+
+// A frame paints only visible runs: with a warm cache, a frame over a long
+// document paints nothing new, and touching the top paints only the top.
+func TestViewportPaintsOnlyVisibleRuns(t *testing.T) {
+	t.Parallel()
+	d := doc(mixed(20000)...)
+	v := newTestViewport(80, 30)
+	v.SetDocument(d, 1)
+	v.Lines()
+	first := v.cache.Renders
+	if first > 40 {
+		t.Fatalf("first frame painted %d runs; want only the visible ones", first)
+	}
+	v.Lines()
+	if v.cache.Renders != first {
+		t.Fatalf("second frame repainted %d runs", v.cache.Renders-first)
+	}
+	v.Top()
+	v.Lines()
+	if n := v.cache.Renders - first; n > 40 {
+		t.Fatalf("jumping to the top painted %d runs", n)
+	}
+}
+
+func TestViewportExpandToggle(t *testing.T) {
+	t.Parallel()
+	d := doc(ent("u", transcript.User{Text: "hi"}), ent("f", transcript.Failure{Reason: "x", Headline: "It failed.", Detail: "stack trace here"}))
+	v := newTestViewport(40, 6)
+	v.SetDocument(d, 1)
+	if strings.Contains(strings.Join(plain(v.Lines()), "\n"), "stack trace") {
+		t.Fatal("detail shown before expanding")
+	}
+	v.Update(tea.KeyPressMsg{Code: 'o', Mod: tea.ModCtrl})
+	if !v.Expanded("f") || !strings.Contains(strings.Join(plain(v.Lines()), "\n"), "stack trace") {
+		t.Fatalf("ctrl+o did not expand the failure: %q", plain(v.Lines()))
+	}
+}
