@@ -158,7 +158,9 @@ func lateWorks() []lateWork {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return func() error { return l.Settle(id, Tool{Receipt: ToolReceipt{App: "shell", Summary: "done", Status: ToolOK}}) }
+			return func() error {
+				return l.Settle(id, Tool{Receipt: ToolReceipt{App: "shell", Summary: "done", Status: ToolOK}})
+			}
 		}},
 		{"tool completion as a new entry", func(t *testing.T, l Lease) func() error {
 			return func() error {
