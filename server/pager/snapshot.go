@@ -295,6 +295,20 @@ func (s *Snapshot) GroupOf(id string) int { return s.groupOf(id) }
 // Retain adds a reference.
 func (s *Snapshot) Retain() { s.refs.Add(1) }
 
+// TryRetain adds a reference unless the last one is already gone, so a cache
+// that holds no reference of its own can share a live snapshot safely.
+func (s *Snapshot) TryRetain() bool {
+	for {
+		n := s.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if s.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
 // Release drops a reference. The last one closes and deletes the file.
 func (s *Snapshot) Release() error {
 	if s.refs.Add(-1) != 0 {

@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+
+	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/server"
+	"github.com/foliodev/folio/webui"
+)
+
+func init() {
+	register("serve", "serve the web app and its API over the data folder", runServe)
+}
+
+func runServe(ctx context.Context, args []string, stdio IO) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	addr := fs.String("addr", "127.0.0.1:7878", "listen address; non-loopback needs --token")
+	data := fs.String("data", "", "data folder (default $FOLIO_HOME, else $XDG_DATA_HOME/folio)")
+	token := fs.String("token", "", "bearer token required on every API request")
+	const try = "folio serve --addr 127.0.0.1:7878 --data ~/.local/share/folio"
+	if err := fs.Parse(args); err != nil {
+		return usageErr("serve: "+err.Error(), try)
+	}
+	if fs.NArg() > 0 {
+		return usageErr(fmt.Sprintf("serve: unexpected argument %q", fs.Arg(0)), try)
+	}
+	if err := server.CheckAddr(*addr, *token); err != nil {
+		return usageErr("serve: "+err.Error(), "folio serve --addr "+*addr+" --token SECRET")
+	}
+	dir, err := history.DataDir(*data)
+	if err != nil {
+		return ExitError{Code: 1, Msg: "serve: " + err.Error()}
+	}
+	srv, err := server.New(server.Options{
+		DataDir: dir,
+		Token:   *token,
+		App:     webui.Handler(),
+		Logger:  slog.New(slog.NewTextHandler(stdio.Err, nil)),
+	})
+	if err != nil {
+		return ExitError{Code: 1, Msg: "serve: " + err.Error()}
+	}
+	err = srv.ListenAndServe(ctx, *addr, func(a net.Addr) {
+		fmt.Fprintf(stdio.Out, "folio serving %s on http://%s/\n", dir, a)
+	})
+	if err != nil {
+		return ExitError{Code: 1, Msg: "serve: " + err.Error()}
+	}
+	return nil
+}

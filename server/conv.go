@@ -1,0 +1,537 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/foliodev/folio/server/pager"
+	"github.com/foliodev/folio/transcript"
+)
+
+// maxLive bounds the changed entries a conversation remembers for
+// reconnect checkpoints. A client that missed more gets "replaced".
+const maxLive = 10000
+
+// defaultHead is the single head of a linear conversation.
+const defaultHead = "main"
+
+// conv is the live state of one conversation: its generation and change
+// sequence, the entries changed in this generation, its subscribers, and the
+// follower of its log file.
+type conv struct {
+	srv  *Server
+	id   string
+	path string
+
+	gen atomic.Int64 // read without mu by token checks
+
+	buildMu sync.Mutex // one capture at a time, so concurrent opens share
+	shared  struct {
+		snap     *pager.Snapshot
+		gen, seq int64
+		off      int64
+	}
+
+	book commandBook
+
+	mu        sync.Mutex
+	seq       int64
+	head      string
+	subs      map[*conn]struct{}
+	live      map[string]*liveEntry
+	ring      []ringItem // changes in seq order; stale items are skipped
+	forgotten int64      // highest seq dropped from live
+	lastID    string     // the document's last entry, for "after"
+	deleted   bool
+
+	// The follower: the log file and how far it has been read.
+	f       *os.File
+	off     int64
+	ids     *idSet
+	synced  bool // off/ids describe the file
+	syncing bool // a capture is doing the first read
+	stop    chan struct{}
+}
+
+type ringItem struct {
+	id  string
+	rev int64
+}
+
+func newConv(s *Server, id, path string) *conv {
+	c := &conv{srv: s, id: id, path: path, head: defaultHead, subs: map[*conn]struct{}{}, live: map[string]*liveEntry{}}
+	c.gen.Store(1)
+	return c
+}
+
+// subscribe adds cn to the followers and starts the file follower with the
+// first one.
+func (c *conv) subscribe(cn *conn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.subs[cn] = struct{}{}
+	if c.stop == nil {
+		c.stop = make(chan struct{})
+		go c.follow(c.stop)
+	}
+}
+
+func (c *conv) unsubscribe(cn *conn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.subs, cn)
+	if len(c.subs) == 0 && c.stop != nil {
+		close(c.stop)
+		c.stop = nil
+		// Forget the file: while nobody follows, appends are not read, so
+		// the next open must read it afresh.
+		if c.f != nil {
+			c.f.Close()
+			c.f = nil
+		}
+		c.synced = false
+	}
+}
+
+// follow polls the log on a tick while the conversation has followers. The
+// cost per tick is one stat; only appended bytes are read.
+func (c *conv) follow(stop chan struct{}) {
+	t := time.NewTicker(c.srv.opts.FollowInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-c.srv.done:
+			return
+		case <-t.C:
+			c.mu.Lock()
+			if !c.syncing {
+				c.pollLocked()
+			}
+			c.mu.Unlock()
+		}
+	}
+}
+
+// pollLocked reads what was appended to the log since the last poll and
+// publishes it. A log that was replaced (renamed over, or shrunk) advances
+// the generation.
+func (c *conv) pollLocked() {
+	fi, err := os.Stat(c.path)
+	if err != nil {
+		return // not there (yet); a deleted conversation is announced by its handler
+	}
+	if c.f != nil {
+		cur, err := c.f.Stat()
+		if err != nil || !os.SameFile(fi, cur) || fi.Size() < c.off {
+			c.f.Close()
+			c.f, c.synced = nil, false
+			if c.openLocked() == nil {
+				c.readLocked(false)
+			}
+			c.replaceLocked()
+			return
+		}
+	} else {
+		// The log appeared. If a capture saw it missing, the follower's
+		// empty state was already exact: keep publishing from byte 0.
+		was := c.synced
+		if c.openLocked() != nil {
+			return
+		}
+		c.synced = was
+	}
+	if !c.synced {
+		c.readLocked(false)
+		return
+	}
+	if fi.Size() > c.off {
+		c.readLocked(true)
+	}
+}
+
+func (c *conv) openLocked() error {
+	f, err := os.Open(c.path)
+	if err != nil {
+		return err
+	}
+	c.f, c.off, c.ids, c.synced = f, 0, newIDSet(), false
+	return nil
+}
+
+// readLocked reads the complete lines after c.off. With emit, each accepted
+// record becomes live events; without, it only brings the follower's state
+// up to date.
+func (c *conv) readLocked(emit bool) {
+	r := io.NewSectionReader(c.f, c.off, 1<<62)
+	start := c.off
+	first := c.off == 0
+	scanLines(r, func(line []byte, end int64) bool {
+		c.off = start + end
+		rec := parseLogLine(line, c.ids)
+		if first {
+			first = false
+			return rec.typ == "conversation"
+		}
+		if rec.err != nil {
+			return true
+		}
+		switch rec.typ {
+		case "ui-transcript":
+			c.lastID = ""
+			if emit {
+				c.replaceLocked()
+			}
+		case "ui-append":
+		default:
+			return true
+		}
+		for _, le := range rec.entries {
+			if emit {
+				c.applyLocked(Change{Op: OpSettle, Entry: le.entry, After: c.lastID}, le.raw, true)
+			}
+			c.lastID = le.entry.ID
+		}
+		return true
+	})
+	c.synced = true
+}
+
+// replaceLocked starts a new generation: the document was replaced.
+func (c *conv) replaceLocked() {
+	g := c.gen.Add(1)
+	c.seq = 0
+	c.live = map[string]*liveEntry{}
+	c.ring = nil
+	c.forgotten = 0
+	c.broadcastLocked(eventFrame{Op: OpReplaced, Generation: g})
+}
+
+// applyLocked publishes one change. raw, when set, is the entry's stored
+// bytes. fromLog marks entries read from the log: they are settled facts.
+func (c *conv) applyLocked(ch Change, raw []byte, fromLog bool) error {
+	switch ch.Op {
+	case OpUpsert, OpSettle:
+		open := ch.Op == OpUpsert
+		prev := c.live[ch.Entry.ID]
+		if prev == nil && fromLog && c.ids != nil && c.synced && ch.After == "" {
+			ch.After = c.lastID
+		}
+		e, changed := reconcile(prev, ch.Entry, open)
+		if !changed {
+			return nil
+		}
+		if prev != nil || e.ID != ch.Entry.ID || raw == nil || !sameEntry(e, ch.Entry) {
+			b, err := transcript.EncodeEntry(e)
+			if err != nil {
+				return err
+			}
+			raw = b
+		}
+		op := OpUpsert
+		if prev != nil && prev.open && !open {
+			op = OpSettle
+		}
+		after := ch.After
+		if prev != nil {
+			after = prev.after
+		}
+		c.seq++
+		le := &liveEntry{entry: e, raw: raw, rev: c.seq, open: open, after: after}
+		if prev != nil {
+			le.pres = prev.pres
+		}
+		c.live[e.ID] = le
+		c.remember(e.ID)
+		if prev == nil && !fromLog {
+			c.lastID = e.ID
+		}
+		c.broadcastLocked(eventFrame{Op: op, Entry: raw, Revision: c.seq, Open: open, After: after})
+	case OpPresentation:
+		if ch.Presentation == nil {
+			return fmt.Errorf("presentation change without a presentation")
+		}
+		le := c.live[ch.EntryID]
+		if le != nil && !le.open {
+			return nil // closed is absorbing
+		}
+		if le != nil && le.pres != nil && ch.Presentation.Revision <= le.pres.p.Revision {
+			return nil // stale or duplicate
+		}
+		if le == nil {
+			return fmt.Errorf("presentation for %q, which is not an open entry", ch.EntryID)
+		}
+		c.seq++
+		le.pres = &livePresentation{invocationID: ch.InvocationID, p: *ch.Presentation, rev: c.seq}
+		le.rev = c.seq
+		c.remember(ch.EntryID)
+		c.broadcastLocked(eventFrame{Op: OpPresentation, EntryID: ch.EntryID, InvocationID: ch.InvocationID, Revision: c.seq, Presentation: ch.Presentation})
+	case OpReplaced:
+		c.replaceLocked()
+	case OpHead:
+		c.head = ch.Head
+		c.seq++
+		c.broadcastLocked(eventFrame{Op: OpHead, Head: ch.Head})
+	case OpQueue:
+		c.seq++
+		q := ch.Queue
+		if q == nil {
+			q = []QueueItem{}
+		}
+		c.broadcastLocked(eventFrame{Op: OpQueue, Items: q})
+	case OpTurn:
+		c.seq++
+		c.broadcastLocked(eventFrame{Op: OpTurn, Turn: ch.Turn})
+	case OpReceipt:
+		if ch.Receipt == nil {
+			return fmt.Errorf("receipt change without a receipt")
+		}
+		c.book.update(*ch.Receipt)
+		c.seq++
+		c.broadcastLocked(eventFrame{Op: OpReceipt, Receipt: ch.Receipt})
+	default:
+		return fmt.Errorf("unknown change op %q", ch.Op)
+	}
+	return nil
+}
+
+func sameEntry(a, b transcript.Entry) bool {
+	return transcript.FingerprintOf(a) == transcript.FingerprintOf(b)
+}
+
+// remember records a change in the ring and forgets the oldest settled
+// entries past maxLive.
+func (c *conv) remember(id string) {
+	c.ring = append(c.ring, ringItem{id, c.seq})
+	for len(c.live) > maxLive && len(c.ring) > 0 {
+		it := c.ring[0]
+		c.ring = c.ring[1:]
+		le := c.live[it.id]
+		if le == nil || le.rev != it.rev {
+			continue // a later change of this entry is further on
+		}
+		if le.open {
+			c.ring = append(c.ring, it) // open entries are always kept
+			continue
+		}
+		delete(c.live, it.id)
+		c.forgotten = it.rev
+	}
+	if len(c.ring) > 4*maxLive {
+		c.ring = append([]ringItem(nil), c.ring...)
+	}
+}
+
+// eventFrame is the JSON of a live event.
+type eventFrame struct {
+	Type         string                   `json:"type"`
+	Conversation string                   `json:"conversation"`
+	Generation   int64                    `json:"generation"`
+	Seq          int64                    `json:"seq"`
+	Op           ChangeOp                 `json:"op"`
+	Entry        jsontext.Value           `json:"entry,omitzero"`
+	Revision     int64                    `json:"revision,omitzero"`
+	Open         bool                     `json:"open,omitzero"`
+	After        string                   `json:"after,omitzero"`
+	EntryID      string                   `json:"entryId,omitzero"`
+	InvocationID string                   `json:"invocationId,omitzero"`
+	Presentation *transcript.Presentation `json:"presentation,omitzero"`
+	Head         string                   `json:"head,omitzero"`
+	Items        []QueueItem              `json:"items,omitzero"`
+	Turn         *TurnState               `json:"turn,omitzero"`
+	Receipt      *Receipt                 `json:"receipt,omitzero"`
+}
+
+func (c *conv) broadcastLocked(ev eventFrame) {
+	ev.Type = "event"
+	ev.Conversation = c.id
+	ev.Generation = c.gen.Load()
+	ev.Seq = c.seq
+	if ev.Op == OpReplaced || ev.Op == OpHead {
+		ev.Seq = 0
+	}
+	b, err := json.Marshal(ev, json.Deterministic(true))
+	if err != nil {
+		return
+	}
+	for cn := range c.subs {
+		cn.send(b, false)
+	}
+}
+
+// checkpoint is the reconnect answer: current values, not a replay.
+type checkpoint struct {
+	Replaced      bool              `json:"replaced"`
+	Entries       []checkpointEntry `json:"entries"`
+	Presentations []checkpointPres  `json:"presentations"`
+}
+
+type checkpointEntry struct {
+	Entry    jsontext.Value `json:"entry"`
+	Revision int64          `json:"revision"`
+	Open     bool           `json:"open"`
+	After    string         `json:"after,omitzero"`
+}
+
+type checkpointPres struct {
+	EntryID      string                  `json:"entryId"`
+	InvocationID string                  `json:"invocationId"`
+	Revision     int64                   `json:"revision"`
+	Presentation transcript.Presentation `json:"presentation"`
+}
+
+// Since is what a reconnecting client last applied.
+type Since struct {
+	Generation int64 `json:"generation"`
+	Seq        int64 `json:"seq"`
+}
+
+// checkpointLocked answers a reconnect (since set) or an open (since nil:
+// only the entries still open). Entries come in seq order.
+func (c *conv) checkpointLocked(since *Since) *checkpoint {
+	cp := &checkpoint{Entries: []checkpointEntry{}, Presentations: []checkpointPres{}}
+	var after int64 = 1<<62 - 1
+	if since != nil {
+		if since.Generation != c.gen.Load() || since.Seq < c.forgotten {
+			cp.Replaced = true
+			return cp
+		}
+		after = since.Seq
+	}
+	seen := map[string]bool{}
+	for i := len(c.ring) - 1; i >= 0; i-- {
+		it := c.ring[i]
+		le := c.live[it.id]
+		if le == nil || le.rev != it.rev || seen[it.id] {
+			continue
+		}
+		seen[it.id] = true
+		if le.rev > after || le.open {
+			cp.Entries = append(cp.Entries, checkpointEntry{Entry: le.raw, Revision: le.rev, Open: le.open, After: le.after})
+			if le.pres != nil && le.open {
+				cp.Presentations = append(cp.Presentations, checkpointPres{EntryID: it.id, InvocationID: le.pres.invocationID, Revision: le.pres.rev, Presentation: le.pres.p})
+			}
+		}
+	}
+	// The walk went newest first; clients apply oldest first.
+	for i, j := 0, len(cp.Entries)-1; i < j; i, j = i+1, j-1 {
+		cp.Entries[i], cp.Entries[j] = cp.Entries[j], cp.Entries[i]
+	}
+	return cp
+}
+
+// errHeadNotFound is returned by capture for a head that is not selected.
+var errHeadNotFound = errors.New("no such head")
+
+// captured is a snapshot and what it reflects.
+type captured struct {
+	snap       *pager.Snapshot
+	gen, seq   int64
+	head       string
+	checkpoint *checkpoint
+}
+
+// capture builds (or shares) a snapshot of the selected branch. The log is
+// read once, in one pass; the first capture of a followed conversation also
+// brings the follower up to date with that same pass.
+func (c *conv) capture(head string, since *Since, opts ...pager.Option) (captured, error) {
+	c.buildMu.Lock()
+	defer c.buildMu.Unlock()
+
+	c.mu.Lock()
+	if head == "" {
+		head = c.head
+	}
+	if head != c.head {
+		c.mu.Unlock()
+		return captured{}, fmt.Errorf("%w: %q (selected: %q)", errHeadNotFound, head, c.head)
+	}
+	if c.synced {
+		c.pollLocked()
+	}
+	first := !c.synced
+	gen, seq, off := c.gen.Load(), c.seq, c.off
+	if !first && c.shared.snap != nil && c.shared.gen == gen && c.shared.off == off && c.shared.seq == seq && len(opts) == 0 && c.shared.snap.TryRetain() {
+		cp := c.checkpointLocked(since)
+		c.mu.Unlock()
+		return captured{snap: c.shared.snap, gen: gen, seq: seq, head: head, checkpoint: cp}, nil
+	}
+	if first {
+		c.syncing = true
+	}
+	c.mu.Unlock()
+
+	f, err := os.Open(c.path)
+	var size int64
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		f = nil
+	case err != nil:
+		c.endSync(first)
+		return captured{}, err
+	default:
+		defer func() {
+			if f != nil {
+				f.Close()
+			}
+		}()
+		if first {
+			fi, err := f.Stat()
+			if err != nil {
+				c.endSync(first)
+				return captured{}, err
+			}
+			size = fi.Size()
+		} else {
+			size = off
+		}
+	}
+	ids := newIDSet()
+	var scan logScan
+	var items = emptyItems
+	if f != nil {
+		items = logItems(io.NewSectionReader(f, 0, size), ids, &scan)
+	}
+	snap, err := pager.Build(c.srv.snapDir, items, opts...)
+	if err != nil {
+		c.endSync(first)
+		return captured{}, err
+	}
+
+	c.mu.Lock()
+	if first {
+		c.syncing = false
+		if !c.synced {
+			if c.f != nil {
+				c.f.Close()
+			}
+			c.f, f = f, nil // the follower keeps the handle (nil: no log yet)
+			c.off, c.ids, c.lastID, c.synced = scan.consumed, ids, scan.lastID, true
+		}
+	}
+	gen = c.gen.Load()
+	cp := c.checkpointLocked(since)
+	c.shared.snap, c.shared.gen, c.shared.seq, c.shared.off = snap, gen, seq, c.off
+	c.mu.Unlock()
+	return captured{snap: snap, gen: gen, seq: seq, head: head, checkpoint: cp}, nil
+}
+
+func (c *conv) endSync(first bool) {
+	if first {
+		c.mu.Lock()
+		c.syncing = false
+		c.mu.Unlock()
+	}
+}
+
+func emptyItems(func(pager.Item, error) bool) {}

@@ -1,0 +1,17 @@
+// Package server is folio's web server: the HTTP resources and the WebSocket
+// protocol (version 2, see docs/protocol.md) through which the web app reads
+// and changes conversations.
+//
+// It owns, per connection, an LRU of disk-backed snapshots (package
+// server/pager) that serve byte-budgeted pages of any conversation without
+// loading it; per open conversation, a follower that reads only the bytes
+// other processes append to its log and turns them into live events; the
+// reconciliation rules that keep live events monotonic; and the idempotent
+// bookkeeping of client commands, which it hands to an Engine.
+//
+// Concurrency: a Server is safe for concurrent use. Each WebSocket
+// connection has one reading goroutine and one writing goroutine; snapshot
+// captures run on their own goroutines. Each conversation's live state is
+// guarded by its own mutex, so conversations never wait on each other.
+// Publish may be called from any goroutine.
+package server

@@ -1,0 +1,26 @@
+package server
+
+import "errors"
+
+// Errors an Engine returns to refuse a command. The server turns them into
+// the protocol's rejection codes.
+var (
+	// ErrNotRunning: steer, stop or approve arrived with no running turn.
+	ErrNotRunning = errors.New("no turn is running")
+	// ErrStopConflict: a stop named a turn that is not the running top-level
+	// turn (compare-and-set failed).
+	ErrStopConflict = errors.New("stop does not match the running turn")
+	// ErrNotFound: the command names an entry, invocation, attachment or
+	// head that does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrCancelled: a queued send was dropped by a stop; it stays a draft.
+	ErrCancelled = errors.New("cancelled")
+)
+
+// ErrNonLoopback is returned by ListenAndServe (and CheckAddr) for an
+// address that is not loopback when no token is set.
+var ErrNonLoopback = errors.New("refusing to listen on a non-loopback address without --token")
+
+// ErrInvalidID is returned for a conversation or command ID outside the
+// allowed form.
+var ErrInvalidID = errors.New("invalid id")

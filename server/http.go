@@ -1,0 +1,496 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/foliodev/folio/transcript"
+)
+
+// HTTP limits (see docs/protocol.md).
+const (
+	maxJSONBody   = 64 << 10
+	maxAttachment = 32 << 20
+)
+
+type apiError struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func httpError(w http.ResponseWriter, status int, code, msg string) {
+	var e apiError
+	e.Error.Code, e.Error.Message = code, msg
+	writeJSON(w, status, e)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v, json.Deterministic(true))
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":"internal","message":"encode response"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// readJSON decodes a bounded body strictly.
+func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxJSONBody+1))
+	if err != nil {
+		httpError(w, http.StatusBadRequest, "bad-request", "read body: "+err.Error())
+		return false
+	}
+	if len(body) > maxJSONBody {
+		httpError(w, http.StatusRequestEntityTooLarge, "too-large", "body is over the 64 KiB limit")
+		return false
+	}
+	if err := json.Unmarshal(body, v, json.RejectUnknownMembers(true)); err != nil {
+		httpError(w, http.StatusBadRequest, "bad-request", "body: "+err.Error())
+		return false
+	}
+	return true
+}
+
+// pathID returns the {id} path value after validating it.
+func pathID(w http.ResponseWriter, r *http.Request) (string, bool) {
+	id := r.PathValue("id")
+	if err := validConversationID(id); err != nil {
+		httpError(w, http.StatusBadRequest, "invalid-id", err.Error())
+		return "", false
+	}
+	return id, true
+}
+
+// Meta describes a conversation without its entries or graph.
+type Meta struct {
+	ID        string   `json:"id"`
+	Title     string   `json:"title"`
+	StartedAt string   `json:"startedAt,omitzero"`
+	UpdatedAt string   `json:"updatedAt,omitzero"`
+	Bytes     int64    `json:"bytes"`
+	Head      string   `json:"head"`
+	Branches  []Branch `json:"branches"`
+}
+
+// Branch is one branch head of a conversation.
+type Branch struct {
+	Head       string `json:"head"`
+	Label      string `json:"label"`
+	ForkedFrom string `json:"forkedFrom,omitzero"`
+}
+
+// metaCache remembers what it read of each log's header and meta records,
+// so listing conversations reads only bytes appended since the last look.
+type metaCache struct {
+	mu sync.Mutex
+	m  map[string]*metaEntry
+}
+
+type metaEntry struct {
+	fi        os.FileInfo
+	off       int64
+	title     string
+	startedAt string
+	updatedAt string
+}
+
+func (s *Server) meta(id string) (Meta, error) {
+	p := s.logPath(id)
+	fi, err := os.Stat(p)
+	if err != nil {
+		return Meta{}, err
+	}
+	s.metaCache.mu.Lock()
+	defer s.metaCache.mu.Unlock()
+	if s.metaCache.m == nil {
+		s.metaCache.m = map[string]*metaEntry{}
+	}
+	me := s.metaCache.m[id]
+	if me == nil || !os.SameFile(me.fi, fi) || fi.Size() < me.off {
+		me = &metaEntry{}
+		s.metaCache.m[id] = me
+	}
+	me.fi = fi
+	if fi.Size() > me.off {
+		f, err := os.Open(p)
+		if err != nil {
+			return Meta{}, err
+		}
+		start := me.off
+		first := start == 0
+		scanLines(io.NewSectionReader(f, start, fi.Size()-start), func(line []byte, end int64) bool {
+			me.off = start + end
+			if first {
+				first = false
+				var h struct {
+					StartedAt string `json:"startedAt"`
+					Title     string `json:"title"`
+				}
+				if json.Unmarshal(line, &h) == nil {
+					me.startedAt, me.title = h.StartedAt, h.Title
+				}
+			} else if bytes.HasPrefix(line, []byte(`{"type":"meta"`)) {
+				var m struct {
+					Title     *string `json:"title"`
+					UpdatedAt string  `json:"updatedAt"`
+					EndedAt   string  `json:"endedAt"`
+				}
+				if json.Unmarshal(line, &m) == nil {
+					if m.Title != nil {
+						me.title = *m.Title
+					}
+					if m.UpdatedAt != "" {
+						me.updatedAt = m.UpdatedAt
+					} else if m.EndedAt != "" {
+						me.updatedAt = m.EndedAt
+					}
+				}
+			}
+			return true
+		})
+		f.Close()
+	}
+	updated := me.updatedAt
+	if mt := string(transcript.AppendInstant(nil, fi.ModTime().UTC())); mt > updated {
+		updated = mt
+	}
+	c := s.conv(id)
+	c.mu.Lock()
+	head := c.head
+	c.mu.Unlock()
+	return Meta{ID: id, Title: me.title, StartedAt: me.startedAt, UpdatedAt: updated, Bytes: fi.Size(),
+		Head: head, Branches: []Branch{{Head: head, Label: head}}}, nil
+}
+
+func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) {
+	dir := filepath.Join(s.opts.DataDir, "conversations")
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, "internal", "cannot list conversations")
+		return
+	}
+	out := []Meta{}
+	for _, de := range des {
+		id, ok := strings.CutSuffix(de.Name(), ".jsonl")
+		if !ok || de.IsDir() || validConversationID(id) != nil {
+			continue
+		}
+		if m, err := s.meta(id); err == nil {
+			out = append(out, m)
+		}
+	}
+	slices.SortFunc(out, func(a, b Meta) int { return strings.Compare(b.UpdatedAt, a.UpdatedAt) })
+	writeJSON(w, http.StatusOK, map[string]any{"conversations": out})
+}
+
+func (s *Server) createConversation(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Title string `json:"title"`
+	}
+	if r.ContentLength != 0 && !readJSON(w, r, &body) {
+		return
+	}
+	id := randomID("c-", 8)
+	line := []byte(`{"type":"conversation","version":3,"conversationId":`)
+	line, _ = jsontext.AppendQuote(line, id)
+	line = append(line, `,"startedAt":"`...)
+	line = transcript.AppendInstant(line, time.Now().UTC())
+	line = append(line, '"')
+	if body.Title != "" {
+		line = append(line, `,"title":`...)
+		line, _ = jsontext.AppendQuote(line, body.Title)
+	}
+	line = append(line, "}\n"...)
+	f, err := os.OpenFile(s.logPath(id), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		_, err = f.Write(line)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, "internal", "cannot create the conversation log")
+		return
+	}
+	m, err := s.meta(id)
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, "internal", "cannot read the new conversation")
+		return
+	}
+	writeJSON(w, http.StatusCreated, m)
+}
+
+func (s *Server) getConversation(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r)
+	if !ok {
+		return
+	}
+	m, err := s.meta(id)
+	if err != nil {
+		httpError(w, http.StatusNotFound, "not-found", "no conversation "+id)
+		return
+	}
+	writeJSON(w, http.StatusOK, m)
+}
+
+// renameConversation appends a meta record. The write is one O_APPEND write
+// of a whole line followed by fsync, so a concurrent reader sees either no
+// record or the whole one.
+func (s *Server) renameConversation(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r)
+	if !ok {
+		return
+	}
+	var body struct {
+		Title string `json:"title"`
+	}
+	if !readJSON(w, r, &body) {
+		return
+	}
+	now := time.Now().UTC()
+	line := []byte(`{"type":"meta","at":"`)
+	line = transcript.AppendInstant(line, now)
+	line = append(line, `","title":`...)
+	line, _ = jsontext.AppendQuote(line, body.Title)
+	line = append(line, `,"updatedAt":"`...)
+	line = transcript.AppendInstant(line, now)
+	line = append(line, "\"}\n"...)
+	f, err := os.OpenFile(s.logPath(id), os.O_WRONLY|os.O_APPEND, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		httpError(w, http.StatusNotFound, "not-found", "no conversation "+id)
+		return
+	}
+	if err == nil {
+		_, err = f.Write(line)
+		if err == nil {
+			err = f.Sync()
+		}
+		f.Close()
+	}
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, "internal", "cannot write the conversation log")
+		return
+	}
+	m, _ := s.meta(id)
+	writeJSON(w, http.StatusOK, m)
+}
+
+func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r)
+	if !ok {
+		return
+	}
+	if err := os.Remove(s.logPath(id)); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			httpError(w, http.StatusNotFound, "not-found", "no conversation "+id)
+		} else {
+			httpError(w, http.StatusInternalServerError, "internal", "cannot delete the conversation log")
+		}
+		return
+	}
+	os.RemoveAll(s.attachmentDir(id))
+	c := s.conv(id)
+	c.mu.Lock()
+	c.deleted = true
+	c.seq++
+	c.broadcastLocked(eventFrame{Op: "deleted"})
+	c.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// Graph is a conversation's full graph: requested only while a graph view
+// is visible, never part of metadata.
+type Graph struct {
+	ID          string       `json:"id"`
+	Head        string       `json:"head"`
+	Branches    []Branch     `json:"branches"`
+	Compactions []GraphCover `json:"compactions"`
+	Links       []GraphLink  `json:"links"`
+}
+
+// GraphCover is a compaction and the range it covers.
+type GraphCover struct {
+	EntryID string `json:"entryId"`
+	FromID  string `json:"fromId"`
+	ToID    string `json:"toId"`
+}
+
+// GraphLink relates an entry to another conversation.
+type GraphLink struct {
+	From         string `json:"from"`
+	Kind         string `json:"kind"`
+	Conversation string `json:"conversation"`
+}
+
+func (s *Server) getGraph(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r)
+	if !ok {
+		return
+	}
+	f, err := os.Open(s.logPath(id))
+	if err != nil {
+		httpError(w, http.StatusNotFound, "not-found", "no conversation "+id)
+		return
+	}
+	defer f.Close()
+	m, _ := s.meta(id)
+	g := Graph{ID: id, Head: m.Head, Branches: m.Branches, Compactions: []GraphCover{}, Links: []GraphLink{}}
+	var scan logScan
+	for it, err := range logItems(bufio.NewReader(f), newIDSet(), &scan) {
+		if err != nil {
+			httpError(w, http.StatusUnprocessableEntity, "bad-request", "the log cannot be read: "+err.Error())
+			return
+		}
+		if it.Reset {
+			g.Compactions = g.Compactions[:0]
+		}
+		if it.Covers != nil {
+			g.Compactions = append(g.Compactions, GraphCover{EntryID: it.ID, FromID: it.Covers.FromID, ToID: it.Covers.ToID})
+		}
+	}
+	writeJSON(w, http.StatusOK, g)
+}
+
+func (s *Server) attachmentDir(id string) string {
+	return filepath.Join(s.opts.DataDir, "attachments", id)
+}
+
+// uploadAttachment stores a raw body as an attachment of a conversation.
+// The client's file name is metadata only; the stored file is named by a
+// random ID, so no client string becomes a path.
+func (s *Server) uploadAttachment(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r)
+	if !ok {
+		return
+	}
+	if _, err := os.Stat(s.logPath(id)); err != nil {
+		httpError(w, http.StatusNotFound, "not-found", "no conversation "+id)
+		return
+	}
+	name := r.URL.Query().Get("name")
+	if name == "" || len(name) > 255 {
+		httpError(w, http.StatusBadRequest, "bad-request", "?name= must be 1-255 bytes")
+		return
+	}
+	ct := r.Header.Get("Content-Type")
+	if ct == "" || len(ct) > 255 {
+		ct = "application/octet-stream"
+	}
+	dir := s.attachmentDir(id)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		httpError(w, http.StatusInternalServerError, "internal", "cannot store the attachment")
+		return
+	}
+	aid := randomID("a-", 12)
+	p := filepath.Join(dir, aid)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, "internal", "cannot store the attachment")
+		return
+	}
+	n, err := io.Copy(f, io.LimitReader(r.Body, maxAttachment+1))
+	if err == nil && n <= maxAttachment {
+		err = f.Sync()
+	}
+	f.Close()
+	if n > maxAttachment {
+		os.Remove(p)
+		httpError(w, http.StatusRequestEntityTooLarge, "too-large", "an attachment may be at most 32 MiB")
+		return
+	}
+	if err != nil {
+		os.Remove(p)
+		httpError(w, http.StatusBadRequest, "bad-request", "upload failed")
+		return
+	}
+	a := Attachment{ID: aid, Name: path.Base(name), ContentType: ct, Size: n}
+	b, _ := json.Marshal(a)
+	if err := os.WriteFile(p+".json", b, 0o600); err != nil {
+		os.Remove(p)
+		httpError(w, http.StatusInternalServerError, "internal", "cannot store the attachment")
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"attachment": a})
+}
+
+// attachment loads an uploaded attachment's metadata.
+func (s *Server) attachment(conv, id string) (Attachment, error) {
+	if !strings.HasPrefix(id, "a-") || validConversationID(id) != nil {
+		return Attachment{}, ErrNotFound
+	}
+	p := filepath.Join(s.attachmentDir(conv), id)
+	b, err := os.ReadFile(p + ".json")
+	if err != nil {
+		return Attachment{}, ErrNotFound
+	}
+	var a Attachment
+	if err := json.Unmarshal(b, &a); err != nil {
+		return Attachment{}, ErrNotFound
+	}
+	a.Path = p
+	return a, nil
+}
+
+func (s *Server) getReceipt(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r)
+	if !ok {
+		return
+	}
+	cmd := r.PathValue("cmd")
+	if err := validCommandID(cmd); err != nil {
+		httpError(w, http.StatusBadRequest, "invalid-id", err.Error())
+		return
+	}
+	rc := s.conv(id).book.get(cmd)
+	rc.Conversation = id
+	writeJSON(w, http.StatusOK, rc)
+}
+
+// contentSecurityPolicy allows only the app's own scripts, styles (inline
+// style attributes are needed by typeset math), images and the WebSocket.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
+	"img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; object-src 'none'; " +
+	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+const placeholderPage = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>folio</title></head>
+<body><h1>folio</h1><p>The web app is not built into this binary. The API is at /api/v2/.</p></body></html>
+`
+
+// placeholder serves a page saying the app is not built in, under the same
+// strict policy the app gets.
+func placeholder() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			httpError(w, http.StatusMethodNotAllowed, "bad-request", "the app is read-only")
+			return
+		}
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, placeholderPage)
+	})
+}

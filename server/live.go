@@ -1,0 +1,128 @@
+package server
+
+import (
+	"strings"
+
+	"github.com/foliodev/folio/transcript"
+)
+
+// ChangeOp names a live change.
+type ChangeOp string
+
+// Live change operations; they map one-to-one to the protocol's event ops.
+const (
+	OpUpsert       ChangeOp = "upsert"
+	OpSettle       ChangeOp = "settle"
+	OpPresentation ChangeOp = "presentation"
+	OpReplaced     ChangeOp = "replaced"
+	OpHead         ChangeOp = "head"
+	OpQueue        ChangeOp = "queue"
+	OpTurn         ChangeOp = "turn"
+	OpReceipt      ChangeOp = "receipt"
+)
+
+// Change is one live change of a conversation, published by an in-process
+// producer (the engine) through Server.Publish. Which fields matter depends
+// on Op.
+type Change struct {
+	Op ChangeOp
+	// Entry is the entry's current content (upsert) or final content
+	// (settle).
+	Entry transcript.Entry
+	// After is the ID of the entry the upserted one follows.
+	After string
+	// EntryID, InvocationID and Presentation describe a presentation update
+	// of an open tool invocation.
+	EntryID      string
+	InvocationID string
+	Presentation *transcript.Presentation
+	// Head is the newly selected branch head (head).
+	Head string
+	// Queue is the conversation's queue of waiting sends (queue).
+	Queue []QueueItem
+	// Turn is the top-level turn's state (turn).
+	Turn *TurnState
+	// Receipt is a command's new state (receipt).
+	Receipt *Receipt
+}
+
+// QueueItem is a send waiting behind the running turn.
+type QueueItem struct {
+	CommandID string `json:"commandId"`
+	Text      string `json:"text"`
+	State     string `json:"state"`
+}
+
+// TurnState says whether the top-level turn runs, and which it is.
+type TurnState struct {
+	State string `json:"state"` // running or idle
+	Turn  string `json:"turn,omitzero"`
+	Reply string `json:"reply,omitzero"`
+}
+
+// liveEntry is the server's view of an entry changed during the current
+// generation: what it last sent, at which revision.
+type liveEntry struct {
+	entry transcript.Entry
+	raw   []byte
+	rev   int64
+	open  bool
+	after string
+	pres  *livePresentation
+}
+
+type livePresentation struct {
+	invocationID string
+	p            transcript.Presentation
+	rev          int64
+}
+
+// reconcile merges an incoming state of an entry with what clients already
+// received, so live events only ever move forward:
+//
+//   - a settled entry never reopens and never changes again (settled facts
+//     are immutable; a changed earlier fact arrives as a replaced document);
+//   - while open, agent and reasoning text never get shorter;
+//   - at settlement, text the final state omits is kept, and a tool's
+//     received presentation is kept when the final state has none.
+//
+// It returns the entry to send and whether anything changed.
+func reconcile(prev *liveEntry, next transcript.Entry, open bool) (transcript.Entry, bool) {
+	if prev == nil {
+		return next, true
+	}
+	if !prev.open {
+		return prev.entry, false
+	}
+	merged := next
+	switch n := next.Content.(type) {
+	case transcript.Agent:
+		if p, ok := prev.entry.Content.(transcript.Agent); ok && keepLonger(p.Markdown, n.Markdown) {
+			n.Markdown = p.Markdown
+			merged.Content = n
+		}
+	case transcript.Reasoning:
+		if p, ok := prev.entry.Content.(transcript.Reasoning); ok && keepLonger(p.Text, n.Text) {
+			n.Text = p.Text
+			merged.Content = n
+		}
+	case transcript.Tool:
+		if p, ok := prev.entry.Content.(transcript.Tool); ok && n.Presentation == nil && p.Presentation != nil {
+			n.Presentation = p.Presentation
+			merged.Content = n
+		}
+	}
+	if open && prev.open {
+		fpPrev, fpNext := transcript.FingerprintOf(prev.entry), transcript.FingerprintOf(merged)
+		if fpPrev == fpNext {
+			return prev.entry, false
+		}
+	}
+	return merged, true
+}
+
+// keepLonger reports whether received text should survive an incoming one
+// that is a strict prefix of it (a stale or truncated state).
+func keepLonger(received, incoming string) bool {
+	return len(incoming) < len(received) && strings.HasPrefix(received, incoming)
+}

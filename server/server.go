@@ -1,0 +1,230 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ProtocolVersion is the protocol this server speaks (docs/protocol.md).
+const ProtocolVersion = 2
+
+// Options configure a Server.
+type Options struct {
+	// DataDir is folio's data folder; logs are in DataDir/conversations.
+	DataDir string
+	// Token, when set, is required on every API request (bearer) and
+	// WebSocket upgrade. Required to listen on a non-loopback address.
+	Token string
+	// Engine runs commands. Without one, commands are rejected with
+	// engine-unavailable and the server is a reader of the logs.
+	Engine Engine
+	// App serves the web app (package webui's handler). Without one, a
+	// placeholder page is served.
+	App http.Handler
+	// TempDir is where the server makes its snapshot folder (default
+	// os.TempDir()).
+	TempDir string
+	// FollowInterval is the follower's tick per open conversation (default
+	// 250ms).
+	FollowInterval time.Duration
+	// Snapshots is the per-connection LRU size (default 4).
+	Snapshots int
+	// Logger receives operational messages (never payloads).
+	Logger *slog.Logger
+}
+
+// Server serves folio's HTTP API, WebSocket protocol and web app.
+type Server struct {
+	opts    Options
+	snapDir string
+	done    chan struct{}
+	closeMu sync.Once
+
+	mu     sync.Mutex
+	convs  map[string]*conv
+	conns  map[*conn]struct{}
+	tokens map[string]*conn // every live snapshot token → its connection
+
+	metaCache metaCache
+}
+
+// New makes a server and its private snapshot folder. Close removes it.
+func New(opts Options) (*Server, error) {
+	if opts.DataDir == "" {
+		return nil, errors.New("server: no data folder")
+	}
+	if opts.FollowInterval <= 0 {
+		opts.FollowInterval = 250 * time.Millisecond
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(filepath.Join(opts.DataDir, "conversations"), 0o700); err != nil {
+		return nil, fmt.Errorf("server: data folder: %w", err)
+	}
+	dir, err := os.MkdirTemp(opts.TempDir, "folio-serve-")
+	if err != nil {
+		return nil, fmt.Errorf("server: snapshot folder: %w", err)
+	}
+	return &Server{
+		opts:    opts,
+		snapDir: dir,
+		done:    make(chan struct{}),
+		convs:   map[string]*conv{},
+		conns:   map[*conn]struct{}{},
+		tokens:  map[string]*conn{},
+	}, nil
+}
+
+// SnapshotDir is the folder holding this server's snapshot files.
+func (s *Server) SnapshotDir() string { return s.snapDir }
+
+// Close disconnects every client, releases every snapshot and removes the
+// snapshot folder.
+func (s *Server) Close() error {
+	s.closeMu.Do(func() { close(s.done) })
+	s.mu.Lock()
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.close(1001, "server shutting down")
+	}
+	return os.RemoveAll(s.snapDir)
+}
+
+// CheckAddr refuses a listen address that is not loopback unless a token is
+// set.
+func CheckAddr(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("address %q: %w", addr, err)
+	}
+	if token != "" {
+		return nil
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("%w: %q", ErrNonLoopback, addr)
+	}
+	return nil
+}
+
+// ListenAndServe serves on addr until ctx ends.
+func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net.Addr)) error {
+	if err := CheckAddr(addr, s.opts.Token); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Close()
+		hs.Shutdown(sctx)
+		return nil
+	case err := <-errc:
+		s.Close()
+		return err
+	}
+}
+
+// Handler is the server's whole HTTP surface.
+func (s *Server) Handler() http.Handler {
+	api := http.NewServeMux()
+	api.HandleFunc("GET /api/v2/conversations", s.listConversations)
+	api.HandleFunc("POST /api/v2/conversations", s.createConversation)
+	api.HandleFunc("GET /api/v2/conversations/{id}", s.getConversation)
+	api.HandleFunc("PATCH /api/v2/conversations/{id}", s.renameConversation)
+	api.HandleFunc("DELETE /api/v2/conversations/{id}", s.deleteConversation)
+	api.HandleFunc("GET /api/v2/conversations/{id}/graph", s.getGraph)
+	api.HandleFunc("POST /api/v2/conversations/{id}/attachments", s.uploadAttachment)
+	api.HandleFunc("GET /api/v2/conversations/{id}/commands/{cmd}", s.getReceipt)
+	api.HandleFunc("GET /api/v2/ws", s.serveWS)
+	api.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		httpError(w, http.StatusNotFound, "not-found", "no such resource: "+r.Method+" "+clip(r.URL.Path))
+	})
+
+	mux := http.NewServeMux()
+	mux.Handle("/api/", s.authorize(api))
+	if s.opts.App != nil {
+		mux.Handle("/", s.opts.App)
+	} else {
+		mux.Handle("/", placeholder())
+	}
+	return mux
+}
+
+// authorize checks the bearer token when one is set. Browsers cannot put a
+// header on a WebSocket upgrade, so that one may carry ?token= instead.
+func (s *Server) authorize(next http.Handler) http.Handler {
+	if s.opts.Token == "" {
+		return next
+	}
+	want := []byte(s.opts.Token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if got == "" && r.URL.Path == "/api/v2/ws" {
+			got = r.URL.Query().Get("token")
+		}
+		if subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+			httpError(w, http.StatusUnauthorized, "unauthorized", "a valid bearer token is required")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// conv returns the live state of a conversation, creating it.
+func (s *Server) conv(id string) *conv {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.convs[id]
+	if !ok {
+		c = newConv(s, id, s.logPath(id))
+		s.convs[id] = c
+	}
+	return c
+}
+
+func (s *Server) logPath(id string) string {
+	return filepath.Join(s.opts.DataDir, "conversations", id+".jsonl")
+}
+
+// Publish delivers a live change of a conversation from an in-process
+// producer (the engine) to every connection following it, after the
+// reconciliation rules (see docs/protocol.md). A change that would move a
+// client backwards is dropped, not an error.
+func (s *Server) Publish(conversation string, ch Change) error {
+	if err := validConversationID(conversation); err != nil {
+		return err
+	}
+	c := s.conv(conversation)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.applyLocked(ch, nil, false)
+}
