@@ -138,15 +138,17 @@ func skipEscape(s string, i int) int {
 		}
 		return len(s)
 	}
-	// nF escapes carry intermediate bytes (0x20–0x2f) before a final byte.
+	// nF escapes carry intermediate bytes (0x20–0x2f) before a final byte
+	// (0x30–0x7e). Anything else ends the sequence unconsumed, so a
+	// stray ESC never eats part of a multi-byte character.
 	j := i
 	for j < len(s) && s[j] >= 0x20 && s[j] <= 0x2f {
 		j++
 	}
-	if j < len(s) {
+	if j < len(s) && s[j] >= 0x30 && s[j] <= 0x7e {
 		return j + 1
 	}
-	return len(s)
+	return j
 }
 
 // skipCSI skips parameter (0x30–0x3f) and intermediate (0x20–0x2f) bytes

@@ -87,8 +87,8 @@ func TestRejectedBatchReservesIDs(t *testing.T) {
 	data := logOf(v3Header,
 		uiRec(TypeUIAppend, entryJSON(t, user("a", "1"))),
 		uiRec(TypeUIAppend, entryJSON(t, user("r", "reserved")), bad), // rejected: r and b reserved
-		uiRec(TypeUIAppend, entryJSON(t, user("r", "reuse"))),          // rejected: r was reserved
-		uiRec(TypeUIAppend, entryJSON(t, user("b", "reuse"))),          // rejected: b too, though it was the invalid one
+		uiRec(TypeUIAppend, entryJSON(t, user("r", "reuse"))),         // rejected: r was reserved
+		uiRec(TypeUIAppend, entryJSON(t, user("b", "reuse"))),         // rejected: b too, though it was the invalid one
 		uiRec(TypeUIAppend, entryJSON(t, user("c", "fresh"))))
 	c := readConv(t, data)
 	if got := strings.Join(ids(c.Document), ","); got != "a,c" {

@@ -1,0 +1,111 @@
+package history
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/foliodev/folio/transcript"
+)
+
+// FuzzReadLog feeds arbitrary record lines after a header of either version.
+// The reader must never panic, must be deterministic, must report every line
+// it did not apply, and must keep everything it reads valid: the document it
+// returns re-encodes and reads back to the same document.
+func FuzzReadLog(f *testing.F) {
+	f.Add(uint8(3), []byte(goodMsg+"\n"))
+	f.Add(uint8(3), []byte(`{"type":"ui-append","at":"2026-03-04T05:06:08.000Z","entries":[{"id":"a","content":{"kind":"user","text":"x"},"timestamp":"2026-03-04T05:06:07.000Z"}]}`+"\n"))
+	f.Add(uint8(3), []byte(`{"type":"ui-transcript","at":"2026-03-04T05:06:08.000Z","entries":[]}`+"\n"+`{"type":"rewrite","at":"x"}`))
+	f.Add(uint8(3), []byte(`{"type":"ui-append","at":"2026-03-04T05:06:08.000Z","entries":[{"id":"a","con`))
+	f.Add(uint8(2), legacyLog()[bytes.IndexByte(legacyLog(), '\n')+1:])
+	f.Add(uint8(3), []byte("not json\n{}\n[]\n\"s\"\n{\"type\":7}\n"))
+	f.Fuzz(func(t *testing.T, version uint8, body []byte) {
+		header := v3Header
+		if version%2 == 0 {
+			header = `{"type":"conversation","version":2,"conversationId":"c1"}`
+		}
+		data := append([]byte(header+"\n"), body...)
+		c1, err := Read(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("a valid header must always read: %v", err)
+		}
+		c2, _ := Read(bytes.NewReader(data))
+		if c1.Document.Len() != c2.Document.Len() || len(c1.Problems) != len(c2.Problems) || len(c1.Messages) != len(c2.Messages) {
+			t.Fatal("reading twice differs")
+		}
+		for _, p := range c1.Problems {
+			if p.Line < 1 || p.Msg == "" {
+				t.Fatalf("problem without a place or text: %+v", p)
+			}
+		}
+		// Whatever was accepted writes back as a log that reads the same.
+		var out []byte
+		out = appendHeader(out, Header{Version: 3, ConversationID: "c1", StartedAt: time.Unix(0, 0)})
+		out, err = appendUIRecord(out, TypeUITranscript, time.Unix(0, 0), entriesFrom(c1.Document, 0))
+		if err != nil {
+			t.Fatalf("accepted document does not encode: %v", err)
+		}
+		for _, m := range c1.Messages {
+			if out, err = appendMessageRecord(out, time.Unix(0, 0), m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		back, err := Read(bytes.NewReader(out))
+		if err != nil || len(back.Problems) != 0 {
+			t.Fatalf("re-encoded log: %v %v\n%s", err, back.Problems, out)
+		}
+		if back.Document.Len() != c1.Document.Len() || len(back.Messages) != len(c1.Messages) {
+			t.Fatalf("round trip lost records")
+		}
+		for i := range c1.Document.Len() {
+			if back.Document.Fingerprint(i) != c1.Document.Fingerprint(i) {
+				t.Fatalf("entry %d changed in the round trip", i)
+			}
+		}
+	})
+}
+
+// FuzzLegacyEntries feeds arbitrary entries arrays to the version 2 decoder.
+// It must never panic; accepted entries are valid, carry no escape
+// sequences, and have the deterministic IDs.
+func FuzzLegacyEntries(f *testing.F) {
+	f.Add([]byte(`[{"type":"user","message":"hi"}]`))
+	f.Add([]byte(`[{"type":"streamContent","message":"\u001b[1mbold\u001b[0m"},{"type":"warn","message":"\u001b]8;;x\u0007l\u001b]8;;\u0007"}]`))
+	f.Add([]byte(`[{"type":"info","message":42}]`))
+	f.Add([]byte(`[{"type":"x","message":"\u009b31mred","extra":1}]`))
+	f.Add([]byte(`{}`))
+	f.Add([]byte("[\"\x1b[\"]"))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		es, p := DecodeLegacyEntries(raw, 7, at)
+		if p != nil {
+			if es != nil || p.Msg == "" {
+				t.Fatalf("rejection with entries or without text: %+v", p)
+			}
+			return
+		}
+		for i, e := range es {
+			if err := e.Validate(); err != nil {
+				t.Fatalf("entry %d invalid: %v", i, err)
+			}
+			if e.ID != "legacy:7:"+itoa(i) || !e.Timestamp.Equal(at) {
+				t.Fatalf("entry %d: id %s ts %v", i, e.ID, e.Timestamp)
+			}
+			var text string
+			switch c := e.Content.(type) {
+			case transcript.User:
+				text = c.Text
+			case transcript.Notice:
+				text = c.Text
+			}
+			if strings.ContainsAny(text, "\x1b\u009b") {
+				t.Fatalf("escape left in %q", text)
+			}
+			if _, err := transcript.EncodeEntry(e); err != nil && utf8.ValidString(text) {
+				t.Fatalf("entry %d does not encode: %v", i, err)
+			}
+		}
+	})
+}
