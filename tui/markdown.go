@@ -197,5 +197,7 @@ func renderBlock(block string, th Theme, width int) []string {
 }
 
 // sanitizeMarkdown removes escape sequences and control characters from
-// answer text but keeps tabs, which matter inside code blocks.
-func sanitizeMarkdown(s string) string { return clean(s, true) }
+// answer text. Tabs become four spaces before rendering: markdown reads a
+// tab as reaching the next multiple of four anyway, and a tab on the
+// terminal would make the painted width depend on the column.
+func sanitizeMarkdown(s string) string { return sanitize(s) }

@@ -10,12 +10,8 @@ import (
 // control characters other than newlines are removed, tabs become spaces and
 // carriage returns are dropped. Facts should hold none of these, but tool
 // output and legacy history can.
-func sanitize(s string) string { return clean(s, false) }
-
-func clean(s string, keepTabs bool) string {
-	if !strings.ContainsFunc(s, func(r rune) bool {
-		return r < 0x20 && r != '\n' && (r != '\t' || !keepTabs) || r == 0x7f || (r >= 0x80 && r < 0xa0)
-	}) {
+func sanitize(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 && r != '\n' || r == 0x7f || (r >= 0x80 && r < 0xa0) }) {
 		return s
 	}
 	s = ansi.Strip(s)
@@ -25,8 +21,6 @@ func clean(s string, keepTabs bool) string {
 		switch {
 		case r == '\n':
 			b.WriteByte('\n')
-		case r == '\t' && keepTabs:
-			b.WriteByte('\t')
 		case r == '\t':
 			b.WriteString("    ")
 		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):

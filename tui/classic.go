@@ -1,0 +1,217 @@
+package tui
+
+import (
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/foliodev/folio/transcript"
+)
+
+// Classic is the classic view's projection of the document: it decides what
+// to print into the terminal's own scrollback, once, and what to redraw in
+// the small live region below it.
+//
+// Settled runs are printed in order, each exactly once. A streaming
+// answer's complete markdown blocks (see StableEnd) are printed as soon as
+// they are complete; only the unfinished last block, and whatever follows
+// the first open entry, stays in the live region. A run of tool receipts
+// or reasoning steps at the end of the document also stays live until
+// something follows it, since another receipt might still join its row.
+//
+// Classic keeps cursors, never text: the index of the first entry not yet
+// printed and, for a streaming answer, how many bytes of its markdown are
+// printed. Promotion is an output optimization; the document stays the only
+// transcript.
+//
+// Classic is lazy: until Mount, Sync does nothing at all, so a fullscreen
+// session pays nothing for it. It is not safe for concurrent use.
+type Classic struct {
+	cache   *Cache
+	mounted bool
+	gen     uint64
+	next    int    // first entry not printed in full
+	nextID  string // its ID when it is partly printed
+	partial int    // bytes of nextID's markdown printed
+	printed bool   // whether any line of nextID was printed
+}
+
+// NewClassic returns an unmounted classic projection painting with p (which
+// should be made with ForClassic).
+func NewClassic(p *Painter) *Classic { return &Classic{cache: NewCache(p)} }
+
+// Frame is one update of the classic view: lines to print above the live
+// region, in order and never again, and the live region's new lines.
+type Frame struct {
+	Print []string
+	Live  []string
+}
+
+// Mount starts the projection. The first Sync prints the document from its
+// beginning.
+func (c *Classic) Mount() {
+	if !c.mounted {
+		*c = Classic{cache: c.cache, mounted: true}
+	}
+}
+
+// Unmount stops the projection; later Syncs do nothing until Mount.
+func (c *Classic) Unmount() { c.mounted = false }
+
+// Mounted reports whether the projection is mounted.
+func (c *Classic) Mounted() bool { return c.mounted }
+
+// Sync brings the projection up to doc (of generation gen) at width
+// columns, with a live region of at most height lines (the newest lines
+// are kept when it is taller). A new generation prints the new document
+// from its beginning; what is already in scrollback stays there.
+func (c *Classic) Sync(doc transcript.Document, gen uint64, width, height int) Frame {
+	if !c.mounted {
+		return Frame{}
+	}
+	if gen != c.gen {
+		c.gen, c.next, c.nextID, c.partial, c.printed = gen, 0, "", 0, false
+		c.cache.resetStreams()
+	}
+	defer c.cache.endFrame()
+	never := func(string) bool { return false }
+	var f Frame
+	i := c.next
+	for i < doc.Len() {
+		b := runAt(doc, i)
+		e := doc.At(b.start)
+		if a, ok := e.Content.(transcript.Agent); ok {
+			open := doc.IsOpen(b.start)
+			f.Print = append(f.Print, c.promote(e.ID, b.start, a.Markdown, width, open)...)
+			if open {
+				break
+			}
+			i = b.end
+			c.next, c.nextID, c.partial, c.printed = i, "", 0, false
+			continue
+		}
+		if c.hasOpen(doc, b) || (family(e.Content) != "" && b.end == doc.Len()) {
+			break
+		}
+		p := c.cache.run(doc, b, width, never)
+		for j := range p.Len() {
+			f.Print = append(f.Print, p.Line(j))
+		}
+		i = b.end
+		c.next = i
+	}
+	// The live region: the unprinted tail of a streaming answer, then every
+	// run after it.
+	for i < doc.Len() {
+		b := runAt(doc, i)
+		e := doc.At(b.start)
+		if a, ok := e.Content.(transcript.Agent); ok && e.ID == c.nextID {
+			tail := c.cache.painter.markdownBlock(a.Markdown[c.partial:], width)
+			if len(tail) > 0 && (c.printed || b.start > 0) {
+				f.Live = append(f.Live, "")
+			}
+			f.Live = append(f.Live, tail...)
+		} else {
+			p := c.cache.run(doc, b, width, never)
+			for j := range p.Len() {
+				f.Live = append(f.Live, p.Line(j))
+			}
+		}
+		i = b.end
+	}
+	if height > 0 && len(f.Live) > height {
+		f.Live = f.Live[len(f.Live)-height:]
+	}
+	return f
+}
+
+func (c *Classic) hasOpen(doc transcript.Document, b block) bool {
+	for i := b.start; i < b.end; i++ {
+		if doc.IsOpen(i) {
+			return true
+		}
+	}
+	return false
+}
+
+// promote returns the lines of answer id that became printable: its
+// complete blocks while it streams, everything left once it settled.
+func (c *Classic) promote(id string, index int, src string, width int, open bool) []string {
+	if c.nextID != id {
+		c.nextID, c.partial, c.printed = id, 0, false
+	}
+	if c.partial > len(src) {
+		// The text changed under us (it should only grow); start over
+		// rather than print a broken slice.
+		c.partial = 0
+	}
+	end := len(src)
+	if open {
+		end = StableEnd(src, c.partial)
+	}
+	var out []string
+	for _, blk := range splitBlocks(src[c.partial:end]) {
+		lines := c.cache.painter.markdownBlock(blk, width)
+		if len(lines) == 0 {
+			continue
+		}
+		if c.printed || index > 0 {
+			out = append(out, "")
+		}
+		out = append(out, lines...)
+		c.printed = true
+	}
+	c.partial = end
+	return out
+}
+
+// Inline writes classic frames to a terminal without the alternate screen:
+// printed lines go into the normal flow (and so into scrollback) above the
+// live region, and the live region is redrawn in place, from its first
+// changed line only.
+type Inline struct {
+	w    io.Writer
+	live []string // the live lines on screen; the cursor ends the last one
+	buf  strings.Builder
+}
+
+// NewInline returns an Inline writing to w.
+func NewInline(w io.Writer) *Inline { return &Inline{w: w} }
+
+// Write draws f and returns the number of bytes written.
+func (in *Inline) Write(f Frame) (int, error) {
+	in.buf.Reset()
+	keep := 0
+	if len(f.Print) == 0 {
+		for keep < len(in.live) && keep < len(f.Live) && in.live[keep] == f.Live[keep] {
+			keep++
+		}
+		if keep == len(in.live) && keep == len(f.Live) {
+			return 0, nil
+		}
+		if keep == len(in.live) && keep > 0 {
+			// Everything on screen stays; continue after the last line.
+			keep--
+		}
+	}
+	// Move to the start of live line keep and erase from there down.
+	if len(in.live) > 0 {
+		in.buf.WriteByte('\r')
+		if up := len(in.live) - 1 - keep; up > 0 {
+			in.buf.WriteString("\x1b[" + strconv.Itoa(up) + "A")
+		}
+	}
+	in.buf.WriteString("\x1b[J")
+	for _, l := range f.Print {
+		in.buf.WriteString(l)
+		in.buf.WriteString("\r\n")
+	}
+	for i := keep; i < len(f.Live); i++ {
+		in.buf.WriteString(f.Live[i])
+		if i < len(f.Live)-1 {
+			in.buf.WriteString("\r\n")
+		}
+	}
+	in.live = append(in.live[:0], f.Live...)
+	return io.WriteString(in.w, in.buf.String())
+}

@@ -1,0 +1,196 @@
+package tui
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/foliodev/folio/transcript"
+)
+
+// streamAnswer is an answer with paragraphs, a code block, a table and a
+// list, for streaming word by word.
+const streamAnswer = "Here is the plan for the parser change, in three parts.\n\n" +
+	"First, every error carries its line number, so the reader can jump to it.\n\n" +
+	"```go\nfunc parse(r io.Reader) error {\n\treturn nil\n}\n```\n\n" +
+	"| part | effort |\n|------|--------|\n| errors | small |\n| tests | medium |\n\n" +
+	"- update the lexer\n- update the tests\n\nThat is all for now."
+
+// tokens cuts s into word-sized pieces (spaces and newlines kept).
+func tokens(s string) []string {
+	var out []string
+	start := 0
+	for i := 1; i <= len(s); i++ {
+		if i == len(s) || s[i] == ' ' || s[i] == '\n' {
+			out = append(out, s[start:i])
+			start = i
+		}
+	}
+	return out
+}
+
+// allRows is the scrollback followed by the screen, trailing empty rows
+// dropped: everything the person can scroll through.
+func allRows(term *terminal) []string {
+	rows := append(term.scrollbackRows(), term.screenRows()...)
+	for len(rows) > 0 && rows[len(rows)-1] == "" {
+		rows = rows[:len(rows)-1]
+	}
+	return rows
+}
+
+func TestClassicPromotionPrintsEachLineOnce(t *testing.T) {
+	t.Parallel()
+	const w, h = 60, 12
+	term := newTerminal(w, h)
+	c := NewClassic(NewPainter(DarkTheme, ForClassic()))
+	c.Mount()
+	in := NewInline(writerFunc(term.write))
+
+	d := doc(ent("h", transcript.Header{Name: "folio", Provider: "demo", Model: "demo-1"}), ent("u", transcript.User{Text: "Plan the parser change."}))
+	d = must(d.Open(ent("a", transcript.Agent{Markdown: ""})))
+	var text string
+	var mid string
+	toks := tokens(streamAnswer)
+	for k, tok := range toks {
+		text += tok
+		d = must(d.Update("a", transcript.Agent{Markdown: text}))
+		if _, err := in.Write(c.Sync(d, 1, w, h-1)); err != nil {
+			t.Fatal(err)
+		}
+		if k == len(toks)/2 {
+			mid = term.grid()
+		}
+	}
+	d = must(d.Settle("a", nil))
+	d = must(d.Append(ent("rc", transcript.TurnReceipt{Steps: []transcript.Step{{DurationMs: 2500, CompletionTokens: i64(120), GenerationDurationMs: f64(2000)}}})))
+	if _, err := in.Write(c.Sync(d, 1, w, h-1)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "classic_midstream", mid)
+	golden(t, "classic_settled", term.grid())
+
+	// What the terminal holds is exactly the document painted once.
+	var want []string
+	fresh := NewCache(NewPainter(DarkTheme, ForClassic()))
+	for i := 0; i < d.Len(); {
+		b := runAt(d, i)
+		p := fresh.run(d, b, w, func(string) bool { return false })
+		for j := range p.Len() {
+			want = append(want, strings.TrimRight(ansi.Strip(p.Line(j)), " "))
+		}
+		i = b.end
+	}
+	got := allRows(term)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("terminal rows differ from the document painted once:\n--- want\n%s\n--- got\n%s", strings.Join(want, "\n"), strings.Join(got, "\n"))
+	}
+	for _, needle := range []string{"Here is the plan", "First, every error", "func parse", "update the lexer", "That is all"} {
+		if n := strings.Count(strings.Join(got, "\n"), needle); n != 1 {
+			t.Errorf("%q appears %d times in the terminal, want once", needle, n)
+		}
+	}
+}
+
+type writerFunc func([]byte)
+
+func (f writerFunc) Write(b []byte) (int, error) { f(b); return len(b), nil }
+
+// Unmounted, the classic projection does no work at all.
+func TestClassicIsLazy(t *testing.T) {
+	t.Parallel()
+	c := NewClassic(NewPainter(DarkTheme, ForClassic()))
+	d := doc(mixed(600)...)
+	if f := c.Sync(d, 1, 80, 20); len(f.Print)+len(f.Live) != 0 || c.cache.Renders != 0 {
+		t.Fatalf("unmounted Sync did work: %d lines, %d renders", len(f.Print)+len(f.Live), c.cache.Renders)
+	}
+	c.Mount()
+	if f := c.Sync(d, 1, 80, 20); len(f.Print) == 0 {
+		t.Fatal("mounted Sync printed nothing")
+	}
+	c.Unmount()
+	before := c.cache.Renders
+	d = must(d.Append(ent("late", transcript.User{Text: "more"})))
+	if f := c.Sync(d, 1, 80, 20); len(f.Print)+len(f.Live) != 0 || c.cache.Renders != before {
+		t.Fatal("Sync after Unmount did work")
+	}
+}
+
+// A trailing run of tool receipts waits in the live region until something
+// follows it, so later receipts can still join its row.
+func TestClassicHoldsTrailingRun(t *testing.T) {
+	t.Parallel()
+	c := NewClassic(NewPainter(DarkTheme, ForClassic()))
+	c.Mount()
+	d := doc(ent("u", transcript.User{Text: "go"}), okTool("t1", "read", "a.go", 3))
+	f := c.Sync(d, 1, 80, 10)
+	if len(f.Print) != 1 || len(f.Live) != 2 {
+		t.Fatalf("print %q live %q; want the user line printed and the receipt live", f.Print, f.Live)
+	}
+	d = must(d.Append(okTool("t2", "read", "b.go", 4)))
+	d = must(d.Append(ent("a", transcript.Agent{Markdown: "Done."})))
+	f = c.Sync(d, 1, 80, 10)
+	joined := ansi.Strip(strings.Join(f.Print, "\n"))
+	if !strings.Contains(joined, "a.go") || !strings.Contains(joined, "b.go") || strings.Count(joined, "\n") != 3 {
+		t.Fatalf("the receipts should print packed on one row, then the answer:\n%s", joined)
+	}
+}
+
+// The bytes written per streamed token follow the size of the unstable
+// tail, not the length of the answer: late tokens of a long answer cost
+// about what early tokens of a short one cost.
+func TestClassicBytesPerTokenFollowTheTail(t *testing.T) {
+	t.Parallel()
+	var para strings.Builder
+	for i := range 250 {
+		fmt.Fprintf(&para, "Paragraph %d has a few words in it to stream.\n\n", i)
+	}
+	answer := para.String()
+	toks := tokens(answer)
+	c := NewClassic(NewPainter(DarkTheme, ForClassic()))
+	c.Mount()
+	var out bytes.Buffer
+	in := NewInline(&out)
+	d := doc(ent("u", transcript.User{Text: "go"}))
+	d = must(d.Open(ent("a", transcript.Agent{Markdown: ""})))
+	perToken := make([]int, len(toks))
+	printed := 0
+	var text string
+	for k, tok := range toks {
+		text += tok
+		d = must(d.Update("a", transcript.Agent{Markdown: text}))
+		f := c.Sync(d, 1, 80, 20)
+		for _, l := range f.Print {
+			printed += len(l) + 2
+		}
+		n, err := in.Write(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		perToken[k] = n
+	}
+	avg := func(from, to int) float64 {
+		s := 0
+		for _, n := range perToken[from:to] {
+			s += n
+		}
+		return float64(s) / float64(to-from)
+	}
+	early, late := avg(20, 220), avg(len(toks)-200, len(toks))
+	t.Logf("answer %d bytes, %d tokens; bytes/token early %.1f, late %.1f; promoted %d bytes", len(answer), len(toks), early, late, printed)
+	if late > early*1.5 {
+		t.Fatalf("bytes per token grew with the answer: early %.1f, late %.1f", early, late)
+	}
+	total := 0
+	for _, n := range perToken {
+		total += n
+	}
+	// Everything written is the promoted text plus a redraw cost bounded by
+	// the tail per token.
+	if redraw := total - printed; float64(redraw)/float64(len(toks)) > 3*early {
+		t.Fatalf("redraw bytes per token %.1f, far above the early cost %.1f", float64(redraw)/float64(len(toks)), early)
+	}
+}
