@@ -1,0 +1,49 @@
+package engine
+
+import (
+	"context"
+	"errors"
+
+	"github.com/foliodev/folio/message"
+	"github.com/foliodev/folio/tools"
+	"github.com/foliodev/folio/transcript"
+)
+
+var _ tools.Spawner = (*Engine)(nil)
+
+// Spawn runs a child agent for the task tool: a region of its own in the
+// live state, its own messages starting from prompt, the engine's tools
+// without task (a child does not spawn children), and approvals like the
+// main agent. Its usage is counted in its region and the session totals; it
+// has no way to write the main answer or the main footer. It returns the
+// child's final answer.
+func (e *Engine) Spawn(ctx context.Context, invocationID, label, prompt string) (string, string, error) {
+	lease := e.store.Lease()
+	cw, err := lease.StartChild(label)
+	if err != nil {
+		return "", "", err
+	}
+	defer cw.Complete()
+	var set *tools.Set
+	if e.tools != nil {
+		set = e.tools.Without("task")
+	}
+	msgs := []message.Message{message.Text(message.User, prompt)}
+	a := &agent{e: e, reg: &region{e: e, lease: lease, child: cw}, msgs: &msgs, tools: set}
+	res := a.run(ctx)
+	if a.w != nil {
+		_ = a.w.Finish()
+	}
+	switch res.out {
+	case outDone:
+		return res.answer, cw.ID(), nil
+	case outFailed:
+		return "", cw.ID(), res.err
+	case outLoop, outLimit:
+		return "", cw.ID(), errors.New(res.notice)
+	}
+	if err := ctx.Err(); err != nil {
+		return "", cw.ID(), err
+	}
+	return "", cw.ID(), transcript.ErrLeaseRetired
+}

@@ -1,0 +1,622 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/foliodev/folio/message"
+	"github.com/foliodev/folio/provider"
+	"github.com/foliodev/folio/tools"
+	"github.com/foliodev/folio/toolview"
+	"github.com/foliodev/folio/transcript"
+)
+
+// Saver persists the document and the model-facing messages. *history.Log
+// implements it; Save appends what is new.
+type Saver interface {
+	Save(doc transcript.Document, msgs []message.Message) error
+}
+
+// Decision answers an approval request.
+type Decision uint8
+
+// Decisions.
+const (
+	Deny         Decision = iota // the call is not run; its receipt says denied
+	AllowOnce                    // run this call
+	AllowSession                 // run this call and every later call of the tool
+)
+
+// Approval is a tool call waiting for a decision.
+type Approval struct {
+	// ID is the invocation ID, which is also the tool entry's ID.
+	ID   string
+	Tool string
+	// Args is the complete arguments, as JSON.
+	Args string
+	// Child is the child region the call belongs to, or "" for the main
+	// agent.
+	Child string
+}
+
+// Approver decides approvals without a person, for headless runs. It is
+// called on the turn's goroutine; returning blocks the turn until then.
+type Approver func(ctx context.Context, a Approval) Decision
+
+// Attachment is a piece of text sent with a message (a file the person
+// attached). It reaches the model inside the user message.
+type Attachment struct {
+	Name string
+	Text string
+}
+
+// State is where a command is.
+type State string
+
+// Command states, as Send, Steer and Commands report them.
+const (
+	Queued   State = "queued"   // accepted, waiting for the turn before it
+	Running  State = "running"  // its turn is running (or, for a steer, it waits for the next boundary)
+	Applied  State = "applied"  // a steer the model received
+	Done     State = "done"     // its turn finished
+	Failed   State = "failed"   // its turn failed; see the failure entry
+	Stopped  State = "stopped"  // its turn was stopped
+	Rejected State = "rejected" // not accepted; Reason says why. The text is the caller's draft again.
+	Removed  State = "removed"  // taken out of the queue before it started
+)
+
+// Receipt is the engine's answer about one command.
+type Receipt struct {
+	CommandID string
+	State     State
+	// Steer is set for steering commands.
+	Steer bool
+	// Text is the command's current text (after edits).
+	Text string
+	// Position is the place in the queue from 1 while Queued.
+	Position int
+	// Duplicate is set when the ID was already known: nothing new happened.
+	Duplicate bool
+	// Reason explains a Rejected or Failed state.
+	Reason string
+}
+
+type command struct {
+	id          string
+	text        string
+	attachments []Attachment
+	steer       bool
+	retry       bool // a Retry continuation: no user entry
+	state       State
+	reason      string
+	done        chan struct{}
+}
+
+func (c *command) close(s State, reason string) {
+	if c.state == Done || c.state == Failed || c.state == Stopped || c.state == Rejected || c.state == Removed || c.state == Applied {
+		return
+	}
+	c.state, c.reason = s, reason
+	close(c.done)
+}
+
+// Option configures an Engine.
+type Option func(*Engine)
+
+// WithTools sets the tools offered to the model. Default: none.
+func WithTools(s *tools.Set) Option { return func(e *Engine) { e.tools = s } }
+
+// WithHost sets the presentation host tools run in. Default: a host of the
+// engine's own, without an artifact folder.
+func WithHost(h *toolview.Host) Option { return func(e *Engine) { e.host = h } }
+
+// WithSaver persists after every step, before announcing a failure and at
+// the end of every turn.
+func WithSaver(s Saver) Option { return func(e *Engine) { e.saver = s } }
+
+// WithModel sets the model name sent with requests and shown in the footer.
+func WithModel(m string) Option { return func(e *Engine) { e.model = m } }
+
+// WithSystem sets the system prompt.
+func WithSystem(s string) Option { return func(e *Engine) { e.system = s } }
+
+// WithContextWindow sets the model's context window in tokens, for
+// compaction. Default: provider.ContextWindow(model); 0 disables compaction.
+func WithContextWindow(n int) Option { return func(e *Engine) { e.window = n; e.windowSet = true } }
+
+// WithBackoff sets the retry policy. Default: provider.DefaultBackoff.
+func WithBackoff(b provider.Backoff) Option { return func(e *Engine) { e.backoff = b } }
+
+// WithAllowed allows tools without asking (a flag such as --allow shell).
+// The name "*" allows every tool.
+func WithAllowed(names ...string) Option {
+	return func(e *Engine) {
+		for _, n := range names {
+			e.allowed[n] = true
+		}
+	}
+}
+
+// WithApprover decides approvals through a function instead of waiting for
+// Approve.
+func WithApprover(a Approver) Option { return func(e *Engine) { e.approver = a } }
+
+// WithMaxSteps bounds the model steps of one turn. Default 50.
+func WithMaxSteps(n int) Option { return func(e *Engine) { e.maxSteps = n } }
+
+// WithJitter sets the random source for backoff jitter (tests pin it).
+func WithJitter(f func() float64) Option { return func(e *Engine) { e.jitter = f } }
+
+// Engine runs turns. Build it with New; Close it when done.
+type Engine struct {
+	store     *transcript.Store
+	prov      provider.Provider
+	tools     *tools.Set
+	host      *toolview.Host
+	ownHost   bool
+	saver     Saver
+	model     string
+	system    string
+	window    int
+	windowSet bool
+	backoff   provider.Backoff
+	approver  Approver
+	maxSteps  int
+	jitter    func() float64
+
+	ctx      context.Context
+	cancel   context.CancelFunc
+	loopDone chan struct{}
+
+	mu         sync.Mutex
+	closed     bool
+	allowed    map[string]bool
+	commands   map[string]*command
+	order      []*command // every command, in acceptance order, for Commands
+	queue      []*command
+	wake       chan struct{}
+	changed    chan struct{}
+	turn       *turn
+	approvals  []*pendingApproval
+	lastFailed bool
+
+	// Owned by the loop goroutine.
+	msgs           []message.Message
+	msgEntry       []string // for each message, the entry it came with ("" unknown)
+	lastPrompt     int64    // prompt tokens the provider reported for the last request
+	lastPromptMsgs int
+	bridges        map[string]*bridge // open tool entries fed by host changes
+	bridgeMu       sync.Mutex
+	unsubscribe    func()
+}
+
+// New returns a running engine writing to store and asking prov.
+func New(store *transcript.Store, prov provider.Provider, opts ...Option) *Engine {
+	e := &Engine{
+		store:    store,
+		prov:     prov,
+		backoff:  provider.DefaultBackoff,
+		maxSteps: 50,
+		jitter:   rand.Float64,
+		allowed:  map[string]bool{},
+		commands: map[string]*command{},
+		wake:     make(chan struct{}, 1),
+		changed:  make(chan struct{}, 1),
+		loopDone: make(chan struct{}),
+		bridges:  map[string]*bridge{},
+	}
+	for _, o := range opts {
+		o(e)
+	}
+	if e.host == nil {
+		e.host = toolview.New()
+		e.ownHost = true
+	}
+	if !e.windowSet {
+		e.window = provider.ContextWindow(e.model)
+	}
+	e.unsubscribe = e.host.Subscribe(e.onToolChange)
+	e.ctx, e.cancel = context.WithCancel(context.Background())
+	if e.model != "" {
+		_ = store.Lease().SetModel(e.model)
+	}
+	go e.loop()
+	return e
+}
+
+// Store returns the store the engine writes to.
+func (e *Engine) Store() *transcript.Store { return e.store }
+
+// Host returns the presentation host tools run in (for Attach and artifact
+// reads).
+func (e *Engine) Host() *toolview.Host { return e.host }
+
+// Resume makes the engine continue a saved conversation: the store is
+// hydrated with doc (a new view lifetime) and msgs become the model-facing
+// history. Nothing restarts: partial text in doc is settled history, and no
+// request or approval is repeated. It fails while a turn runs or waits.
+func (e *Engine) Resume(doc transcript.Document, msgs []message.Message) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return ErrClosed
+	}
+	if e.turn != nil || len(e.queue) > 0 {
+		return fmt.Errorf("engine: cannot resume while a turn is running or queued")
+	}
+	e.store.Hydrate(doc)
+	if e.model != "" {
+		_ = e.store.Lease().SetModel(e.model)
+	}
+	e.msgs = slices.Clip(msgs)
+	e.msgEntry = make([]string, len(msgs))
+	e.lastPrompt, e.lastPromptMsgs = 0, 0
+	e.lastFailed = false
+	return nil
+}
+
+// Messages returns a copy of the model-facing messages. Between turns it is
+// what the next request starts from.
+func (e *Engine) Messages() []message.Message {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.msgs)
+}
+
+// Send queues a message. commandID is the client's own ID for it: sending
+// the same ID again (a retried delivery) returns the first receipt with
+// Duplicate set and never starts a second turn.
+func (e *Engine) Send(ctx context.Context, commandID, text string, attachments []Attachment) (Receipt, error) {
+	if commandID == "" || strings.TrimSpace(text) == "" {
+		return Receipt{}, ErrEmpty
+	}
+	if err := ctx.Err(); err != nil {
+		return Receipt{}, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return Receipt{}, ErrClosed
+	}
+	if c, ok := e.commands[commandID]; ok {
+		r := e.receiptLocked(c)
+		r.Duplicate = true
+		return r, nil
+	}
+	c := &command{id: commandID, text: text, attachments: slices.Clone(attachments), state: Queued, done: make(chan struct{})}
+	e.commands[commandID] = c
+	e.order = append(e.order, c)
+	e.queue = append(e.queue, c)
+	e.signalLocked()
+	return e.receiptLocked(c), nil
+}
+
+// Steer gives the running turn an instruction. A text or reasoning response
+// that is streaming is interrupted at once, keeping what it emitted, and the
+// instruction reaches the model before its next request. A response that is
+// streaming tool arguments, and running tools, finish first. The consumed
+// instruction appears as a steering entry between the reply content before
+// and after it.
+func (e *Engine) Steer(commandID, text string) (Receipt, error) {
+	if commandID == "" || strings.TrimSpace(text) == "" {
+		return Receipt{}, ErrEmpty
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return Receipt{}, ErrClosed
+	}
+	if c, ok := e.commands[commandID]; ok {
+		r := e.receiptLocked(c)
+		r.Duplicate = true
+		return r, nil
+	}
+	t := e.turn
+	if t == nil {
+		return Receipt{}, ErrNoTurn
+	}
+	if t.stopping {
+		return Receipt{}, ErrCancelled
+	}
+	c := &command{id: commandID, text: text, steer: true, state: Running, done: make(chan struct{})}
+	e.commands[commandID] = c
+	e.order = append(e.order, c)
+	t.steers = append(t.steers, c)
+	if t.interruptible() {
+		t.interrupt(errSteer)
+	}
+	e.signalLocked()
+	return e.receiptLocked(c), nil
+}
+
+// Stop stops the running turn: its request and tools are cancelled, the
+// partial reply and its trace stay, and a stopped entry records what was
+// and was not done. Steers that had not reached the model are rejected and
+// stay the caller's drafts. Queued messages still run after it. Stop
+// reports whether a turn was running.
+func (e *Engine) Stop() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t := e.turn
+	if t == nil || t.stopping {
+		return false
+	}
+	t.stopping = true
+	for _, c := range t.steers {
+		c.close(Rejected, "the turn was stopped before the instruction was used")
+	}
+	t.steers = nil
+	t.cancel(errStop)
+	e.signalLocked()
+	return true
+}
+
+// Approve decides a pending approval.
+func (e *Engine) Approve(id string, d Decision) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, a := range e.approvals {
+		if a.ID == id {
+			e.approvals = slices.Delete(e.approvals, i, i+1)
+			if d == AllowSession {
+				e.allowed[a.Tool] = true
+			}
+			a.decide <- d
+			e.signalLocked()
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %q", ErrNoApproval, id)
+}
+
+// Allow allows a tool for the rest of the session.
+func (e *Engine) Allow(tool string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.allowed[tool] = true
+}
+
+// Approvals lists the calls waiting for a decision.
+func (e *Engine) Approvals() []Approval {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]Approval, len(e.approvals))
+	for i, a := range e.approvals {
+		out[i] = a.Approval
+	}
+	return out
+}
+
+// Retry runs the failed last turn again from its last request: no new user
+// entry, the same messages. It is the explicit action a failure entry
+// offers; the engine never retries a failed turn by itself.
+func (e *Engine) Retry(commandID string) (Receipt, error) {
+	if commandID == "" {
+		return Receipt{}, ErrEmpty
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return Receipt{}, ErrClosed
+	}
+	if c, ok := e.commands[commandID]; ok {
+		r := e.receiptLocked(c)
+		r.Duplicate = true
+		return r, nil
+	}
+	if !e.lastFailed || e.turn != nil || len(e.queue) > 0 {
+		return Receipt{}, ErrNothingToRetry
+	}
+	e.lastFailed = false
+	c := &command{id: commandID, retry: true, state: Queued, done: make(chan struct{})}
+	e.commands[commandID] = c
+	e.order = append(e.order, c)
+	e.queue = append(e.queue, c)
+	e.signalLocked()
+	return e.receiptLocked(c), nil
+}
+
+// Edit changes the text of a command still waiting in the queue.
+func (e *Engine) Edit(commandID, text string) (Receipt, error) {
+	if strings.TrimSpace(text) == "" {
+		return Receipt{}, ErrEmpty
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.commands[commandID]
+	if !ok {
+		return Receipt{}, fmt.Errorf("%w: %q", ErrUnknownCommand, commandID)
+	}
+	if c.state != Queued || c.retry {
+		return Receipt{}, ErrNotEditable
+	}
+	c.text = text
+	e.signalLocked()
+	return e.receiptLocked(c), nil
+}
+
+// Remove takes a command out of the queue before it starts.
+func (e *Engine) Remove(commandID string) (Receipt, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.commands[commandID]
+	if !ok {
+		return Receipt{}, fmt.Errorf("%w: %q", ErrUnknownCommand, commandID)
+	}
+	if c.state != Queued {
+		return Receipt{}, ErrNotEditable
+	}
+	e.queue = slices.DeleteFunc(e.queue, func(q *command) bool { return q == c })
+	c.close(Removed, "")
+	e.signalLocked()
+	return e.receiptLocked(c), nil
+}
+
+// Status returns the receipt of a command, for clients that poll.
+func (e *Engine) Status(commandID string) (Receipt, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.commands[commandID]
+	if !ok {
+		return Receipt{}, fmt.Errorf("%w: %q", ErrUnknownCommand, commandID)
+	}
+	return e.receiptLocked(c), nil
+}
+
+// Commands lists every command in acceptance order with its state: the
+// queue (State Queued, in dispatch order), the running turn and its steers,
+// and finished ones.
+func (e *Engine) Commands() []Receipt {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]Receipt, len(e.order))
+	for i, c := range e.order {
+		out[i] = e.receiptLocked(c)
+	}
+	return out
+}
+
+// Wait blocks until the command reaches a final state and returns its
+// receipt.
+func (e *Engine) Wait(ctx context.Context, commandID string) (Receipt, error) {
+	e.mu.Lock()
+	c, ok := e.commands[commandID]
+	e.mu.Unlock()
+	if !ok {
+		return Receipt{}, fmt.Errorf("%w: %q", ErrUnknownCommand, commandID)
+	}
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		return Receipt{}, ctx.Err()
+	}
+	return e.Status(commandID)
+}
+
+// Idle blocks until no turn is running and the queue is empty.
+func (e *Engine) Idle(ctx context.Context) error {
+	for {
+		e.mu.Lock()
+		idle := e.turn == nil && len(e.queue) == 0
+		e.mu.Unlock()
+		if idle {
+			return nil
+		}
+		select {
+		case <-e.changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-e.loopDone:
+			return ErrClosed
+		}
+	}
+}
+
+// Changed returns a channel that receives a value (coalesced) whenever a
+// command or approval changes state. There is one channel per engine; use it
+// from one place.
+func (e *Engine) Changed() <-chan struct{} { return e.changed }
+
+// Close stops the running turn, rejects what is queued and ends the loop.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	for _, c := range e.queue {
+		c.close(Rejected, "folio shut down before the message was sent")
+	}
+	e.queue = nil
+	if t := e.turn; t != nil {
+		t.stopping = true
+		for _, c := range t.steers {
+			c.close(Rejected, "folio shut down before the instruction was used")
+		}
+		t.steers = nil
+		t.cancel(errStop)
+	}
+	e.signalLocked()
+	e.mu.Unlock()
+	<-e.loopDone
+	e.cancel()
+	e.unsubscribe()
+	if e.ownHost {
+		return e.host.Close()
+	}
+	return nil
+}
+
+func (e *Engine) receiptLocked(c *command) Receipt {
+	r := Receipt{CommandID: c.id, State: c.state, Steer: c.steer, Text: c.text, Reason: c.reason}
+	if c.state == Queued {
+		r.Position = slices.Index(e.queue, c) + 1
+	}
+	return r
+}
+
+func (e *Engine) signalLocked() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+	select {
+	case e.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (e *Engine) notify() {
+	select {
+	case e.changed <- struct{}{}:
+	default:
+	}
+}
+
+// loop dispatches queued commands one turn at a time.
+func (e *Engine) loop() {
+	defer close(e.loopDone)
+	for {
+		e.mu.Lock()
+		for len(e.queue) == 0 && !e.closed {
+			e.mu.Unlock()
+			<-e.wake
+			e.mu.Lock()
+		}
+		if e.closed {
+			e.mu.Unlock()
+			return
+		}
+		c := e.queue[0]
+		e.queue = e.queue[1:]
+		c.state = Running
+		t := newTurn(e, c)
+		e.turn = t
+		e.signalLocked()
+		e.mu.Unlock()
+
+		final, reason := e.runTurn(t)
+
+		e.mu.Lock()
+		e.turn = nil
+		e.lastFailed = final == Failed
+		// Steers that arrived after the last boundary never reached the
+		// model: they are the caller's drafts again, never a new turn.
+		for _, s := range t.steers {
+			s.close(Rejected, "the turn ended before the instruction was used")
+		}
+		c.close(final, reason)
+		e.signalLocked()
+		e.mu.Unlock()
+	}
+}
+
+// now is the engine's clock. Tests run inside testing/synctest bubbles, so
+// the real clock is the fake one there.
+func now() time.Time { return time.Now() }

@@ -1,0 +1,153 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/foliodev/folio/message"
+	"github.com/foliodev/folio/receipt"
+	"github.com/foliodev/folio/toolview"
+	"github.com/foliodev/folio/transcript"
+)
+
+// A plain reply: reasoning and answer each get one entry, and the receipt
+// carries time measured from the stream and the usage the provider
+// reported.
+func TestTextTurnEntriesAndMeasuredThroughput(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newScripted(cat(
+			pause(300*time.Millisecond), // time to first token
+			think("Let me "), pause(100*time.Millisecond), think("think."), thinkDone(),
+			pause(100*time.Millisecond), text("Hello"), pause(100*time.Millisecond), text(", world."),
+			usage(12, 40), done()))
+		h := newHarness(t, p)
+		r := h.send("c1", "hi")
+		if r.State != "done" {
+			t.Fatalf("state %s (%s)", r.State, r.Reason)
+		}
+		es := h.wantKinds("user reasoning agent turn-receipt")
+		if got := es[1].Content.(transcript.Reasoning).Text; got != "Let me think." {
+			t.Errorf("reasoning %q", got)
+		}
+		if got := es[2].Content.(transcript.Agent).Markdown; got != "Hello, world." {
+			t.Errorf("answer %q", got)
+		}
+		rc := es[3].Content.(transcript.TurnReceipt)
+		if rc.FinishedAt == nil || len(rc.Steps) != 1 {
+			t.Fatalf("receipt %+v", rc)
+		}
+		s := rc.Steps[0]
+		// First output at 300ms, last at 600ms: 300ms of decoding. The
+		// step took 600ms; time before the first token is not decode time.
+		if s.GenerationDurationMs == nil || *s.GenerationDurationMs != 300 {
+			t.Errorf("generation %v, want 300ms", s.GenerationDurationMs)
+		}
+		if s.DurationMs != 600 {
+			t.Errorf("duration %v, want 600", s.DurationMs)
+		}
+		if *s.PromptTokens != 12 || *s.CompletionTokens != 40 {
+			t.Errorf("usage %d/%d", *s.PromptTokens, *s.CompletionTokens)
+		}
+		rate, ok := receipt.Throughput(rc.Steps)
+		if !ok || rate != 40/0.3 {
+			t.Errorf("throughput %v %v, want %v", rate, ok, 40/0.3)
+		}
+		live := h.store.Snapshot().Live
+		if live.Totals.InputTokens != 12 || live.Totals.OutputTokens != 40 || live.PromptContext != 12 || live.Model != "test-model" {
+			t.Errorf("live %+v", live)
+		}
+		msgs := h.eng.Messages()
+		if len(msgs) != 2 || msgs[1].Content != "Hello, world." || msgs[1].Reasoning[0].Signature != "sig" {
+			t.Errorf("messages %+v", msgs)
+		}
+		// The log holds the same entries.
+		c := h.reload()
+		if got := kinds(c.Document.Entries()); got != "user reasoning agent turn-receipt" {
+			t.Errorf("saved %s", got)
+		}
+	})
+}
+
+// Without usage the receipt omits tokens and throughput instead of
+// guessing them.
+func TestMissingUsageIsNotInvented(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, newScripted(cat(text("a"), pause(time.Second), text("b"), done())))
+		h.send("c1", "hi")
+		es := h.wantKinds("user agent turn-receipt")
+		s := es[2].Content.(transcript.TurnReceipt).Steps[0]
+		if s.CompletionTokens != nil || s.PromptTokens != nil || s.TokensPerSecond != nil {
+			t.Errorf("invented usage: %+v", s)
+		}
+		if _, ok := receipt.Throughput([]transcript.Step{s}); ok {
+			t.Error("throughput without token counts")
+		}
+	})
+}
+
+// Tool-call arguments arrive in fragments; the tool gets exactly the
+// complete arguments of the end event, and draft bytes never reach it.
+func TestFragmentedToolArgumentsAndDraftIsolation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tool := &fakeTool{name: "probe"}
+		// The fragments carry a marker the complete arguments do not: if
+		// any draft byte leaked into the invocation, the tool would see it.
+		p := newScripted(
+			cat(text("Checking."),
+				callStart(0, "call_1", "probe"),
+				callDelta(0, `{"pa`), pause(60*time.Millisecond), callDelta(0, `th":"DRAFT-ONLY`),
+				pause(60*time.Millisecond), callDelta(0, `"}`), pause(60*time.Millisecond),
+				callEnd(0, "call_1", "probe", `{"path":"final"}`),
+				usage(10, 5), done()),
+			cat(text("Done."), usage(20, 2), done()))
+		drafts := make(chan string, 10)
+		h := newHarness(t, p, engine_WithTools(toolSet(t, tool)))
+		cancel := h.eng.Host().Subscribe(func(c toolview.Change) {
+			if c.Value != nil && c.Value.Draft {
+				drafts <- string(c.Value.Payload)
+			}
+		})
+		defer cancel()
+		h.send("c1", "go")
+		if got := tool.calls(); len(got) != 1 || got[0] != `{"path":"final"}` {
+			t.Fatalf("tool got %q", got)
+		}
+		es := h.wantKinds("user agent tool agent turn-receipt")
+		tc := es[2].Content.(transcript.Tool)
+		if tc.Receipt.Status != transcript.ToolOK || tc.InvocationID != es[2].ID || tc.Receipt.Args != `{"path":"final"}` {
+			t.Errorf("tool entry %+v", tc.Receipt)
+		}
+		if strings.Contains(tc.Receipt.Args+string(tc.Receipt.Detail), "DRAFT") {
+			t.Error("draft bytes reached the tool entry")
+		}
+		// The draft was shown (the probe tool set declares a draft adapter).
+		var sawDraft bool
+		for len(drafts) > 0 {
+			if strings.Contains(<-drafts, "DRAFT-ONLY") {
+				sawDraft = true
+			}
+		}
+		if !sawDraft {
+			t.Error("the draft presentation never showed the fragments")
+		}
+		msgs := h.eng.Messages()
+		if len(msgs) != 4 || msgs[1].ToolCalls[0].ID != "call_1" || string(msgs[1].ToolCalls[0].Arguments) != `{"path":"final"}` ||
+			msgs[2].Role != message.Tool || msgs[2].ToolCallID != "call_1" {
+			t.Fatalf("messages %+v", msgs)
+		}
+		// The second request carried the tool result.
+		if reqs := p.reqs(); len(reqs) != 2 || len(reqs[1].Messages) != 3 {
+			t.Errorf("requests %d", len(reqs))
+		}
+		// Nothing of the draft was saved.
+		data := readFile(t, h.path)
+		if strings.Contains(data, "DRAFT-ONLY") {
+			t.Error("draft bytes reached the log")
+		}
+	})
+}
+
+var _ = context.Background

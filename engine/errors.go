@@ -1,0 +1,42 @@
+package engine
+
+import "errors"
+
+// ErrClosed is returned by every method after Close.
+var ErrClosed = errors.New("engine: closed")
+
+// ErrEmpty is returned by Send and Steer for a command without text, and by
+// Send for a command without an ID.
+var ErrEmpty = errors.New("engine: a command needs an ID and text")
+
+// ErrNoTurn is returned by Steer when no turn is running; send the text as
+// an ordinary message instead.
+var ErrNoTurn = errors.New("engine: no turn is running")
+
+// ErrCancelled is returned by Steer when the running turn is being stopped.
+// The instruction was not accepted: it stays the caller's unsent draft, and
+// the engine never sends it on its own.
+var ErrCancelled = errors.New("engine: the turn was stopped; the instruction was not sent")
+
+// ErrNotEditable is returned by Edit and Remove for a command that is no
+// longer waiting in the queue.
+var ErrNotEditable = errors.New("engine: the command already started")
+
+// ErrUnknownCommand is returned for a command ID the engine never accepted.
+var ErrUnknownCommand = errors.New("engine: unknown command")
+
+// ErrNoApproval is returned by Approve for an ID that is not waiting.
+var ErrNoApproval = errors.New("engine: no approval is pending with that id")
+
+// ErrNothingToRetry is returned by Retry when the last turn did not fail.
+var ErrNothingToRetry = errors.New("engine: the last turn did not fail")
+
+// ErrInFlight is returned by Outbox when a command whose delivery is pending
+// or uncertain would be resent, edited or removed.
+var ErrInFlight = errors.New("engine: the command's delivery is pending or uncertain")
+
+// errStop and errSteer are the causes a turn's contexts are cancelled with.
+var (
+	errStop  = errors.New("stopped by the user")
+	errSteer = errors.New("interrupted by a steering instruction")
+)
