@@ -3,9 +3,12 @@ package history
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"time"
 )
 
 // DataDir resolves folio's data folder: flag when set (the --data option),
@@ -86,4 +89,69 @@ func syncDir(dir string) error {
 		return err
 	}
 	return nil
+}
+
+// ReadFile reads the log at path without taking its lock; see Read. A
+// version 2 header without a conversationId takes it from the file name.
+func ReadFile(path string) (*Conversation, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := parse(data, false)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if st.conv.Header.ConversationID == "" {
+		st.conv.Header.ConversationID = idFromPath(path)
+	}
+	return st.conv, nil
+}
+
+// Summary describes one log for listings.
+type Summary struct {
+	ID        string
+	Path      string
+	Title     string
+	Entries   int
+	Messages  int
+	Problems  int
+	Version   int
+	UpdatedAt time.Time
+	// Err is set when the log could not be read at all (a newer version, no
+	// header); the other fields but ID and Path are then zero.
+	Err error
+}
+
+// List summarizes every log in a data folder's conversations folder, newest
+// first. A missing folder lists nothing. It reads each log whole; listing
+// thousands of long conversations wants an index, which is not built yet.
+func List(data string) ([]Summary, error) {
+	dir := ConversationsDir(data)
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Summary
+	for _, de := range des {
+		name := de.Name()
+		if de.IsDir() || !strings.HasSuffix(name, ".jsonl") || strings.HasPrefix(name, ".") {
+			continue
+		}
+		s := Summary{ID: strings.TrimSuffix(name, ".jsonl"), Path: filepath.Join(dir, name)}
+		c, err := ReadFile(s.Path)
+		if err != nil {
+			s.Err = err
+		} else {
+			s.ID = c.Header.ConversationID
+			s.Title, s.Entries, s.Messages = c.Title, c.Document.Len(), len(c.Messages)
+			s.Problems, s.Version, s.UpdatedAt = len(c.Problems), c.Header.Version, c.UpdatedAt
+		}
+		out = append(out, s)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].UpdatedAt.After(out[j].UpdatedAt) })
+	return out, nil
 }
