@@ -3,8 +3,11 @@ GO ?= go
 GOFLAGS_TEST ?= -race -count=1
 
 .PHONY: test test-go fmt-check vet build bench tidy-check
+.PHONY: web-deps web-build web-test web-check web-e2e
 
-test: fmt-check vet test-go
+# Go checks first, then the web app: unit and component tests, the type check
+# and the committed-build staleness check, then the browser suite.
+test: fmt-check vet test-go web-test web-check web-e2e
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -21,3 +24,32 @@ build:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# The web app (web/). Node dependencies come only from web/package-lock.json.
+WEB := web
+NPM ?= npm
+
+WEB_STAMP := $(WEB)/node_modules/.folio-deps
+
+# npm ci runs only when node_modules is missing or the lock (or package.json)
+# is newer than the last install.
+web-deps: $(WEB_STAMP)
+$(WEB_STAMP): $(WEB)/package-lock.json $(WEB)/package.json
+	cd $(WEB) && $(NPM) ci --no-audit --no-fund
+	@touch $@
+
+# Rebuild web/dist (commit the result; Go embeds it).
+web-build: web-deps
+	cd $(WEB) && ./node_modules/.bin/tsc --noEmit && ./node_modules/.bin/vite build
+
+web-test: web-deps
+	cd $(WEB) && ./node_modules/.bin/vitest run
+
+# Type check, and fail when the committed web/dist differs from a fresh build.
+web-check: web-deps
+	cd $(WEB) && ./node_modules/.bin/tsc --noEmit && node scripts/check-dist.mjs
+
+# Browser suite in Debian's Chromium; skipped without it unless CI=true or
+# FOLIO_REQUIRE_SUITES=1.
+web-e2e: web-deps
+	cd $(WEB) && node e2e/run.mjs

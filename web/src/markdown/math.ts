@@ -8,11 +8,13 @@
 // typesetMath later hands those spans, and only those, to KaTeX's auto-render.
 //
 // Delimiters: `$$…$$` and `\[…\]` (display), `\(…\)` and `$…$` (inline).
-// The inline `$` rule is Pandoc's: the opening `$` must be followed by a
-// non-space character, the closing `$` must follow a non-space character and
-// must not be followed by a digit, and the span may not cross a blank line. So
-// "$5 and $10" is prose, while "$x$" and "$a+b$" are math. `\$` is an ordinary
-// markdown escape and never delimits math.
+// The inline `$` rule is Pandoc's, made stricter: the opening `$` must be
+// followed by a non-space character; the next unescaped `$` must close it, by
+// following a non-space character and not being followed by a digit; the span
+// crosses no blank line and no backtick. So "$5 and $10" is prose (the second
+// `$` follows a space, so it cannot close, and nothing else may), while "$x$"
+// and "$a+b$" are math. `\$` is an ordinary markdown escape and never
+// delimits math.
 //
 // Only complete pairs are stashed: while a reply streams, an opener without its
 // closer stays ordinary text, and the paint that brings the closer typesets it.
@@ -91,7 +93,7 @@ function findCloser(src: string, from: number, closer: string, inline: boolean):
   const at = src.indexOf(closer, from);
   if (at < 0) return -1;
   const body = src.slice(from, at);
-  if (body.trim() === '' || (inline && /\n[ \t]*\n/.test(body))) return -1;
+  if (body.trim() === '' || (inline && /\n[ \t]*\n|`/.test(body))) return -1;
   return at + closer.length;
 }
 
@@ -104,8 +106,11 @@ function findDollarCloser(src: string, open: number): number {
       j++;
     } else if (c === '\n' && /^\n[ \t]*\n/.test(src.slice(j, j + 64))) {
       return -1;
-    } else if (c === '$' && j > open + 1 && !/\s/.test(src[j - 1]!) && !/[0-9]/.test(src[j + 1] ?? '')) {
-      return j + 1;
+    } else if (c === '`') {
+      return -1;
+    } else if (c === '$') {
+      const closes = j > open + 1 && !/\s/.test(src[j - 1]!) && !/[0-9]/.test(src[j + 1] ?? '');
+      return closes ? j + 1 : -1;
     }
   }
   return -1;
