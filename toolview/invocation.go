@@ -365,7 +365,10 @@ func (inv *Invocation) call(ctx context.Context, args []byte, fn ToolFunc) (res 
 		}
 	}()
 	res, err := fn(ctx, inv, append([]byte(nil), args...))
+	var fail *Failure
 	switch {
+	case errors.As(err, &fail):
+		out = Outcome{Status: transcript.ToolFailed, Reason: fail.Reason}
 	case err != nil && errors.Is(err, context.Canceled):
 		out = Outcome{Status: transcript.ToolFailed, Reason: "canceled"}
 	case err != nil:
@@ -488,3 +491,27 @@ func boundedJSON(b []byte, limit int64) (jsontext.Value, *RejectError) {
 	}
 	return v, nil
 }
+
+// Diagnose records a rejection that happened outside the handle methods,
+// such as a malformed line from an out-of-process plugin. It counts toward
+// metrics and the invocation's diagnostics exactly like a refused update, and
+// carries only a reason and sizes.
+func (inv *Invocation) Diagnose(r Reason, limit, size int64) {
+	if r >= numReasons {
+		r = ReasonPlugin
+	}
+	inv.reject(inv.primary, &RejectError{Reason: r, Limit: limit, Actual: size})
+}
+
+// PayloadLimit returns the host's encoded payload bound.
+func (inv *Invocation) PayloadLimit() int64 { return inv.host.limit }
+
+// Failure is an error a tool returns to choose the outcome reason recorded at
+// closure (a fixed classification such as "plugin_exited").
+type Failure struct {
+	Reason string
+	Err    error
+}
+
+func (f *Failure) Error() string { return f.Err.Error() }
+func (f *Failure) Unwrap() error { return f.Err }
