@@ -18,6 +18,7 @@ type scripted struct {
 	mu       sync.Mutex
 	replies  [][]item
 	requests []provider.Request
+	ctxs     []context.Context
 	started  chan int // receives the request number as each stream starts
 }
 
@@ -41,6 +42,7 @@ func (p *scripted) Stream(ctx context.Context, req provider.Request) (provider.S
 	p.mu.Lock()
 	n := len(p.requests)
 	p.requests = append(p.requests, req)
+	p.ctxs = append(p.ctxs, ctx)
 	var r []item
 	if n < len(p.replies) {
 		r = p.replies[n]
@@ -53,6 +55,12 @@ func (p *scripted) Stream(ctx context.Context, req provider.Request) (provider.S
 		return nil, r[0].err
 	}
 	return &scriptStream{ctx: ctx, items: r}, nil
+}
+
+func (p *scripted) ctx(i int) context.Context {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ctxs[i]
 }
 
 func (p *scripted) reqs() []provider.Request {

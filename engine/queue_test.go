@@ -1,0 +1,92 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+
+	"github.com/foliodev/folio/engine"
+	"github.com/foliodev/folio/transcript"
+)
+
+// Messages sent during a turn wait and run in order after it; a retried
+// delivery of the same command ID is the same command, never a second turn.
+func TestQueueOrderAndDuplicateCommandIDs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		p := newScripted(
+			cat(text("first"), gate(release), done()),
+			cat(text("second"), done()),
+			cat(text("third"), done()))
+		h := newHarness(t, p)
+		ctx := context.Background()
+		for _, c := range []struct{ id, text string }{{"a", "one"}, {"b", "two"}, {"c", "three"}} {
+			if _, err := h.eng.Send(ctx, c.id, c.text, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		synctest.Wait()
+		r, err := h.eng.Send(ctx, "b", "two again", nil)
+		if err != nil || !r.Duplicate || r.State != engine.Queued || r.Position != 1 || r.Text != "two" {
+			t.Fatalf("duplicate send: %+v %v", r, err)
+		}
+		if r, _ := h.eng.Status("c"); r.Position != 2 {
+			t.Errorf("c position %d", r.Position)
+		}
+		// Queued commands can still be edited; a started one cannot.
+		if _, err := h.eng.Edit("c", "three, edited"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.eng.Edit("a", "x"); !errors.Is(err, engine.ErrNotEditable) {
+			t.Errorf("edit running: %v", err)
+		}
+		close(release)
+		if err := h.eng.Idle(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// A retry after the turn finished is still the same command.
+		if r, _ := h.eng.Send(ctx, "a", "one", nil); !r.Duplicate || r.State != engine.Done {
+			t.Errorf("late duplicate: %+v", r)
+		}
+		synctest.Wait()
+		if n := len(p.reqs()); n != 3 {
+			t.Fatalf("%d requests, want 3", n)
+		}
+		var users []string
+		for _, e := range h.entries() {
+			if u, ok := e.Content.(transcript.User); ok {
+				users = append(users, u.Text)
+			}
+		}
+		if len(users) != 3 || users[0] != "one" || users[1] != "two" || users[2] != "three, edited" {
+			t.Errorf("user entries %q", users)
+		}
+		h.wantKinds("user agent turn-receipt user agent turn-receipt user agent turn-receipt")
+	})
+}
+
+func TestRemoveQueuedCommand(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		p := newScripted(cat(text("first"), gate(release), done()), cat(text("third"), done()))
+		h := newHarness(t, p)
+		ctx := context.Background()
+		h.eng.Send(ctx, "a", "one", nil)
+		h.eng.Send(ctx, "b", "two", nil)
+		h.eng.Send(ctx, "c", "three", nil)
+		synctest.Wait()
+		if r, err := h.eng.Remove("b"); err != nil || r.State != engine.Removed {
+			t.Fatalf("remove: %+v %v", r, err)
+		}
+		if _, err := h.eng.Remove("a"); !errors.Is(err, engine.ErrNotEditable) {
+			t.Errorf("remove running: %v", err)
+		}
+		close(release)
+		h.eng.Idle(ctx)
+		h.wantKinds("user agent turn-receipt user agent turn-receipt")
+		if _, err := h.eng.Send(ctx, "", "x", nil); !errors.Is(err, engine.ErrEmpty) {
+			t.Errorf("empty id: %v", err)
+		}
+	})
+}
