@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Sentinel errors.
@@ -268,4 +271,54 @@ func safeNetMsg(err error) string {
 		return oe.Err.Error()
 	}
 	return err.Error()
+}
+
+// ParseErrorBody reads an HTTP error body in the shapes servers use:
+// {"error":{"message","type","code"}} (OpenAI, Anthropic, OpenRouter),
+// {"error":"text"} (Ollama), {"message","type","code"} (vLLM) and
+// {"detail":"text"}. code may be a string or a number. Anything else yields
+// empty strings; a long message is cut to keep error texts bounded.
+func ParseErrorBody(body []byte) (code, typ, msg string) {
+	var top map[string]jsontext.Value
+	if json.Unmarshal(body, &top) != nil {
+		return "", "", ""
+	}
+	read := func(obj map[string]jsontext.Value) {
+		code, typ, msg = scalar(obj["code"]), scalar(obj["type"]), scalar(obj["message"])
+	}
+	if inner, ok := top["error"]; ok {
+		var obj map[string]jsontext.Value
+		if json.Unmarshal(inner, &obj) == nil {
+			read(obj)
+		} else {
+			msg = scalar(inner)
+		}
+	} else {
+		read(top)
+		if msg == "" {
+			msg = scalar(top["detail"])
+		}
+	}
+	if typ == "error" { // vLLM's {"object":"error"} style puts nothing useful here
+		typ = ""
+	}
+	const limit = 500
+	if len(msg) > limit {
+		msg = msg[:limit] + "…"
+	}
+	return code, typ, msg
+}
+
+// scalar returns a JSON string's value, a number's text, or "".
+func scalar(v jsontext.Value) string {
+	switch v.Kind() {
+	case '"':
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			return s
+		}
+	case '0':
+		return string(v)
+	}
+	return ""
 }
