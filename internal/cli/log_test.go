@@ -19,7 +19,7 @@ import (
 
 var logT0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 
-func i64(v int64) *int64 { return &v }
+func i64(v int64) *int64     { return &v }
 func f64(v float64) *float64 { return &v }
 
 var testReceipt = transcript.TurnReceipt{
