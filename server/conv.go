@@ -197,7 +197,9 @@ func (c *conv) readLocked(emit bool) {
 			return true
 		}
 		for _, le := range rec.entries {
-			if emit {
+			// A superseding snapshot's entries reach clients through the new
+			// snapshot they open after "replaced", not as events.
+			if emit && rec.typ == "ui-append" {
 				c.applyLocked(Change{Op: OpSettle, Entry: le.entry, After: c.lastID}, le.raw, true)
 			}
 			c.lastID = le.entry.ID

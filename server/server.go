@@ -56,6 +56,8 @@ type Server struct {
 	tokens map[string]*conn // every live snapshot token → its connection
 
 	metaCache metaCache
+
+	onConnClosed func() // test hook: a connection finished releasing
 }
 
 // New makes a server and its private snapshot folder. Close removes it.

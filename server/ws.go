@@ -159,6 +159,9 @@ func (c *conn) close(code websocket.StatusCode, reason string) {
 		delete(c.srv.conns, c)
 		c.srv.mu.Unlock()
 		c.lru.Close()
+		if c.srv.onConnClosed != nil {
+			c.srv.onConnClosed()
+		}
 	})
 }
 

@@ -1,0 +1,152 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+)
+
+// recordingEngine is a stand-in for the turn engine (which lands later): it
+// records commands and implements stop's compare-and-set on a turn it is told
+// is running.
+type recordingEngine struct {
+	mu      sync.Mutex
+	cmds    []Command
+	running string // user entry ID of the running top-level turn
+	reply   string
+}
+
+func (e *recordingEngine) Do(ctx context.Context, cmd Command) (Receipt, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.cmds = append(e.cmds, cmd)
+	switch cmd.Kind {
+	case CmdSend:
+		if e.running != "" {
+			return Receipt{State: StateQueued}, nil
+		}
+		return Receipt{State: StateDispatched, EntryID: "u-" + cmd.CommandID}, nil
+	case CmdStop:
+		if e.running == "" {
+			return Receipt{}, ErrNotRunning
+		}
+		if cmd.Turn != e.running || (cmd.Reply != "" && cmd.Reply != e.reply) {
+			return Receipt{}, fmt.Errorf("turn %s is running: %w", e.running, ErrStopConflict)
+		}
+		e.running = ""
+		return Receipt{State: StateDone}, nil
+	}
+	return Receipt{State: StateDone}, nil
+}
+
+func (e *recordingEngine) count(kind string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, c := range e.cmds {
+		if c.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+func TestSendIsIdempotent(t *testing.T) {
+	eng := &recordingEngine{running: "u-0"}
+	ts := newTestServer(t, Options{Engine: eng})
+	ts.writeGen(t, "c", 10, 1)
+	c := ts.dial(t)
+	send := map[string]any{"type": "send", "conversation": "c", "commandId": "k-1", "text": "hello"}
+	first := c.call(send)
+	if first.Type != "receipt" || first.Receipt.State != StateQueued {
+		t.Fatalf("first send: %s", first.raw)
+	}
+	// The same command again, on this connection and on another one after
+	// a reconnect: same receipt, no second turn.
+	again := c.call(send)
+	d := ts.dial(t)
+	send["id"] = nil
+	delete(send, "id")
+	third := d.call(send)
+	if *again.Receipt != *first.Receipt || *third.Receipt != *first.Receipt || eng.count(CmdSend) != 1 {
+		t.Fatalf("repeat gave %+v / %+v, engine saw %d sends", again.Receipt, third.Receipt, eng.count(CmdSend))
+	}
+	// The same ID with another body is refused.
+	conflict := c.call(map[string]any{"type": "send", "conversation": "c", "commandId": "k-1", "text": "other"})
+	if conflict.Receipt.State != StateRejected || conflict.Receipt.Code != "command-conflict" || eng.count(CmdSend) != 1 {
+		t.Fatalf("conflicting reuse: %s", conflict.raw)
+	}
+	// The receipt endpoint confirms the same command.
+	resp, err := http.Get(ts.url + "/api/v2/conversations/c/commands/k-1")
+	must(t, err)
+	var rc Receipt
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	must(t, json.Unmarshal(b, &rc))
+	if rc != *first.Receipt {
+		t.Fatalf("receipt endpoint: %+v, want %+v", rc, *first.Receipt)
+	}
+	// A receipt the engine publishes later updates what polling sees.
+	upd := *first.Receipt
+	upd.State, upd.EntryID = StateDispatched, "u-9"
+	must(t, ts.Publish("c", Change{Op: OpReceipt, Receipt: &upd}))
+	resp, _ = http.Get(ts.url + "/api/v2/conversations/c/commands/k-1")
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	json.Unmarshal(b, &rc)
+	if rc.State != StateDispatched || rc.EntryID != "u-9" {
+		t.Fatalf("after engine update: %+v", rc)
+	}
+	resp, _ = http.Get(ts.url + "/api/v2/conversations/c/commands/never")
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `"state":"unknown"`) {
+		t.Fatalf("unknown command: %s", b)
+	}
+}
+
+func TestStopIsCompareAndSet(t *testing.T) {
+	eng := &recordingEngine{running: "u-7", reply: "a-7"}
+	ts := newTestServer(t, Options{Engine: eng})
+	c := ts.dial(t)
+	stale := c.call(map[string]any{"type": "stop", "conversation": "c", "commandId": "s-1", "turn": "u-6"})
+	if stale.Receipt.State != StateRejected || stale.Receipt.Code != "stop-conflict" {
+		t.Fatalf("stop of an older turn: %s", stale.raw)
+	}
+	ok := c.call(map[string]any{"type": "stop", "conversation": "c", "commandId": "s-2", "turn": "u-7", "reply": "a-7"})
+	if ok.Receipt.State != StateDone {
+		t.Fatalf("stop of the running turn: %s", ok.raw)
+	}
+	idle := c.call(map[string]any{"type": "stop", "conversation": "c", "commandId": "s-3", "turn": "u-7"})
+	if idle.Receipt.Code != "not-running" {
+		t.Fatalf("stop when idle: %s", idle.raw)
+	}
+}
+
+func TestCommandsWithoutEngineAndBadCommands(t *testing.T) {
+	ts := newTestServer(t, Options{})
+	c := ts.dial(t)
+	f := c.call(map[string]any{"type": "send", "conversation": "c", "commandId": "k", "text": "hi"})
+	if f.Receipt == nil || f.Receipt.Code != "engine-unavailable" {
+		t.Fatalf("no engine: %s", f.raw)
+	}
+	for name, m := range map[string]map[string]any{
+		"missing text":      {"type": "send", "conversation": "c", "commandId": "k2"},
+		"member of another": {"type": "steer", "conversation": "c", "commandId": "k3", "text": "x", "turn": "u"},
+		"bad command id":    {"type": "send", "conversation": "c", "commandId": "k 4", "text": "x"},
+		"path traversal":    {"type": "send", "conversation": "../etc", "commandId": "k5", "text": "x"},
+		"too long text":     {"type": "send", "conversation": "c", "commandId": "k6", "text": strings.Repeat("x", maxText+1)},
+		"approve w/o allow": {"type": "approve", "conversation": "c", "commandId": "k7", "invocationId": "i"},
+	} {
+		f := c.call(m)
+		if f.Type != "error" {
+			t.Errorf("%s: %s", name, f.raw[:min(len(f.raw), 200)])
+		}
+	}
+}
