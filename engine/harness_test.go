@@ -144,3 +144,8 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+func waitForCancel(ctx context.Context, _ *toolview.Invocation, _ []byte) (toolview.Result, error) {
+	<-ctx.Done()
+	return toolview.Result{}, ctx.Err()
+}
