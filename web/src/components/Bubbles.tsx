@@ -42,7 +42,7 @@ export function AssistantBubble({ message }: { message: AssistantMessage }) {
   return (
     <div className="bubble bubble-assistant" data-message-id={message.id} data-state={message.state}>
       <TraceSummary message={message} />
-      {message.text !== '' ? <MarkdownText source={message.text} /> : null}
+      {message.text !== '' ? <MarkdownText source={message.text} cached={message.state !== 'streaming'} /> : null}
       {showsThinkingPlaceholder(message) ? <ThinkingPlaceholder /> : null}
       {message.state === 'failed' && message.failure ? <FailureNotice failure={message.failure} /> : null}
       {message.state !== 'streaming' ? (

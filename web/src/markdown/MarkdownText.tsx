@@ -5,6 +5,8 @@ import { typesetMath } from './math';
 export interface MarkdownTextProps {
   source: string;
   className?: string;
+  /** False while the source is still growing (a streaming reply): render without caching. */
+  cached?: boolean;
 }
 
 /**
@@ -13,9 +15,9 @@ export interface MarkdownTextProps {
  * the browser shows it, so a bubble never flashes raw TeX. React leaves the
  * typeset DOM alone until the HTML string itself changes.
  */
-export function MarkdownText({ source, className }: MarkdownTextProps) {
+export function MarkdownText({ source, className, cached = true }: MarkdownTextProps) {
   const ref = useRef<HTMLDivElement>(null);
-  const html = useMemo(() => renderMarkdown(source), [source]);
+  const html = useMemo(() => renderMarkdown(source, cached), [source, cached]);
   useLayoutEffect(() => typesetMath(ref.current), [html]);
   return (
     <div

@@ -115,6 +115,11 @@ describe('math in an assistant bubble', () => {
     expect(annotations(container)).toEqual(['x']);
   });
 
+  it('keeps messages from restyling the app or adding form controls', () => {
+    const { container } = bubble('<style>body{display:none}</style><p style="position:fixed">x</p><form><input><button>b</button></form>');
+    expect(container.querySelector('style, form, input, button:not(.link-button), [style]')).toBeNull();
+  });
+
   it('restores math as text, never as markup', () => {
     const html = renderMarkdownUncached('\\(<img src=x onerror=alert(1)>\\)');
     expect(html).not.toContain('<img');

@@ -17,7 +17,13 @@ const marked = new Marked({ gfm: true, breaks: false, async: false });
 export function renderMarkdownUncached(source: string): string {
   const { text, spans } = stashMath(source);
   const html = marked.parse(text) as string;
-  const fragment = DOMPurify.sanitize(html, { RETURN_DOM_FRAGMENT: true });
+  const fragment = DOMPurify.sanitize(html, {
+    RETURN_DOM_FRAGMENT: true,
+    // Beyond DOMPurify's defaults: a message must not restyle the app or put
+    // form controls into it. KaTeX's own inline styles are added after this.
+    FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select'],
+    FORBID_ATTR: ['style'],
+  });
   restoreMath(fragment, spans);
   const holder = document.createElement('div');
   holder.append(fragment);
@@ -27,7 +33,11 @@ export function renderMarkdownUncached(source: string): string {
 /** The app's one markdown cache: 256 entries within 8 MiB (see cache.ts). */
 export const markdownCache = new MarkdownCache(renderMarkdownUncached);
 
-/** renderMarkdown returns sanitized HTML for source, through the shared cache. */
-export function renderMarkdown(source: string): string {
-  return markdownCache.render(source);
+/**
+ * renderMarkdown returns sanitized HTML for source, through the shared cache
+ * unless cached is false. A streaming reply passes false: each of its growing
+ * prefixes is seen once, and keeping them would only evict settled messages.
+ */
+export function renderMarkdown(source: string, cached = true): string {
+  return cached ? markdownCache.render(source) : renderMarkdownUncached(source);
 }

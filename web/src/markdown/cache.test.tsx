@@ -1,6 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, entryCost, MarkdownCache } from './cache';
-import { renderMarkdownUncached } from './render';
+import { render as renderComponent } from '@testing-library/react';
+import { AssistantBubble } from '../components/Bubbles';
+import type { AssistantMessage } from '../chat/types';
+import { markdownCache, renderMarkdownUncached } from './render';
 
 // A stand-in render function with a known output length: "<p>" + source + "</p>".
 const wrap = (s: string) => `<p>${s}</p>`;
@@ -90,5 +93,24 @@ describe('MarkdownCache', () => {
     const out = cache.render(oversized);
     expect(cache.has(oversized)).toBe(false);
     expect(out).not.toMatch(/onerror|<script/i);
+  });
+});
+
+describe('the shared markdown cache', () => {
+  it('keeps settled replies but not the growing text of a streaming one', () => {
+    markdownCache.clear();
+    const reply = (text: string, state: AssistantMessage['state']): AssistantMessage => ({
+      id: 'a',
+      role: 'assistant',
+      state,
+      text,
+      thinking: [],
+      tools: [],
+    });
+    const { rerender } = renderComponent(<AssistantBubble message={reply('Partial \\(x', 'streaming')} />);
+    rerender(<AssistantBubble message={reply('Partial \\(x\\) and more', 'streaming')} />);
+    expect(markdownCache.size).toBe(0);
+    rerender(<AssistantBubble message={reply('Partial \\(x\\) and more.', 'completed')} />);
+    expect(markdownCache.keys()).toEqual(['Partial \\(x\\) and more.']);
   });
 });
