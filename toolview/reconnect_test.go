@@ -81,8 +81,14 @@ func TestTerminalWinsEveryReconnectOrdering(t *testing.T) {
 		orderings++
 		var r Replica
 		r.Apply(first)
-		for _, i := range order {
-			events[i].apply(&r)
+		sawClose := false
+		for step, i := range order {
+			e := events[i]
+			e.apply(&r)
+			sawClose = sawClose || (e.change != nil && !e.change.Open) || (e.state != nil && !e.state.Open)
+			if sawClose && r.State().Open {
+				t.Fatalf("step %d (%s) reopened a closed invocation", step, e.name)
+			}
 		}
 		got, ok := TerminalOfState(r.State())
 		if !ok || !reflect.DeepEqual(got, want) {
