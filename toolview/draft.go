@@ -106,6 +106,18 @@ func (d *Draft) Checkpoint(text []byte, total int64, truncated bool) error {
 	return err
 }
 
+// Invalidate tells the host that continuity of the argument stream was lost
+// (the engine lagged, or the provider connection was re-established): every
+// append is refused until a Checkpoint replaces the draft.
+func (d *Draft) Invalidate() {
+	ds := &d.inv.draft
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	d.inv.mu.Lock()
+	ds.gap = true
+	d.inv.mu.Unlock()
+}
+
 func (inv *Invocation) draftOpen() error {
 	if inv.state != scopeOpen {
 		return inv.rejectLocked(&RejectError{Reason: ReasonClosed})
