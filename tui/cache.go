@@ -71,6 +71,13 @@ func NewCache(p *Painter) *Cache {
 	}
 }
 
+// SetPainter switches to painter p. Cached lines of another theme stay
+// keyed by it and are simply not used; stream states are dropped.
+func (c *Cache) SetPainter(p *Painter) {
+	c.painter = p
+	c.resetStreams()
+}
+
 // Painter returns the cache's painter.
 func (c *Cache) Painter() *Painter { return c.painter }
 

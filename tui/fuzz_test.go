@@ -38,7 +38,7 @@ func FuzzStableEnd(f *testing.F) {
 // FuzzMathToText checks the math rewrite never panics, leaves text without
 // math characters alone and never loses words outside math.
 func FuzzMathToText(f *testing.F) {
-	f.Add(`\(d_t\) and $x^2$ cost $5 and $10; \[\frac{a}{b}\] `+"`$x$`")
+	f.Add(`\(d_t\) and $x^2$ cost $5 and $10; \[\frac{a}{b}\] ` + "`$x$`")
 	f.Add(`$$\alpha \le \beta$$`)
 	f.Add(`\( unclosed and $ alone \`)
 	f.Fuzz(func(t *testing.T, s string) {

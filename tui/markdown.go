@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"charm.land/glamour/v2"
 	"charm.land/glamour/v2/styles"
@@ -133,6 +134,10 @@ func nextBoundary(src string, from int) int {
 	return from
 }
 
+// blockRenders counts markdown blocks rendered, so tests can prove work is
+// skipped.
+var blockRenders atomic.Int64
+
 // mdRenderer renders markdown blocks with Glamour for one theme and width.
 // Glamour renderers keep state while rendering, so one is used at a time.
 type mdRenderer struct {
@@ -181,6 +186,7 @@ func renderBlock(block string, th Theme, width int) []string {
 	if strings.TrimSpace(block) == "" {
 		return nil
 	}
+	blockRenders.Add(1)
 	src := mathToText(sanitizeMarkdown(block))
 	r := markdownRenderer(th, width)
 	r.mu.Lock()

@@ -50,6 +50,14 @@ func NewPainter(th Theme, opts ...PainterOption) *Painter {
 	return p
 }
 
+// WithTheme returns a painter like p with another theme, for when the
+// terminal reports its background color.
+func (p *Painter) WithTheme(th Theme) *Painter {
+	q := *p
+	q.theme, q.pal = th, th.palette()
+	return &q
+}
+
 // Theme returns the painter's theme.
 func (p *Painter) Theme() Theme { return p.theme }
 

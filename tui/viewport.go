@@ -124,6 +124,12 @@ func (v *Viewport) Update(msg tea.Msg) tea.Cmd {
 	switch m := msg.(type) {
 	case tea.WindowSizeMsg:
 		v.SetSize(m.Width, m.Height)
+	case tea.BackgroundColorMsg:
+		th := v.cache.painter.theme
+		if th.Dark != m.IsDark() {
+			th.Dark = m.IsDark()
+			v.cache.SetPainter(v.cache.painter.WithTheme(th))
+		}
 	case tea.MouseWheelMsg:
 		switch m.Button {
 		case tea.MouseWheelUp:

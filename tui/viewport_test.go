@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"image/color"
 	"strings"
 	"testing"
 
@@ -232,5 +233,78 @@ func TestViewportExpandToggle(t *testing.T) {
 	v.Update(tea.KeyPressMsg{Code: 'o', Mod: tea.ModCtrl})
 	if !v.Expanded("f") || !strings.Contains(strings.Join(plain(v.Lines()), "\n"), "stack trace") {
 		t.Fatalf("ctrl+o did not expand the failure: %q", plain(v.Lines()))
+	}
+}
+
+// A replacement during streaming: the new generation reuses the entry ID,
+// and nothing of the old stream's text appears afterwards, not even text
+// that arrives late for the old document.
+func TestViewportReplaceDuringStreaming(t *testing.T) {
+	t.Parallel()
+	v := newTestViewport(50, 10)
+	old := doc(ent("u", transcript.User{Text: "first question"}))
+	old = must(old.Open(ent("a", transcript.Agent{Markdown: "Old answer, first block.\n\nOld tail"})))
+	v.SetDocument(old, 1)
+	v.Lines()
+	repl := doc(ent("u", transcript.User{Text: "second question"}))
+	repl = must(repl.Open(ent("a", transcript.Agent{Markdown: "New"})))
+	v.SetDocument(repl, 2)
+	got := strings.Join(plain(v.Lines()), "\n")
+	if strings.Contains(got, "Old") || !strings.Contains(got, "New") {
+		t.Fatalf("old stream text shown after the replacement:\n%s", got)
+	}
+	// The store drops the old lease's late text; the view, given only the
+	// new document, never shows it.
+	repl = must(repl.Update("a", transcript.Agent{Markdown: "New answer.\n\nMore"}))
+	v.SetDocument(repl, 2)
+	got = strings.Join(plain(v.Lines()), "\n")
+	if strings.Contains(got, "Old") || !strings.Contains(got, "New answer.") {
+		t.Fatalf("after the next update:\n%s", got)
+	}
+	term := newTerminal(50, 10)
+	term.frame(v.Lines())
+	golden(t, "viewport_replace_streaming", term.grid())
+}
+
+func TestViewportFollowsBackgroundColor(t *testing.T) {
+	t.Parallel()
+	v := newTestViewport(40, 3)
+	v.SetDocument(doc(ent("n", transcript.Notice{Text: "careful", Tone: transcript.ToneWarn})), 1)
+	dark := strings.Join(v.Lines(), "\n")
+	v.Update(tea.BackgroundColorMsg{Color: color.White})
+	light := strings.Join(v.Lines(), "\n")
+	if dark == light || v.cache.Painter().Theme().Dark {
+		t.Fatal("a light background did not change the palette")
+	}
+}
+
+// When a streamed answer settles, its stream state becomes the cached
+// lines: the answer is not painted again from scratch.
+//
+// Not parallel: it reads the package's block-render counter.
+func TestSettlementReusesStreamState(t *testing.T) {
+	var sb strings.Builder
+	for i := range 50 {
+		fmt.Fprintf(&sb, "Paragraph %d.\n\n", i)
+	}
+	d := doc(ent("u", transcript.User{Text: "go"}))
+	d = must(d.Open(ent("a", transcript.Agent{Markdown: sb.String() + "Last"})))
+	v := newTestViewport(60, 10)
+	v.SetDocument(d, 1)
+	v.Lines()
+	before := blockRenders.Load()
+	d = must(d.Settle("a", nil))
+	v.SetDocument(d, 1)
+	v.Lines()
+	if n := blockRenders.Load() - before; n > 2 {
+		t.Fatalf("settling rendered %d markdown blocks; want only the tail", n)
+	}
+	// Without the stream state, the same settlement renders every block.
+	fresh := newTestViewport(60, 10)
+	before = blockRenders.Load()
+	fresh.SetDocument(d, 1)
+	fresh.Lines()
+	if n := blockRenders.Load() - before; n < 50 {
+		t.Fatalf("a fresh paint rendered only %d blocks; the check above proves nothing", n)
 	}
 }
