@@ -53,6 +53,7 @@ type item struct {
 	published Revision
 	lastPub   time.Time
 	stopTimer func() bool
+	timerSeq  uint64
 	artifacts map[string]*ArtifactWriter
 	handle    *Presentation
 }
@@ -198,7 +199,7 @@ func (inv *Invocation) update(it *item, v *Value, offered Revision, check func()
 	return rev, nil
 }
 
-// schedule delivers it's current value now if its cadence window is open, or
+// schedule delivers the item's current value now if its cadence window is open, or
 // arms one timer that delivers the latest value when the window opens.
 // Called with inv.mu held.
 func (inv *Invocation) schedule(it *item) {
@@ -211,16 +212,25 @@ func (inv *Invocation) schedule(it *item) {
 	if it.stopTimer != nil {
 		return // the armed timer will deliver whatever is latest then
 	}
-	if wait := h.cadence - now.Sub(it.lastPub); it.lastPub.IsZero() || wait <= 0 {
+	wait := h.cadence - now.Sub(it.lastPub)
+	if it.lastPub.IsZero() || wait <= 0 {
 		inv.publishItem(it, now)
 		return
-	} else {
-		it.stopTimer = h.clock.AfterFunc(wait, func() { inv.windowOpened(it) })
 	}
+	it.timerSeq++
+	seq := it.timerSeq
+	it.stopTimer = h.clock.AfterFunc(wait, func() { inv.windowOpened(it, seq) })
 }
 
-func (inv *Invocation) windowOpened(it *item) {
+// windowOpened delivers the latest value when an item's cadence window
+// opens. seq identifies the timer, so a timer that fired while Flush was
+// stopping it cannot clear a newer timer's handle.
+func (inv *Invocation) windowOpened(it *item, seq uint64) {
 	inv.mu.Lock()
+	if seq != it.timerSeq || it.stopTimer == nil {
+		inv.mu.Unlock()
+		return
+	}
 	it.stopTimer = nil
 	if inv.state == scopeOpen && it.rev > it.published {
 		inv.publishItem(it, inv.host.clock.Now())
