@@ -449,27 +449,50 @@ func validateTool(c Tool) error {
 		return fieldErr("/receipt/diffPreview/hiddenLines", "must not be negative, got %d", r.DiffPreview.HiddenLines)
 	}
 	if p := c.Presentation; p != nil {
-		if p.Schema == "" {
-			return fieldErr("/presentation/schema", "schema is empty")
-		}
-		if err := firstErr(
-			count("/presentation/version", &p.Version),
-			count("/presentation/revision", &p.Revision)); err != nil {
+		if err := validatePresentation("/presentation", p); err != nil {
 			return err
 		}
-		if a := p.Artifact; a != nil {
-			if a.Ref == "" {
-				return fieldErr("/presentation/artifact/ref", "ref is empty")
-			}
-			if err := firstErr(
-				count("/presentation/artifact/committedBytes", &a.CommittedBytes),
-				count("/presentation/artifact/revision", &a.Revision)); err != nil {
-				return err
-			}
+	}
+	seen := make(map[string]bool, len(c.Supplementals))
+	for i := range c.Supplementals {
+		kp := &c.Supplementals[i]
+		base := "/supplementals/" + strconv.Itoa(i)
+		if kp.Key == "" {
+			return fieldErr(base+"/key", "key is empty")
 		}
-		if len(p.Payload) > 0 && !jsontext.Value(p.Payload).IsValid() {
-			return fieldErr("/presentation/payload", "payload is not valid JSON")
+		if seen[kp.Key] {
+			return fieldErr(base+"/key", "key %q appears twice", kp.Key)
 		}
+		seen[kp.Key] = true
+		if err := validatePresentation(base+"/presentation", &kp.Presentation); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validatePresentation checks one retained checkpoint at JSON pointer base.
+func validatePresentation(base string, p *Presentation) error {
+	if p.Schema == "" {
+		return fieldErr(base+"/schema", "schema is empty")
+	}
+	if err := firstErr(
+		count(base+"/version", &p.Version),
+		count(base+"/revision", &p.Revision)); err != nil {
+		return err
+	}
+	if a := p.Artifact; a != nil {
+		if a.Ref == "" {
+			return fieldErr(base+"/artifact/ref", "ref is empty")
+		}
+		if err := firstErr(
+			count(base+"/artifact/committedBytes", &a.CommittedBytes),
+			count(base+"/artifact/revision", &a.Revision)); err != nil {
+			return err
+		}
+	}
+	if len(p.Payload) > 0 && !jsontext.Value(p.Payload).IsValid() {
+		return fieldErr(base+"/payload", "payload is not valid JSON")
 	}
 	return nil
 }
