@@ -188,7 +188,8 @@ func (h *Host) Attach(id string) (State, error) {
 	return State{}, fmt.Errorf("%w: %q", ErrUnknownInvocation, id)
 }
 
-// Open invocations, for a client that attaches to everything at once.
+// OpenInvocations lists the IDs of the open invocations, for a client that
+// attaches to everything at once.
 func (h *Host) OpenInvocations() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
