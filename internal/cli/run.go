@@ -1,0 +1,246 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/foliodev/folio/engine"
+	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/message"
+	"github.com/foliodev/folio/provider"
+	_ "github.com/foliodev/folio/provider/demo"   // the default model
+	_ "github.com/foliodev/folio/provider/openai" // OpenAI-compatible servers
+	"github.com/foliodev/folio/tools"
+	"github.com/foliodev/folio/toolview"
+	"github.com/foliodev/folio/transcript"
+	"github.com/foliodev/folio/tui"
+)
+
+func init() {
+	register("run", "run one turn headless and print it (--json for the entries)", runRun)
+}
+
+const runTry = `folio run "list the files here"`
+
+// runOutput is what --json prints: the turn's outcome and the entries.
+type runOutput struct {
+	State    string             `json:"state"`
+	Reason   string             `json:"reason,omitzero"`
+	Provider string             `json:"provider"`
+	Model    string             `json:"model"`
+	Entries  []transcript.Entry `json:"entries"`
+	Messages []message.Message  `json:"messages"`
+}
+
+func runRun(ctx context.Context, args []string, stdio IO) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	asJSON := fs.Bool("json", false, "print the turn's entries and messages as one JSON object")
+	yes := fs.Bool("yes", false, "allow every tool call without asking")
+	allow := fs.String("allow", "", "comma-separated tools to allow without asking (shell,write_file,edit_file)")
+	provName := fs.String("provider", "", "provider name (default $FOLIO_PROVIDER, else the config file, else demo)")
+	model := fs.String("model", "", "model name (default $FOLIO_MODEL)")
+	baseURL := fs.String("base-url", "", "OpenAI-compatible server URL (default $FOLIO_BASE_URL)")
+	data := fs.String("data", "", "data folder for config.json and artifacts (default $FOLIO_HOME, else $XDG_DATA_HOME/folio)")
+	dir := fs.String("dir", "", "workspace folder the tools work in (default: the current folder)")
+	logPath := fs.String("log", "", "conversation log to continue and save to (default: none)")
+	width := fs.Int("width", 0, "wrap width (default: $COLUMNS, else 100)")
+	system := fs.String("system", "", "system prompt")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return usageErr("run: "+err.Error(), runTry)
+	}
+	if len(pos) != 1 || strings.TrimSpace(pos[0]) == "" {
+		return usageErr("run: give the prompt as one argument", runTry)
+	}
+	prompt := pos[0]
+
+	dataDir, _ := history.DataDir(*data) // no data folder: no config file, no artifacts
+	cfg, prov, err := provider.Load(provider.Options{DataDir: dataDir, Provider: *provName, Model: *model, BaseURL: *baseURL})
+	if err != nil {
+		return ExitError{Code: 1, Msg: "run: " + err.Error()}
+	}
+	if cfg.Type == provider.TypeDemo && !*asJSON {
+		fmt.Fprintln(stdio.Err, "folio: using the offline demo model; set FOLIO_PROVIDER and a key (or --base-url) to use a real one, see folio models")
+	}
+	work := *dir
+	if work == "" {
+		if work, err = os.Getwd(); err != nil {
+			return ExitError{Code: 1, Msg: "run: " + err.Error()}
+		}
+	}
+
+	store := transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))
+	var hostOpts []toolview.Option
+	if dataDir != "" {
+		hostOpts = append(hostOpts, toolview.WithArtifactDir(dataDir+"/artifacts"))
+	}
+	host := toolview.New(hostOpts...)
+	defer host.Close()
+
+	opts := []engine.Option{engine.WithModel(cfg.Model), engine.WithHost(host), engine.WithSystem(*system)}
+	if cfg.ContextWindow > 0 {
+		opts = append(opts, engine.WithContextWindow(cfg.ContextWindow))
+	}
+	switch {
+	case *yes:
+		opts = append(opts, engine.WithAllowed("*"))
+	case *allow != "":
+		opts = append(opts, engine.WithAllowed(strings.Split(*allow, ",")...))
+	}
+	opts = append(opts, engine.WithApprover(func(_ context.Context, a engine.Approval) engine.Decision {
+		fmt.Fprintf(stdio.Err, "folio: denied %s %s (pass --yes or --allow %s to allow it)\n", a.Tool, a.Args, a.Tool)
+		return engine.Deny
+	}))
+	var log *history.Log
+	if *logPath != "" {
+		if log, err = history.Open(*logPath); err != nil {
+			return ExitError{Code: 1, Msg: "run: " + err.Error()}
+		}
+		defer log.Close()
+		opts = append(opts, engine.WithSaver(log))
+	}
+
+	// The task tool needs the engine, which needs the tools: a small
+	// indirection breaks the cycle.
+	sp := &spawner{}
+	set, err := tools.Builtin(work, sp)
+	if err != nil {
+		return ExitError{Code: 1, Msg: "run: " + err.Error()}
+	}
+	opts = append(opts, engine.WithTools(set))
+	eng := engine.New(store, prov, opts...)
+	sp.e = eng
+	defer eng.Close()
+
+	if log != nil {
+		conv, err := log.Load()
+		if err != nil {
+			return ExitError{Code: 1, Msg: "run: " + err.Error()}
+		}
+		if err := eng.Resume(conv.Document, conv.Messages); err != nil {
+			return ExitError{Code: 1, Msg: "run: " + err.Error()}
+		}
+	}
+
+	w := *width
+	if w <= 0 {
+		w = envWidth()
+	}
+	var view *liveView
+	if !*asJSON {
+		view = newLiveView(stdio.Out, w)
+	}
+	sub := store.Subscribe()
+	defer sub.Close()
+
+	const id = "run-1"
+	if _, err := eng.Send(ctx, id, prompt, nil); err != nil {
+		return ExitError{Code: 1, Msg: "run: " + err.Error()}
+	}
+	finished := make(chan engine.Receipt, 1)
+	go func() {
+		r, _ := eng.Wait(context.Background(), id)
+		finished <- r
+	}()
+	var r engine.Receipt
+	stopping := false
+wait:
+	for {
+		select {
+		case snap := <-sub.C():
+			if view != nil {
+				view.sync(snap)
+			}
+		case r = <-finished:
+			break wait
+		case <-ctx.Done():
+			if !stopping {
+				stopping = true
+				eng.Stop()
+			}
+		}
+	}
+	snap := store.Snapshot()
+	if view != nil {
+		view.finish(snap)
+	} else {
+		out := runOutput{State: string(r.State), Reason: r.Reason, Provider: cfg.Name, Model: cfg.Model,
+			Entries: snap.Document.Entries(), Messages: eng.Messages()}
+		if err := json.MarshalWrite(stdio.Out, out, json.Deterministic(true), jsontext.Multiline(false)); err != nil {
+			return err
+		}
+		io.WriteString(stdio.Out, "\n")
+	}
+	switch r.State {
+	case engine.Done:
+		return nil
+	case engine.Failed:
+		return ExitError{Code: 1, Msg: "run: the turn failed: " + r.Reason}
+	default:
+		msg := "run: the turn was stopped"
+		if r.Reason != "" {
+			msg += ": " + r.Reason
+		}
+		return ExitError{Code: 1, Msg: msg}
+	}
+}
+
+type spawner struct{ e *engine.Engine }
+
+func (s *spawner) Spawn(ctx context.Context, inv, label, prompt string) (string, string, error) {
+	return s.e.Spawn(ctx, inv, label, prompt)
+}
+
+// liveView prints the classic projection as the turn streams: settled
+// lines once, in order. On a terminal the live region is redrawn in place;
+// elsewhere (pipes, files) it is printed once at the end, so the output is
+// plain text a script can read.
+type liveView struct {
+	out     io.Writer
+	width   int
+	tty     bool
+	classic *tui.Classic
+	inline  *tui.Inline
+}
+
+func newLiveView(out io.Writer, width int) *liveView {
+	theme := tui.PlainTheme
+	tty := isTerminal(out)
+	if tty {
+		theme = tui.DetectTheme(os.Environ(), true)
+	}
+	c := tui.NewClassic(tui.NewPainter(theme, tui.ForClassic(), tui.WithLocation(time.Local)))
+	c.Mount()
+	return &liveView{out: out, width: width, tty: tty, classic: c, inline: tui.NewInline(out)}
+}
+
+func (v *liveView) sync(s transcript.Snapshot) {
+	f := v.classic.Sync(s.Document, s.Generation, v.width, 12)
+	if v.tty {
+		v.inline.Write(f)
+		return
+	}
+	for _, l := range f.Print {
+		io.WriteString(v.out, l+"\n")
+	}
+}
+
+func (v *liveView) finish(s transcript.Snapshot) {
+	f := v.classic.Sync(s.Document, s.Generation, v.width, 1<<30)
+	if v.tty {
+		v.inline.Write(tui.Frame{Print: append(f.Print, f.Live...)})
+		return
+	}
+	for _, l := range append(f.Print, f.Live...) {
+		io.WriteString(v.out, l+"\n")
+	}
+}

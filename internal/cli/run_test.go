@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+)
+
+func demoEnv(t *testing.T) (work, data string) {
+	t.Helper()
+	for _, k := range []string{"FOLIO_PROVIDER", "FOLIO_BASE_URL", "FOLIO_MODEL", "FOLIO_HOME"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("FOLIO_DEMO_RATE", "0")
+	work, data = t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "README.md"), []byte("# demo workspace\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return work, data
+}
+
+// folio run drives the demo model through the real engine and tools and
+// prints the classic projection; the receipt closes it.
+func TestRunPrintsClassicProjection(t *testing.T) {
+	work, data := demoEnv(t)
+	out, errOut, err := run(t, "run", "--yes", "--dir", work, "--data", data, "--width", "80", "list the files here")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	for _, want := range []string{"› list the files here", "shell", "README.md", "tok/s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "demo model") {
+		t.Errorf("no demo notice on stderr: %q", errOut)
+	}
+}
+
+// --json prints the entries; a failed turn exits 1 after printing them,
+// with the partial answer and one failure entry.
+func TestRunJSONFailureExitStatus(t *testing.T) {
+	work, data := demoEnv(t)
+	log := filepath.Join(data, "c.jsonl")
+	out, _, err := run(t, "run", "--json", "--dir", work, "--data", data, "--log", log, "/demo fail rate-limit")
+	var ex ExitError
+	if !errors.As(err, &ex) || ex.Code != 1 || !strings.Contains(ex.Msg, "rate_limit") {
+		t.Fatalf("got %v, want exit 1 naming the failure", err)
+	}
+	var res struct {
+		State   string `json:"state"`
+		Entries []struct {
+			Content map[string]any `json:"content"`
+		} `json:"entries"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var ks []string
+	for _, e := range res.Entries {
+		ks = append(ks, e.Content["kind"].(string))
+	}
+	if res.State != "failed" || ks[0] != "user" || ks[len(ks)-1] != "failure" || !strings.Contains(strings.Join(ks, " "), "agent") {
+		t.Errorf("state %s, entries %v", res.State, ks)
+	}
+	// The log was saved, failure included, and the next run continues it.
+	b, err := os.ReadFile(log)
+	if err != nil || !strings.Contains(string(b), `"kind":"failure"`) {
+		t.Fatalf("log: %v", err)
+	}
+	out, _, err = run(t, "run", "--json", "--dir", work, "--data", data, "--log", log, "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"failure"`) || !strings.Contains(out, `"text":"hello"`) {
+		t.Errorf("second run did not continue the log: %s", out)
+	}
+}
+
+// Without --yes or --allow, headless approvals are denied and say how to
+// allow them.
+func TestRunDeniesWithoutApproval(t *testing.T) {
+	work, data := demoEnv(t)
+	out, errOut, err := run(t, "run", "--dir", work, "--data", data, "list the files here")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut, "denied shell") || !strings.Contains(errOut, "--allow shell") {
+		t.Errorf("stderr %q", errOut)
+	}
+	if !strings.Contains(out, "denied") {
+		t.Errorf("output %s", out)
+	}
+}
+
+func TestRunUsage(t *testing.T) {
+	_, _, err := run(t, "run")
+	var ex ExitError
+	if !errors.As(err, &ex) || ex.Code != 2 || !strings.Contains(ex.Msg, "try: folio run") {
+		t.Fatalf("got %v", err)
+	}
+}
