@@ -83,3 +83,17 @@ describe('a failed reply', () => {
     expect(container.querySelector('.failure-notice')).toBeNull();
   });
 });
+
+describe('the chat pane pin path', () => {
+  it('typesets math in the column even when it was put there outside React', () => {
+    const conversation: Conversation = { id: 'c', title: 't', updated: '', messages: [reply({ id: 'a', state: 'completed', text: 'x' })] };
+    const { container, rerender } = render(<ChatPane conversation={conversation} onSend={() => {}} onOpenList={() => {}} />);
+    const column = container.querySelector('[data-testid="message-column"]')!;
+    const late = document.createElement('span');
+    late.className = 'folio-math';
+    late.textContent = '\\(y_1\\)';
+    column.append(late);
+    rerender(<ChatPane conversation={{ ...conversation, updated: 'later' }} onSend={() => {}} onOpenList={() => {}} />);
+    expect(late.querySelector('.katex')).not.toBeNull();
+  });
+});

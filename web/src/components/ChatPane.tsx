@@ -22,9 +22,15 @@ export interface ChatPaneProps {
 export function ChatPane({ conversation, onSend, onOpenList }: ChatPaneProps) {
   const column = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
+  const shownId = useRef<string | undefined>(undefined);
 
   useLayoutEffect(() => {
     const el = column.current;
+    if (shownId.current !== conversation?.id) {
+      // Another conversation opens at its latest message.
+      shownId.current = conversation?.id;
+      pinned.current = true;
+    }
     if (!el || !pinned.current) return;
     typesetMath(el);
     el.scrollTop = el.scrollHeight;
