@@ -2,6 +2,8 @@ package tui
 
 import (
 	"io"
+
+	"github.com/charmbracelet/x/ansi"
 	"strconv"
 	"strings"
 
@@ -169,20 +171,49 @@ func (c *Classic) promote(id string, index int, src string, width int, open bool
 // printed lines go into the normal flow (and so into scrollback) above the
 // live region, and the live region is redrawn in place, from its first
 // changed line only.
+//
+// Resizing: most terminals rewrap their lines when they get narrower, so
+// after Resize the writer assumes each old live line now takes as many rows
+// as its width needs, and redraws the whole live region. Set Reflow to false
+// for a terminal that cuts lines instead of rewrapping them.
 type Inline struct {
-	w    io.Writer
-	live []string // the live lines on screen; the cursor ends the last one
-	buf  strings.Builder
+	w      io.Writer
+	live   []string // the live lines on screen; the cursor ends the last one
+	width  int      // the terminal's width, 0 while unknown
+	resize bool     // the width changed since the last Write
+	buf    strings.Builder
+
+	Reflow bool
 }
 
 // NewInline returns an Inline writing to w.
-func NewInline(w io.Writer) *Inline { return &Inline{w: w} }
+func NewInline(w io.Writer) *Inline { return &Inline{w: w, Reflow: true} }
+
+// Resize tells the writer the terminal is now width columns wide.
+func (in *Inline) Resize(width int) {
+	if width != in.width {
+		in.resize = in.width != 0 || len(in.live) > 0
+		in.width = width
+	}
+}
+
+// rows is how many terminal rows the live lines on screen take now.
+func (in *Inline) rows() int {
+	if !in.Reflow || in.width <= 0 {
+		return len(in.live)
+	}
+	n := 0
+	for _, l := range in.live {
+		n += max(1, (ansi.StringWidth(l)+in.width-1)/in.width)
+	}
+	return n
+}
 
 // Write draws f and returns the number of bytes written.
 func (in *Inline) Write(f Frame) (int, error) {
 	in.buf.Reset()
 	keep := 0
-	if len(f.Print) == 0 {
+	if len(f.Print) == 0 && !in.resize {
 		for keep < len(in.live) && keep < len(f.Live) && in.live[keep] == f.Live[keep] {
 			keep++
 		}
@@ -197,7 +228,7 @@ func (in *Inline) Write(f Frame) (int, error) {
 	// Move to the start of live line keep and erase from there down.
 	if len(in.live) > 0 {
 		in.buf.WriteByte('\r')
-		if up := len(in.live) - 1 - keep; up > 0 {
+		if up := in.rows() - 1 - keep; up > 0 {
 			in.buf.WriteString("\x1b[" + strconv.Itoa(up) + "A")
 		}
 	}
@@ -213,5 +244,6 @@ func (in *Inline) Write(f Frame) (int, error) {
 		}
 	}
 	in.live = append(in.live[:0], f.Live...)
+	in.resize = false
 	return io.WriteString(in.w, in.buf.String())
 }

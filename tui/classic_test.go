@@ -145,7 +145,7 @@ func TestClassicHoldsTrailingRun(t *testing.T) {
 func TestClassicBytesPerTokenFollowTheTail(t *testing.T) {
 	t.Parallel()
 	var para strings.Builder
-	for i := range 250 {
+	for i := range 120 {
 		fmt.Fprintf(&para, "Paragraph %d has a few words in it to stream.\n\n", i)
 	}
 	answer := para.String()
@@ -192,5 +192,83 @@ func TestClassicBytesPerTokenFollowTheTail(t *testing.T) {
 	// the tail per token.
 	if redraw := total - printed; float64(redraw)/float64(len(toks)) > 3*early {
 		t.Fatalf("redraw bytes per token %.1f, far above the early cost %.1f", float64(redraw)/float64(len(toks)), early)
+	}
+}
+
+// Resizing mid-stream: lines already printed stay as printed, the live
+// region is redrawn at the new width, and nothing is duplicated or lost.
+func TestClassicResizeMidStream(t *testing.T) {
+	t.Parallel()
+	term := newTerminal(40, 12)
+	c := NewClassic(NewPainter(DarkTheme, ForClassic()))
+	c.Mount()
+	in := NewInline(writerFunc(term.write))
+	in.Reflow = false // the emulator cuts lines on resize instead of rewrapping
+	in.Resize(40)
+	d := doc(ent("u", transcript.User{Text: "Plan the parser change."}))
+	d = must(d.Open(ent("a", transcript.Agent{Markdown: ""})))
+	width := 40
+	var text string
+	toks := tokens(streamAnswer)
+	for k, tok := range toks {
+		if k == len(toks)/3 {
+			width = 70
+			term.resize(width, 12)
+			in.Resize(width)
+		}
+		text += tok
+		d = must(d.Update("a", transcript.Agent{Markdown: text}))
+		if _, err := in.Write(c.Sync(d, 1, width, 11)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d = must(d.Settle("a", nil))
+	if _, err := in.Write(c.Sync(d, 1, width, 11)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "classic_resize", term.grid())
+	all := strings.Join(allRows(term), "\n")
+	for _, needle := range []string{"Plan the parser", "Here is the plan", "line number", "func parse", "update the lexer", "That is all for now."} {
+		if n := strings.Count(all, needle); n != 1 {
+			t.Errorf("%q appears %d times after the resize, want once:\n%s", needle, n, all)
+		}
+	}
+}
+
+// After the terminal narrows, a rewrapping terminal shows each old live
+// line on more rows; the writer moves up over all of them before redrawing.
+func TestInlineResizeCountsRewrappedRows(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	in := NewInline(&out)
+	in.Resize(60)
+	if _, err := in.Write(Frame{Live: []string{strings.Repeat("x", 60), "short"}}); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	in.Resize(30)
+	if _, err := in.Write(Frame{Live: []string{"y"}}); err != nil {
+		t.Fatal(err)
+	}
+	// 60 columns now take 2 rows, "short" 1: up 2 from the last row.
+	if got := out.String(); !strings.HasPrefix(got, "\r\x1b[2A\x1b[J") {
+		t.Fatalf("redraw after narrowing starts %q, want to move up 2 rows", got)
+	}
+}
+
+// Notices meant for the classic view show there and nowhere else.
+func TestClassicOnlyNotices(t *testing.T) {
+	t.Parallel()
+	e := ent("n", transcript.Notice{Text: "scrollback is yours", Tone: transcript.ToneInfo, Audience: "classic"})
+	if lines := NewPainter(DarkTheme).PaintEntry(e, 40, false); len(lines) != 0 {
+		t.Fatalf("fullscreen painted a classic-only notice: %q", lines)
+	}
+	if lines := NewPainter(DarkTheme, ForClassic()).PaintEntry(e, 40, false); len(lines) != 1 {
+		t.Fatalf("classic did not paint its notice: %q", lines)
+	}
+	v := newTestViewport(40, 4)
+	v.SetDocument(doc(ent("u", transcript.User{Text: "hi"}), e), 1)
+	if got := plain(v.Lines()); got[3] != "› hi" {
+		t.Fatalf("a hidden notice took space in the viewport: %q", got)
 	}
 }

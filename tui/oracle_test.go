@@ -33,6 +33,13 @@ func newTerminal(w, h int) *terminal {
 	return &terminal{em: em, w: w, h: h}
 }
 
+// resize changes the terminal's size; this emulator cuts lines that no
+// longer fit rather than rewrapping them.
+func (t *terminal) resize(w, h int) {
+	t.em.Resize(w, h)
+	t.w, t.h = w, h
+}
+
 func (t *terminal) write(b []byte) {
 	if _, err := t.em.Write(b); err != nil {
 		panic(err)
