@@ -268,7 +268,7 @@ func TestClassicOnlyNotices(t *testing.T) {
 	}
 	v := newTestViewport(40, 4)
 	v.SetDocument(doc(ent("u", transcript.User{Text: "hi"}), e), 1)
-	if got := plain(v.Lines()); got[3] != "› hi" {
+	if got := plain(v.Lines()); got[0] != "› hi" || strings.Join(got[1:], "") != "" {
 		t.Fatalf("a hidden notice took space in the viewport: %q", got)
 	}
 }
