@@ -49,3 +49,25 @@ func FuzzMathToText(f *testing.F) {
 		_ = texText(s)
 	})
 }
+
+func TestMathToText(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ in, want string }{
+		{`the rate \(d_t\) falls`, "the rate `d_t` falls"},
+		{`\(v_t = (d_t - d_{t+1}) / d_t\)`, "`v_t = (d_t - d_{t+1}) / d_t`"},
+		{`$\alpha \le 1$ holds`, "`α ≤ 1` holds"},
+		{`costs $5 and $10`, `costs $5 and $10`},
+		{`an escaped \$ stays`, `an escaped \$ stays`},
+		{"$$\\sum_i x_i$$", "```\nΣ_i x_i\n```\n"},
+		{"\\[\n\\frac{a}{b}\n\\]", "```\n\\frac{a}{b}\n```\n"},
+		{"`$x$` is code", "`$x$` is code"},
+		{"see:\n```\necho $HOME $x$\n```\nand $y$", "see:\n```\necho $HOME $x$\n```\nand `y`"},
+		{`unclosed \(x and $y`, `unclosed \(x and $y`},
+		{`\(\text{speed} \cdot t\)`, "`speed · t`"},
+	}
+	for _, c := range cases {
+		if got := mathToText(c.in); got != c.want {
+			t.Errorf("mathToText(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

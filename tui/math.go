@@ -13,9 +13,47 @@ import (
 // display math is shown as a code block. An opener without its closer (a
 // formula still streaming) is left as it is.
 
-// mathToText rewrites the math in one markdown block; see above.
+// mathToText rewrites the math in one markdown block; see above. Fenced
+// code inside the block is left alone.
 func mathToText(block string) string {
-	if !strings.ContainsAny(block, `\$`) || opensFence(firstLineOf(block)) != "" {
+	if !strings.ContainsAny(block, `\$`) {
+		return block
+	}
+	var b strings.Builder
+	var fence string
+	seg := 0 // start of the current run of prose lines
+	pos := 0
+	for pos < len(block) {
+		end := len(block)
+		if nl := strings.IndexByte(block[pos:], '\n'); nl >= 0 {
+			end = pos + nl + 1
+		}
+		line := strings.TrimRight(block[pos:end], "\n")
+		switch {
+		case fence != "":
+			if closesFence(line, fence) {
+				fence = ""
+				b.WriteString(block[seg:end])
+				seg = end
+			}
+		case opensFence(line) != "":
+			fence = opensFence(line)
+			b.WriteString(proseMath(block[seg:pos]))
+			seg = pos
+		}
+		pos = end
+	}
+	if fence != "" {
+		b.WriteString(block[seg:])
+	} else {
+		b.WriteString(proseMath(block[seg:]))
+	}
+	return b.String()
+}
+
+// proseMath rewrites the math in markdown text that holds no fenced code.
+func proseMath(block string) string {
+	if !strings.ContainsAny(block, `\$`) {
 		return block
 	}
 	if tex, ok := displayOnly(block); ok {
@@ -71,8 +109,6 @@ func mathToText(block string) string {
 	}
 	return b.String()
 }
-
-func firstLineOf(s string) string { l, _ := firstLine(s); return l }
 
 func run(s string, i int, c byte) int {
 	n := 0
