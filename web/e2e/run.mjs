@@ -33,6 +33,13 @@ if (!existsSync(browserPath)) {
 const scratch = mkdtempSync(join(tmpdir(), 'folio-e2e-'));
 let server;
 let browser;
+// An interrupted run still stops the server it started.
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    server?.kill();
+    process.exit(1);
+  });
+}
 
 // startServer builds devserve and waits for the address it prints.
 async function startServer() {
