@@ -84,21 +84,41 @@ func (c *Cache) Painter() *Painter { return c.painter }
 // block is a run of a document located by index: entries [start, end).
 type block struct{ start, end int }
 
-// runAt returns the run containing entry i: a maximal stretch of
-// consecutive reasoning entries, or of tool entries, or entry i alone.
+// maxRun bounds how many entries one run holds. Runs also break at entry
+// indexes that are multiples of maxRun, a rule that needs no scan back to
+// where a long stretch began, so finding a run costs at most 2·maxRun
+// steps however long the stretch. A continuation piece gets no separator
+// line, so the break does not show as a gap.
+const maxRun = 64
+
+// runAt returns the run containing entry i: a stretch of consecutive
+// reasoning entries, or of tool entries, or entry i alone.
 func runAt(d transcript.Document, i int) block {
 	f := family(d.At(i).Content)
 	if f == "" {
 		return block{i, i + 1}
 	}
 	s, e := i, i+1
-	for s > 0 && family(d.At(s-1).Content) == f {
+	for s > 0 && s%maxRun != 0 && family(d.At(s-1).Content) == f {
 		s--
 	}
-	for e < d.Len() && family(d.At(e).Content) == f {
+	for e < d.Len() && e%maxRun != 0 && family(d.At(e).Content) == f {
 		e++
 	}
 	return block{s, e}
+}
+
+// separated reports whether run b starts with a blank separator line: every
+// run but the first does, except the continuation of a long stretch.
+func separated(d transcript.Document, b block) bool {
+	if b.start == 0 {
+		return false
+	}
+	if b.start%maxRun == 0 {
+		f := family(d.At(b.start).Content)
+		return f == "" || family(d.At(b.start-1).Content) != f
+	}
+	return true
 }
 
 // painted is the lines of one run, possibly in two parts (a streaming
@@ -133,7 +153,7 @@ func (p painted) Line(i int) string {
 // is expanded. Runs after the first are preceded by a blank line.
 func (c *Cache) run(d transcript.Document, b block, width int, expanded func(string) bool) painted {
 	out := c.body(d, b, width, expanded)
-	out.sep = b.start > 0
+	out.sep = separated(d, b)
 	return out
 }
 
@@ -141,7 +161,7 @@ func (c *Cache) run(d transcript.Document, b block, width int, expanded func(str
 func (c *Cache) height(d transcript.Document, b block, width int, expanded func(string) bool) int {
 	if k, ok := c.key(d, b, width, expanded); ok {
 		if h, ok := c.heights[k]; ok {
-			if h > 0 && b.start > 0 {
+			if h > 0 && separated(d, b) {
 				h++
 			}
 			return h

@@ -84,7 +84,7 @@ func (c *Classic) Sync(doc transcript.Document, gen uint64, width, height int) F
 		e := doc.At(b.start)
 		if a, ok := e.Content.(transcript.Agent); ok {
 			open := doc.IsOpen(b.start)
-			f.Print = append(f.Print, c.promote(e.ID, b.start, a.Markdown, width, open)...)
+			f.Print = append(f.Print, c.promote(e.ID, separated(doc, b), a.Markdown, width, open)...)
 			if open {
 				break
 			}
@@ -109,7 +109,7 @@ func (c *Classic) Sync(doc transcript.Document, gen uint64, width, height int) F
 		e := doc.At(b.start)
 		if a, ok := e.Content.(transcript.Agent); ok && e.ID == c.nextID {
 			tail := c.cache.painter.markdownBlock(a.Markdown[c.partial:], width)
-			if len(tail) > 0 && (c.printed || b.start > 0) {
+			if len(tail) > 0 && (c.printed || separated(doc, b)) {
 				f.Live = append(f.Live, "")
 			}
 			f.Live = append(f.Live, tail...)
@@ -138,7 +138,7 @@ func (c *Classic) hasOpen(doc transcript.Document, b block) bool {
 
 // promote returns the lines of answer id that became printable: its
 // complete blocks while it streams, everything left once it settled.
-func (c *Classic) promote(id string, index int, src string, width int, open bool) []string {
+func (c *Classic) promote(id string, sep bool, src string, width int, open bool) []string {
 	if c.nextID != id {
 		c.nextID, c.partial, c.printed = id, 0, false
 	}
@@ -157,7 +157,7 @@ func (c *Classic) promote(id string, index int, src string, width int, open bool
 		if len(lines) == 0 {
 			continue
 		}
-		if c.printed || index > 0 {
+		if c.printed || sep {
 			out = append(out, "")
 		}
 		out = append(out, lines...)

@@ -308,3 +308,28 @@ func TestSettlementReusesStreamState(t *testing.T) {
 		t.Fatalf("a fresh paint rendered only %d blocks; the check above proves nothing", n)
 	}
 }
+
+// A long stretch of tool calls is painted in bounded runs that join
+// without a gap, so finding the run at an anchor never scans the stretch.
+func TestLongToolStretchIsSplitWithoutGaps(t *testing.T) {
+	t.Parallel()
+	es := []transcript.Entry{ent("u", transcript.User{Text: "go"})}
+	for i := range 300 {
+		es = append(es, okTool(fmt.Sprintf("t%d", i), "read", fmt.Sprintf("f%03d.go", i), 5))
+	}
+	d := doc(es...)
+	if b := runAt(d, 150); b.end-b.start > maxRun {
+		t.Fatalf("run of %d entries exceeds %d", b.end-b.start, maxRun)
+	}
+	v := newTestViewport(200, 400)
+	v.SetDocument(d, 1)
+	lines := plain(v.Lines())
+	// One separator after the user line, then trailing padding only.
+	text := strings.TrimRight(strings.Join(lines, "\n"), "\n")
+	if strings.Count(text, "\n\n") != 1 {
+		t.Fatalf("gaps inside the tool stretch:\n%s", text)
+	}
+	if strings.Count(text, "✓ read") != 300 {
+		t.Fatalf("receipts shown %d times, want 300", strings.Count(text, "✓ read"))
+	}
+}
