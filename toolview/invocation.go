@@ -346,7 +346,7 @@ func (inv *Invocation) Invoke(ctx context.Context, args []byte, fn ToolFunc) Rec
 		for inv.record == nil || inv.draining {
 			inv.cond.Wait()
 		}
-		rec := *inv.record
+		rec := inv.record.clone()
 		inv.mu.Unlock()
 		return rec
 	}
@@ -412,7 +412,7 @@ func (inv *Invocation) Close(out Outcome, res Result) (Record, error) {
 		for inv.record == nil || inv.draining {
 			inv.cond.Wait()
 		}
-		rec := *inv.record
+		rec := inv.record.clone()
 		inv.mu.Unlock()
 		return rec, ErrClosed
 	}
@@ -484,7 +484,7 @@ func (inv *Invocation) Close(out Outcome, res Result) (Record, error) {
 	}
 	h.retire(inv, rec)
 	inv.unlockAndDrain(true)
-	return *rec, nil
+	return rec.clone(), nil
 }
 
 // boundedJSON checks the encoded size against the bound before doing any

@@ -177,3 +177,19 @@ func stateOfRecord(r *Record) State {
 	}
 	return s
 }
+
+// clone copies the record so a caller cannot change the one the host keeps
+// for Attach. Payload bytes are shared: they are immutable by contract.
+func (r *Record) clone() Record {
+	c := *r
+	c.Presentation = clonePresentation(r.Presentation)
+	c.Supplementals = append([]transcript.KeyedPresentation(nil), r.Supplementals...)
+	for i := range c.Supplementals {
+		if a := c.Supplementals[i].Presentation.Artifact; a != nil {
+			cp := *a
+			c.Supplementals[i].Presentation.Artifact = &cp
+		}
+	}
+	c.Diagnostics = append([]Diagnostic(nil), r.Diagnostics...)
+	return c
+}
