@@ -123,6 +123,21 @@ test('the empty streaming reply shows exactly one animated loading mark', async 
   assert(marks.length === 1, `want one loading mark, got ${marks.length}`);
   const box = await marks[0].boundingBox();
   assert(Math.round(box.width) === 18 && Math.round(box.height) === 18, `mark is ${box.width}×${box.height}, want 18×18`);
+  const colors = await page.evaluate(() => {
+    const resolve = (value) => {
+      const probe = document.createElement('span');
+      probe.style.color = value;
+      document.body.append(probe);
+      const color = getComputedStyle(probe).color;
+      probe.remove();
+      return color;
+    };
+    return ['outer', 'inner'].map((ring) => [
+      getComputedStyle(document.querySelector(`.loading-mark-${ring}`)).stroke,
+      resolve(`var(--mark-${ring})`),
+    ]);
+  });
+  for (const [stroke, token] of colors) assert(stroke === token, `ring stroke ${stroke} is not its theme token ${token}`);
   const outer = () => page.$eval('.loading-mark-outer', (c) => getComputedStyle(c).animationName);
   assert((await outer()) === 'loading-mark-outer', `rings are not animated: ${await outer()}`);
   await page.emulateMedia({ reducedMotion: 'reduce' });

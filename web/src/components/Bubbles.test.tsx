@@ -50,7 +50,7 @@ describe('the loading mark', () => {
     },
   );
 
-  it('is an 18px open double ring colored from theme tokens', () => {
+  it('is an 18px double ring hidden from assistive technology', () => {
     const { container } = render(<AssistantBubble message={reply({})} />);
     const svg = container.querySelector('svg.loading-mark')!;
     expect(svg.getAttribute('width')).toBe('18');
