@@ -169,3 +169,32 @@ func TestLightThemeDiffersFromDark(t *testing.T) {
 		t.Fatal("light and dark themes paint the same colors")
 	}
 }
+
+// The oracle under NO_COLOR (attributes, no colors) and on a dumb terminal
+// (nothing but text).
+func TestPaintersWithoutColor(t *testing.T) {
+	t.Parallel()
+	entries := []transcript.Entry{
+		ent("u", transcript.User{Text: "Show me the plan."}),
+		ent("a", transcript.Agent{Markdown: sampleAnswer}),
+		ent("f", transcript.Failure{Reason: "provider_error", Headline: "The model provider returned an error."}),
+	}
+	for name, th := range map[string]Theme{
+		"nocolor": DetectTheme([]string{"TERM=xterm-256color", "NO_COLOR=1"}, true),
+		"dumb":    DetectTheme([]string{"TERM=dumb"}, true),
+	} {
+		p := NewPainter(th)
+		var lines []string
+		for _, e := range entries {
+			lines = append(lines, p.PaintEntry(e, 60, false)...)
+		}
+		all := strings.Join(lines, "\n")
+		if strings.Contains(all, "38;") || strings.Contains(all, "48;") {
+			t.Errorf("%s: colors in output", name)
+		}
+		if name == "dumb" && strings.Contains(all, "\x1b") {
+			t.Errorf("dumb: escape sequences in output")
+		}
+		golden(t, "theme_"+name, paintGrid(60, lines))
+	}
+}
