@@ -3,6 +3,7 @@ package tui
 import (
 	"io"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"strconv"
 	"strings"
@@ -48,6 +49,20 @@ type Frame struct {
 	Print []string
 	Live  []string
 }
+
+// PrintCmd returns the Bubble Tea command that prints f.Print above an
+// inline program's view (tea.Println), or nil when there is nothing to
+// print. Use it with View when Bubble Tea draws the classic view instead of
+// Inline.
+func (f Frame) PrintCmd() tea.Cmd {
+	if len(f.Print) == 0 {
+		return nil
+	}
+	return tea.Println(strings.Join(f.Print, "\n"))
+}
+
+// View is the live region as Bubble Tea view content.
+func (f Frame) View() string { return strings.Join(f.Live, "\n") }
 
 // Mount starts the projection. The first Sync prints the document from its
 // beginning.

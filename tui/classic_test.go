@@ -272,3 +272,16 @@ func TestClassicOnlyNotices(t *testing.T) {
 		t.Fatalf("a hidden notice took space in the viewport: %q", got)
 	}
 }
+
+func TestFramePrintCmd(t *testing.T) {
+	t.Parallel()
+	if (Frame{Live: []string{"x"}}).PrintCmd() != nil {
+		t.Fatal("a frame with nothing to print returned a command")
+	}
+	if (Frame{Print: []string{"a", "b"}}).PrintCmd() == nil {
+		t.Fatal("a frame with lines to print returned no command")
+	}
+	if got := (Frame{Live: []string{"a", "b"}}).View(); got != "a\nb" {
+		t.Fatalf("View = %q", got)
+	}
+}

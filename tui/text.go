@@ -136,14 +136,6 @@ func trimBlank(lines []string) []string {
 	return lines
 }
 
-// firstLine returns s up to its first newline, and whether more followed.
-func firstLine(s string) (string, bool) {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i], true
-	}
-	return s, false
-}
-
 // truncate cuts a styled single line to width columns, ending with "…".
 func truncate(s string, width int) string {
 	if ansi.StringWidth(s) <= width {
