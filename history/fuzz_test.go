@@ -2,12 +2,15 @@ package history
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/foliodev/folio/transcript"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // FuzzReadLog feeds arbitrary record lines after a header of either version.
@@ -105,6 +108,42 @@ func FuzzLegacyEntries(f *testing.F) {
 			}
 			if _, err := transcript.EncodeEntry(e); err != nil && utf8.ValidString(text) {
 				t.Fatalf("entry %d does not encode: %v", i, err)
+			}
+		}
+	})
+}
+
+// FuzzEntryDecoderAgrees checks that the reader's one-pass entry decoder
+// accepts exactly what transcript.DecodeEntry accepts, with the same facts.
+func FuzzEntryDecoderAgrees(f *testing.F) {
+	f.Add([]byte(`{"id":"a","content":{"kind":"user","text":"x"},"timestamp":"2026-03-04T05:06:07.000Z"}`))
+	f.Add([]byte(`{"content":{"kind":"notice","text":"x","tone":"info"},"timestamp":"2026-03-04T05:06:07Z","id":"n"}`))
+	f.Add([]byte(`{"id":"a","content":{"text":"x","kind":"user"},"timestamp":"2026-03-04T05:06:07.000Z","x":1}`))
+	f.Add([]byte(`{"id":"a","id":"b","content":{"kind":"user","text":"x"},"timestamp":"2026-03-04T05:06:07.000Z"}`))
+	f.Add([]byte(`{"id":5,"content":{},"timestamp":null}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		want, werr := transcript.DecodeEntry(raw)
+		for _, fast := range []bool{true, false} {
+			var dec jsontext.Decoder
+			dec.Reset(bytes.NewBuffer(raw))
+			got, _, gerr := decodeEntry(&dec, fast)
+			if gerr == errSlowPath {
+				if werr == nil {
+					t.Fatalf("fast path gave up on an entry transcript accepts")
+				}
+				continue
+			}
+			if gerr == nil {
+				if _, err := dec.ReadToken(); err != io.EOF {
+					gerr = errors.New("trailing data")
+				}
+			}
+			if (gerr == nil) != (werr == nil) {
+				t.Fatalf("fast=%v: one-pass: %v; transcript: %v", fast, gerr, werr)
+			}
+			if gerr == nil && transcript.FingerprintOf(got) != transcript.FingerprintOf(want) {
+				t.Fatalf("fast=%v: facts differ: %+v vs %+v", fast, got, want)
 			}
 		}
 	})

@@ -2,8 +2,10 @@ package history
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 
@@ -75,6 +77,7 @@ type reader struct {
 	parsed
 	version  int
 	dec      jsontext.Decoder
+	rec      rawRecord
 	entries  []transcript.Entry
 	ids      map[string]struct{}
 	msgAt    []time.Time
@@ -101,10 +104,12 @@ type rawRecord struct {
 	bad     *Problem // the first member-level fault
 	// UI records: decoded entries and the first invalid entry.
 	entries    []transcript.Entry
-	entryIDs   []string // readable IDs, for reservation on rejection
+	failedIDs  []string // readable IDs of invalid entries, reserved on rejection
 	entriesRaw jsontext.Value
 	entriesBad *Problem
 	message    jsontext.Value
+	msg        message.Message // decoded in the stream when msgDone
+	msgDone    bool
 	title      string
 	updatedAt  string
 	endedAt    string
@@ -236,7 +241,12 @@ func (r *reader) record(lineNo int, line []byte, unterminated bool) lineInfo {
 		if rec.members&memMessage == 0 {
 			return reject(&Problem{Entry: -1, Pointer: "/message", Msg: "message is missing"})
 		}
-		m, err := message.Decode(rec.message)
+		m, err := rec.msg, error(nil)
+		if rec.msgDone {
+			err = m.Validate()
+		} else {
+			m, err = message.Decode(rec.message)
+		}
 		if err != nil {
 			ptr, msg := pointerOf(err)
 			return reject(&Problem{Entry: -1, Pointer: "/message" + ptr, Msg: msg})
@@ -282,54 +292,79 @@ func (r *reader) ui(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 	snapshot := rec.typ == TypeUITranscript
 	at, err := transcript.ParseInstant(rec.at)
 	if err != nil {
-		r.reserve(rec.entryIDs)
+		r.reserveBatch(rec)
 		return reject(&Problem{Entry: -1, Pointer: "/at", Msg: err.Error()})
 	}
 	if rec.members&memEntries == 0 {
 		return reject(&Problem{Entry: -1, Pointer: "/entries", Msg: "entries is missing"})
 	}
 	if rec.entriesBad != nil {
-		r.reserve(rec.entryIDs)
+		r.reserveBatch(rec)
 		return reject(rec.entriesBad)
 	}
-	batch := make(map[string]int, len(rec.entries))
+	if i, j, dup := repeated(rec.entries); dup {
+		r.reserveBatch(rec)
+		return reject(&Problem{Entry: i, Pointer: "/entries/" + strconv.Itoa(i) + "/id",
+			Msg: fmt.Sprintf("id %q repeats entry %d of the same batch", rec.entries[i].ID, j)})
+	}
 	for i, e := range rec.entries {
-		if j, dup := batch[e.ID]; dup {
-			r.reserve(rec.entryIDs)
-			return reject(&Problem{Entry: i, Pointer: "/entries/" + strconv.Itoa(i) + "/id",
-				Msg: fmt.Sprintf("id %q repeats entry %d of the same batch", e.ID, j)})
-		}
-		batch[e.ID] = i
 		if snapshot {
 			continue
 		}
 		if _, dup := r.ids[e.ID]; dup {
-			r.reserve(rec.entryIDs)
+			r.reserveBatch(rec)
 			return reject(&Problem{Entry: i, Pointer: "/entries/" + strconv.Itoa(i) + "/id",
 				Msg: fmt.Sprintf("id %q is already in the document", e.ID)})
 		}
 		if _, res := r.reserved[e.ID]; res {
-			r.reserve(rec.entryIDs)
+			r.reserveBatch(rec)
 			return reject(&Problem{Entry: i, Pointer: "/entries/" + strconv.Itoa(i) + "/id",
 				Msg: fmt.Sprintf("id %q was used by a rejected batch", e.ID)})
 		}
 	}
 	if snapshot {
-		r.entries = rec.entries
-		r.ids = make(map[string]struct{}, len(batch))
+		r.entries = slices.Clone(rec.entries)
+		r.ids = make(map[string]struct{}, len(rec.entries))
 		clear(r.reserved)
 	} else {
 		r.entries = append(r.entries, rec.entries...)
 	}
-	for id := range batch {
-		r.ids[id] = struct{}{}
+	for _, e := range rec.entries {
+		r.ids[e.ID] = struct{}{}
 	}
 	r.seen(at)
 	return lineInfo{kind: kindOf(rec.typ), accepted: true}
 }
 
-func (r *reader) reserve(ids []string) {
-	for _, id := range ids {
+// repeated finds the first entry whose ID an earlier entry of the same batch
+// has: entry i repeats entry j.
+func repeated(es []transcript.Entry) (i, j int, dup bool) {
+	if len(es) <= 16 {
+		for i := range es {
+			for j := range i {
+				if es[i].ID == es[j].ID {
+					return i, j, true
+				}
+			}
+		}
+		return 0, 0, false
+	}
+	seen := make(map[string]int, len(es))
+	for i, e := range es {
+		if j, ok := seen[e.ID]; ok {
+			return i, j, true
+		}
+		seen[e.ID] = i
+	}
+	return 0, 0, false
+}
+
+// reserveBatch reserves every readable ID of a rejected batch.
+func (r *reader) reserveBatch(rec *rawRecord) {
+	for _, e := range rec.entries {
+		r.reserved[e.ID] = struct{}{}
+	}
+	for _, id := range rec.failedIDs {
 		r.reserved[id] = struct{}{}
 	}
 }
@@ -359,15 +394,23 @@ var allowedMembers = map[string]int{
 	TypeUIAppend:     memType | memAt | memEntries,
 }
 
-var memberNames = map[string]int{
-	"type": memType, "at": memAt, "entries": memEntries, "message": memMessage,
-	"title": memTitle, "updatedAt": memUpdatedAt, "endedAt": memEndedAt,
+var memberNames = []string{"type", "at", "entries", "message", "title", "updatedAt", "endedAt"}
+
+// memberBit returns a known member's bit, or 0.
+func memberBit(name string) int {
+	for i, n := range memberNames {
+		if n == name {
+			return 1 << i
+		}
+	}
+	return 0
 }
 
+// memberName returns the name of the lowest member bit set.
 func memberName(bits int) string {
-	for name, b := range memberNames {
-		if bits&b != 0 {
-			return name
+	for i, n := range memberNames {
+		if bits&(1<<i) != 0 {
+			return n
 		}
 	}
 	return ""
@@ -376,9 +419,20 @@ func memberName(bits int) string {
 // decodeRecord reads one line in a single pass. A returned error means the
 // line is not one JSON object; member-level faults land in rec.bad.
 func (r *reader) decodeRecord(line []byte) (*rawRecord, error) {
+	rec, err := r.decodeRecordWith(line, true)
+	if err == errSlowPath {
+		rec, err = r.decodeRecordWith(line, false)
+	}
+	return rec, err
+}
+
+func (r *reader) decodeRecordWith(line []byte, fast bool) (*rawRecord, error) {
 	dec := &r.dec
 	dec.Reset(bytes.NewBuffer(line))
-	rec := &rawRecord{}
+	// The record and its entries slice are reused from line to line; ui
+	// copies out what it keeps.
+	rec := &r.rec
+	*rec = rawRecord{entries: rec.entries[:0]}
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return nil, err
@@ -392,8 +446,8 @@ func (r *reader) decodeRecord(line []byte) (*rawRecord, error) {
 			return nil, err
 		}
 		name := tok.String()
-		bit, ok := memberNames[name]
-		if !ok {
+		bit := memberBit(name)
+		if bit == 0 {
 			if rec.bad == nil {
 				rec.bad = &Problem{Entry: -1, Pointer: "/" + escapePointerToken(name), Msg: "unknown field"}
 			}
@@ -406,7 +460,7 @@ func (r *reader) decodeRecord(line []byte) (*rawRecord, error) {
 		switch bit {
 		case memEntries:
 			if (rec.typ == TypeUITranscript || rec.typ == TypeUIAppend) && r.version == 3 && dec.PeekKind() == '[' {
-				if err := r.decodeEntries(dec, rec); err != nil {
+				if err := r.decodeEntries(dec, rec, fast); err != nil {
 					return nil, err
 				}
 				continue
@@ -417,6 +471,13 @@ func (r *reader) decodeRecord(line []byte) (*rawRecord, error) {
 			}
 			rec.entriesRaw = bytes.Clone(v)
 		case memMessage:
+			if fast && rec.typ == TypeMessage {
+				if err := json.UnmarshalDecode(dec, &rec.msg, json.RejectUnknownMembers(true)); err != nil {
+					return nil, errSlowPath
+				}
+				rec.msgDone = true
+				continue
+			}
 			v, err := dec.ReadValue()
 			if err != nil {
 				return nil, err
@@ -466,7 +527,7 @@ func (r *reader) decodeRecord(line []byte) (*rawRecord, error) {
 		sub.Reset(bytes.NewBuffer(rec.entriesRaw))
 		if sub.PeekKind() != '[' {
 			rec.bad = &Problem{Entry: -1, Pointer: "/entries", Msg: "entries must be an array"}
-		} else if err := r.decodeEntries(&sub, rec); err != nil {
+		} else if err := r.decodeEntries(&sub, rec, false); err != nil {
 			return nil, err
 		}
 	}
@@ -476,31 +537,26 @@ func (r *reader) decodeRecord(line []byte) (*rawRecord, error) {
 // decodeEntries reads a version 3 entries array from dec, decoding each
 // entry once. The first invalid entry is kept in rec.entriesBad; reading
 // continues so every readable ID can be reserved if the batch is rejected.
-func (r *reader) decodeEntries(dec *jsontext.Decoder, rec *rawRecord) error {
+func (r *reader) decodeEntries(dec *jsontext.Decoder, rec *rawRecord, fast bool) error {
 	if _, err := dec.ReadToken(); err != nil { // '['
 		return err
 	}
 	for i := 0; dec.PeekKind() != ']'; i++ {
-		v, err := dec.ReadValue()
-		if err != nil {
-			return err
+		e, id, err := decodeEntry(dec, fast)
+		var fe *transcript.FieldError
+		if err != nil && !errors.As(err, &fe) {
+			return err // not JSON: the whole line is unreadable
 		}
-		e, err := transcript.DecodeEntry(v)
 		if err != nil {
 			if rec.entriesBad == nil {
-				ptr, msg := pointerOf(err)
-				rec.entriesBad = &Problem{Entry: i, Pointer: "/entries/" + strconv.Itoa(i) + ptr, Msg: msg}
+				rec.entriesBad = &Problem{Entry: i, Pointer: "/entries/" + strconv.Itoa(i) + fe.Pointer, Msg: fe.Msg}
 			}
-			var peek struct {
-				ID string `json:"id"`
-			}
-			if json.Unmarshal(v, &peek) == nil && peek.ID != "" {
-				rec.entryIDs = append(rec.entryIDs, peek.ID)
+			if id != "" {
+				rec.failedIDs = append(rec.failedIDs, id)
 			}
 			continue
 		}
 		rec.entries = append(rec.entries, e)
-		rec.entryIDs = append(rec.entryIDs, e.ID)
 	}
 	_, err := dec.ReadToken() // ']'
 	return err
