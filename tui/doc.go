@@ -18,9 +18,10 @@
 //     Code is highlighted by Glamour. Math is shown as readable TeX source
 //     in code style, without delimiters and with common commands as
 //     symbols: \(d_t\) reads d_t, \(a \le b\) reads a ≤ b (see math.go).
-//   - reasoning: consecutive steps fold into one summary line ("▸ Thought
-//     for 3.5s · 2 steps"); each entry keeps its ID, and expanding one
-//     shows that step's text under the summary.
+//   - reasoning: reasoning entries that follow one another (model steps
+//     with nothing shown between them) fold into one summary line ("▸
+//     Thought for 3.5s · 2 steps"); each entry keeps its ID and its place,
+//     and expanding one shows that step's text under the summary.
 //   - tool: a receipt line (status glyph, tool, summary, duration). Short
 //     receipts of consecutive tools are packed several to a row when they
 //     fit the width. A retained presentation is drawn by the Adapter
@@ -76,6 +77,14 @@
 // (each exactly once) and the live region to redraw; Inline writes frames
 // to a terminal, redrawing from the first changed live line. Unmounted,
 // Classic does no work.
+//
+// # Tests
+//
+// The terminal oracle (oracle_test.go) feeds painted frames, the classic
+// writer's bytes, or a real Bubble Tea program's output into the
+// github.com/charmbracelet/x/vt emulator at a fixed size and compares the
+// grid, text plus a color class and boldness per cell, with
+// testdata/*.golden; go test ./tui -update rewrites them.
 //
 // # Concurrency
 //
