@@ -333,3 +333,36 @@ func TestLongToolStretchIsSplitWithoutGaps(t *testing.T) {
 		t.Fatalf("receipts shown %d times, want 300", strings.Count(text, "✓ read"))
 	}
 }
+
+// A reader inside a streaming answer keeps their line while the answer
+// grows below them and when it settles.
+func TestViewportAnchorInsideStreamingAnswer(t *testing.T) {
+	t.Parallel()
+	var sb strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&sb, "Paragraph %d of the answer.\n\n", i)
+	}
+	d := doc(ent("u", transcript.User{Text: "go"}))
+	d = must(d.Open(ent("a", transcript.Agent{Markdown: sb.String()})))
+	v := newTestViewport(40, 6)
+	v.SetDocument(d, 1)
+	v.Lines()
+	v.ScrollBy(-20)
+	before := plain(v.Lines())
+	for i := 30; i < 40; i++ {
+		fmt.Fprintf(&sb, "Paragraph %d of the answer.\n\n", i)
+		d = must(d.Update("a", transcript.Agent{Markdown: sb.String()}))
+		v.SetDocument(d, 1)
+		if got := plain(v.Lines()); strings.Join(got[:5], "|") != strings.Join(before[:5], "|") {
+			t.Fatalf("position moved while streaming:\nbefore %q\nafter  %q", before, got)
+		}
+	}
+	d = must(d.Settle("a", nil))
+	v.SetDocument(d, 1)
+	if got := plain(v.Lines()); strings.Join(got[:5], "|") != strings.Join(before[:5], "|") {
+		t.Fatalf("position moved at settlement:\nbefore %q\nafter  %q", before, got)
+	}
+	if v.Following() {
+		t.Fatal("the reader was pulled back to the live edge")
+	}
+}
