@@ -32,16 +32,22 @@ func BenchmarkSaveOneEntry(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
-			b.ResetTimer()
+			var cpu time.Duration
 			for i := 0; b.Loop(); i++ {
+				// Growing the document is the store's cost, not the save's.
+				b.StopTimer()
 				d, err = d.Append(agent(fmt.Sprintf("n%d", i), "one more answer"))
 				if err != nil {
 					b.Fatal(err)
 				}
+				c0 := cpuTime()
+				b.StartTimer()
 				if err := l.Save(d, m); err != nil {
 					b.Fatal(err)
 				}
+				cpu += cpuTime() - c0
 			}
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
 		})
 	}
 }
