@@ -107,7 +107,7 @@ func TestSnapshotFilesReleased(t *testing.T) {
 func TestGraphWorkOnlyWhenNeeded(t *testing.T) {
 	ts := newTestServer(t, Options{})
 	ts.writeGen(t, "plain", 3000, 1)
-	ts.writeGen(t, "compacted", 30000, 1)
+	ts.writeGen(t, "compacted", 8000, 1)
 	c := ts.dial(t)
 	plain := c.open("plain")
 	if plain.Graph {

@@ -95,7 +95,7 @@ func firstID(t testing.TB, g group) string {
 
 func TestPagingBothWaysVisitsEveryGroupOnce(t *testing.T) {
 	t.Parallel()
-	items, entries := genItems(t, 20000)
+	items, entries := genItems(t, 10000)
 	want := wantGroups(entries)
 	s := build(t, t.TempDir(), items)
 	defer s.Release()
@@ -335,7 +335,7 @@ func TestGraphSkippedWithIdenticalPages(t *testing.T) {
 
 func TestCompactionCoverageIsAnnotated(t *testing.T) {
 	t.Parallel()
-	items, _ := genItems(t, 30000)
+	items, _ := genItems(t, 8000)
 	s := build(t, t.TempDir(), items)
 	defer s.Release()
 	if !s.Stats().GraphBuilt {
