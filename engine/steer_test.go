@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/foliodev/folio/engine"
 	"github.com/foliodev/folio/message"
@@ -239,4 +240,44 @@ func TestStopDuringPendingSteer(t *testing.T) {
 			t.Error("partial reply lost")
 		}
 	})
+}
+
+// The other interruptible boundaries: a reasoning stream, a provider that
+// has not sent its first token, and a retry wait. Each is interrupted at
+// once and the steer applied before the next request.
+func TestSteerInterruptsReasoningSilenceAndRetryWait(t *testing.T) {
+	cases := []struct {
+		name  string
+		first []item
+		kinds string
+	}{
+		{"reasoning", cat(think("pondering"), block()), "user reasoning steering agent turn-receipt"},
+		{"before first token", cat(block()), "user steering agent turn-receipt"},
+		{"retry wait", reply(fail(rateLimited())), "user steering agent turn-receipt"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := newScripted(c.first, cat(text("redirected"), done()))
+				h := newHarness(t, p)
+				ctx := context.Background()
+				h.eng.Send(ctx, "c1", "go", nil)
+				synctest.Wait()
+				h.eng.Steer("s1", "do this instead")
+				synctest.Wait()
+				// Nothing waited for a token or a timer: the turn is done
+				// without the virtual clock moving.
+				start := time.Now()
+				r, _ := h.eng.Wait(ctx, "c1")
+				if r.State != engine.Done || time.Since(start) != 0 {
+					t.Fatalf("state %s after %v", r.State, time.Since(start))
+				}
+				h.wantKinds(c.kinds)
+				last := p.reqs()[1].Messages
+				if m := last[len(last)-1]; m.Role != message.User || m.Content != "do this instead" {
+					t.Errorf("last message %+v", m)
+				}
+			})
+		})
+	}
 }
