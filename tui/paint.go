@@ -275,6 +275,15 @@ func (p *Painter) reasoning(r Run, width int) []string {
 		head += fmt.Sprintf(" · %d steps", n)
 	}
 	out := []string{s.dim.Italic(true).Render(truncate(head, width))}
+	if open {
+		// While thinking, show where the thought is: the last line of the
+		// open step, cut to one row.
+		last := r.Entries[len(r.Entries)-1].Content.(transcript.Reasoning).Text
+		last = strings.TrimSpace(last[strings.LastIndexByte(strings.TrimRight(last, "\n"), '\n')+1:])
+		if last != "" && !at(r.Expanded, len(r.Entries)-1) {
+			out = append(out, s.faint.Render(truncate("  │ "+oneLine(last), width)))
+		}
+	}
 	for i, e := range r.Entries {
 		if !at(r.Expanded, i) {
 			continue
