@@ -81,6 +81,10 @@ func (e *Engine) maybeCompact(ctx context.Context, reg *region) {
 	next = append(next, msgs[cut:]...)
 	nextEntries := append([]string{id}, entries[cut:]...)
 	e.mu.Lock()
+	if reg.epoch != e.epoch {
+		e.mu.Unlock()
+		return
+	}
 	e.msgs, e.msgEntry = next, nextEntries
 	e.lastPrompt, e.lastPromptMsgs = 0, 0
 	e.mu.Unlock()

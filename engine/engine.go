@@ -184,6 +184,7 @@ type Engine struct {
 	turn       *turn
 	approvals  []*pendingApproval
 	lastFailed bool
+	epoch      uint64 // advanced by Clear; older turns' messages are dropped
 
 	// Owned by the loop goroutine.
 	msgs           []message.Message
@@ -257,7 +258,50 @@ func (e *Engine) Resume(doc transcript.Document, msgs []message.Message) error {
 	e.msgEntry = make([]string, len(msgs))
 	e.lastPrompt, e.lastPromptMsgs = 0, 0
 	e.lastFailed = false
+	e.epoch++
 	return nil
+}
+
+// Clear starts a new, empty conversation with the given document ID: the
+// running turn is stopped (its late writes are dropped with its retired
+// lease), queued commands are rejected, and the model-facing history
+// starts empty. The saver stays; give the new conversation its own with
+// SetSaver.
+func (e *Engine) Clear(docID string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return ErrClosed
+	}
+	for _, c := range e.queue {
+		c.close(Rejected, "the conversation was cleared before the message was sent")
+	}
+	e.queue = nil
+	if t := e.turn; t != nil && !t.stopping {
+		t.stopping = true
+		for _, c := range t.steers {
+			c.close(Rejected, "the conversation was cleared before the instruction was used")
+		}
+		t.steers = nil
+		t.cancel(errStop)
+	}
+	e.epoch++
+	e.store.Clear(docID)
+	if e.model != "" {
+		_ = e.store.Lease().SetModel(e.model)
+	}
+	e.msgs, e.msgEntry = nil, nil
+	e.lastPrompt, e.lastPromptMsgs, e.lastFailed = 0, 0, false
+	e.signalLocked()
+	return nil
+}
+
+// SetSaver changes where the engine saves, for a conversation started with
+// Clear or Resume. It takes effect at the next save.
+func (e *Engine) SetSaver(s Saver) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.saver = s
 }
 
 // Messages returns a copy of the model-facing messages. Between turns it is

@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 
 	"github.com/foliodev/folio/engine"
+	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -87,6 +88,46 @@ func TestRemoveQueuedCommand(t *testing.T) {
 		h.wantKinds("user agent turn-receipt user agent turn-receipt")
 		if _, err := h.eng.Send(ctx, "", "x", nil); !errors.Is(err, engine.ErrEmpty) {
 			t.Errorf("empty id: %v", err)
+		}
+	})
+}
+
+// Clearing mid-turn drops the turn's late work: nothing of it reaches the
+// new document or the new model history, and the queue is rejected.
+func TestClearDropsLateWorkOfTheOldConversation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		tool := &fakeTool{name: "slow", run: func(context.Context, *toolview.Invocation, []byte) (toolview.Result, error) {
+			<-release // ignores cancellation, like a tool that is slow to stop
+			return toolview.Result{Text: "late result"}, nil
+		}}
+		p := newScripted(cat(text("old"), call(0, "k", "slow", `{}`), done()), cat(text("new answer"), done()))
+		h := newHarness(t, p, engine.WithTools(toolSet(t, tool)))
+		ctx := context.Background()
+		h.eng.Send(ctx, "a", "old question", nil)
+		h.eng.Send(ctx, "b", "queued", nil)
+		synctest.Wait()
+		gen := h.store.Snapshot().Generation
+		if err := h.eng.Clear("fresh"); err != nil {
+			t.Fatal(err)
+		}
+		close(release)
+		h.eng.Wait(ctx, "a")
+		if r, _ := h.eng.Status("b"); r.State != engine.Rejected {
+			t.Errorf("queued command %+v", r)
+		}
+		snap := h.store.Snapshot()
+		if snap.Generation == gen || snap.Document.Len() != 0 || snap.Document.ID() != "fresh" {
+			t.Fatalf("after clear: gen %d, %s", snap.Generation, kinds(snap.Document.Entries()))
+		}
+		if n := len(h.eng.Messages()); n != 0 {
+			t.Fatalf("%d stale messages", n)
+		}
+		h.eng.SetSaver(nil)
+		h.send("c", "new question")
+		h.wantKinds("user agent turn-receipt")
+		if got := roles(p.reqs()[1].Messages); got != "user" {
+			t.Errorf("new conversation's request: %s", got)
 		}
 	})
 }

@@ -12,6 +12,9 @@ type region struct {
 	lease transcript.Lease
 	child *transcript.ChildWriter // nil for the main region
 	w     *transcript.StreamWriter
+	// epoch is the engine's conversation epoch the region belongs to;
+	// messages and saves of an older epoch are dropped (see Clear).
+	epoch uint64
 }
 
 func (r *region) main() bool { return r.child == nil }

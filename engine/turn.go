@@ -78,7 +78,9 @@ const (
 func (e *Engine) runTurn(t *turn) (State, string) {
 	defer t.cancel(nil)
 	lease := e.store.Lease()
-	reg := &region{e: e, lease: lease}
+	e.mu.Lock()
+	reg := &region{e: e, lease: lease, epoch: e.epoch}
+	e.mu.Unlock()
 	start := now()
 	c := t.cmd
 	if !c.retry {
@@ -87,7 +89,7 @@ func (e *Engine) runTurn(t *turn) (State, string) {
 		if err != nil {
 			return Failed, "the conversation was replaced before the message was sent"
 		}
-		e.addMessage(message.Text(message.User, text), id)
+		e.addMessage(reg.epoch, message.Text(message.User, text), id)
 	}
 	e.persist(reg)
 
@@ -182,25 +184,32 @@ func headline(err *provider.Error) string {
 	return "The model provider reported an error."
 }
 
-// addMessage appends a model-facing message with the entry it came with.
-// Only the loop goroutine writes e.msgs; the lock is for Messages readers.
-func (e *Engine) addMessage(m message.Message, entryID string) {
+// addMessage appends a model-facing message with the entry it came with,
+// unless the conversation was cleared since the turn began. Only the loop
+// goroutine writes e.msgs; the lock is for Messages readers and Clear.
+func (e *Engine) addMessage(epoch uint64, m message.Message, entryID string) {
 	e.mu.Lock()
+	defer e.mu.Unlock()
+	if epoch != e.epoch {
+		return
+	}
 	e.msgs = append(e.msgs, m)
 	e.msgEntry = append(e.msgEntry, entryID)
-	e.mu.Unlock()
 }
 
 // persist saves the document and messages. A failed save is shown once as
 // a notice; the next save tries again with everything.
 func (e *Engine) persist(reg *region) {
-	if e.saver == nil || !reg.main() {
+	if !reg.main() {
 		return
 	}
 	e.mu.Lock()
-	msgs := e.msgs
+	msgs, current, saver := e.msgs, reg.epoch == e.epoch, e.saver
 	e.mu.Unlock()
-	if err := e.saver.Save(e.store.Snapshot().Document, msgs); err != nil {
+	if !current || saver == nil {
+		return
+	}
+	if err := saver.Save(e.store.Snapshot().Document, msgs); err != nil {
 		_, _ = reg.append(transcript.Notice{Text: "could not save the conversation: " + err.Error(), Tone: transcript.ToneError})
 	}
 }
@@ -233,7 +242,7 @@ type runResult struct {
 
 func (a *agent) add(m message.Message, entryID string) {
 	if a.main {
-		a.e.addMessage(m, entryID)
+		a.e.addMessage(a.reg.epoch, m, entryID)
 		return
 	}
 	*a.msgs = append(*a.msgs, m)
