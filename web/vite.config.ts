@@ -29,6 +29,9 @@ export default defineConfig({
     environment: 'jsdom',
     include: ['src/**/*.test.{ts,tsx}'],
     setupFiles: ['test/setup.ts'],
+    // jsdom rendering is slow on a busy 2-core machine; a timeout here means
+    // a hang, not a slow test.
+    testTimeout: 30_000,
     reporters: ['default', './test/summary-reporter.ts'],
   },
 });
