@@ -313,6 +313,12 @@ func (a *agent) approve(ctx context.Context, c *call) Decision {
 	_ = a.reg.setActivity(transcript.ActivityWaiting)
 	select {
 	case d := <-pa.decide:
+		if b != nil && d != Deny {
+			b.mu.Lock()
+			b.content.Receipt.Reason = "running"
+			_ = b.lease.Update(b.entryID, b.content)
+			b.mu.Unlock()
+		}
 		return d
 	case <-ctx.Done():
 		e.mu.Lock()
