@@ -19,7 +19,11 @@ func TestMain(m *testing.M) {
 	if p := os.Getenv("FOLIO_TEST_WRITER"); p != "" {
 		os.Exit(writer(p))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if bigLogPath != "" {
+		os.Remove(bigLogPath) // the benchmarks' shared log
+	}
+	os.Exit(code)
 }
 
 func writer(path string) int {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -374,7 +375,8 @@ func (c *conn) onOpen(env envelope, frame []byte) {
 		c.protoError(env.ID, "invalid-id", err.Error(), false)
 		return
 	}
-	if _, err := c.srv.meta(m.Conversation); err != nil {
+	// Only existence: metadata would read the log a second time.
+	if _, err := os.Stat(c.srv.logPath(m.Conversation)); err != nil {
 		c.protoError(env.ID, "not-found", "no conversation "+m.Conversation, false)
 		return
 	}
