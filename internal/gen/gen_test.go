@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -83,5 +84,25 @@ func TestLogIsStrictVersion3(t *testing.T) {
 	}
 	if largest < 256<<10 {
 		t.Errorf("largest entry is %d bytes; want a turn bigger than a 256 KiB page", largest)
+	}
+}
+
+// TestHistoryReaderAcceptsIt: the generated log is a valid version 3 log to
+// folio's own reader, with no problems reported.
+func TestHistoryReaderAcceptsIt(t *testing.T) {
+	var buf bytes.Buffer
+	st, err := Write(&buf, Options{Messages: 12000, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv, err := history.Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(conv.Problems) != 0 || len(conv.Unknown) != 0 {
+		t.Fatalf("reader reported %d problems (first: %v) and %d unknown lines", len(conv.Problems), conv.Problems, len(conv.Unknown))
+	}
+	if conv.Document.Len() != st.Entries || len(conv.Messages) == 0 {
+		t.Fatalf("reader has %d entries and %d messages; wrote %d entries", conv.Document.Len(), len(conv.Messages), st.Entries)
 	}
 }
