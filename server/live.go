@@ -107,8 +107,15 @@ func reconcile(prev *liveEntry, next transcript.Entry, open bool) (transcript.En
 			merged.Content = n
 		}
 	case transcript.Tool:
-		if p, ok := prev.entry.Content.(transcript.Tool); ok && n.Presentation == nil && p.Presentation != nil {
-			n.Presentation = p.Presentation
+		// The latest presentation a client received is the live one, else
+		// the one the entry carried.
+		if n.Presentation == nil {
+			if prev.pres != nil {
+				p := prev.pres.p
+				n.Presentation = &p
+			} else if p, ok := prev.entry.Content.(transcript.Tool); ok {
+				n.Presentation = p.Presentation
+			}
 			merged.Content = n
 		}
 	}
