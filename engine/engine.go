@@ -400,6 +400,44 @@ func (e *Engine) Stop() bool {
 	return true
 }
 
+// Turn identifies the running turn.
+type Turn struct {
+	// CommandID is the command that started it.
+	CommandID string
+	// UserEntryID is its user entry ("" for a Retry, or before it is
+	// written).
+	UserEntryID string
+}
+
+// Running returns the running turn, if any.
+func (e *Engine) Running() (Turn, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.turn == nil {
+		return Turn{}, false
+	}
+	return Turn{CommandID: e.turn.cmd.id, UserEntryID: e.turn.userID}, true
+}
+
+// StopTurn stops the running turn only if it is the one whose user entry
+// or command ID is id: a stop that arrives after its turn ended must not
+// stop the next one. It returns ErrNoTurn or ErrStopConflict otherwise.
+func (e *Engine) StopTurn(id string) error {
+	e.mu.Lock()
+	t := e.turn
+	switch {
+	case t == nil:
+		e.mu.Unlock()
+		return ErrNoTurn
+	case id != t.userID && id != t.cmd.id:
+		e.mu.Unlock()
+		return ErrStopConflict
+	}
+	e.mu.Unlock()
+	e.Stop()
+	return nil
+}
+
 // Approve decides a pending approval.
 func (e *Engine) Approve(id string, d Decision) error {
 	e.mu.Lock()

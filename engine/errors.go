@@ -18,6 +18,10 @@ var ErrNoTurn = errors.New("engine: no turn is running")
 // the engine never sends it on its own.
 var ErrCancelled = errors.New("engine: the turn was stopped; the instruction was not sent")
 
+// ErrStopConflict is returned by StopTurn when the running turn is not the
+// one the caller meant to stop (it finished and another began).
+var ErrStopConflict = errors.New("engine: a different turn is running")
+
 // ErrNotEditable is returned by Edit and Remove for a command that is no
 // longer waiting in the queue.
 var ErrNotEditable = errors.New("engine: the command already started")

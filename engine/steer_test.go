@@ -281,3 +281,33 @@ func TestSteerInterruptsReasoningSilenceAndRetryWait(t *testing.T) {
 		})
 	}
 }
+
+// A stop names its turn: one that arrives after its turn ended does not
+// stop the next.
+func TestStopTurnComparesTheTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newScripted(cat(text("one"), done()), cat(text("two"), block()))
+		h := newHarness(t, p)
+		ctx := context.Background()
+		h.send("a", "first")
+		firstUser := h.entries()[0].ID
+		h.eng.Send(ctx, "b", "second", nil)
+		synctest.Wait()
+		run, ok := h.eng.Running()
+		if !ok || run.CommandID != "b" || run.UserEntryID == "" || run.UserEntryID == firstUser {
+			t.Fatalf("running %+v", run)
+		}
+		if err := h.eng.StopTurn(firstUser); !errors.Is(err, engine.ErrStopConflict) {
+			t.Fatalf("stale stop: %v", err)
+		}
+		if err := h.eng.StopTurn(run.UserEntryID); err != nil {
+			t.Fatal(err)
+		}
+		if r, _ := h.eng.Wait(ctx, "b"); r.State != engine.Stopped {
+			t.Errorf("state %s", r.State)
+		}
+		if err := h.eng.StopTurn(run.UserEntryID); !errors.Is(err, engine.ErrNoTurn) {
+			t.Errorf("no turn: %v", err)
+		}
+	})
+}

@@ -33,6 +33,7 @@ type turn struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
+	userID     string                  // e.mu: the turn's user entry, once written
 	stopping   bool                    // e.mu
 	steers     []*command              // e.mu: accepted, not yet applied
 	phase      phase                   // e.mu
@@ -90,6 +91,9 @@ func (e *Engine) runTurn(t *turn) (State, string) {
 			return Failed, "the conversation was replaced before the message was sent"
 		}
 		e.addMessage(reg.epoch, message.Text(message.User, text), id)
+		e.mu.Lock()
+		t.userID = id
+		e.mu.Unlock()
 	}
 	e.persist(reg)
 
