@@ -41,18 +41,30 @@ type tailEntry struct {
 
 // spine is the storage shared by a lineage of documents. Only the newest
 // document of the lineage may append to it in place.
+//
+// The ID index is built lazily: an append only adds a pointer to latest, and
+// the first lookup after it indexes the entries added since. Each entry is
+// indexed once, so lookups stay amortized O(1), while a stream of appends
+// on a large document never touches a large map (a cache miss or a table
+// split per append otherwise).
 type spine struct {
-	mu     sync.Mutex
-	latest []*node
-	index  map[string]int
+	mu      sync.Mutex
+	latest  []*node
+	index   map[string]int
+	indexed int // latest[:indexed] are in index
 }
 
 func newSpine(nodes []*node) *spine {
-	sp := &spine{latest: nodes, index: make(map[string]int, len(nodes))}
-	for i, n := range nodes {
-		sp.index[n.e.ID] = i
+	return &spine{latest: nodes, index: map[string]int{}}
+}
+
+// lookup finds id among the lineage's entries. The caller holds sp.mu.
+func (sp *spine) lookup(id string) (int, bool) {
+	for ; sp.indexed < len(sp.latest); sp.indexed++ {
+		sp.index[sp.latest[sp.indexed].e.ID] = sp.indexed
 	}
-	return sp
+	i, ok := sp.index[id]
+	return i, ok
 }
 
 // NewDocument returns a document of settled entries. It rejects invalid
@@ -70,7 +82,7 @@ func NewDocument(id string, entries []Entry) (Document, error) {
 		seen[e.ID] = i
 		nodes[i] = &node{e: e}
 	}
-	return Document{id: id, nodes: nodes, sp: &spine{latest: nodes, index: seen}}, nil
+	return Document{id: id, nodes: nodes, sp: &spine{latest: nodes, index: seen, indexed: len(nodes)}}, nil
 }
 
 // ID is the persistent identity of the conversation.
@@ -139,7 +151,7 @@ func (d Document) Index(id string) (int, bool) {
 		return 0, false
 	}
 	d.sp.mu.Lock()
-	i, ok := d.sp.index[id]
+	i, ok := d.sp.lookup(id)
 	d.sp.mu.Unlock()
 	if !ok || i >= len(d.nodes) || d.nodes[i].e.ID != id {
 		return 0, false
@@ -148,18 +160,23 @@ func (d Document) Index(id string) (int, bool) {
 }
 
 // Append returns a document with e added as a settled entry.
-func (d Document) Append(e Entry) (Document, error) { return d.add(e, false) }
+func (d Document) Append(e Entry) (Document, error) { return d.add(e, false, false) }
 
 // Open returns a document with e added as an open entry, one whose content
 // may still change through Update until Settle.
-func (d Document) Open(e Entry) (Document, error) { return d.add(e, true) }
+func (d Document) Open(e Entry) (Document, error) { return d.add(e, true, false) }
 
-func (d Document) add(e Entry, open bool) (Document, error) {
+// add appends e. fresh skips the duplicate check, for IDs the store just
+// minted and knows to be unused; that saves a lookup in the index, which on
+// a large document is a cache miss per append.
+func (d Document) add(e Entry, open, fresh bool) (Document, error) {
 	if err := e.Validate(); err != nil {
 		return d, err
 	}
-	if _, dup := d.Index(e.ID); dup {
-		return d, fmt.Errorf("%w %q", ErrDuplicateID, e.ID)
+	if !fresh {
+		if _, dup := d.Index(e.ID); dup {
+			return d, fmt.Errorf("%w %q", ErrDuplicateID, e.ID)
+		}
 	}
 	n := &node{e: e}
 	out := d
@@ -183,7 +200,6 @@ func (sp *spine) extend(nodes []*node, n *node) ([]*node, *spine) {
 	defer sp.mu.Unlock()
 	if len(nodes) == len(sp.latest) && (len(nodes) == 0 || &nodes[0] == &sp.latest[0]) {
 		sp.latest = append(sp.latest, n)
-		sp.index[n.e.ID] = len(sp.latest) - 1
 		return sp.latest, sp
 	}
 	cp := make([]*node, len(nodes), len(nodes)*5/4+8)

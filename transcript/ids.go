@@ -28,6 +28,27 @@ func NewIDSource() *IDSource {
 // Prefix returns the namespace this source mints in.
 func (s *IDSource) Prefix() string { return s.prefix }
 
+// observe makes sure Next never returns id: when id is in this source's
+// namespace, the counter moves past it. The store calls it for every entry
+// it did not mint itself (hydrated, replaced or appended with its own ID), so
+// minting needs no lookup in the document.
+func (s *IDSource) observe(id string) {
+	p := len(s.prefix)
+	if len(id) <= p+1 || id[p] != '-' || id[:p] != s.prefix {
+		return
+	}
+	n, err := strconv.ParseUint(id[p+1:], 36, 64)
+	if err != nil {
+		return
+	}
+	for {
+		cur := s.n.Load()
+		if cur >= n || s.n.CompareAndSwap(cur, n) {
+			return
+		}
+	}
+}
+
 // Next returns a new ID, "<prefix>-<n>".
 func (s *IDSource) Next() string {
 	return s.prefix + "-" + strconv.FormatUint(s.n.Add(1), 36)

@@ -160,36 +160,21 @@ func (tx *Tx) Live() Live { return tx.st.live }
 // Now reads the store's clock.
 func (tx *Tx) Now() time.Time { return tx.s.now() }
 
-// NewID mints an ID that no entry or child region of the store holds, even
-// hydrated ones that happen to come from the same namespace.
-func (tx *Tx) NewID() string {
-	for {
-		id := tx.s.ids.Next()
-		if !tx.taken(id) {
-			return id
-		}
-	}
-}
-
-func (tx *Tx) taken(id string) bool {
-	if _, ok := tx.st.doc.Index(id); ok {
-		return true
-	}
-	for _, c := range tx.st.live.Children.s {
-		if c.ID == id {
-			return true
-		}
-		if _, ok := c.Feed.Index(id); ok {
-			return true
-		}
-	}
-	return false
-}
+// NewID mints an ID that no entry of the store holds. Every entry the
+// store did not mint itself passed through IDSource.observe on its way in,
+// so the counter is already past any saved ID in the same namespace and no
+// lookup is needed.
+func (tx *Tx) NewID() string { return tx.s.ids.Next() }
 
 // Append adds a settled entry with a new ID to the main document.
 func (tx *Tx) Append(c Content) (string, error) {
 	id := tx.NewID()
-	return id, tx.AppendEntry(Entry{ID: id, Content: c, Timestamp: tx.Now()})
+	d, err := tx.st.doc.add(Entry{ID: id, Content: c, Timestamp: tx.Now()}, false, true)
+	if err != nil {
+		return "", err
+	}
+	tx.setDoc(d)
+	return id, nil
 }
 
 // AppendEntry adds e, with its own ID, as a settled entry.
@@ -198,6 +183,7 @@ func (tx *Tx) AppendEntry(e Entry) error {
 	if err != nil {
 		return err
 	}
+	tx.s.ids.observe(e.ID)
 	tx.setDoc(d)
 	return nil
 }
@@ -205,7 +191,7 @@ func (tx *Tx) AppendEntry(e Entry) error {
 // Open adds an open entry with a new ID to the main document.
 func (tx *Tx) Open(c Content) (string, error) {
 	id := tx.NewID()
-	d, err := tx.st.doc.Open(Entry{ID: id, Content: c, Timestamp: tx.Now()})
+	d, err := tx.st.doc.add(Entry{ID: id, Content: c, Timestamp: tx.Now()}, true, true)
 	if err != nil {
 		return "", err
 	}

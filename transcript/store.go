@@ -59,6 +59,7 @@ func NewStore(opts ...Option) *Store {
 	if s.ids == nil {
 		s.ids = NewIDSource()
 	}
+	s.observeAll(s.st.doc)
 	s.mu.Lock()
 	s.publishLocked()
 	s.mu.Unlock()
@@ -107,6 +108,7 @@ func (s *Store) newLifetime(d Document, newSession bool) Snapshot {
 		t.t.Stop()
 	}
 	clear(s.timers)
+	s.observeAll(d)
 	old := s.st.live
 	s.st = state{doc: d, gen: s.st.gen + 1, live: Live{Model: old.Model, Totals: old.Totals}}
 	if newSession {
@@ -114,6 +116,15 @@ func (s *Store) newLifetime(d Document, newSession bool) Snapshot {
 	}
 	s.publishLocked()
 	return *s.cur.Load()
+}
+
+// observeAll moves the ID counter past every ID of d in the store's
+// namespace, so minting never repeats a saved ID. It reads each ID once,
+// when a document is installed, instead of looking every new ID up.
+func (s *Store) observeAll(d Document) {
+	for _, e := range d.All() {
+		s.ids.observe(e.ID)
+	}
 }
 
 func (s *Store) publishLocked() {

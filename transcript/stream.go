@@ -121,7 +121,7 @@ func (w *StreamWriter) write(b *streamBuf, kind Kind, delta string) error {
 			return tx.setFeed(w.r, doc)
 		}
 		id, now := tx.NewID(), tx.Now()
-		doc, err = doc.Open(Entry{ID: id, Content: streamContent(kind, src), Timestamp: now})
+		doc, err = doc.add(Entry{ID: id, Content: streamContent(kind, src), Timestamp: now}, true, true)
 		if err != nil {
 			return err
 		}
