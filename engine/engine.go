@@ -181,6 +181,7 @@ type Engine struct {
 	queue      []*command
 	wake       chan struct{}
 	changed    chan struct{}
+	bcast      chan struct{} // closed and replaced at every change, for Idle
 	turn       *turn
 	approvals  []*pendingApproval
 	lastFailed bool
@@ -208,6 +209,7 @@ func New(store *transcript.Store, prov provider.Provider, opts ...Option) *Engin
 		commands: map[string]*command{},
 		wake:     make(chan struct{}, 1),
 		changed:  make(chan struct{}, 1),
+		bcast:    make(chan struct{}),
 		loopDone: make(chan struct{}),
 		bridges:  map[string]*bridge{},
 	}
@@ -585,12 +587,13 @@ func (e *Engine) Idle(ctx context.Context) error {
 	for {
 		e.mu.Lock()
 		idle := e.turn == nil && len(e.queue) == 0
+		changed := e.bcast
 		e.mu.Unlock()
 		if idle {
 			return nil
 		}
 		select {
-		case <-e.changed:
+		case <-changed:
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-e.loopDone:
@@ -644,17 +647,12 @@ func (e *Engine) receiptLocked(c *command) Receipt {
 }
 
 func (e *Engine) signalLocked() {
+	close(e.bcast)
+	e.bcast = make(chan struct{})
 	select {
 	case e.wake <- struct{}{}:
 	default:
 	}
-	select {
-	case e.changed <- struct{}{}:
-	default:
-	}
-}
-
-func (e *Engine) notify() {
 	select {
 	case e.changed <- struct{}{}:
 	default:
