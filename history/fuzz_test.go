@@ -46,7 +46,7 @@ func FuzzReadLog(f *testing.F) {
 		// Whatever was accepted writes back as a log that reads the same.
 		var out []byte
 		out = appendHeader(out, Header{Version: 3, ConversationID: "c1", StartedAt: time.Unix(0, 0)})
-		out, err = appendUIRecord(out, TypeUITranscript, time.Unix(0, 0), entriesFrom(c1.Document, 0))
+		out, err = appendUIRecord(out, TypeUITranscript, time.Unix(0, 0), entriesFrom(c1.Document, 0, c1.Document.Len()))
 		if err != nil {
 			t.Fatalf("accepted document does not encode: %v", err)
 		}

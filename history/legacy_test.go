@@ -302,3 +302,25 @@ func TestCompact(t *testing.T) {
 	}
 	sameDoc(t, readConv(t, readFile(t, path)).Document, d)
 }
+
+func TestCompactDropsSupersededOpenTails(t *testing.T) {
+	t.Parallel()
+	path := logPath(t)
+	writeLog(t, path, logOf(v3Header,
+		uiRec(TypeUIAppend, entryJSON(t, user("a", "1"))),
+		uiRec(TypeUIOpen, entryJSON(t, agent("s", "p"))),
+		uiRec(TypeUIOpen, entryJSON(t, agent("s", "pa"))),
+		uiRec(TypeUIAppend, entryJSON(t, agent("s", "pa"))),
+		uiRec(TypeUIOpen, entryJSON(t, agent("t", "x")))))
+	before := readConv(t, readFile(t, path))
+	l := open(t, path)
+	res, err := l.Compact()
+	if err != nil || res.Dropped != 2 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	data := readFile(t, path)
+	if got := strings.Join(recordTypes(data), ","); got != "ui-append,ui-append,ui-open" {
+		t.Fatalf("records %s", got)
+	}
+	sameConv(t, readConv(t, data), before, "compacted")
+}

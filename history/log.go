@@ -30,8 +30,10 @@ type Log struct {
 	header     Header
 	size       int64
 	terminated bool
-	doc        transcript.Document // the document the log now holds
-	uiOnDisk   bool                // false while the document is derived
+	doc        transcript.Document      // the last document saved or loaded
+	saved      int                      // how many of doc's leading entries the log holds as settled
+	tail       []transcript.Fingerprint // the entries after them, held by the newest ui-open
+	uiOnDisk   bool                     // false while the document is derived
 	reserved   map[string]struct{}
 	msgs       []message.Message
 }
@@ -100,7 +102,7 @@ func (l *Log) read(track bool) (*reader, []byte, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		l.reset()
 		doc, _ := transcript.NewDocument(l.header.ConversationID, nil)
-		l.doc = doc
+		l.doc, l.saved, l.tail = doc, 0, nil
 		return &reader{parsed: parsed{conv: &Conversation{Header: l.header, Document: doc}}}, nil, nil
 	}
 	if err != nil {
@@ -117,7 +119,11 @@ func (l *Log) read(track bool) (*reader, []byte, error) {
 	l.header = st.conv.Header
 	l.size = int64(len(data))
 	l.terminated = st.terminated
-	l.doc = st.conv.Document
+	l.doc, l.saved = st.conv.Document, st.settledLen
+	l.tail = nil
+	for i := st.settledLen; i < st.conv.Document.Len(); i++ {
+		l.tail = append(l.tail, st.conv.Document.Fingerprint(i))
+	}
 	l.uiOnDisk = st.uiLines > 0
 	l.reserved = st.reserved
 	l.msgs = st.conv.Messages
@@ -164,10 +170,15 @@ func (l *Log) SaveEntries(entries []transcript.Entry, msgs []message.Message) er
 
 // Save makes the log hold doc and msgs, appending as little as it can:
 //
-//   - When the saved entries are an unchanged prefix of doc (compared by
-//     fingerprint, every one of them), only the new entries are appended as
-//     one ui-append batch. Otherwise one ui-transcript snapshot of all of doc
-//     supersedes the old presentation.
+//   - When the saved settled entries are an unchanged prefix of doc
+//     (compared by fingerprint, every one of them), only the newly settled
+//     entries are appended as one ui-append batch. Otherwise one
+//     ui-transcript snapshot of doc's settled entries supersedes the old
+//     presentation.
+//   - Entries from the first open one on (a streaming answer, a running
+//     tool) are written provisionally, as one ui-open record that the next
+//     UI record supersedes. Streaming more text costs a small ui-open, not
+//     a snapshot, and a crash keeps the accepted partial text.
 //   - Likewise new messages are appended; a message list that no longer
 //     starts with the saved one is written after a rewrite record.
 //   - An unchanged save writes nothing.
@@ -208,27 +219,61 @@ func (l *Log) Save(doc transcript.Document, msgs []message.Message) error {
 		}
 	}
 
-	n := l.doc.Len()
-	snapshot := false
+	n, settled, total := l.saved, doc.Settled(), doc.Len()
+	prefixSame := settled >= n && doc.SamePrefix(l.doc, n)
+	tailSame := total-settled == len(l.tail)
+	for i := settled; tailSame && i < total; i++ {
+		tailSame = doc.Fingerprint(i) == l.tail[i-settled]
+	}
+	// A log whose tail came from ui-open reads those entries as settled; a
+	// caller that continues from the loaded document hands them back
+	// settled. Either way, what the log holds is unchanged.
+	held := total == n+len(l.tail) && doc.SamePrefix(l.doc, n)
+	for i := n; held && i < total; i++ {
+		held = doc.Fingerprint(i) == l.tail[i-n]
+	}
+	snapshot, wroteUI := false, false
+	var tail []transcript.Fingerprint
 	switch {
-	case doc.SamePrefix(l.doc, n) && !l.usesReserved(doc, n):
+	case held:
+		settled, tail = n, l.tail
+	case prefixSame && !l.usesReserved(doc, n, total):
 		from := n
 		if !l.uiOnDisk {
 			from = 0 // derived entries were never written
 		}
-		if doc.Len() > n {
+		if settled > n || (from < settled && total > settled) {
 			var err error
-			buf, err = appendUIRecord(buf, TypeUIAppend, at, entriesFrom(doc, from))
+			buf, err = appendUIRecord(buf, TypeUIAppend, at, entriesFrom(doc, from, settled))
 			if err != nil {
 				return err
 			}
+			wroteUI = true
 		}
 	default:
-		snapshot = true
+		snapshot, wroteUI = true, true
 		var err error
-		buf, err = appendUIRecord(buf, TypeUITranscript, at, entriesFrom(doc, 0))
+		buf, err = appendUIRecord(buf, TypeUITranscript, at, entriesFrom(doc, 0, settled))
 		if err != nil {
 			return err
+		}
+	}
+	if !held {
+		// Any UI record supersedes the provisional tail on disk, so after
+		// one it is written again; otherwise only when it changed.
+		if total > settled && (wroteUI || !tailSame) {
+			var err error
+			buf, err = appendUIRecord(buf, TypeUIOpen, at, entriesFrom(doc, settled, total))
+			if err != nil {
+				return err
+			}
+			wroteUI = true
+		} else if total == settled && len(l.tail) > 0 && !wroteUI {
+			buf = append(appendRecordStart(buf, TypeUIOpen, at), `,"entries":[]}`+"\n"...)
+			wroteUI = true
+		}
+		for i := settled; i < total; i++ {
+			tail = append(tail, doc.Fingerprint(i))
 		}
 	}
 	if len(buf) == 0 {
@@ -237,8 +282,8 @@ func (l *Log) Save(doc transcript.Document, msgs []message.Message) error {
 	if err := l.write(buf); err != nil {
 		return err
 	}
-	l.doc, l.msgs = doc, msgs
-	if snapshot || doc.Len() > n {
+	l.doc, l.saved, l.tail, l.msgs = doc, settled, tail, msgs
+	if wroteUI {
 		l.uiOnDisk = true
 	}
 	if snapshot {
@@ -259,11 +304,11 @@ func (l *Log) SetTitle(title string) error {
 // usesReserved reports whether an entry after the saved prefix takes an ID
 // of a rejected batch; such a save is written as a snapshot, which readers
 // accept because a snapshot starts the presentation afresh.
-func (l *Log) usesReserved(doc transcript.Document, from int) bool {
+func (l *Log) usesReserved(doc transcript.Document, from, to int) bool {
 	if len(l.reserved) == 0 {
 		return false
 	}
-	for i := from; i < doc.Len(); i++ {
+	for i := from; i < to; i++ {
 		if _, ok := l.reserved[doc.At(i).ID]; ok {
 			return true
 		}
@@ -271,9 +316,9 @@ func (l *Log) usesReserved(doc transcript.Document, from int) bool {
 	return false
 }
 
-func entriesFrom(doc transcript.Document, from int) func(func(transcript.Entry) bool) {
+func entriesFrom(doc transcript.Document, from, to int) func(func(transcript.Entry) bool) {
 	return func(yield func(transcript.Entry) bool) {
-		for i := from; i < doc.Len(); i++ {
+		for i := from; i < to; i++ {
 			if !yield(doc.At(i)) {
 				return
 			}

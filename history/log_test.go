@@ -333,3 +333,138 @@ func TestCompleteUnterminatedLastLineIsRead(t *testing.T) {
 		t.Fatalf("entries %v problems %v", ids(c.Document), c.Problems)
 	}
 }
+
+func TestOpenEntriesAreSavedProvisionally(t *testing.T) {
+	t.Parallel()
+	path := logPath(t)
+	l := open(t, path)
+	d := doc(t, entries(3, "a")...)
+	d, err := d.Open(agent("s", "partial"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = appendAll(t, d, user("after", "typed while streaming"))
+	if err := l.Save(d, nil); err != nil {
+		t.Fatal(err)
+	}
+	data := readFile(t, path)
+	if got := strings.Join(recordTypes(data), ","); got != "ui-append,ui-open" {
+		t.Fatalf("records %s", got)
+	}
+	// A crash now keeps the accepted partial text, as settled history.
+	c := readConv(t, data)
+	sameDoc(t, c.Document, d)
+	if c.Document.IsOpen(3) {
+		t.Fatal("partial answer read back as open")
+	}
+
+	// Streaming more text writes a small ui-open, never a snapshot.
+	if d, err = d.Update("s", transcript.Agent{Markdown: "partial answer, longer"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Save(d, nil); err != nil {
+		t.Fatal(err)
+	}
+	before := readFile(t, path)
+	if got := strings.Join(recordTypes(before), ","); got != "ui-append,ui-open,ui-open" {
+		t.Fatalf("records %s", got)
+	}
+	sameDoc(t, readConv(t, before).Document, d)
+	if err := l.Save(d, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(readFile(t, path), before) {
+		t.Fatal("an unchanged save while streaming wrote")
+	}
+
+	// Settling without changing the text changes nothing a reader sees, so
+	// nothing is written; the next open entry settles the tail for good.
+	if d, err = d.Settle("s", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Save(d, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(readFile(t, path), before) {
+		t.Fatal("settling unchanged text wrote")
+	}
+
+	// A log whose tail is provisional: loading it and saving the loaded
+	// document writes nothing; continuing from it settles the tail.
+	d2, _ := d.Open(agent("s2", "again"))
+	if err := l.Save(d2, nil); err != nil {
+		t.Fatal(err)
+	}
+	data = readFile(t, path)
+	if got := strings.Join(recordTypes(data), ","); got != "ui-append,ui-open,ui-open,ui-append,ui-open" {
+		t.Fatalf("records %s", got)
+	}
+	sameDoc(t, readConv(t, data).Document, d2)
+	l.Close()
+	l = open(t, path)
+	c, err = l.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := readFile(t, path)
+	if err := l.Save(c.Document, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(readFile(t, path), held) {
+		t.Fatal("saving the loaded document wrote")
+	}
+	d3 := appendAll(t, c.Document, user("u9", "next"))
+	if err := l.Save(d3, nil); err != nil {
+		t.Fatal(err)
+	}
+	data = readFile(t, path)
+	if types := recordTypes(data); types[len(types)-1] != TypeUIAppend || strings.Contains(strings.Join(types, ","), TypeUITranscript) {
+		t.Fatalf("records %v", types)
+	}
+	sameDoc(t, readConv(t, data).Document, d3)
+}
+
+func TestProvisionalTailRemoved(t *testing.T) {
+	t.Parallel()
+	path := logPath(t)
+	l := open(t, path)
+	d := doc(t, entries(2, "a")...)
+	open, err := d.Open(agent("s", "partial"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Save(open, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The open answer is dropped (its document was replaced).
+	if err := l.Save(d, nil); err != nil {
+		t.Fatal(err)
+	}
+	data := readFile(t, path)
+	if got := strings.Join(recordTypes(data), ","); got != "ui-append,ui-open,ui-open" {
+		t.Fatalf("records %s", got)
+	}
+	sameDoc(t, readConv(t, data).Document, d)
+}
+
+func TestProvisionalTailRules(t *testing.T) {
+	t.Parallel()
+	data := logOf(v3Header,
+		uiRec(TypeUIAppend, entryJSON(t, user("a", "1"))),
+		uiRec(TypeUIOpen, entryJSON(t, agent("s", "part"))),
+		uiRec(TypeUIOpen, entryJSON(t, agent("s", "partial"))),        // replaces the tail
+		uiRec(TypeUIOpen, entryJSON(t, agent("a", "dup of settled"))), // rejected: a is settled
+		uiRec(TypeUIAppend, entryJSON(t, user("b", "2"))),             // supersedes the tail
+	)
+	c := readConv(t, data)
+	if got := strings.Join(ids(c.Document), ","); got != "a,b" {
+		t.Fatalf("document %s", got)
+	}
+	if rej := problemsOf(c, ProblemRejected); len(rej) != 1 || rej[0].Line != 5 || rej[0].Type != TypeUIOpen {
+		t.Fatalf("problems %v", c.Problems)
+	}
+	c = readConv(t, data[:len(data)-len(uiRec(TypeUIAppend, entryJSON(t, user("b", "2"))))-1])
+	if got := strings.Join(ids(c.Document), ","); got != "a,s" || c.Document.At(1).Content.(transcript.Agent).Markdown != "partial" {
+		t.Fatalf("with the tail: %s", got)
+	}
+}

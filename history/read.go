@@ -41,6 +41,7 @@ const (
 	lineRewrite
 	lineUITranscript
 	lineUIAppend
+	lineUIOpen
 	lineUnknown    // a JSON object of a type this folio does not know
 	lineUnreadable // not a JSON object, or an object without a type
 	lineTorn       // the unterminated, incomplete last line
@@ -69,6 +70,9 @@ type parsed struct {
 	// terminated is false when the file does not end in a newline.
 	terminated bool
 	size       int
+	// settledLen is how many entries of the document came from ui-append
+	// and ui-transcript; the rest came from a ui-open tail.
+	settledLen int
 	lines      []lineInfo // only when tracking
 }
 
@@ -79,6 +83,7 @@ type reader struct {
 	dec      jsontext.Decoder
 	rec      rawRecord
 	entries  []transcript.Entry
+	tail     []transcript.Entry // the newest accepted ui-open, if not superseded
 	ids      map[string]struct{}
 	msgAt    []time.Time
 	metaTime time.Time
@@ -171,8 +176,13 @@ func (r *reader) finish() error {
 		c.UpdatedAt = r.metaTime
 	}
 	entries := r.entries
+	r.settledLen = len(entries)
+	if len(r.tail) > 0 {
+		entries = append(slices.Clip(entries), r.tail...)
+	}
 	if r.uiLines == 0 {
 		entries = Derive(c.Messages, r.msgAt)
+		r.settledLen = len(entries)
 		c.Derived = true
 	}
 	doc, err := transcript.NewDocument(c.Header.ConversationID, entries)
@@ -231,9 +241,16 @@ func (r *reader) record(lineNo int, line []byte, unterminated bool) lineInfo {
 	}
 
 	switch rec.typ {
-	case TypeUITranscript, TypeUIAppend:
+	case TypeUITranscript, TypeUIAppend, TypeUIOpen:
 		r.uiLines++
 		if r.version == 2 {
+			if rec.typ == TypeUIOpen {
+				// Not a version 2 record type: keep it like any unknown one.
+				r.uiLines--
+				r.problem(Problem{Kind: ProblemUnknown, Line: human, Type: rec.typ, Entry: -1, Msg: "not a version 2 record type, kept verbatim"})
+				r.conv.Unknown = append(r.conv.Unknown, RawLine{Line: human, Type: rec.typ, Bytes: bytes.Clone(line)})
+				return lineInfo{kind: lineUnknown}
+			}
 			return r.legacyUI(lineNo, rec, reject)
 		}
 		return r.ui(rec, reject)
@@ -289,7 +306,7 @@ func (r *reader) seen(t time.Time) {
 
 // ui applies a version 3 UI record as one batch.
 func (r *reader) ui(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
-	snapshot := rec.typ == TypeUITranscript
+	snapshot, open := rec.typ == TypeUITranscript, rec.typ == TypeUIOpen
 	at, err := transcript.ParseInstant(rec.at)
 	if err != nil {
 		r.reserveBatch(rec)
@@ -322,13 +339,21 @@ func (r *reader) ui(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 				Msg: fmt.Sprintf("id %q was used by a rejected batch", e.ID)})
 		}
 	}
-	if snapshot {
+	switch {
+	case open:
+		// The provisional tail is replaced whole and stays out of r.ids:
+		// its entries are written again, as settled, once they settle.
+		r.tail = slices.Clone(rec.entries)
+		r.seen(at)
+		return lineInfo{kind: lineUIOpen, accepted: true}
+	case snapshot:
 		r.entries = slices.Clone(rec.entries)
 		r.ids = make(map[string]struct{}, len(rec.entries))
 		clear(r.reserved)
-	} else {
+	default:
 		r.entries = append(r.entries, rec.entries...)
 	}
+	r.tail = nil
 	for _, e := range rec.entries {
 		r.ids[e.ID] = struct{}{}
 	}
@@ -369,6 +394,10 @@ func (r *reader) reserveBatch(rec *rawRecord) {
 	}
 }
 
+func isUI(typ string) bool {
+	return typ == TypeUITranscript || typ == TypeUIAppend || typ == TypeUIOpen
+}
+
 func kindOf(typ string) lineKind {
 	switch typ {
 	case TypeMessage:
@@ -381,6 +410,8 @@ func kindOf(typ string) lineKind {
 		return lineUITranscript
 	case TypeUIAppend:
 		return lineUIAppend
+	case TypeUIOpen:
+		return lineUIOpen
 	}
 	return lineUnknown
 }
@@ -392,6 +423,7 @@ var allowedMembers = map[string]int{
 	TypeRewrite:      memType | memAt,
 	TypeUITranscript: memType | memAt | memEntries,
 	TypeUIAppend:     memType | memAt | memEntries,
+	TypeUIOpen:       memType | memAt | memEntries,
 }
 
 var memberNames = []string{"type", "at", "entries", "message", "title", "updatedAt", "endedAt"}
@@ -459,7 +491,7 @@ func (r *reader) decodeRecordWith(line []byte, fast bool) (*rawRecord, error) {
 		rec.members |= bit
 		switch bit {
 		case memEntries:
-			if (rec.typ == TypeUITranscript || rec.typ == TypeUIAppend) && r.version == 3 && dec.PeekKind() == '[' {
+			if isUI(rec.typ) && r.version == 3 && dec.PeekKind() == '[' {
 				if err := r.decodeEntries(dec, rec, fast); err != nil {
 					return nil, err
 				}
@@ -522,7 +554,7 @@ func (r *reader) decodeRecordWith(line []byte, fast bool) (*rawRecord, error) {
 		}
 		return nil, err
 	}
-	if rec.entriesRaw != nil && (rec.typ == TypeUITranscript || rec.typ == TypeUIAppend) && r.version == 3 {
+	if rec.entriesRaw != nil && isUI(rec.typ) && r.version == 3 {
 		var sub jsontext.Decoder
 		sub.Reset(bytes.NewBuffer(rec.entriesRaw))
 		if sub.PeekKind() != '[' {

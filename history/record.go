@@ -27,6 +27,10 @@ const (
 	TypeRewrite      = "rewrite"
 	TypeUITranscript = "ui-transcript"
 	TypeUIAppend     = "ui-append"
+	// TypeUIOpen holds the entries after the first open one (a streaming
+	// answer, a running tool), provisionally: the newest ui-open is the
+	// document's tail until any later UI record supersedes it.
+	TypeUIOpen = "ui-open"
 )
 
 // Header is the first line of a log.

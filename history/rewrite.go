@@ -36,7 +36,7 @@ func (l *Log) Upgrade() (UpgradeResult, error) {
 	if st.version != 2 {
 		return res, nil
 	}
-	out, recs, kept := l.rebuild(st, data, -1)
+	out, recs, kept := l.rebuild(st, data, nil)
 	res.Records, res.Kept, res.Upgraded = recs, kept, true
 	return res, l.replace(out)
 }
@@ -52,7 +52,8 @@ type CompactResult struct {
 }
 
 // Compact drops the UI records that the last accepted ui-transcript
-// superseded, atomically. The current document, every message, meta and
+// superseded, and ui-open tails that a later UI record superseded,
+// atomically. The current document, every message, meta and
 // rewrite record, and every unknown, unreadable or rejected line are kept
 // byte for byte. A version 2 log is upgraded in the same rewrite. When
 // nothing would change, nothing is written.
@@ -64,31 +65,35 @@ func (l *Log) Compact() (CompactResult, error) {
 	if err != nil || data == nil {
 		return CompactResult{}, err
 	}
-	last := -1
-	for i, li := range st.lines {
-		if li.kind == lineUITranscript && li.accepted {
-			last = i
-		}
-	}
+	drop := make([]bool, len(st.lines))
 	dropped := 0
-	for i, li := range st.lines[:max(last, 0)] {
-		if i > 0 && li.accepted && (li.kind == lineUITranscript || li.kind == lineUIAppend) {
+	snapshotSeen, uiSeen := false, false
+	for i := len(st.lines) - 1; i > 0; i-- {
+		li := st.lines[i]
+		ui := li.kind == lineUITranscript || li.kind == lineUIAppend || li.kind == lineUIOpen
+		if !ui || !li.accepted {
+			continue
+		}
+		if snapshotSeen || (li.kind == lineUIOpen && uiSeen) {
+			drop[i] = true
 			dropped++
 		}
+		uiSeen = true
+		snapshotSeen = snapshotSeen || li.kind == lineUITranscript
 	}
 	res := CompactResult{Dropped: dropped, Before: int64(len(data)), After: int64(len(data)), Upgraded: st.version == 2}
 	if dropped == 0 && st.version != 2 && st.terminated {
 		return res, nil
 	}
-	out, _, _ := l.rebuild(st, data, last)
+	out, _, _ := l.rebuild(st, data, drop)
 	res.After = int64(len(out))
 	return res, l.replace(out)
 }
 
 // rebuild writes the log anew: the header as version 3, legacy UI records
-// converted, accepted UI records before line dropBefore removed, and every
-// other line as it was.
-func (l *Log) rebuild(st *reader, data []byte, dropBefore int) (out []byte, converted, kept int) {
+// converted, the lines marked in drop removed, and every other line as it
+// was.
+func (l *Log) rebuild(st *reader, data []byte, drop []bool) (out []byte, converted, kept int) {
 	out = make([]byte, 0, len(data)+len(data)/8)
 	h := l.header
 	h.Version = Version
@@ -104,10 +109,10 @@ func (l *Log) rebuild(st *reader, data []byte, dropBefore int) (out []byte, conv
 			}
 			continue
 		}
-		ui := li.kind == lineUITranscript || li.kind == lineUIAppend
-		if ui && li.accepted && i < dropBefore {
+		if i < len(drop) && drop[i] {
 			continue
 		}
+		ui := li.kind == lineUITranscript || li.kind == lineUIAppend
 		if ui && li.accepted && st.version == 2 {
 			typ := TypeUIAppend
 			if li.kind == lineUITranscript {
