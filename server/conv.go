@@ -398,17 +398,22 @@ type Since struct {
 	Seq        int64 `json:"seq"`
 }
 
-// checkpointLocked answers a reconnect (since set) or an open (since nil:
-// only the entries still open). Entries come in seq order.
-func (c *conv) checkpointLocked(since *Since) *checkpoint {
+// checkpointLocked answers an open: the current value of every entry changed
+// after snapSeq (the seq the returned snapshot reflects) or after since.Seq
+// when a reconnecting client is older, plus every open entry. Pages of the
+// snapshot plus this checkpoint are the current document. Replaced tells a
+// reconnecting client that its own window is from another generation (or
+// older than the server remembers) and must be rebuilt. Entries come in seq
+// order.
+func (c *conv) checkpointLocked(since *Since, snapSeq int64) *checkpoint {
 	cp := &checkpoint{Entries: []checkpointEntry{}, Presentations: []checkpointPres{}}
-	var after int64 = 1<<62 - 1
+	after := snapSeq
 	if since != nil {
 		if since.Generation != c.gen.Load() || since.Seq < c.forgotten {
 			cp.Replaced = true
-			return cp
+		} else {
+			after = min(after, since.Seq)
 		}
-		after = since.Seq
 	}
 	seen := map[string]bool{}
 	for i := len(c.ring) - 1; i >= 0; i-- {
@@ -463,10 +468,14 @@ func (c *conv) capture(head string, since *Since, opts ...pager.Option) (capture
 	}
 	first := !c.synced
 	gen, seq, off := c.gen.Load(), c.seq, c.off
-	if !first && c.shared.snap != nil && c.shared.gen == gen && c.shared.off == off && c.shared.seq == seq && len(opts) == 0 && c.shared.snap.TryRetain() {
-		cp := c.checkpointLocked(since)
+	// A snapshot captured earlier in this generation serves a later open
+	// too: the checkpoint carries what changed since it was captured.
+	if !first && c.shared.snap != nil && c.shared.gen == gen && c.shared.seq >= c.forgotten && len(opts) == 0 && c.shared.snap.TryRetain() {
+		cp := c.checkpointLocked(since, c.shared.seq)
+		snapSeq := c.shared.seq
+		snap := c.shared.snap
 		c.mu.Unlock()
-		return captured{snap: c.shared.snap, gen: gen, seq: seq, head: head, checkpoint: cp}, nil
+		return captured{snap: snap, gen: gen, seq: snapSeq, head: head, checkpoint: cp}, nil
 	}
 	if first {
 		c.syncing = true
@@ -521,8 +530,10 @@ func (c *conv) capture(head string, since *Since, opts ...pager.Option) (capture
 			c.off, c.ids, c.lastID, c.synced = scan.consumed, ids, scan.lastID, true
 		}
 	}
-	gen = c.gen.Load()
-	cp := c.checkpointLocked(since)
+	// gen and seq stay what they were when the read began: if the document
+	// was replaced meanwhile, the token is stale at once and the client
+	// already has the "replaced" event.
+	cp := c.checkpointLocked(since, seq)
 	c.shared.snap, c.shared.gen, c.shared.seq, c.shared.off = snap, gen, seq, c.off
 	c.mu.Unlock()
 	return captured{snap: snap, gen: gen, seq: seq, head: head, checkpoint: cp}, nil

@@ -159,3 +159,33 @@ func TestLiveFollowOfAnotherProcess(t *testing.T) {
 		}
 	}
 }
+
+// TestLaterOpenSharesCaptureWithCheckpoint: an open after appends reuses the
+// earlier capture (no second read of the log, no second file) and its
+// checkpoint carries what was appended since, so pages plus checkpoint are
+// the current document.
+func TestLaterOpenSharesCaptureWithCheckpoint(t *testing.T) {
+	ts := newTestServer(t, Options{})
+	path := ts.writeGen(t, "c", 200, 1)
+	a := ts.dial(t)
+	s1 := a.open("c")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	must(t, err)
+	_, err = f.WriteString(appendRecord(t, userEntry("x-1", "later")) + "\n")
+	must(t, err)
+	f.Close()
+	a.event("upsert")
+	b := ts.dial(t)
+	s2 := b.open("c")
+	if s2.Seq != s1.Seq || s2.Entries != s1.Entries || countFiles(t, ts.SnapshotDir()) != 1 {
+		t.Fatalf("second open did not share: %s", s2.raw)
+	}
+	cp := s2.Checkpoint
+	if cp == nil || cp.Replaced || len(cp.Entries) != 1 || cp.Entries[0].Open {
+		t.Fatalf("checkpoint: %s", s2.raw)
+	}
+	e, err := transcript.DecodeEntry(cp.Entries[0].Entry)
+	if err != nil || e.ID != "x-1" {
+		t.Fatalf("checkpoint entry: %s", cp.Entries[0].Entry)
+	}
+}
