@@ -283,3 +283,17 @@ func TestIDSourceNamespaces(t *testing.T) {
 		t.Fatalf("second source minted %s, already minted by the first", id)
 	}
 }
+
+// observe is how the store keeps minted IDs clear of saved ones that share
+// its namespace.
+func TestIDSourceObserveMovesPastSavedIDs(t *testing.T) {
+	t.Parallel()
+	s := NewIDSource()
+	p := s.Prefix()
+	for _, id := range []string{p + "-zz", p + "-3", "other-zzzz", p + "x-zzzz", p + "-", p + "-not!base36", "x"} {
+		s.observe(id)
+	}
+	if got, want := s.Next(), p+"-100"; got != want { // "zz" is 1295; the next is 1296, "100" in base 36
+		t.Fatalf("Next() = %s, want %s", got, want)
+	}
+}

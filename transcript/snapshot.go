@@ -26,8 +26,14 @@ type Snapshot struct {
 }
 
 // Visible returns entry i of the main document as a reader should see it
-// now: an open streamed entry is cut to the prefix the pacer has revealed.
-func (s Snapshot) Visible(i int) Content { return s.Live.Visible(s.Document.At(i)) }
+// now: an open streamed entry is cut to the prefix the pacer has revealed;
+// a settled one is shown whole.
+func (s Snapshot) Visible(i int) Content {
+	if !s.Document.IsOpen(i) {
+		return s.Document.At(i).Content
+	}
+	return s.Live.Visible(s.Document.At(i))
+}
 
 // Activity is what the agent is doing right now, for the footer.
 type Activity string

@@ -481,3 +481,40 @@ func TestSubscriberAlwaysSeesLastState(t *testing.T) {
 		sub.Close()
 	})
 }
+
+// Live state is copy-on-write: a published snapshot keeps its sets and
+// lists when later writes change them.
+func TestPublishedLiveStateDoesNotChange(t *testing.T) {
+	t.Parallel()
+	s := instant(WithDocument(hydrated(t, 2)))
+	l := s.Lease()
+	if err := l.SetExpanded("saved-0", true); err != nil {
+		t.Fatal(err)
+	}
+	c, err := l.StartChild("one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := s.Snapshot()
+	if err := errors.Join(l.SetExpanded("saved-1", true), l.SetExpanded("saved-0", false),
+		c.SetModel("m"), c.Complete()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.StartChild("two"); err != nil {
+		t.Fatal(err)
+	}
+	if !old.Live.Expanded.Has("saved-0") || old.Live.Expanded.Has("saved-1") || old.Live.Expanded.Len() != 1 {
+		t.Fatal("an earlier snapshot's expanded set changed")
+	}
+	if old.Live.Children.Len() != 1 || old.Live.Children.At(0).Model != "" || old.Live.Children.At(0).Done {
+		t.Fatal("an earlier snapshot's child regions changed")
+	}
+	now := s.Snapshot().Live
+	var got []string
+	for id := range now.Expanded.All() {
+		got = append(got, id)
+	}
+	if fmt.Sprint(got) != "[saved-1]" || now.Children.Len() != 2 {
+		t.Fatalf("current: expanded %v, %d children", got, now.Children.Len())
+	}
+}

@@ -26,6 +26,9 @@ const ReasoningLabel = "Thinking"
 // only chooses how much of it readers see, through Live.Visible; settlement
 // reveals the rest.
 //
+// The first text of an entry sets the region's activity to thinking or
+// responding; what follows a step (a tool, idle) is the turn loop's to set.
+//
 // The writer holds the lease it was made with. After the document is
 // replaced or cleared, every call returns ErrLeaseRetired and its pending
 // reveals never run; make a new writer for the new document. A failed write
@@ -201,8 +204,15 @@ func (w *StreamWriter) tick() {
 		return
 	}
 	err := w.l.Do(func(tx *Tx) error {
+		doc, err := tx.feed(w.r)
+		if err != nil {
+			return err
+		}
 		now := tx.Now()
 		for _, b := range w.bufs() {
+			if i, ok := doc.Index(b.id); !ok || !doc.IsOpen(i) {
+				continue // settled by someone else: it is fully visible
+			}
 			if n, ok := tx.st.live.reveal[b.id]; ok {
 				b.pacer.JumpTo(n) // someone flushed past the pacer
 			}
@@ -267,7 +277,8 @@ func (w *StreamWriter) endStepLocked() error {
 			text := strings.Clone(b.text())
 			c := streamContent(KindAgent, text)
 			if b == &w.thought {
-				ms := float64(now.Sub(b.start)) / float64(time.Millisecond)
+				// A clock that stepped back must not make the entry invalid.
+				ms := max(float64(now.Sub(b.start))/float64(time.Millisecond), 0)
 				c = Reasoning{Text: text, Label: ReasoningLabel, DurationMs: &ms}
 			}
 			if doc, err = doc.Settle(b.id, c); err != nil {

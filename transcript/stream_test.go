@@ -446,3 +446,61 @@ func TestEarlierSnapshotsKeepTheirText(t *testing.T) {
 		}
 	}
 }
+
+// An answer settled by another producer (the turn loop closing a stopped
+// reply) is whole; the writer's pending tick must not hide part of it again.
+func TestTickLeavesEntriesSettledElsewhereAlone(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(WithPacing(DefaultPacing))
+		l := s.Lease()
+		w := l.Stream()
+		if err := w.Text(strings.Repeat("z", 500)); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Settle(w.AnswerID(), nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if _, paced := s.Snapshot().Live.Revealed(w.AnswerID()); paced {
+			t.Fatal("a tick paced a settled entry")
+		}
+		if got := s.Snapshot().Visible(0).(Agent).Markdown; len(got) != 500 {
+			t.Fatalf("settled entry shows %d bytes", len(got))
+		}
+	})
+}
+
+// Readers on other goroutines read snapshot text while the writer keeps
+// appending to the same buffer. Run with -race: the aliased string must
+// never cover bytes the writer is still writing.
+func TestConcurrentReadersOfStreamingText(t *testing.T) {
+	t.Parallel()
+	s := instant()
+	sub := s.Subscribe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for snap := range sub.C() {
+			if snap.Document.Len() == 0 {
+				continue
+			}
+			text := snap.Document.At(0).Content.(Agent).Markdown
+			for i := 0; i < len(text); i++ {
+				if text[i] != "0123456789"[i%10] {
+					t.Errorf("byte %d of %q changed", i, text)
+					return
+				}
+			}
+		}
+	}()
+	w := s.Lease().Stream()
+	for i := range 3000 {
+		if err := w.Text(string("0123456789"[i%10])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sub.Close()
+	<-done
+}
