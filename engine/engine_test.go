@@ -151,3 +151,24 @@ func TestFragmentedToolArgumentsAndDraftIsolation(t *testing.T) {
 }
 
 var _ = context.Background
+
+// A stream that ends a call with invalid JSON arguments (breaking the
+// provider contract) does not run the tool and does not poison the log.
+func TestInvalidArgumentsNeverRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tool := &fakeTool{name: "probe"}
+		p := newScripted(cat(callStart(0, "k", "probe"), callEnd(0, "k", "probe", `{"a":`), done()), cat(text("ok"), done()))
+		h := newHarness(t, p, engine_WithTools(toolSet(t, tool)))
+		h.send("c1", "go")
+		if n := len(tool.calls()); n != 0 {
+			t.Fatalf("tool ran %d times", n)
+		}
+		es := h.wantKinds("user tool turn-receipt")
+		if r := es[1].Content.(transcript.Tool).Receipt; !r.NotDone || r.Reason != "not_run" {
+			t.Errorf("receipt %+v", r)
+		}
+		if got := kinds(h.reload().Document.Entries()); got != "user tool turn-receipt" {
+			t.Errorf("saved %s", got)
+		}
+	})
+}

@@ -236,7 +236,10 @@ func (a *agent) consume(ctx context.Context, s provider.Stream, res *stepResult,
 			if c.id == "" {
 				c.id = c.entryID // history refuses a call without an ID
 			}
-			c.args, c.ready = ev.Arguments.Clone(), true
+			// The provider promises valid JSON; a stream that breaks the
+			// promise gets a call that does not run rather than a log that
+			// cannot be saved.
+			c.args, c.ready = ev.Arguments.Clone(), ev.Arguments.IsValid()
 		case provider.UsageReport:
 			usage = ev.Usage
 			if u := ev.Usage; u != nil {

@@ -299,7 +299,10 @@ func (a *agent) run(ctx context.Context) runResult {
 		a.steered = false
 		answer = res.text
 		a.e.persist(a.reg)
-		if len(res.calls) == 0 {
+		if !anyReady(res.calls) {
+			// Calls the model never finished cannot run and are not in
+			// its history; asking again would repeat the same request.
+			a.closeCalls(res.calls, "the model did not finish its arguments")
 			if a.hasSteers() {
 				continue
 			}
@@ -310,6 +313,15 @@ func (a *agent) run(ctx context.Context) runResult {
 		}
 		a.e.persist(a.reg)
 	}
+}
+
+func anyReady(calls []*call) bool {
+	for _, c := range calls {
+		if c.ready {
+			return true
+		}
+	}
+	return false
 }
 
 // keepPartial adds an interrupted or stopped response to the messages, so
