@@ -24,6 +24,8 @@ func FuzzReadLog(f *testing.F) {
 	f.Add(uint8(3), []byte(`{"type":"ui-append","at":"2026-03-04T05:06:08.000Z","entries":[{"id":"a","con`))
 	f.Add(uint8(2), legacyLog()[bytes.IndexByte(legacyLog(), '\n')+1:])
 	f.Add(uint8(3), []byte("not json\n{}\n[]\n\"s\"\n{\"type\":7}\n"))
+	f.Add(uint8(3), []byte(`{"type":"ui-open","at":"2026-03-04T05:06:08.000Z","entries":[{"id":"s","content":{"kind":"agent","markdown":"par"},"timestamp":"2026-03-04T05:06:07.000Z"}]}`+"\n"+
+		`{"type":"ui-open","at":"2026-03-04T05:06:09.000Z","entries":[]}`+"\n"))
 	f.Fuzz(func(t *testing.T, version uint8, body []byte) {
 		header := v3Header
 		if version%2 == 0 {
