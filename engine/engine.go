@@ -122,7 +122,13 @@ func WithSaver(s Saver) Option { return func(e *Engine) { e.saver = s } }
 // WithModel sets the model name sent with requests and shown in the footer.
 func WithModel(m string) Option { return func(e *Engine) { e.model = m } }
 
-// WithSystem sets the system prompt.
+// DefaultSystem is the system prompt used unless WithSystem replaces it.
+const DefaultSystem = "You are folio, a careful assistant working in the user's workspace. " +
+	"Use the tools when they help: shell runs commands, read_file and list_files look around, " +
+	"write_file and edit_file change files, task hands a self-contained job to a sub-agent. " +
+	"The user may approve or deny calls that change things. Answer in markdown; keep answers concise."
+
+// WithSystem sets the system prompt ("" sends none).
 func WithSystem(s string) Option { return func(e *Engine) { e.system = s } }
 
 // WithContextWindow sets the model's context window in tokens, for
@@ -203,6 +209,7 @@ func New(store *transcript.Store, prov provider.Provider, opts ...Option) *Engin
 		store:    store,
 		prov:     prov,
 		backoff:  provider.DefaultBackoff,
+		system:   DefaultSystem,
 		maxSteps: 50,
 		jitter:   rand.Float64,
 		allowed:  map[string]bool{},

@@ -53,7 +53,7 @@ func runRun(ctx context.Context, args []string, stdio IO) error {
 	dir := fs.String("dir", "", "workspace folder the tools work in (default: the current folder)")
 	logPath := fs.String("log", "", "conversation log to continue and save to (default: none)")
 	width := fs.Int("width", 0, "wrap width (default: $COLUMNS, else 100)")
-	system := fs.String("system", "", "system prompt")
+	system := fs.String("system", engine.DefaultSystem, "system prompt")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return usageErr("run: "+err.Error(), runTry)
