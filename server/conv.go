@@ -99,6 +99,7 @@ func (c *conv) unsubscribe(cn *conn) {
 			c.f = nil
 		}
 		c.synced = false
+		c.shared.snap = nil // let a released capture's index go
 	}
 }
 

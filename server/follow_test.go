@@ -19,6 +19,9 @@ func TestMain(m *testing.M) {
 	if p := os.Getenv("FOLIO_TEST_WRITER"); p != "" {
 		os.Exit(writer(p))
 	}
+	if d := os.Getenv("FOLIO_TEST_SERVE"); d != "" {
+		os.Exit(serveForLoad(d))
+	}
 	code := m.Run()
 	if bigLogPath != "" {
 		os.Remove(bigLogPath) // the benchmarks' shared log
