@@ -190,3 +190,33 @@ func TestApprovals(t *testing.T) {
 		}
 	})
 }
+
+// Stop while a call waits for approval: the wait ends, the call is
+// recorded as not approved, and the approval is no longer pending.
+func TestStopDuringApproval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tool := &fakeTool{name: "danger", approval: true}
+		p := newScripted(cat(text("Asking."), call(0, "k1", "danger", `{}`), done()))
+		h := newHarness(t, p, engine.WithTools(toolSet(t, tool)))
+		h.eng.Send(context.Background(), "c1", "go", nil)
+		synctest.Wait()
+		if len(h.eng.Approvals()) != 1 {
+			t.Fatal("no pending approval")
+		}
+		h.eng.Stop()
+		h.eng.Wait(context.Background(), "c1")
+		if n := len(h.eng.Approvals()); n != 0 {
+			t.Errorf("%d approvals still pending", n)
+		}
+		if len(tool.calls()) != 0 {
+			t.Error("the tool ran")
+		}
+		es := h.wantKinds("user agent tool stopped")
+		if r := es[2].Content.(transcript.Tool).Receipt; r.Status != transcript.ToolDenied || r.Detail != "stopped while waiting for approval" {
+			t.Errorf("receipt %+v", r)
+		}
+		if st := es[3].Content.(transcript.Stopped); len(st.Summary.NotDone) != 1 {
+			t.Errorf("stopped %+v", st.Summary)
+		}
+	})
+}
