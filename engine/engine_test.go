@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/message"
+	"github.com/foliodev/folio/provider"
 	"github.com/foliodev/folio/receipt"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
@@ -169,6 +170,21 @@ func TestInvalidArgumentsNeverRun(t *testing.T) {
 		}
 		if got := kinds(h.reload().Document.Entries()); got != "user tool turn-receipt" {
 			t.Errorf("saved %s", got)
+		}
+	})
+}
+
+// A reply cut at the output limit says so.
+func TestLengthFinishNotice(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newScripted(cat(text("Long answ"), item{ev: provider.Event{Kind: provider.Done, FinishReason: provider.FinishLength}}))
+		h := newHarness(t, p)
+		if r := h.send("c1", "go"); r.State != "done" {
+			t.Fatal(r.State)
+		}
+		es := h.wantKinds("user agent notice turn-receipt")
+		if n := es[2].Content.(transcript.Notice); !strings.Contains(n.Text, "output limit") {
+			t.Errorf("notice %q", n.Text)
 		}
 	})
 }

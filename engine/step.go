@@ -46,6 +46,7 @@ type stepResult struct {
 	calls       []*call
 	record      *transcript.Step
 	err         *provider.Error
+	finish      provider.FinishReason
 	interrupted bool // a steer closed the request
 	retired     bool // the document was replaced under the turn
 }
@@ -246,6 +247,7 @@ func (a *agent) consume(ctx context.Context, s provider.Stream, res *stepResult,
 				_ = w.AddUsage(usageOf(u))
 			}
 		case provider.Done:
+			res.finish = ev.FinishReason
 			if thinking.Len() > 0 { // reasoning without a closing block
 				res.reasoning = append(res.reasoning, message.Reasoning{Text: thinking.String()})
 			}

@@ -306,7 +306,11 @@ func (a *agent) run(ctx context.Context) runResult {
 			if a.hasSteers() {
 				continue
 			}
-			return runResult{out: outDone, answer: answer}
+			r := runResult{out: outDone, answer: answer}
+			if res.finish == provider.FinishLength {
+				r.notice = "the reply stopped at the model's output limit"
+			}
+			return r
 		}
 		if r, stop := a.runCalls(ctx, res.calls); stop {
 			return r
