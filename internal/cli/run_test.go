@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-json-experiment/json"
 )
@@ -102,5 +105,23 @@ func TestRunUsage(t *testing.T) {
 	var ex ExitError
 	if !errors.As(err, &ex) || ex.Code != 2 || !strings.Contains(ex.Msg, "try: folio run") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// An interrupt (the context ending) stops the turn: the partial reply and
+// a stopped record are printed, and the exit status says it did not finish.
+func TestRunInterruptStopsTheTurn(t *testing.T) {
+	work, data := demoEnv(t)
+	t.Setenv("FOLIO_DEMO_RATE", "20")
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut bytes.Buffer
+	time.AfterFunc(700*time.Millisecond, cancel)
+	err := Run(ctx, []string{"run", "--json", "--yes", "--dir", work, "--data", data, "write a long essay"}, strings.NewReader(""), &out, &errOut)
+	var ex ExitError
+	if !errors.As(err, &ex) || ex.Code != 1 || !strings.Contains(ex.Msg, "stopped") {
+		t.Fatalf("got %v\n%s", err, errOut.String())
+	}
+	if !strings.Contains(out.String(), `"kind":"stopped"`) || !strings.Contains(out.String(), `"state":"stopped"`) {
+		t.Errorf("output %s", out.String())
 	}
 }
