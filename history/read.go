@@ -126,7 +126,9 @@ func parse(data []byte, track bool) (*reader, error) {
 	r.size = len(data)
 	r.terminated = len(data) == 0 || data[len(data)-1] == '\n'
 	r.reserved = map[string]struct{}{}
-	r.ids = map[string]struct{}{}
+	// Sizing the ID set for one entry per line spares the rehashing a long
+	// log would otherwise cause as it grows.
+	r.ids = make(map[string]struct{}, bytes.Count(data, []byte{'\n'})+1)
 
 	lineNo := 0
 	for start := 0; start < len(data); lineNo++ {
@@ -516,32 +518,31 @@ func (r *reader) decodeRecordWith(line []byte, fast bool) (*rawRecord, error) {
 			}
 			rec.message = bytes.Clone(v)
 		default:
-			kind := dec.PeekKind()
-			v, err := dec.ReadValue()
-			if err != nil {
-				return nil, err
-			}
-			if kind != '"' {
+			if dec.PeekKind() != '"' {
+				if err := dec.SkipValue(); err != nil {
+					return nil, err
+				}
 				if rec.bad == nil {
 					rec.bad = &Problem{Entry: -1, Pointer: "/" + name, Msg: name + " must be a string"}
 				}
 				continue
 			}
-			s, err := jsontext.AppendUnquote(nil, v)
+			tok, err := dec.ReadToken()
 			if err != nil {
 				return nil, err
 			}
+			s := tok.String()
 			switch bit {
 			case memType:
-				rec.typ = string(s)
+				rec.typ = s
 			case memAt:
-				rec.at = string(s)
+				rec.at = s
 			case memTitle:
-				rec.title = string(s)
+				rec.title = s
 			case memUpdatedAt:
-				rec.updatedAt = string(s)
+				rec.updatedAt = s
 			case memEndedAt:
-				rec.endedAt = string(s)
+				rec.endedAt = s
 			}
 		}
 	}
