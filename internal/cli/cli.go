@@ -52,14 +52,22 @@ func register(name, summary string, run func(context.Context, []string, IO) erro
 	commands[name] = command{summary: summary, run: run}
 }
 
-// defaultCommand runs when folio gets no subcommand.
-var defaultCommand = "help"
+// defaultCommand is what folio runs without a subcommand: the chat when
+// both standard input and output are terminals, help otherwise, so
+// `folio` in a pipe or a CI log prints something useful instead of
+// waiting for keys.
+func defaultCommand(in io.Reader, out io.Writer) string {
+	if _, ok := commands["chat"]; ok && isTTY(in) && isTTY(out) {
+		return "chat"
+	}
+	return "help"
+}
 
 // Run runs folio with the given arguments (without the program name).
 func Run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer) error {
 	stdio := IO{In: in, Out: out, Err: errOut}
-	name := defaultCommand
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+	name := defaultCommand(in, out)
+	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || args[0] == "-h" || args[0] == "--help" || args[0] == "--version") {
 		name, args = args[0], args[1:]
 	}
 	switch name {

@@ -1,0 +1,594 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"charm.land/bubbles/v2/textarea"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/foliodev/folio/engine"
+	"github.com/foliodev/folio/transcript"
+)
+
+// Options configure the chat program (App and Run).
+type Options struct {
+	// Engine runs the turns and writes the store the program shows. The
+	// program never writes entries itself.
+	Engine *engine.Engine
+	// Classic selects the inline view that prints into the terminal's
+	// scrollback instead of the fullscreen view.
+	Classic bool
+	// Theme is the starting theme (see DetectTheme). A background color the
+	// terminal reports later switches between dark and light.
+	Theme Theme
+	// Notice is a standing line under the footer, such as the demo model's
+	// "how to configure a real provider" hint. Empty shows nothing.
+	Notice string
+	// Location is the time zone of receipt times and the picker's dates
+	// (default time.Local).
+	Location *time.Location
+	// Conversations lists saved conversations for the /resume picker, newest
+	// first; Resume continues one of them. Without them /resume says it is
+	// not available.
+	Conversations func() ([]Conversation, error)
+	Resume        func(id string) error
+	// Picker opens the /resume picker at start (folio --resume without an
+	// ID).
+	Picker bool
+	// Now is the clock for retry countdowns (default time.Now).
+	Now func() time.Time
+}
+
+// Conversation is one saved conversation as the picker lists it.
+type Conversation struct {
+	ID      string
+	Title   string
+	Updated time.Time
+	Entries int
+}
+
+// App is the chat program: the transcript (a Viewport in fullscreen, the
+// Classic projection inline), child agents' regions, queued and unsent
+// drafts, the approval prompt, the input editor and the footer. It is a
+// Bubble Tea model.
+//
+// It reads everything it shows from the engine's store (coalesced
+// snapshots) and from the engine's command and approval state; what the
+// person types reaches the engine through an engine.Outbox. It keeps no
+// transcript of its own.
+//
+// An App belongs to its Bubble Tea program's update loop.
+type App struct {
+	o      Options
+	eng    *engine.Engine
+	store  *transcript.Store
+	sub    *transcript.Subscription
+	outbox *engine.Outbox
+	theme  Theme
+	pal    *palette
+
+	snap          transcript.Snapshot
+	width, height int
+
+	view    *Viewport // fullscreen
+	classic *Classic  // inline
+	live    []string  // classic live region
+	printQ  []string  // classic lines waiting to be printed, in order
+	inPrint bool      // a print is on its way to the terminal
+
+	input     textarea.Model
+	approvals []engine.Approval
+	items     []engine.OutboxItem
+	picker    *picker
+	status    string // a transient line: what the last key did
+	quitting  bool
+
+	// observe, when set, is called at the end of every Update: tests use
+	// it to learn what the program has taken in.
+	observe func(*App)
+}
+
+// snapshotMsg carries a store snapshot into the update loop.
+type snapshotMsg transcript.Snapshot
+
+// changedMsg says the engine's commands or approvals changed.
+type changedMsg struct{}
+
+// printedMsg says a classic print reached the terminal.
+type printedMsg struct{}
+
+// tickMsg redraws a retry countdown.
+type tickMsg struct{}
+
+var cmdSeq atomic.Uint64
+
+// NewApp returns the chat program's model for o. Run starts it; tests may
+// drive it directly with Update and View.
+func NewApp(o Options) *App {
+	if o.Location == nil {
+		o.Location = time.Local
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	a := &App{o: o, eng: o.Engine, store: o.Engine.Store(), theme: o.Theme, pal: o.Theme.palette(), width: 80, height: 24}
+	start := time.Now().UnixNano()
+	a.outbox = engine.NewOutbox(o.Engine.Transport(), func() string {
+		return fmt.Sprintf("tui-%x-%d", start, cmdSeq.Add(1))
+	})
+	opts := []PainterOption{WithLocation(o.Location)}
+	if o.Classic {
+		a.classic = NewClassic(NewPainter(o.Theme, append(opts, ForClassic())...))
+		a.classic.Mount()
+	} else {
+		a.view = NewViewport(NewCache(NewPainter(o.Theme, opts...)), a.width, a.height)
+		a.view.Keys = KeyMap{
+			LineUp: []string{"shift+up"}, LineDown: []string{"shift+down"},
+			PageUp: []string{"pgup"}, PageDown: []string{"pgdown"},
+			Top: []string{"ctrl+home"}, Latest: []string{"ctrl+end"},
+			Expand: []string{"ctrl+o"},
+		}
+	}
+	a.input = newEditor(o.Theme)
+	a.input.Focus()
+	a.snap = a.store.Snapshot()
+	if o.Picker {
+		a.openPicker()
+	}
+	a.layout()
+	return a
+}
+
+// Init subscribes to the store and the engine.
+func (a *App) Init() tea.Cmd {
+	a.sub = a.store.Subscribe()
+	cmds := []tea.Cmd{a.waitSnapshot(), a.waitChanged()}
+	if !a.theme.Plain() {
+		cmds = append(cmds, tea.RequestBackgroundColor)
+	}
+	return tea.Batch(cmds...)
+}
+
+func (a *App) waitSnapshot() tea.Cmd {
+	sub := a.sub
+	return func() tea.Msg {
+		s, ok := <-sub.C()
+		if !ok {
+			return nil
+		}
+		return snapshotMsg(s)
+	}
+}
+
+func (a *App) waitChanged() tea.Cmd {
+	ch := a.eng.Changed()
+	return func() tea.Msg {
+		<-ch
+		return changedMsg{}
+	}
+}
+
+// Close stops the program's subscription.
+func (a *App) Close() {
+	if a.sub != nil {
+		a.sub.Close()
+	}
+}
+
+// Update handles snapshots, engine changes, keys, the mouse and resizes.
+func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	m, cmd := a.update(msg)
+	if a.observe != nil {
+		a.observe(a)
+	}
+	return m, cmd
+}
+
+func (a *App) update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch m := msg.(type) {
+	case snapshotMsg:
+		a.setSnapshot(transcript.Snapshot(m))
+		return a, tea.Batch(a.waitSnapshot(), a.syncClassic(), a.tick())
+	case changedMsg:
+		a.refreshCommands()
+		return a, a.waitChanged()
+	case printedMsg:
+		a.inPrint = false
+		return a, a.flushPrints()
+	case tickMsg:
+		return a, a.tick()
+	case tea.WindowSizeMsg:
+		a.width, a.height = max(m.Width, 10), max(m.Height, 4)
+		a.layout()
+		if a.classic != nil {
+			// The live region is drawn again at the new width; what is
+			// in scrollback stays as it was printed.
+			return a, a.syncClassic()
+		}
+		return a, nil
+	case tea.BackgroundColorMsg:
+		a.setDark(m.IsDark())
+		return a, nil
+	case tea.MouseWheelMsg:
+		if a.view != nil {
+			return a, a.view.Update(m)
+		}
+		return a, nil
+	case tea.PasteMsg:
+		var cmd tea.Cmd
+		a.input, cmd = a.input.Update(m)
+		a.layout()
+		return a, cmd
+	case tea.KeyPressMsg:
+		return a, a.key(m)
+	}
+	return a, nil
+}
+
+// SetSnapshot shows s, as a snapshot from the store's subscription does.
+func (a *App) setSnapshot(s transcript.Snapshot) {
+	a.snap = s
+	if a.view != nil {
+		a.view.SetDocument(s.Document, s.Generation)
+	}
+	a.layout()
+}
+
+// refreshCommands reads the engine's approvals and the drafts' delivery.
+func (a *App) refreshCommands() {
+	a.outbox.Confirm(context.Background(), a.eng.StatusFunc())
+	a.approvals = a.eng.Approvals()
+	a.items = a.items[:0]
+	for _, it := range a.outbox.Items() {
+		if visibleItem(it) {
+			a.items = append(a.items, it)
+		}
+	}
+	if len(a.approvals) > 0 {
+		a.input.Blur()
+	} else if !a.input.Focused() && a.picker == nil {
+		a.input.Focus()
+	}
+	a.layout()
+}
+
+// visibleItem reports whether a draft still needs the person's eye: it is
+// queued, waiting, unsent or uncertain.
+func visibleItem(it engine.OutboxItem) bool {
+	switch it.Delivery {
+	case engine.Pending, engine.Uncertain:
+		return true
+	case engine.Draft:
+		return it.Reason != ""
+	}
+	switch it.Receipt.State {
+	case engine.Queued:
+		return true
+	case engine.Running:
+		return it.Steer
+	}
+	return false
+}
+
+// tick keeps a retry countdown moving: one redraw a second while a retry
+// is pending.
+func (a *App) tick() tea.Cmd {
+	if !a.snap.Live.Retry.Pending() {
+		return nil
+	}
+	return tea.Tick(time.Second, func(time.Time) tea.Msg { return tickMsg{} })
+}
+
+func (a *App) setDark(dark bool) {
+	if a.theme.Dark == dark {
+		return
+	}
+	a.theme.Dark = dark
+	a.pal = a.theme.palette()
+	if a.view != nil {
+		a.view.Update(tea.BackgroundColorMsg{Color: bg(dark)})
+	}
+	if a.classic != nil {
+		a.classic.cache.SetPainter(a.classic.cache.painter.WithTheme(a.theme))
+	}
+	a.input.SetStyles(editorStyles(a.theme))
+}
+
+// syncClassic brings the classic projection up to the snapshot: new lines
+// join the print queue, the live region is redrawn.
+func (a *App) syncClassic() tea.Cmd {
+	if a.classic == nil {
+		return nil
+	}
+	f := a.classic.Sync(a.snap.Document, a.snap.Generation, a.width, max(a.height-a.chromeHeight()-1, 3))
+	a.live = f.Live
+	a.printQ = append(a.printQ, f.Print...)
+	return a.flushPrints()
+}
+
+// flushPrints hands the queued lines to the terminal, one batch at a time:
+// the next batch goes only after the last one was printed, so scrollback
+// keeps the document's order.
+func (a *App) flushPrints() tea.Cmd {
+	if a.inPrint || len(a.printQ) == 0 {
+		return nil
+	}
+	lines := a.printQ
+	a.printQ = nil
+	a.inPrint = true
+	return tea.Sequence(tea.Println(strings.Join(lines, "\n")), func() tea.Msg { return printedMsg{} })
+}
+
+// chromeHeight is how many rows everything but the transcript takes.
+func (a *App) chromeHeight() int {
+	return len(a.chrome())
+}
+
+// layout sizes the editor and the viewport to the window.
+func (a *App) layout() {
+	a.input.SetWidth(a.width)
+	if a.view != nil {
+		a.view.SetSize(a.width, max(a.height-a.chromeHeight(), 1))
+	}
+}
+
+// View draws the frame.
+func (a *App) View() tea.View {
+	var v tea.View
+	if a.quitting {
+		return v
+	}
+	chrome := a.chrome()
+	var lines []string
+	if a.view != nil {
+		if a.picker != nil {
+			lines = a.picker.lines(a, a.width, max(a.height-len(chrome), 1))
+		} else {
+			lines = a.view.Lines()
+		}
+		v.AltScreen = true
+		v.MouseMode = tea.MouseModeCellMotion
+	} else {
+		lines = append(lines, a.printQ...)
+		if a.picker != nil {
+			lines = append(lines, a.picker.lines(a, a.width, 10)...)
+		} else {
+			lines = append(lines, a.live...)
+		}
+	}
+	top := len(lines)
+	lines = append(lines, chrome...)
+	v.Content = strings.Join(lines, "\n")
+	if c := a.input.Cursor(); c != nil && len(a.approvals) == 0 && a.picker == nil {
+		c.Y += top + a.editorRow()
+		v.Cursor = c
+	}
+	return v
+}
+
+// editorRow is the row of the editor's first line within the chrome.
+func (a *App) editorRow() int {
+	return len(a.childLines()) + len(a.draftLines()) + 1
+}
+
+// chrome is everything under the transcript: child agents, drafts, a rule,
+// the approval prompt or the editor, the footer and the standing notice.
+func (a *App) chrome() []string {
+	var out []string
+	out = append(out, a.childLines()...)
+	out = append(out, a.draftLines()...)
+	out = append(out, a.rule())
+	if len(a.approvals) > 0 {
+		out = append(out, a.approvalLines()...)
+	} else {
+		out = append(out, strings.Split(a.input.View(), "\n")...)
+	}
+	out = append(out, a.footer())
+	if a.status != "" {
+		out = append(out, a.finish(a.pal.info.Render(truncate(a.status, a.width))))
+	}
+	if a.o.Notice != "" {
+		out = append(out, a.finish(a.pal.warn.Render(truncate(a.o.Notice, a.width))))
+	}
+	return out
+}
+
+func (a *App) finish(s string) string { return a.theme.finish(s) }
+
+func (a *App) rule() string {
+	return a.finish(a.pal.faint.Render(strings.Repeat("─", a.width)))
+}
+
+// running reports whether a turn is running.
+func (a *App) running() bool {
+	_, ok := a.eng.Running()
+	return ok
+}
+
+// key handles a key press: the picker, approvals, the program's own keys,
+// the viewport's keys, and everything else goes to the editor.
+func (a *App) key(k tea.KeyPressMsg) tea.Cmd {
+	s := k.String()
+	a.status = ""
+	if a.picker != nil {
+		return a.pickerKey(s)
+	}
+	if len(a.approvals) > 0 {
+		switch s {
+		case "y", "a", "n":
+			d := map[string]engine.Decision{"y": engine.AllowOnce, "a": engine.AllowSession, "n": engine.Deny}[s]
+			if err := a.eng.Approve(a.approvals[0].ID, d); err != nil {
+				a.status = err.Error()
+			}
+			a.refreshCommands()
+			return nil
+		case "esc":
+			a.eng.Stop()
+			return nil
+		case "ctrl+c", "ctrl+d":
+			return a.quit()
+		}
+		if a.view != nil {
+			return a.view.Update(k)
+		}
+		return nil
+	}
+	switch s {
+	case "ctrl+c":
+		if a.input.Value() != "" {
+			a.input.Reset()
+			a.layout()
+			return nil
+		}
+		return a.quit()
+	case "ctrl+d":
+		if a.input.Value() == "" {
+			return a.quit()
+		}
+	case "esc":
+		if a.eng.Stop() {
+			a.status = "stopping the turn"
+		}
+		return nil
+	case "enter":
+		return a.submit(false)
+	case "ctrl+s", "tab":
+		return a.submit(true)
+	case "ctrl+r":
+		return a.resendDraft()
+	case "ctrl+y":
+		return a.copyAnswer()
+	}
+	if a.view != nil {
+		empty := a.input.Value() == ""
+		if matches(s, a.view.Keys.LineUp) || matches(s, a.view.Keys.LineDown) || matches(s, a.view.Keys.PageUp) ||
+			matches(s, a.view.Keys.PageDown) || matches(s, a.view.Keys.Top) || matches(s, a.view.Keys.Latest) ||
+			matches(s, a.view.Keys.Expand) {
+			return a.view.Update(k)
+		}
+		if empty {
+			// With nothing typed, the plain navigation keys scroll.
+			switch s {
+			case "up":
+				a.view.ScrollBy(-1)
+				return nil
+			case "down":
+				a.view.ScrollBy(1)
+				return nil
+			case "home":
+				a.view.Top()
+				return nil
+			case "end":
+				a.view.JumpToLatest()
+				return nil
+			}
+		}
+	}
+	var cmd tea.Cmd
+	a.input, cmd = a.input.Update(k)
+	a.layout()
+	return cmd
+}
+
+func (a *App) quit() tea.Cmd {
+	a.quitting = true
+	a.Close()
+	return tea.Quit
+}
+
+// submit sends what is typed: a slash command, a message (queued behind a
+// running turn), or with steer an instruction to the running turn.
+func (a *App) submit(steer bool) tea.Cmd {
+	text := strings.TrimSpace(a.input.Value())
+	if text == "" {
+		return nil
+	}
+	if !steer && strings.HasPrefix(text, "/") {
+		if cmd, ok := a.slash(text); ok {
+			a.input.Reset()
+			a.layout()
+			return cmd
+		}
+	}
+	steer = steer && a.running()
+	id := a.outbox.Add(text, steer)
+	a.input.Reset()
+	it, err := a.outbox.Send(context.Background(), id)
+	if err != nil && steer && it.Delivery == engine.Draft {
+		// The turn ended (or is stopping) before the instruction got
+		// there: it stays a draft the person can send with ctrl+r.
+		a.status = "not steered: " + it.Reason
+	} else if err != nil && it.Delivery != engine.Accepted {
+		a.status = "not sent: " + err.Error()
+	}
+	a.refreshCommands()
+	return nil
+}
+
+// resendDraft sends the oldest unsent draft as an ordinary message: the
+// explicit Send action a draft refused by a stop offers.
+func (a *App) resendDraft() tea.Cmd {
+	for _, it := range a.outbox.Items() {
+		if it.Delivery != engine.Draft || it.Reason == "" {
+			continue
+		}
+		_ = a.outbox.Remove(it.CommandID)
+		id := a.outbox.Add(it.Text, false)
+		if _, err := a.outbox.Send(context.Background(), id); err != nil {
+			a.status = "not sent: " + err.Error()
+		}
+		break
+	}
+	a.refreshCommands()
+	return nil
+}
+
+// slash runs a slash command; ok is false for text that only looks like
+// one, which is then sent as a message.
+func (a *App) slash(text string) (tea.Cmd, bool) {
+	switch strings.Fields(text)[0] {
+	case "/resume":
+		a.openPicker()
+		return nil, true
+	case "/quit", "/exit":
+		return a.quit(), true
+	case "/help":
+		a.status = "enter send · shift/alt+enter newline · tab or ctrl+s steer · esc stop · ctrl+y copy answer · ctrl+o expand · /resume · ctrl+c quit"
+		return nil, true
+	}
+	return nil, false
+}
+
+// copyAnswer hands the latest answer's markdown source to the person:
+// printed into scrollback in the classic view, copied with OSC 52 in the
+// fullscreen view. Either way the text carries no wrapping of ours.
+func (a *App) copyAnswer() tea.Cmd {
+	d := a.snap.Document
+	for i := d.Len() - 1; i >= 0; i-- {
+		ag, ok := d.At(i).Content.(transcript.Agent)
+		if !ok || ag.Markdown == "" {
+			continue
+		}
+		if a.classic != nil {
+			a.printQ = append(a.printQ, strings.Split(strings.TrimRight(ag.Markdown, "\n"), "\n")...)
+			return a.flushPrints()
+		}
+		a.status = fmt.Sprintf("copied the answer's markdown (%d bytes) to the clipboard", len(ag.Markdown))
+		return tea.SetClipboard(ag.Markdown)
+	}
+	a.status = "no answer to copy yet"
+	return nil
+}
+
+// lineCount is the number of lines of s as the terminal shows them.
+func clampWidth(s string, w int) string {
+	if ansi.StringWidth(s) <= w {
+		return s
+	}
+	return ansi.Truncate(s, w, "…")
+}

@@ -1,0 +1,233 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/foliodev/folio/engine"
+	"github.com/foliodev/folio/provider/demo"
+	"github.com/foliodev/folio/tools"
+	"github.com/foliodev/folio/transcript"
+)
+
+// chatRig is a real engine over the demo model and the built-in tools,
+// with the chat program's model in front of it.
+type chatRig struct {
+	t     *testing.T
+	store *transcript.Store
+	eng   *engine.Engine
+	app   *App
+	w, h  int
+}
+
+func newChatRig(t *testing.T, o Options, w, h int, prov *demo.Provider) *chatRig {
+	t.Helper()
+	doc, err := transcript.NewDocument("chat", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := transcript.NewStore(transcript.WithPacing(transcript.Pacing{}), transcript.WithDocument(doc))
+	set, err := tools.Builtin(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := engine.New(store, prov, engine.WithModel("folio-demo"), engine.WithTools(set), engine.WithSystem(""))
+	t.Cleanup(func() { eng.Close() })
+	o.Engine = eng
+	if o.Location == nil {
+		o.Location = time.UTC
+	}
+	app := NewApp(o)
+	app.sub = store.Subscribe()
+	t.Cleanup(app.Close)
+	r := &chatRig{t: t, store: store, eng: eng, app: app, w: w, h: h}
+	r.send(tea.WindowSizeMsg{Width: w, Height: h})
+	return r
+}
+
+func (r *chatRig) send(msg tea.Msg) { r.app.Update(msg) }
+
+// typeText types s into the editor, key by key.
+func (r *chatRig) typeText(s string) {
+	for _, c := range s {
+		r.send(tea.KeyPressMsg{Code: c, Text: string(c)})
+	}
+}
+
+func (r *chatRig) enter() { r.send(tea.KeyPressMsg{Code: tea.KeyEnter}) }
+
+// catchUp hands the app what the program's subscriptions would: the
+// latest snapshot and the engine's command state.
+func (r *chatRig) catchUp() {
+	synctest.Wait()
+	r.send(snapshotMsg(r.store.Snapshot()))
+	r.send(changedMsg{})
+}
+
+// advance lets the fake clock run d, then catches up.
+func (r *chatRig) advance(d time.Duration) {
+	time.Sleep(d)
+	r.catchUp()
+}
+
+// until advances the clock in small steps until cond holds, failing after
+// a bounded amount of fake time.
+func (r *chatRig) until(what string, cond func() bool) {
+	r.t.Helper()
+	for range 600 {
+		r.advance(100 * time.Millisecond)
+		if cond() {
+			return
+		}
+	}
+	r.t.Fatalf("never reached: %s", what)
+}
+
+// grid paints the app's frame into the emulator at the rig's size.
+func (r *chatRig) grid() string {
+	term := newTerminal(r.w, r.h)
+	term.frame(strings.Split(r.app.View().Content, "\n"))
+	return term.grid()
+}
+
+func demoProvider() *demo.Provider {
+	return demo.New(demo.Options{TokensPerSecond: 200, FirstToken: 200 * time.Millisecond})
+}
+
+// The whole fullscreen frame, through a real engine and the demo model:
+// the footer while a turn runs, a queued draft, the inline approval prompt,
+// and the settled turn with its receipt and the session totals.
+func TestAppFrames(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newChatRig(t, Options{Theme: DarkTheme, Notice: "demo model — set OPENAI_API_KEY or see docs/providers.md"}, 80, 24, demoProvider())
+		r.catchUp()
+		golden(t, "app_empty", r.grid())
+
+		r.typeText("list the files here")
+		r.enter()
+		r.advance(300 * time.Millisecond)
+		r.typeText("and then explain them")
+		r.enter()
+		r.catchUp()
+		if got := r.grid(); !strings.Contains(got, "queued #1: and then explain them") {
+			t.Fatalf("the queued message is not shown:\n%s", got)
+		}
+		r.until("the shell call waits for approval", func() bool { return len(r.app.approvals) > 0 })
+		grid := r.grid()
+		golden(t, "app_approval", grid)
+		for _, want := range []string{"? shell wants to run", "y once · a for the session · n deny", "awaiting approval", "queued #1: and then explain them", "demo model"} {
+			if !strings.Contains(grid, want) {
+				t.Errorf("the approval frame lacks %q:\n%s", want, grid)
+			}
+		}
+
+		// Keys other than y/a/n do not type while the prompt is up.
+		r.typeText("x")
+		if r.app.input.Value() != "" {
+			t.Fatalf("a key typed into the editor under the approval prompt: %q", r.app.input.Value())
+		}
+		r.typeText("n")
+		r.until("both turns finish", func() bool {
+			_, running := r.eng.Running()
+			return !running && len(r.app.items) == 0 && len(r.eng.Commands()) == 2 && r.eng.Commands()[1].State == engine.Done
+		})
+		grid = r.grid()
+		golden(t, "app_settled", grid)
+		if !strings.Contains(grid, "ready") || !strings.Contains(grid, "session") {
+			t.Fatalf("the footer after the turns lacks the idle state or the session totals:\n%s", grid)
+		}
+	})
+}
+
+// Enter while a turn runs queues; tab steers the running turn instead;
+// esc stops it, and a steer the stop refused stays a visible draft that
+// ctrl+r sends.
+func TestAppQueueSteerStop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newChatRig(t, Options{Theme: PlainTheme}, 80, 24, demo.New(demo.Options{TokensPerSecond: 20, FirstToken: 100 * time.Millisecond}))
+		r.typeText("write a long essay")
+		r.enter()
+		r.until("the answer streams", func() bool { return r.store.Snapshot().Live.Activity == transcript.ActivityResponding })
+		r.typeText("keep it short")
+		r.send(tea.KeyPressMsg{Code: tea.KeyTab})
+		r.catchUp()
+		r.until("the steer is applied", func() bool {
+			for _, e := range r.store.Snapshot().Document.All() {
+				if s, ok := e.Content.(transcript.Steering); ok && s.Text == "keep it short" {
+					return true
+				}
+			}
+			return false
+		})
+		r.until("the steered answer streams", func() bool { return r.store.Snapshot().Live.Activity == transcript.ActivityResponding })
+		r.send(tea.KeyPressMsg{Code: tea.KeyEscape})
+		r.until("the turn stops", func() bool { _, ok := r.eng.Running(); return !ok })
+		var stopped bool
+		for _, e := range r.store.Snapshot().Document.All() {
+			_, stopped = e.Content.(transcript.Stopped)
+		}
+		if !stopped {
+			t.Fatalf("esc did not stop the turn: the document does not end with a stopped entry")
+		}
+		if !strings.Contains(r.grid(), "Stopped after") {
+			t.Fatalf("the frame does not show the stop:\n%s", r.grid())
+		}
+	})
+}
+
+// The footer's activity names each state the engine reports, counts down
+// a retry, and sums the session including child agents.
+func TestFooterText(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name     string
+		live     transcript.Live
+		approval bool
+		want     string
+	}{
+		{"idle", transcript.Live{Model: "m"}, false, "ready · m"},
+		{"thinking", transcript.Live{Activity: transcript.ActivityThinking, Model: "m", PromptContext: 1500}, false, "thinking… · m · 1.5k context"},
+		{"streaming", transcript.Live{Activity: transcript.ActivityResponding}, false, "streaming…"},
+		{"tool", transcript.Live{Activity: transcript.ActivityTool}, false, "running a tool…"},
+		{"approval", transcript.Live{Activity: transcript.ActivityWaiting}, true, "awaiting approval"},
+		{"retry", transcript.Live{Activity: transcript.ActivityWaiting, Retry: transcript.Retry{Attempt: 2, Reason: "rate_limit", At: now.Add(4 * time.Second)}}, false, "retrying in 4s (attempt 2, rate_limit)"},
+		{"totals", transcript.Live{Model: "m", Totals: transcript.Usage{InputTokens: 12_400, OutputTokens: 950, CostUSD: 0.0123}}, false, "ready · m · session 12k in → 950 out · $0.01"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := FooterText(tt.live, tt.approval, now); got != tt.want {
+				t.Fatalf("FooterText = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// A child agent shows in its own region; the main footer keeps the main
+// agent's activity, model and context while the child works.
+func TestAppChildRegion(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newChatRig(t, Options{Theme: PlainTheme}, 80, 16, demoProvider())
+		lease := r.store.Lease()
+		cw, err := lease.StartChild("explore the parser")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = cw
+		r.catchUp()
+		grid := r.grid()
+		if !strings.Contains(grid, "⎇ explore the parser · thinking…") {
+			t.Fatalf("the child's region is missing:\n%s", grid)
+		}
+		if !strings.Contains(grid, "○ ready · folio-demo") {
+			t.Fatalf("a child changed the main footer:\n%s", grid)
+		}
+	})
+}
+
+var _ = context.Background
