@@ -21,6 +21,9 @@ import (
 // reconnect checkpoints. A client that missed more gets "replaced".
 const maxLive = 10000
 
+// maxLiveBytes bounds the bytes of those entries.
+const maxLiveBytes = 32 << 20
+
 // defaultHead is the single head of a linear conversation.
 const defaultHead = "main"
 
@@ -50,11 +53,13 @@ type conv struct {
 	live      map[string]*liveEntry
 	ring      []ringItem // changes in seq order; stale items are skipped
 	forgotten int64      // highest seq dropped from live
+	liveBytes int        // bytes of the entries in live
 	lastID    string     // the document's last entry, for "after"
 	deleted   bool
 
 	// The follower: the log file and how far it has been read.
-	f       *os.File
+	f       *os.File    // open only while followed
+	fi      os.FileInfo // the file off and ids describe
 	off     int64
 	ids     *idSet
 	synced  bool // off/ids describe the file
@@ -92,13 +97,13 @@ func (c *conv) unsubscribe(cn *conn) {
 	if len(c.subs) == 0 && c.stop != nil {
 		close(c.stop)
 		c.stop = nil
-		// Forget the file: while nobody follows, appends are not read, so
-		// the next open must read it afresh.
+		// Close the file but keep how far it was read: the next follower
+		// (a reconnecting tab) continues from there, so what was appended
+		// meanwhile still becomes live changes its checkpoint can carry.
 		if c.f != nil {
 			c.f.Close()
 			c.f = nil
 		}
-		c.synced = false
 		c.shared.snap = nil // let a released capture's index go
 	}
 }
@@ -132,42 +137,36 @@ func (c *conv) pollLocked() {
 	if err != nil {
 		return // not there (yet); a deleted conversation is announced by its handler
 	}
-	if c.f != nil {
-		cur, err := c.f.Stat()
-		if err != nil || !os.SameFile(fi, cur) || fi.Size() < c.off {
-			c.f.Close()
-			c.f, c.synced = nil, false
-			if c.openLocked() == nil {
-				c.readLocked(false)
-			}
-			c.replaceLocked()
+	if c.f == nil {
+		f, err := os.Open(c.path)
+		if err != nil {
 			return
 		}
-	} else {
-		// The log appeared. If a capture saw it missing, the follower's
-		// empty state was already exact: keep publishing from byte 0.
-		was := c.synced
-		if c.openLocked() != nil {
-			return
+		c.f = f
+		if c.fi == nil && c.synced && c.off == 0 {
+			// The log appeared after a capture saw none: reading it from
+			// the start publishes everything in it.
+			c.fi = fi
 		}
-		c.synced = was
 	}
-	if !c.synced {
+	if c.fi == nil || !os.SameFile(c.fi, fi) || fi.Size() < c.off {
+		// First sight of this file, or another file (or a shorter one) took
+		// its place: read it whole, quietly.
+		wasSynced := c.synced
+		c.off, c.ids, c.lastID, c.fi = 0, newIDSet(), "", fi
+		if f, err := os.Open(c.path); err == nil {
+			c.f.Close()
+			c.f = f
+		}
 		c.readLocked(false)
+		if wasSynced {
+			c.replaceLocked()
+		}
 		return
 	}
 	if fi.Size() > c.off {
 		c.readLocked(true)
 	}
-}
-
-func (c *conv) openLocked() error {
-	f, err := os.Open(c.path)
-	if err != nil {
-		return err
-	}
-	c.f, c.off, c.ids, c.synced = f, 0, newIDSet(), false
-	return nil
 }
 
 // readLocked reads the complete lines after c.off. With emit, each accepted
@@ -217,6 +216,7 @@ func (c *conv) replaceLocked() {
 	c.live = map[string]*liveEntry{}
 	c.ring = nil
 	c.forgotten = 0
+	c.liveBytes = 0
 	c.broadcastLocked(eventFrame{Op: OpReplaced, Generation: g})
 }
 
@@ -253,8 +253,10 @@ func (c *conv) applyLocked(ch Change, raw []byte, fromLog bool) error {
 		le := &liveEntry{entry: e, raw: raw, rev: c.seq, open: open, after: after}
 		if prev != nil {
 			le.pres = prev.pres
+			c.liveBytes -= len(prev.raw)
 		}
 		c.live[e.ID] = le
+		c.liveBytes += len(raw)
 		c.remember(e.ID)
 		if prev == nil && !fromLog {
 			c.lastID = e.ID
@@ -316,7 +318,9 @@ func sameEntry(a, b transcript.Entry) bool {
 // entries past maxLive.
 func (c *conv) remember(id string) {
 	c.ring = append(c.ring, ringItem{id, c.seq})
-	for len(c.live) > maxLive && len(c.ring) > 0 {
+	// Each pass looks at every ring item at most once, so a ring of only
+	// open entries cannot spin.
+	for n := len(c.ring); n > 0 && (len(c.live) > maxLive || c.liveBytes > maxLiveBytes); n-- {
 		it := c.ring[0]
 		c.ring = c.ring[1:]
 		le := c.live[it.id]
@@ -328,10 +332,18 @@ func (c *conv) remember(id string) {
 			continue
 		}
 		delete(c.live, it.id)
+		c.liveBytes -= len(le.raw)
 		c.forgotten = it.rev
 	}
-	if len(c.ring) > 4*maxLive {
-		c.ring = append([]ringItem(nil), c.ring...)
+	// Drop the ring items that later changes made stale.
+	if len(c.ring) > 2*len(c.live)+64 {
+		kept := make([]ringItem, 0, len(c.live))
+		for _, it := range c.ring {
+			if le := c.live[it.id]; le != nil && le.rev == it.rev {
+				kept = append(kept, it)
+			}
+		}
+		c.ring = kept
 	}
 }
 
@@ -526,6 +538,10 @@ func (c *conv) capture(head string, since *Since, opts ...pager.Option) (capture
 		if !c.synced {
 			if c.f != nil {
 				c.f.Close()
+			}
+			c.fi = nil
+			if f != nil {
+				c.fi, _ = f.Stat()
 			}
 			c.f, f = f, nil // the follower keeps the handle (nil: no log yet)
 			c.off, c.ids, c.lastID, c.synced = scan.consumed, ids, scan.lastID, true

@@ -192,3 +192,38 @@ func TestLaterOpenSharesCaptureWithCheckpoint(t *testing.T) {
 		t.Fatalf("checkpoint entry: %s", cp.Entries[0].Entry)
 	}
 }
+
+// TestReconnectAfterAppendsWhileAway: the only tab drops, another process
+// appends, the tab reconnects with what it last applied and gets exactly the
+// appended entries as a checkpoint, in the same generation.
+func TestReconnectAfterAppendsWhileAway(t *testing.T) {
+	closed := make(chan struct{}, 1)
+	ts := newTestServer(t, Options{})
+	ts.onConnClosed = func() { closed <- struct{}{} }
+	path := ts.writeGen(t, "c", 200, 1)
+	a := ts.dial(t)
+	s1 := a.open("c")
+	a.ws.Close(1000, "network gone")
+	<-closed
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	must(t, err)
+	_, err = f.WriteString(appendRecord(t, userEntry("away-1", "while away")) + "\n" + appendRecord(t, userEntry("away-2", "still away")) + "\n")
+	must(t, err)
+	f.Close()
+
+	b := ts.dial(t)
+	s2 := b.call(map[string]any{"type": "open", "conversation": "c", "since": map[string]any{"generation": s1.Generation, "seq": s1.Seq}})
+	cp := s2.Checkpoint
+	if s2.Generation != s1.Generation || cp == nil || cp.Replaced || len(cp.Entries) != 2 {
+		t.Fatalf("reconnect: %s", s2.raw)
+	}
+	for i, want := range []string{"away-1", "away-2"} {
+		e, err := transcript.DecodeEntry(cp.Entries[i].Entry)
+		if err != nil || e.ID != want {
+			t.Fatalf("checkpoint entry %d: %s", i, cp.Entries[i].Entry)
+		}
+	}
+	if cp.Entries[1].After != "away-1" {
+		t.Fatalf("second entry placed after %q", cp.Entries[1].After)
+	}
+}
