@@ -153,6 +153,9 @@ func (l *Log) ensureLoaded() error {
 // one from entries, rejecting repeated IDs (ErrDuplicateID) and invalid
 // entries before the log is created or touched.
 func (l *Log) SaveEntries(entries []transcript.Entry, msgs []message.Message) error {
+	if err := l.ensureLoaded(); err != nil {
+		return err
+	}
 	seen := make(map[string]int, len(entries))
 	for i, e := range entries {
 		if j, dup := seen[e.ID]; dup {
