@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // BenchmarkStreamDelta measures accepting one text delta into a streaming
@@ -23,11 +24,13 @@ func BenchmarkStreamDelta(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
+			cpu := processCPU()
 			for b.Loop() {
 				if err := w.Text("tok "); err != nil {
 					b.Fatal(err)
 				}
 			}
+			reportCPU(b, cpu)
 		})
 	}
 }
@@ -59,11 +62,15 @@ func BenchmarkPublishAfterAppend(b *testing.B) {
 			reset()
 			period, i := max(n/10, 10), 0
 			b.ReportAllocs()
+			var cpu time.Duration // CPU time on the clock only, like b's timer
+			start := processCPU()
 			for b.Loop() {
 				if i == period {
+					cpu += processCPU() - start
 					b.StopTimer()
 					reset()
 					b.StartTimer()
+					start = processCPU()
 					i = 0
 				}
 				if _, err := l.Append(User{Text: "x"}); err != nil {
@@ -71,6 +78,13 @@ func BenchmarkPublishAfterAppend(b *testing.B) {
 				}
 				i++
 			}
+			cpu += processCPU() - start
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
+}
+
+// reportCPU adds the process CPU time per operation since start.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64((processCPU()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
