@@ -1,5 +1,5 @@
-// The chat's view model. It is what the components render; the server protocol
-// (a later issue) maps its messages onto these types.
+// The chat's view model: what the components render. rows.ts maps protocol
+// entries (transcript entries in their canonical JSON) onto these types.
 
 /** Why a reply failed; the keys of the failure headline catalog. */
 export const FAILURE_REASONS = [
@@ -29,11 +29,46 @@ export interface Failure {
  */
 export type ReplyState = 'streaming' | 'awaiting_approval' | 'completed' | 'failed' | 'cancelled';
 
+/** A tool's retained presentation: opaque payload tagged with its schema. */
+export interface Presentation {
+  schema: string;
+  version: number;
+  revision: number;
+  payload?: unknown;
+  artifact?: { ref: string; contentType: string; committedBytes: number; available: boolean; final?: boolean };
+}
+
+/** One function call in a reply's trace. Each call has its own entry ID. */
 export interface ToolCall {
   id: string;
   name: string;
   state: 'running' | 'done' | 'error';
+  summary?: string;
+  args?: string;
+  result?: string;
+  error?: string;
+  invocationId?: string;
+  durationMs?: number;
+  presentation?: Presentation;
+  /** Calls made by a sub-agent this call started. */
+  children?: ToolCall[];
 }
+
+/** A step of an execution group: thinking, a function call or a sub-agent. */
+export type Step =
+  | { kind: 'thinking'; id: string; label: string; text: string }
+  | { kind: 'function'; id: string; call: ToolCall }
+  | { kind: 'agent'; id: string; name: string; call: ToolCall };
+
+/**
+ * A reply's content in its stored order. Consecutive steps form one execution
+ * group (one strip); text, steering and notices separate groups.
+ */
+export type Segment =
+  | { kind: 'steps'; id: string; steps: Step[] }
+  | { kind: 'text'; id: string; markdown: string }
+  | { kind: 'steering'; id: string; text: string }
+  | { kind: 'notice'; id: string; text: string; tone: string };
 
 export interface UserMessage {
   id: string;
@@ -45,20 +80,32 @@ export interface AssistantMessage {
   id: string;
   role: 'assistant';
   state: ReplyState;
-  text: string;
-  thinking: string[];
-  tools: ToolCall[];
+  segments: Segment[];
   failure?: Failure;
 }
 
-export type Message = UserMessage | AssistantMessage;
+/** A conversation's header or other entries before the first user message. */
+export interface PreambleMessage {
+  id: string;
+  role: 'preamble';
+  text: string;
+}
 
-export interface Conversation {
+export type Message = UserMessage | AssistantMessage | PreambleMessage;
+
+export interface ConversationMeta {
   id: string;
   title: string;
   /** ISO 8601 time of the last change. */
   updated: string;
-  messages: Message[];
+}
+
+/** replyText joins a reply's text segments (for copying). */
+export function replyText(m: AssistantMessage): string {
+  return m.segments
+    .filter((s): s is Extract<Segment, { kind: 'text' }> => s.kind === 'text')
+    .map((s) => s.markdown)
+    .join('\n\n');
 }
 
 /**
@@ -68,5 +115,5 @@ export interface Conversation {
  * show it.
  */
 export function showsThinkingPlaceholder(m: AssistantMessage): boolean {
-  return m.state === 'streaming' && m.text === '' && m.thinking.length === 0 && m.tools.length === 0;
+  return m.state === 'streaming' && m.segments.length === 0;
 }

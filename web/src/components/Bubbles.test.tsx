@@ -1,37 +1,15 @@
 import { render, screen } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
-import type { AssistantMessage, Conversation, ReplyState } from '../chat/types';
+import { reply as makeReply, type ReplyParts } from '../../test/messages';
+import type { AssistantMessage, ReplyState } from '../chat/types';
 import { AssistantBubble } from './Bubbles';
-import { ChatPane } from './ChatPane';
 
-function reply(fields: Partial<AssistantMessage>): AssistantMessage {
-  return { id: 'r', role: 'assistant', state: 'streaming', text: '', thinking: [], tools: [], ...fields };
-}
+const reply = (fields: ReplyParts): AssistantMessage => makeReply(fields);
 
 const marks = (root: ParentNode) => root.querySelectorAll('svg.loading-mark').length;
 
 describe('the loading mark', () => {
-  it('shows exactly one mark in a pane whose only empty reply is streaming', () => {
-    const conversation: Conversation = {
-      id: 'c',
-      title: 't',
-      updated: '2026-11-30T09:00:00Z',
-      messages: [
-        { id: 'u1', role: 'user', text: 'hi' },
-        reply({ id: 'a1', state: 'completed', text: 'Hello.' }),
-        reply({ id: 'a2', state: 'failed', failure: { reason: 'timeout' } }),
-        { id: 'u2', role: 'user', text: 'again' },
-        reply({ id: 'a3', state: 'streaming' }),
-      ],
-    };
-    const { container } = render(<ChatPane conversation={conversation} onSend={() => {}} onOpenList={() => {}} />);
-    expect(marks(container)).toBe(1);
-    const placeholder = screen.getByRole('status');
-    expect(placeholder.textContent).toBe('thinking…');
-    expect(placeholder.closest('[data-message-id]')?.getAttribute('data-message-id')).toBe('a3');
-  });
-
-  it.each<[string, Partial<AssistantMessage>]>([
+  it.each<[string, ReplyParts]>([
     ['text', { text: 'Partial' }],
     ['thinking', { thinking: ['considering'] }],
     ['a tool call', { tools: [{ id: 't', name: 'shell', state: 'running' }] }],
@@ -84,16 +62,3 @@ describe('a failed reply', () => {
   });
 });
 
-describe('the chat pane pin path', () => {
-  it('typesets math in the column even when it was put there outside React', () => {
-    const conversation: Conversation = { id: 'c', title: 't', updated: '', messages: [reply({ id: 'a', state: 'completed', text: 'x' })] };
-    const { container, rerender } = render(<ChatPane conversation={conversation} onSend={() => {}} onOpenList={() => {}} />);
-    const column = container.querySelector('[data-testid="message-column"]')!;
-    const late = document.createElement('span');
-    late.className = 'folio-math';
-    late.textContent = '\\(y_1\\)';
-    column.append(late);
-    rerender(<ChatPane conversation={{ ...conversation, updated: 'later' }} onSend={() => {}} onOpenList={() => {}} />);
-    expect(late.querySelector('.katex')).not.toBeNull();
-  });
-});

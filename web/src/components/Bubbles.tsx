@@ -1,7 +1,8 @@
-import type { AssistantMessage, Message, UserMessage } from '../chat/types';
-import { showsThinkingPlaceholder } from '../chat/types';
+import type { AssistantMessage, Message, PreambleMessage, UserMessage } from '../chat/types';
+import { replyText, showsThinkingPlaceholder } from '../chat/types';
 import { useCatalog } from '../i18n/catalog';
 import { MarkdownText } from '../markdown/MarkdownText';
+import { ExecutionStrip } from './ExecutionStrip';
 import { FailureNotice } from './FailureNotice';
 import { LoadingMark } from './LoadingMark';
 
@@ -9,6 +10,14 @@ function UserBubble({ message }: { message: UserMessage }) {
   return (
     <div className="bubble bubble-user" data-message-id={message.id}>
       <p className="user-text">{message.text}</p>
+    </div>
+  );
+}
+
+function Preamble({ message }: { message: PreambleMessage }) {
+  return (
+    <div className="preamble" data-message-id={message.id}>
+      {message.text}
     </div>
   );
 }
@@ -23,31 +32,41 @@ function ThinkingPlaceholder() {
   );
 }
 
-// TraceSummary is a stand-in for the execution strip, which a later change
-// builds; it only counts the reply's steps, in plain text.
-function TraceSummary({ message }: { message: AssistantMessage }) {
-  const parts: string[] = [];
-  if (message.thinking.length > 0) parts.push(`Thinking ×${message.thinking.length}`);
-  if (message.tools.length > 0) parts.push(`Functions ×${message.tools.length}`);
-  if (parts.length === 0) return null;
-  return <div className="trace-summary">{parts.join(' · ')}</div>;
-}
-
 /**
- * AssistantBubble renders a reply the same way in every state: its trace, its
- * text, the empty-reply placeholder while nothing has arrived, one failure
- * notice after the content of a failed reply, then the message actions.
+ * AssistantBubble renders a reply the same way in every state: its segments in
+ * stored order (execution strips, text, consumed steering, notices), the
+ * empty-reply placeholder while nothing has arrived, one failure notice after
+ * the content of a failed reply, then the message actions.
  */
 export function AssistantBubble({ message }: { message: AssistantMessage }) {
+  const streaming = message.state === 'streaming';
   return (
     <div className="bubble bubble-assistant" data-message-id={message.id} data-state={message.state}>
-      <TraceSummary message={message} />
-      {message.text !== '' ? <MarkdownText source={message.text} cached={message.state !== 'streaming'} /> : null}
+      {message.segments.map((s) => {
+        switch (s.kind) {
+          case 'steps':
+            return <ExecutionStrip key={s.id} id={s.id} steps={s.steps} />;
+          case 'text':
+            return <MarkdownText key={s.id} source={s.markdown} cached={!streaming} />;
+          case 'steering':
+            return (
+              <div key={s.id} className="steering" data-entry-id={s.id}>
+                <span className="steering-label">Steered:</span> {s.text}
+              </div>
+            );
+          case 'notice':
+            return (
+              <div key={s.id} className="reply-notice" data-tone={s.tone}>
+                {s.text}
+              </div>
+            );
+        }
+      })}
       {showsThinkingPlaceholder(message) ? <ThinkingPlaceholder /> : null}
       {message.state === 'failed' && message.failure ? <FailureNotice failure={message.failure} /> : null}
-      {message.state !== 'streaming' ? (
+      {!streaming ? (
         <div className="message-actions">
-          <button type="button" className="link-button" onClick={() => void navigator.clipboard?.writeText(message.text)}>
+          <button type="button" className="link-button" onClick={() => void navigator.clipboard?.writeText(replyText(message))}>
             Copy
           </button>
         </div>
@@ -57,5 +76,7 @@ export function AssistantBubble({ message }: { message: AssistantMessage }) {
 }
 
 export function MessageBubble({ message }: { message: Message }) {
-  return message.role === 'user' ? <UserBubble message={message} /> : <AssistantBubble message={message} />;
+  if (message.role === 'user') return <UserBubble message={message} />;
+  if (message.role === 'preamble') return <Preamble message={message} />;
+  return <AssistantBubble message={message} />;
 }

@@ -1,60 +1,258 @@
-import { useLayoutEffect, useRef } from 'react';
-import type { Conversation } from '../chat/types';
-import { typesetMath } from '../markdown/math';
-import { MessageBubble } from './Bubbles';
+import { useEffect, useState, useSyncExternalStore } from 'react';
+import type { ViewCache } from '../chat/cache';
+import type { ConversationMeta } from '../chat/types';
+import type { TranscriptView } from '../chat/view';
+import type { Api, Graph } from '../protocol/api';
+import { DisconnectedError, type Client } from '../protocol/client';
 import { Composer } from './Composer';
+import { Transcript } from './Transcript';
 
-// How close to the bottom, in pixels, still counts as reading the latest.
-const PIN_SLACK = 24;
+/** A message the user sent, as the pane tracks its delivery. */
+export interface Outgoing {
+  commandId: string;
+  kind: 'send' | 'steer';
+  text: string;
+  attachments?: string[];
+  /** pending: sent, no answer; uncertain: the connection dropped before the answer. */
+  state: 'pending' | 'uncertain' | 'queued' | 'dispatched' | 'done' | 'rejected';
+  code?: string;
+}
+
+const newId = () => (globalThis.crypto?.randomUUID?.() ?? `k-${Date.now()}-${Math.random().toString(36).slice(2)}`);
 
 export interface ChatPaneProps {
-  conversation: Conversation | undefined;
-  onSend: (text: string) => void;
+  client: Client;
+  api: Api;
+  cache: ViewCache<TranscriptView>;
+  conversation: ConversationMeta | undefined;
+  branches: { head: string; label: string }[];
+  head: string | undefined;
+  onHead: (head: string) => void;
+  slot: number;
   onOpenList: () => void;
+  onClose?: () => void;
+}
+
+function GraphPanel({ api, id }: { api: Api; id: string }) {
+  const [graph, setGraph] = useState<Graph | undefined>();
+  const [error, setError] = useState('');
+  useEffect(() => {
+    // Requested only while the panel is open.
+    let live = true;
+    api.graph(id).then(
+      (g) => live && setGraph(g),
+      (e: Error) => live && setError(e.message),
+    );
+    return () => {
+      live = false;
+    };
+  }, [api, id]);
+  if (error) return <div className="graph-panel">Graph unavailable: {error}</div>;
+  if (!graph) return <div className="graph-panel">Loading graph…</div>;
+  return (
+    <div className="graph-panel" data-testid="graph-panel">
+      <div>
+        {graph.nodes.length} nodes · {graph.branches.length} branches · {graph.compactions.length} compactions · {graph.links.length} links
+      </div>
+      <ul>
+        {graph.branches.map((b) => (
+          <li key={b.head}>
+            {b.label} {b.forkedFrom ? `(from ${b.forkedFrom})` : ''}
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+/** The pane's body for one view: the transcript, queue and composer. */
+function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneProps & { viewKey: string; view: TranscriptView; conversation: ConversationMeta }) {
+  const state = useSyncExternalStore(view.subscribe, view.getState);
+  const [draft, setDraft] = useState('');
+  const [outgoing, setOutgoing] = useState<Outgoing[]>([]);
+  const [steerDraft, setSteerDraft] = useState<string | undefined>();
+  const heights = cache.heights.get(viewKey) ?? new Map<string, number>();
+  if (!cache.heights.has(viewKey)) cache.heights.set(viewKey, heights);
+
+  const update = (commandId: string, patch: Partial<Outgoing>) =>
+    setOutgoing((list) => list.map((o) => (o.commandId === commandId ? { ...o, ...patch } : o)));
+
+  const deliver = async (o: Outgoing) => {
+    const frame: Record<string, unknown> = { type: o.kind, conversation: conversation.id, commandId: o.commandId, text: o.text };
+    if (o.kind === 'send' && o.attachments?.length) frame.attachments = o.attachments;
+    try {
+      const r = (await client.request(frame)).receipt as { state: Outgoing['state']; code?: string };
+      if (r.state === 'rejected') {
+        setOutgoing((list) => list.filter((x) => x.commandId !== o.commandId));
+        // A definitive rejection gives the text back as an ordinary draft; a
+        // steer the stop cancelled stays a draft with an explicit Send.
+        if (o.kind === 'steer' && r.code === 'cancelled') setSteerDraft(o.text);
+        else setDraft(o.text);
+      } else update(o.commandId, { state: r.state, code: r.code });
+    } catch (e) {
+      // Transport failure: delivery is uncertain. The same command ID is
+      // resent on reconnect (idempotent); the text is never sent under a new ID.
+      if (e instanceof DisconnectedError || !(e instanceof Error)) update(o.commandId, { state: 'uncertain' });
+      else update(o.commandId, { state: 'uncertain' });
+    }
+  };
+
+  useEffect(
+    () =>
+      client.onStatus((s) => {
+        if (s !== 'open') return;
+        setOutgoing((list) => {
+          for (const o of list) if (o.state === 'uncertain') void deliver(o);
+          return list;
+        });
+      }),
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [client, conversation.id],
+  );
+
+  useEffect(
+    () =>
+      client.onEvent((f) => {
+        if (f.type !== 'event' || f.conversation !== conversation.id || f.op !== 'receipt') return;
+        const r = f.receipt as { commandId: string; state: Outgoing['state']; code?: string };
+        update(r.commandId, { state: r.state, code: r.code });
+      }),
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [client, conversation.id],
+  );
+
+  const send = async (text: string, files: File[]) => {
+    setDraft('');
+    const o: Outgoing = { commandId: newId(), kind: 'send', text, state: 'pending' };
+    setOutgoing((l) => [...l, o]);
+    if (files.length) {
+      try {
+        o.attachments = (await Promise.all(files.map((f) => api.upload(conversation.id, f)))).map((a) => a.id);
+      } catch {
+        setOutgoing((l) => l.filter((x) => x.commandId !== o.commandId));
+        setDraft(text);
+        return;
+      }
+    }
+    await deliver(o);
+  };
+  const steer = (text: string) => {
+    setDraft('');
+    setSteerDraft(undefined);
+    const o: Outgoing = { commandId: newId(), kind: 'steer', text, state: 'pending' };
+    setOutgoing((l) => [...l, o]);
+    void deliver(o);
+  };
+  const stop = () => {
+    if (!state.turn?.turn) return;
+    void client.request({ type: 'stop', conversation: conversation.id, commandId: newId(), turn: state.turn.turn, reply: state.turn.reply }).catch(() => {});
+  };
+
+  const visibleQueue = outgoing.filter((o) => o.state !== 'done');
+  return (
+    <>
+      <Transcript
+        view={view}
+        heights={heights}
+        saved={cache.anchors.get(viewKey)}
+        onSave={(a) => {
+          if (a) cache.anchors.set(viewKey, a);
+          else cache.anchors.delete(viewKey);
+        }}
+      />
+      {visibleQueue.length > 0 ? (
+        <ol className="queue" aria-label="Queue">
+          {visibleQueue.map((o) => (
+            <li key={o.commandId} className="queue-item" data-state={o.state} data-kind={o.kind}>
+              <span className="queue-text">{o.text}</span>
+              <span className="queue-state">{o.state === 'pending' || o.state === 'uncertain' ? 'sending…' : o.state}</span>
+              {o.state === 'queued' ? null : null}
+            </li>
+          ))}
+        </ol>
+      ) : null}
+      {steerDraft !== undefined ? (
+        <div className="steer-draft" role="note">
+          <span>Not delivered (the turn was stopped): {steerDraft}</span>
+          <button
+            type="button"
+            onClick={() => {
+              const t = steerDraft;
+              setSteerDraft(undefined);
+              void send(t, []);
+            }}
+          >
+            Send
+          </button>
+        </div>
+      ) : null}
+      {state.turn ? (
+        <button type="button" className="stop-button" onClick={stop}>
+          Stop
+        </button>
+      ) : null}
+      <Composer draft={draft} setDraft={setDraft} running={state.turn !== undefined} onSend={(t, f) => void send(t, f)} onSteer={steer} />
+    </>
+  );
 }
 
 /**
- * ChatPane shows one conversation's messages and the composer. While the
- * reader is at the bottom it stays pinned there as replies grow; on that path
- * it typesets the message column first, so the scroll height it pins to
- * already includes typeset math.
+ * ChatPane shows one conversation (or one place in it): its title, branch
+ * navigation, the graph on request, the transcript and the composer. Two panes
+ * are independent views with their own windows and anchors.
  */
-export function ChatPane({ conversation, onSend, onOpenList }: ChatPaneProps) {
-  const column = useRef<HTMLDivElement>(null);
-  const pinned = useRef(true);
-  const shownId = useRef<string | undefined>(undefined);
-
-  useLayoutEffect(() => {
-    const el = column.current;
-    if (shownId.current !== conversation?.id) {
-      // Another conversation opens at its latest message.
-      shownId.current = conversation?.id;
-      pinned.current = true;
-    }
-    if (!el || !pinned.current) return;
-    typesetMath(el);
-    el.scrollTop = el.scrollHeight;
-  });
-
-  const onScroll = () => {
-    const el = column.current;
-    if (el) pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight <= PIN_SLACK;
-  };
-
+export function ChatPane(props: ChatPaneProps) {
+  const { cache, conversation, slot, head, branches, onHead, onOpenList, onClose, api } = props;
+  const [graphOpen, setGraphOpen] = useState(false);
+  const viewKey = conversation ? `${conversation.id}|${head ?? ''}|${slot}` : '';
+  const [view, setView] = useState<TranscriptView | undefined>();
+  useEffect(() => {
+    if (!viewKey) return;
+    const v = cache.acquire(viewKey);
+    setView(v);
+    return () => {
+      cache.release(viewKey);
+      setView(undefined);
+    };
+  }, [cache, viewKey]);
+  const at = branches.findIndex((b) => b.head === (head ?? branches[0]?.head));
   return (
-    <main className="chat-pane" aria-label="Chat">
+    <main className="chat-pane" aria-label="Chat" data-slot={slot}>
       <header className="chat-header">
         <button type="button" className="icon-button list-toggle" aria-label="Conversations" onClick={onOpenList}>
           ☰
         </button>
         <h1 className="chat-title">{conversation?.title ?? 'No conversation'}</h1>
+        {branches.length > 1 ? (
+          <span className="branch-nav" aria-label="Branch">
+            <button type="button" aria-label="Previous branch" disabled={at <= 0} onClick={() => onHead(branches[at - 1]!.head)}>
+              ‹
+            </button>
+            <span>
+              {at + 1}/{branches.length}
+            </span>
+            <button type="button" aria-label="Next branch" disabled={at >= branches.length - 1} onClick={() => onHead(branches[at + 1]!.head)}>
+              ›
+            </button>
+          </span>
+        ) : null}
+        {conversation ? (
+          <button type="button" className="link-button" aria-pressed={graphOpen} onClick={() => setGraphOpen(!graphOpen)}>
+            Graph
+          </button>
+        ) : null}
+        {onClose ? (
+          <button type="button" className="icon-button" aria-label="Close pane" onClick={onClose}>
+            ×
+          </button>
+        ) : null}
       </header>
-      <div className="message-column" ref={column} onScroll={onScroll} data-testid="message-column">
-        <div className="message-list">
-          {conversation?.messages.map((m) => <MessageBubble key={m.id} message={m} />)}
-        </div>
-      </div>
-      <Composer disabled={!conversation} onSend={onSend} />
+      {graphOpen && conversation ? <GraphPanel api={api} id={conversation.id} /> : null}
+      {conversation && view && view.conversation === conversation.id ? (
+        <PaneBody key={viewKey} {...props} conversation={conversation} viewKey={viewKey} view={view} />
+      ) : (
+        <div className="message-column empty-pane" data-testid="message-column" />
+      )}
     </main>
   );
 }

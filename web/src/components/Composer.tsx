@@ -1,18 +1,38 @@
-import { useState, type FormEvent, type KeyboardEvent } from 'react';
+import { useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+
+/** The largest attachment the server takes (32 MiB), and how many per message. */
+export const MAX_ATTACHMENT_BYTES = 32 * 1024 * 1024;
+export const MAX_ATTACHMENTS = 16;
 
 export interface ComposerProps {
   disabled?: boolean;
-  onSend: (text: string) => void;
+  /** A turn is running: the composer also offers to steer it. */
+  running?: boolean;
+  draft: string;
+  setDraft: (text: string) => void;
+  onSend: (text: string, files: File[]) => void;
+  onSteer?: (text: string) => void;
 }
 
-/** Composer is the message input. Enter sends; Shift+Enter starts a new line. */
-export function Composer({ disabled, onSend }: ComposerProps) {
-  const [draft, setDraft] = useState('');
+function size(n: number): string {
+  return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/**
+ * Composer is the message input with attachments. Enter sends; Shift+Enter
+ * starts a new line. Files over the size limit are refused with a note and
+ * never attached; attached files show as chips until sent or removed.
+ */
+export function Composer({ disabled, running, draft, setDraft, onSend, onSteer }: ComposerProps) {
+  const [files, setFiles] = useState<File[]>([]);
+  const [note, setNote] = useState('');
+  const input = useRef<HTMLInputElement>(null);
   const send = () => {
     const text = draft.trim();
-    if (text === '' || disabled) return;
-    onSend(text);
-    setDraft('');
+    if ((text === '' && files.length === 0) || disabled) return;
+    onSend(text, files);
+    setFiles([]);
+    setNote('');
   };
   const onSubmit = (e: FormEvent) => {
     e.preventDefault();
@@ -24,21 +44,57 @@ export function Composer({ disabled, onSend }: ComposerProps) {
       send();
     }
   };
+  const attach = (list: FileList | null) => {
+    if (!list) return;
+    const ok: File[] = [];
+    const refused: string[] = [];
+    for (const f of Array.from(list)) {
+      if (f.size > MAX_ATTACHMENT_BYTES || files.length + ok.length >= MAX_ATTACHMENTS) refused.push(f.name);
+      else ok.push(f);
+    }
+    setFiles([...files, ...ok]);
+    setNote(refused.length ? `Not attached (over ${size(MAX_ATTACHMENT_BYTES)} or more than ${MAX_ATTACHMENTS} files): ${refused.join(', ')}` : '');
+    if (input.current) input.current.value = '';
+  };
   return (
     <form className="composer" onSubmit={onSubmit}>
-      <textarea
-        className="composer-input"
-        aria-label="Message"
-        placeholder="Message folio"
-        rows={1}
-        value={draft}
-        disabled={disabled}
-        onChange={(e) => setDraft(e.target.value)}
-        onKeyDown={onKeyDown}
-      />
-      <button type="submit" className="send-button" disabled={disabled || draft.trim() === ''}>
-        Send
-      </button>
+      {files.length > 0 || note ? (
+        <div className="attachments">
+          {files.map((f, i) => (
+            <span key={`${f.name}-${i}`} className="chip" data-testid="attachment-chip">
+              {f.name} · {size(f.size)}
+              <button type="button" aria-label={`Remove ${f.name}`} onClick={() => setFiles(files.filter((_, k) => k !== i))}>
+                ×
+              </button>
+            </span>
+          ))}
+          {note ? <span className="attach-note" role="note">{note}</span> : null}
+        </div>
+      ) : null}
+      <div className="composer-row">
+        <label className="attach-button">
+          <input ref={input} type="file" multiple hidden disabled={disabled} onChange={(e) => attach(e.target.files)} aria-label="Attach files" />
+          +
+        </label>
+        <textarea
+          className="composer-input"
+          aria-label="Message"
+          placeholder="Message folio"
+          rows={1}
+          value={draft}
+          disabled={disabled}
+          onChange={(e) => setDraft(e.target.value)}
+          onKeyDown={onKeyDown}
+        />
+        {running && onSteer ? (
+          <button type="button" className="steer-button" disabled={disabled || draft.trim() === ''} onClick={() => onSteer(draft.trim())}>
+            Steer
+          </button>
+        ) : null}
+        <button type="submit" className="send-button" disabled={disabled || (draft.trim() === '' && files.length === 0)}>
+          Send
+        </button>
+      </div>
     </form>
   );
 }

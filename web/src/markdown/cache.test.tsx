@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, entryCost, MarkdownCache } from './cache';
 import { render as renderComponent } from '@testing-library/react';
 import { AssistantBubble } from '../components/Bubbles';
+import { reply as makeReply } from '../../test/messages';
 import type { AssistantMessage } from '../chat/types';
 import { markdownCache, renderMarkdownUncached } from './render';
 
@@ -99,14 +100,7 @@ describe('MarkdownCache', () => {
 describe('the shared markdown cache', () => {
   it('keeps settled replies but not the growing text of a streaming one', () => {
     markdownCache.clear();
-    const reply = (text: string, state: AssistantMessage['state']): AssistantMessage => ({
-      id: 'a',
-      role: 'assistant',
-      state,
-      text,
-      thinking: [],
-      tools: [],
-    });
+    const reply = (text: string, state: AssistantMessage['state']): AssistantMessage => makeReply({ id: 'a', state, text });
     const { rerender } = renderComponent(<AssistantBubble message={reply('Partial \\(x', 'streaming')} />);
     rerender(<AssistantBubble message={reply('Partial \\(x\\) and more', 'streaming')} />);
     expect(markdownCache.size).toBe(0);

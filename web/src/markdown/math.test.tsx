@@ -1,12 +1,13 @@
 import { render } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
+import { reply } from '../../test/messages';
 import type { AssistantMessage } from '../chat/types';
 import { AssistantBubble } from '../components/Bubbles';
 import { MATH_CLASS, stashMath, typesetMath } from './math';
 import { renderMarkdownUncached } from './render';
 
 function bubble(text: string, state: AssistantMessage['state'] = 'completed') {
-  const message: AssistantMessage = { id: 'a1', role: 'assistant', state, text, thinking: [], tools: [] };
+  const message: AssistantMessage = reply({ id: 'a1', state, text });
   return render(<AssistantBubble message={message} />);
 }
 
@@ -85,10 +86,10 @@ describe('math in an assistant bubble', () => {
   );
 
   it('typesets on the next paint, when the closer arrives', () => {
-    const message: AssistantMessage = { id: 'a1', role: 'assistant', state: 'streaming', text: 'so \\(d_', thinking: [], tools: [] };
+    const message: AssistantMessage = reply({ id: 'a1', state: 'streaming', text: 'so \\(d_' });
     const { container, rerender } = render(<AssistantBubble message={message} />);
     expect(container.querySelector('.katex')).toBeNull();
-    rerender(<AssistantBubble message={{ ...message, text: 'so \\(d_t\\)' }} />);
+    rerender(<AssistantBubble message={reply({ id: 'a1', state: 'streaming', text: 'so \\(d_t\\)' })} />);
     expect(annotations(container)).toEqual(['d_t']);
   });
 

@@ -1,0 +1,135 @@
+// Mapping a display group's entries onto one chat row. The same function maps
+// a streaming reply, a finished one and one restored from history, so all
+// three render through the same components.
+import type { Entry, Held } from './reconcile';
+import type { AssistantMessage, Failure, Message, Presentation, Segment, Step, ToolCall } from './types';
+
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+const obj = (v: unknown): Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+
+/** Tool apps that start a sub-agent: their step is shown as one. */
+const AGENT_APPS = new Set(['agent', 'task', 'spawn', 'subagent']);
+
+// Provider error classes (kebab-case in logs) onto the catalog's reasons.
+function failureReason(reason: string): string {
+  return reason.replace(/-/g, '_');
+}
+
+function toolCall(e: Entry, open: boolean | undefined): ToolCall {
+  const c = e.content;
+  const r = obj(c.receipt);
+  const status = str(r.status);
+  const running = open === true && status === '';
+  const failed = status === 'failed' || status === 'denied';
+  const pres = c.presentation === undefined ? undefined : (obj(c.presentation) as unknown as Presentation);
+  const call: ToolCall = {
+    id: e.id,
+    name: str(r.app) || 'function',
+    state: running ? 'running' : failed ? 'error' : 'done',
+    summary: str(r.summary) || undefined,
+    args: str(r.args) || undefined,
+    result: str(r.outputPreview) || str(r.diffText) || undefined,
+    error: failed ? str(r.reason) || str(r.detail) || status : undefined,
+    invocationId: str(c.invocationId) || undefined,
+    durationMs: num(r.durationMs),
+    presentation: pres,
+  };
+  return call;
+}
+
+/**
+ * replyMessage maps a reply group onto an assistant message. Entries are taken
+ * in stored order: consecutive thinking and function entries form one
+ * execution group; agent text, steering and notices separate groups. Nothing
+ * is reordered or invented: a log without interleaving shows its records in the
+ * order they were stored.
+ */
+export function replyMessage(id: string, held: readonly Held[], running: boolean): AssistantMessage {
+  const segments: Segment[] = [];
+  let failure: Failure | undefined;
+  let cancelled = false;
+  let steps: Step[] | undefined;
+  const flush = () => (steps = undefined);
+  const pushStep = (s: Step) => {
+    if (!steps) {
+      steps = [];
+      segments.push({ kind: 'steps', id: `steps-${s.id}`, steps });
+    }
+    steps.push(s);
+  };
+  for (const h of held) {
+    const e = h.entry;
+    const c = e.content;
+    switch (c.kind) {
+      case 'reasoning':
+        pushStep({ kind: 'thinking', id: e.id, label: str(c.label) || 'Thinking', text: str(c.text) });
+        break;
+      case 'tool': {
+        const call = toolCall(e, h.open);
+        if (AGENT_APPS.has(call.name)) pushStep({ kind: 'agent', id: e.id, name: call.summary ?? call.name, call });
+        else pushStep({ kind: 'function', id: e.id, call });
+        break;
+      }
+      case 'agent':
+        flush();
+        segments.push({ kind: 'text', id: e.id, markdown: str(c.markdown) });
+        break;
+      case 'steering':
+        flush();
+        segments.push({ kind: 'steering', id: e.id, text: str(c.text) });
+        break;
+      case 'failure':
+        failure = { reason: failureReason(str(c.reason)), detail: str(c.detail) || str(c.headline) || undefined };
+        break;
+      case 'stopped':
+        cancelled = true;
+        break;
+      case 'notice':
+        if (str(c.audience) === 'classic') break;
+        flush();
+        segments.push({ kind: 'notice', id: e.id, text: str(c.text), tone: str(c.tone) });
+        break;
+      case 'compaction':
+        flush();
+        segments.push({ kind: 'notice', id: e.id, text: 'Earlier messages were summarized', tone: 'info' });
+        break;
+      case 'report':
+        flush();
+        segments.push({ kind: 'notice', id: e.id, text: str(obj(c.report).label), tone: 'info' });
+        break;
+      case 'expanded':
+        flush();
+        segments.push({ kind: 'text', id: e.id, markdown: str(c.text) });
+        break;
+      default:
+        // turn-receipt, header and kinds from newer servers add no content.
+        break;
+    }
+  }
+  const state = failure ? 'failed' : cancelled ? 'cancelled' : running ? 'streaming' : 'completed';
+  return { id, role: 'assistant', state, segments, failure };
+}
+
+/** groupMessage maps one display group onto its chat row. */
+export function groupMessage(held: readonly Held[], running: boolean, placeholderId?: string): Message | undefined {
+  const first = held[0];
+  if (!first) {
+    return placeholderId ? { id: placeholderId, role: 'assistant', state: 'streaming', segments: [] } : undefined;
+  }
+  const c = first.entry.content;
+  if (c.kind === 'user') return { id: first.entry.id, role: 'user', text: str(c.text) };
+  if (c.kind === 'header' || c.kind === 'notice') {
+    const hasReply = held.some((h) => h.entry.content.kind !== 'header' && h.entry.content.kind !== 'notice');
+    if (!hasReply) {
+      const parts = held.map((h) =>
+        h.entry.content.kind === 'header'
+          ? [str(h.entry.content.name), str(h.entry.content.model)].filter(Boolean).join(' · ')
+          : str(h.entry.content.text),
+      );
+      return { id: first.entry.id, role: 'preamble', text: parts.join(' — ') };
+    }
+  }
+  return replyMessage(first.entry.id, held, running);
+}

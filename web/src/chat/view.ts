@@ -1,0 +1,377 @@
+// TranscriptView drives one window (window.ts) over the protocol: it opens a
+// snapshot, asks for pages one at a time, retries failures with exponential
+// backoff, applies live events, and carries the reader's intents (jump to the
+// latest, restore a saved position). React reads it through subscribe and
+// getState (useSyncExternalStore).
+import { DisconnectedError, ProtocolError, type Client, type ServerFrame } from '../protocol/client';
+import type { Entry, Held } from './reconcile';
+import { groupMessage } from './rows';
+import type { Message } from './types';
+import { atEnd, edgeAnchors, emptyWindow, groupsOf, reduceWindow, type Direction, type WindowAction, type WindowState, type WirePage } from './window';
+
+/** Page size asked of the server. Six of them stay well inside the 8 MiB budget. */
+export const PAGE_BUDGET = 64 * 1024;
+const RETRY_BASE_MS = 500;
+const RETRY_MAX_MS = 15_000;
+
+/** A saved reading position: a message ID and its offset from the viewport top. */
+export interface Anchor {
+  id: string;
+  offset: number;
+}
+
+export type IntentKind = 'jump' | 'restore';
+
+export interface ViewState {
+  window: WindowState;
+  rows: Message[];
+  /** A request is in flight. */
+  loading: boolean;
+  /** The last request failed; a retry is scheduled. */
+  failed: boolean;
+  /** A pending jump or restore the reader asked for. */
+  intent?: IntentKind;
+  /** The last jump failed (the jump control stays available). */
+  jumpFailed: boolean;
+  /** The turn the server says is running. */
+  turn?: { turn?: string; reply?: string };
+  queue: QueueItem[];
+  deleted: boolean;
+  /** The view's window was replaced (new generation, jump, restore): anchoring must not carry over. */
+  replacedAt: number;
+}
+
+export interface QueueItem {
+  commandId: string;
+  text: string;
+  state: string;
+}
+
+type RowCacheEntry = { held: Held[]; running: boolean; msg: Message };
+
+export class TranscriptView {
+  private state: ViewState;
+  private listeners = new Set<() => void>();
+  private inflight = false;
+  private failures = 0;
+  private retryTimer?: ReturnType<typeof setTimeout>;
+  private visible = true;
+  private disposed = false;
+  private opened = -1; // the client's connect count this view's snapshot belongs to
+  private rowCache = new Map<string, RowCacheEntry>();
+  private intentPromise?: Promise<void>;
+  private unsub: (() => void)[] = [];
+  /** Pages fetched (for tests): a reload of an evicted page counts again. */
+  fetches = 0;
+
+  constructor(
+    private readonly client: Client,
+    readonly conversation: string,
+    readonly head?: string,
+  ) {
+    this.state = {
+      window: emptyWindow(),
+      rows: [],
+      loading: false,
+      failed: false,
+      jumpFailed: false,
+      queue: [],
+      deleted: false,
+      replacedAt: 0,
+    };
+    this.unsub.push(client.onEvent((f) => this.onEvent(f)));
+    this.unsub.push(
+      client.onStatus((s) => {
+        if (s === 'open') {
+          // Connectivity is back: resume at once, without the old retry delay.
+          clearTimeout(this.retryTimer);
+          this.failures = 0;
+          void this.ensureOpen();
+        }
+      }),
+    );
+    if (client.status === 'open') void this.ensureOpen();
+  }
+
+  subscribe = (fn: () => void): (() => void) => {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  };
+
+  getState = (): ViewState => this.state;
+
+  get busy(): boolean {
+    return this.inflight;
+  }
+
+  private set(patch: Partial<ViewState>) {
+    this.state = { ...this.state, ...patch };
+    for (const fn of this.listeners) fn();
+  }
+
+  private dispatch(a: WindowAction, extra: Partial<ViewState> = {}) {
+    const w = reduceWindow(this.state.window, a);
+    if (w === this.state.window && Object.keys(extra).length === 0) return;
+    this.set({ ...extra, window: w, rows: w === this.state.window ? this.state.rows : this.buildRows(w) });
+  }
+
+  /** buildRows maps the window's groups onto rows, reusing unchanged ones. */
+  private buildRows(w: WindowState): Message[] {
+    const groups = groupsOf(w);
+    const rows: Message[] = [];
+    const keep = new Map<string, RowCacheEntry>();
+    const running = this.state.turn;
+    for (let i = 0; i < groups.length; i++) {
+      const g = groups[i]!;
+      const held = g.ids.map((id) => w.held.get(id)).filter((h): h is Held => h !== undefined);
+      const last = i === groups.length - 1 && atEnd(w);
+      const isRunning = held.some((h) => h.open === true) || (last && running !== undefined && held[0]?.entry.content.kind !== 'user');
+      const key = g.ids[0]!;
+      const prev = this.rowCache.get(key);
+      let msg: Message | undefined;
+      if (prev && prev.running === isRunning && prev.held.length === held.length && prev.held.every((h, k) => h === held[k])) {
+        msg = prev.msg;
+        keep.set(key, prev);
+      } else {
+        msg = groupMessage(held, isRunning);
+        if (msg) keep.set(key, { held, running: isRunning, msg });
+      }
+      if (msg) rows.push(msg);
+    }
+    // A turn that started and has no reply yet shows the empty reply.
+    const lastRow = rows[rows.length - 1];
+    if (atEnd(w) && lastRow?.role === 'user') {
+      const lastHeld = w.held.get(lastRow.id);
+      const live = w.live.has(lastRow.id) || (running !== undefined && running.turn === lastRow.id);
+      if (live && lastHeld) rows.push({ id: `pending-${lastRow.id}`, role: 'assistant', state: 'streaming', segments: [] });
+    }
+    this.rowCache = keep;
+    return rows;
+  }
+
+  /** setVisible stops (false) or resumes (true) automatic requests. */
+  setVisible(v: boolean) {
+    this.visible = v;
+  }
+
+  private async ensureOpen(): Promise<void> {
+    if (this.disposed || this.client.status !== 'open' || this.opened === this.client.connects) return;
+    this.opened = this.client.connects;
+    await this.openSnapshot();
+  }
+
+  private async openSnapshot(): Promise<void> {
+    const w = this.state.window;
+    const frame: Record<string, unknown> = { type: 'open', conversation: this.conversation };
+    if (this.head) frame.head = this.head;
+    if (w.generation >= 0 && w.pages.length > 0) frame.since = { generation: w.generation, seq: w.seq };
+    let snap: ServerFrame;
+    try {
+      snap = await this.client.request(frame);
+    } catch (e) {
+      this.opened = -1;
+      this.fail(e, () => void this.ensureOpen());
+      return;
+    }
+    const cp = snap.checkpoint as { replaced?: boolean; entries?: { entry: Entry; revision: number; open?: boolean; after?: string }[] } | undefined;
+    const generation = Number(snap.generation);
+    if (cp?.replaced || (w.generation >= 0 && generation !== w.generation)) {
+      this.dispatch({ type: 'replaced' }, { replacedAt: this.state.replacedAt + 1 });
+    }
+    this.dispatch({ type: 'snapshot', token: String(snap.token), generation, seq: Number(snap.seq), groups: Number(snap.groups) });
+    for (const c of cp?.entries ?? []) {
+      this.dispatch({ type: 'entry', how: c.open === false ? 'settle' : 'running', entry: c.entry, revision: c.revision, open: c.open, after: c.after, seq: c.revision });
+    }
+    this.failures = 0;
+    this.set({ failed: false });
+    if (this.state.window.pages.length === 0) await this.load('latest');
+  }
+
+  /**
+   * want asks for the page on one side, if the window has more there and no
+   * request is in flight. Invisible views ask for nothing.
+   */
+  want(direction: Direction): void {
+    const w = this.state.window;
+    if (!this.visible || this.inflight || this.disposed || this.state.intent || this.retryTimer !== undefined) return;
+    if (direction === 'before' ? !w.hasMoreBefore : !w.hasMoreAfter) return;
+    if (direction === 'after' && w.stale && !w.hasMoreAfter) return;
+    void this.load(direction);
+  }
+
+  /** load fetches one page; 'latest' and 'around' replace the window. */
+  private async load(what: Direction | 'latest' | { around: string }): Promise<boolean> {
+    const w = this.state.window;
+    if (!w.token || this.inflight) return false;
+    const anchors = edgeAnchors(w);
+    let anchor: string;
+    let direction: string;
+    if (what === 'latest') [anchor, direction] = ['latest', 'before'];
+    else if (typeof what === 'object') [anchor, direction] = [what.around, 'around'];
+    else {
+      const a = what === 'before' ? anchors.before : anchors.after;
+      if (!a) return false;
+      [anchor, direction] = [a, what];
+    }
+    const epoch = w.epoch;
+    const token = w.token;
+    this.inflight = true;
+    this.set({ loading: true });
+    try {
+      const f = await this.client.request({
+        type: 'page',
+        token,
+        conversation: this.conversation,
+        head: this.headOf(),
+        anchor,
+        direction,
+        budgetBytes: PAGE_BUDGET,
+      });
+      this.fetches++;
+      this.inflight = false;
+      this.failures = 0;
+      const page = f as unknown as WirePage;
+      this.dispatch(
+        { type: 'page', epoch, token, direction: typeof what === 'string' && what !== 'latest' ? what : 'replace', page },
+        { loading: false, failed: false },
+      );
+      return this.state.window.epoch === epoch;
+    } catch (e) {
+      this.inflight = false;
+      this.set({ loading: false });
+      this.fail(e, () => {
+        if (typeof what === 'string' && what !== 'latest') this.want(what);
+      });
+      return false;
+    }
+  }
+
+  private headOf(): string {
+    return this.head ?? 'main';
+  }
+
+  /** fail schedules a retry with exponential backoff; a token error re-opens at once. */
+  private fail(e: unknown, retry: () => void) {
+    if (this.disposed) return;
+    if (e instanceof ProtocolError && e.rebuild) {
+      this.opened = -1;
+      void this.ensureOpen();
+      return;
+    }
+    if (e instanceof DisconnectedError) return; // the reconnect resumes
+    const delay = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** this.failures);
+    this.failures++;
+    this.set({ failed: true });
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      retry();
+    }, delay);
+  }
+
+  /**
+   * jumpToLatest replaces the window with the conversation's latest page.
+   * Repeated calls while one is pending share it. A window that missed live
+   * appends re-opens a snapshot first.
+   */
+  jumpToLatest(): Promise<void> {
+    if (this.state.intent === 'jump' && this.intentPromise) return this.intentPromise;
+    return this.startIntent('jump', async () => {
+      if (this.state.window.stale) {
+        this.opened = -1;
+        await this.ensureOpen();
+      }
+      return this.load('latest');
+    });
+  }
+
+  /** restore brings a saved anchor's message into the window (around it). */
+  restore(anchor: Anchor): Promise<void> {
+    if (this.state.rows.some((r) => r.id === anchor.id)) return Promise.resolve();
+    return this.startIntent('restore', () => this.load({ around: anchor.id }));
+  }
+
+  private startIntent(kind: IntentKind, run: () => Promise<boolean>): Promise<void> {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.dispatch({ type: 'bump' }, { intent: kind, jumpFailed: false });
+    const epoch = this.state.window.epoch;
+    const wait = async () => {
+      // One request at a time: wait out a page already in flight.
+      while (this.inflight) await new Promise((r) => setTimeout(r, 10));
+      if (this.state.window.epoch !== epoch || this.state.intent !== kind) return;
+      const ok = await run();
+      if (this.state.intent !== kind) return; // cancelled meanwhile
+      this.set({ intent: undefined, jumpFailed: !ok && kind === 'jump', replacedAt: ok ? this.state.replacedAt + 1 : this.state.replacedAt });
+    };
+    const p = wait().finally(() => {
+      if (this.intentPromise === p) this.intentPromise = undefined;
+    });
+    this.intentPromise = p;
+    return p;
+  }
+
+  /** cancelIntent drops a pending jump or restore: its answer will not move the view. */
+  cancelIntent(): void {
+    if (!this.state.intent) return;
+    this.dispatch({ type: 'bump' }, { intent: undefined });
+  }
+
+  private onEvent(f: ServerFrame) {
+    if (f.type !== 'event' || f.conversation !== this.conversation) return;
+    const w = this.state.window;
+    const gen = Number(f.generation);
+    switch (f.op) {
+      case 'upsert':
+      case 'settle':
+        if (gen !== w.generation) return;
+        this.dispatch({
+          type: 'entry',
+          how: f.op === 'settle' ? 'settle' : 'running',
+          entry: f.entry as Entry,
+          revision: Number(f.revision),
+          open: f.op === 'settle' ? false : (f.open as boolean | undefined),
+          after: f.after as string | undefined,
+          seq: Number(f.seq),
+        });
+        break;
+      case 'presentation': {
+        const held = w.held.get(String(f.entryId));
+        if (!held || gen !== w.generation) return;
+        const entry = { ...held.entry, content: { ...held.entry.content, presentation: f.presentation } };
+        this.dispatch({ type: 'entry', how: 'running', entry, revision: Number(f.revision), open: true, seq: Number(f.seq) });
+        break;
+      }
+      case 'replaced':
+      case 'head':
+        this.dispatch({ type: 'replaced' }, { replacedAt: this.state.replacedAt + 1 });
+        this.opened = -1;
+        void this.ensureOpen();
+        break;
+      case 'queue':
+        this.set({ queue: (f.items as QueueItem[]) ?? [] });
+        break;
+      case 'turn': {
+        const turn = f.state === 'running' ? { turn: f.turn as string | undefined, reply: f.reply as string | undefined } : undefined;
+        this.state = { ...this.state, turn };
+        this.set({ rows: this.buildRows(this.state.window) });
+        break;
+      }
+      case 'deleted':
+        this.set({ deleted: true });
+        break;
+    }
+  }
+
+  /** dispose releases the snapshot and stops listening. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    clearTimeout(this.retryTimer);
+    for (const u of this.unsub) u();
+    const token = this.state.window.token;
+    if (token && this.client.status === 'open') void this.client.request({ type: 'release', token }).catch(() => {});
+    this.rowCache.clear();
+    this.listeners.clear();
+  }
+}

@@ -1,0 +1,79 @@
+// The protocol's plain HTTP resources: the conversation list, create, rename,
+// delete, attachment upload and the graph (requested only while its view is
+// open). Every path is under /api/v2/.
+import type { ConversationMeta } from '../chat/types';
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+export interface Api {
+  list(): Promise<ConversationMeta[]>;
+  create(title?: string): Promise<ConversationMeta>;
+  rename(id: string, title: string): Promise<ConversationMeta>;
+  remove(id: string): Promise<void>;
+  upload(id: string, file: File): Promise<{ id: string; name: string; size: number }>;
+  graph(id: string): Promise<Graph>;
+}
+
+export interface Graph {
+  id: string;
+  nodes: { id: string; kind: string; parent?: string }[];
+  branches: { head: string; label: string; forkedFrom?: string }[];
+  compactions: { entryId: string; fromId: string; toId: string }[];
+  links: { from: string; to: string; kind: string; conversation: string }[];
+}
+
+interface WireMeta {
+  id: string;
+  title?: string;
+  updatedAt?: string;
+  startedAt?: string;
+}
+
+function meta(m: WireMeta): ConversationMeta {
+  return { id: m.id, title: m.title || m.id, updated: m.updatedAt ?? m.startedAt ?? '' };
+}
+
+export function httpApi(token?: string, base = '/api/v2'): Api {
+  const call = async (method: string, path: string, body?: BodyInit, type = 'application/json') => {
+    const headers: Record<string, string> = {};
+    if (token) headers.Authorization = `Bearer ${token}`;
+    if (body !== undefined) headers['Content-Type'] = type;
+    const r = await fetch(`${base}${path}`, { method, headers, body });
+    if (!r.ok) {
+      let code = 'http';
+      let message = r.statusText;
+      try {
+        const e = (await r.json()) as { error?: { code?: string; message?: string } };
+        code = e.error?.code ?? code;
+        message = e.error?.message ?? message;
+      } catch {
+        /* not JSON */
+      }
+      throw new HttpError(r.status, code, message);
+    }
+    return r.status === 204 ? undefined : ((await r.json()) as unknown);
+  };
+  const enc = encodeURIComponent;
+  return {
+    list: async () => ((await call('GET', '/conversations')) as { conversations: WireMeta[] }).conversations.map(meta),
+    create: async (title) => meta((await call('POST', '/conversations', JSON.stringify(title ? { title } : {}))) as WireMeta),
+    rename: async (id, title) => meta((await call('PATCH', `/conversations/${enc(id)}`, JSON.stringify({ title }))) as WireMeta),
+    remove: async (id) => {
+      await call('DELETE', `/conversations/${enc(id)}`);
+    },
+    upload: async (id, file) =>
+      ((await call('POST', `/conversations/${enc(id)}/attachments?name=${enc(file.name)}`, file, file.type || 'application/octet-stream')) as {
+        attachment: { id: string; name: string; size: number };
+      }).attachment,
+    graph: async (id) => (await call('GET', `/conversations/${enc(id)}/graph`)) as Graph,
+  };
+}
