@@ -127,6 +127,9 @@ func FromStatus(providerName string, status int, header http.Header, code, typ, 
 	if e.Msg == "" {
 		e.Msg = http.StatusText(status)
 	}
+	if e.Msg == "" {
+		e.Msg = fmt.Sprintf("HTTP status %d", status)
+	}
 	e.Class = classify(status, code, typ, msg)
 	if header != nil {
 		e.RetryAfter = RetryAfter(header, now)
