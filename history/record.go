@@ -85,8 +85,13 @@ type Problem struct {
 }
 
 func (p Problem) Error() string {
+	return "line " + p.Where() + ": " + p.Msg
+}
+
+// Where says where the problem is: "7 (ui-append) entry 2 at /entries/2/id".
+func (p Problem) Where() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "line %d", p.Line)
+	fmt.Fprintf(&b, "%d", p.Line)
 	if p.Type != "" {
 		fmt.Fprintf(&b, " (%s)", p.Type)
 	}
@@ -96,8 +101,6 @@ func (p Problem) Error() string {
 	if p.Pointer != "" {
 		fmt.Fprintf(&b, " at %s", p.Pointer)
 	}
-	b.WriteString(": ")
-	b.WriteString(p.Msg)
 	return b.String()
 }
 

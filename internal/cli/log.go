@@ -170,7 +170,7 @@ func logValidate(args []string, stdio IO) error {
 	}
 	var b strings.Builder
 	for _, p := range c.Problems {
-		fmt.Fprintf(&b, "%s:%s\n", path, p.Error()[len("line "):])
+		fmt.Fprintf(&b, "%s:%s: %s\n", path, p.Where(), p.Msg)
 	}
 	io.WriteString(stdio.Out, b.String())
 	return ExitError{Code: 1, Msg: fmt.Sprintf("log validate: %s has %d problem(s)", path, len(c.Problems))}
