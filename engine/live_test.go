@@ -20,9 +20,9 @@ func TestRunningToolPresentationIsLiveInTheStore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		step := make(chan struct{}, 1)
 		tool := &fakeTool{name: "work", run: func(ctx context.Context, inv *toolview.Invocation, _ []byte) (toolview.Result, error) {
-			inv.Presentation().Replace(toolview.Payload{Schema: tools.SchemaFile, Version: 1, Data: []byte(`{"path":"a","bytes":1,"lines":1}`)})
+			inv.Presentation().Replace(toolview.Payload{Schema: tools.SchemaDiff, Version: 1, Data: []byte(`{"path":"a","diff":"bytes:1"}`)})
 			<-step
-			inv.Presentation().Replace(toolview.Payload{Schema: tools.SchemaFile, Version: 1, Data: []byte(`{"path":"a","bytes":2,"lines":2}`)})
+			inv.Presentation().Replace(toolview.Payload{Schema: tools.SchemaDiff, Version: 1, Data: []byte(`{"path":"a","diff":"bytes:2"}`)})
 			return toolview.Result{Text: "done"}, nil
 		}}
 		p := newScripted(cat(call(0, "k", "work", `{}`), done()), cat(text("ok"), done()))
@@ -45,7 +45,7 @@ func TestRunningToolPresentationIsLiveInTheStore(t *testing.T) {
 		}
 		running := snap.Document.At(1)
 		tc := running.Content.(transcript.Tool)
-		if tc.Presentation == nil || !strings.Contains(string(tc.Presentation.Payload), `"bytes":1`) || tc.InvocationID != running.ID {
+		if tc.Presentation == nil || !strings.Contains(string(tc.Presentation.Payload), "bytes:1") || tc.InvocationID != running.ID {
 			t.Fatalf("live presentation %+v", tc.Presentation)
 		}
 		step <- struct{}{}
@@ -55,7 +55,7 @@ func TestRunningToolPresentationIsLiveInTheStore(t *testing.T) {
 			t.Error("the tool entry changed identity at closure")
 		}
 		final := es[1].Content.(transcript.Tool)
-		if final.Presentation == nil || !strings.Contains(string(final.Presentation.Payload), `"bytes":2`) || final.Receipt.Status != transcript.ToolOK {
+		if final.Presentation == nil || !strings.Contains(string(final.Presentation.Payload), "bytes:2") || final.Receipt.Status != transcript.ToolOK {
 			t.Errorf("retained checkpoint %+v", final.Presentation)
 		}
 	})

@@ -29,13 +29,6 @@ type readArgs struct {
 	Limit  int    `json:"limit,omitzero"`  // number of lines
 }
 
-type fileView struct {
-	Path      string `json:"path"`
-	Bytes     int64  `json:"bytes"`
-	Lines     int    `json:"lines"`
-	Truncated bool   `json:"truncated,omitzero"`
-}
-
 // Decl declares read_file.
 func (ReadFile) Decl() toolview.ToolDecl {
 	return toolview.ToolDecl{
@@ -73,9 +66,9 @@ func (t ReadFile) Run(ctx context.Context, inv *toolview.Invocation, raw []byte)
 		}
 		text = strings.Join(lines[from:to], "")
 	}
+	// No presentation: the receipt ("read README.md") says it all, and
+	// the file's text is the model's, not the transcript's.
 	shown, cut := clip(text, maxReadBytes)
-	_, _ = inv.Presentation().Replace(payload(SchemaFile, fileView{Path: a.Path, Bytes: int64(len(data)),
-		Lines: strings.Count(shown, "\n"), Truncated: cut}))
 	if cut {
 		shown += fmt.Sprintf("\n… cut at %d of %d bytes; read on with offset and limit …\n", len(shown), len(text))
 	}
@@ -91,12 +84,8 @@ type writeArgs struct {
 }
 
 type diffView struct {
-	Path      string `json:"path"`
-	Diff      string `json:"diff"`
-	Added     int    `json:"added"`
-	Removed   int    `json:"removed"`
-	Created   bool   `json:"created,omitzero"`
-	Truncated bool   `json:"truncated,omitzero"`
+	Path string `json:"path"`
+	Diff string `json:"diff"`
 }
 
 // Decl declares write_file.
@@ -197,8 +186,10 @@ func (t EditFile) Run(ctx context.Context, inv *toolview.Invocation, raw []byte)
 func showDiff(inv *toolview.Invocation, path, old, new string, created bool) (added, removed int) {
 	d, added, removed := unifiedDiff(path, old, new)
 	shown, cut := clip(d, maxDiffBytes)
-	_, _ = inv.Presentation().Replace(payload(SchemaDiff, diffView{Path: path, Diff: shown,
-		Added: added, Removed: removed, Created: created, Truncated: cut}))
+	if cut {
+		shown += "… diff cut at " + strconv.Itoa(len(shown)) + " bytes\n"
+	}
+	_, _ = inv.Presentation().Replace(payload(SchemaDiff, diffView{Path: path, Diff: shown}))
 	return added, removed
 }
 
@@ -207,12 +198,6 @@ type ListFiles struct{ Root string }
 
 type listArgs struct {
 	Path string `json:"path,omitzero"`
-}
-
-type listView struct {
-	Path    string   `json:"path"`
-	Entries []string `json:"entries"`
-	More    int      `json:"more,omitzero"`
 }
 
 // Decl declares list_files.
@@ -255,7 +240,6 @@ func (t ListFiles) Run(ctx context.Context, inv *toolview.Invocation, raw []byte
 		more = len(names) - maxListItems
 		names = names[:maxListItems]
 	}
-	_, _ = inv.Presentation().Replace(payload(SchemaList, listView{Path: orDot(a.Path), Entries: names, More: more}))
 	text := strings.Join(names, "\n")
 	if more > 0 {
 		text += "\n… " + strconv.Itoa(more) + " more"

@@ -38,11 +38,8 @@ type shellArgs struct {
 
 type shellView struct {
 	Command  string `json:"command"`
-	Running  bool   `json:"running"`
-	Exit     *int   `json:"exit,omitzero"`
-	TimedOut bool   `json:"timedOut,omitzero"`
-	Tail     string `json:"tail"`
-	Bytes    int64  `json:"bytes"`
+	Output   string `json:"output"`
+	ExitCode *int   `json:"exitCode,omitzero"`
 }
 
 // Decl declares shell.
@@ -166,8 +163,11 @@ func (o *shellOutput) write(b []byte) {
 }
 
 func (o *shellOutput) publish(final bool, exit *int, timedOut bool) {
-	v := shellView{Command: o.command, Running: !final, Exit: exit, TimedOut: timedOut,
-		Tail: tail(string(o.tailBuf), shellTailBytes), Bytes: o.total}
+	out := tail(string(o.tailBuf), shellTailBytes)
+	if timedOut {
+		out += "\n[timed out; killed]"
+	}
+	v := shellView{Command: o.command, Output: out, ExitCode: exit}
 	p := payload(SchemaShell, v)
 	if o.art != nil {
 		cp := o.art.Checkpoint(SchemaShell, 1, final)

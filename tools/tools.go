@@ -13,16 +13,23 @@ import (
 	"github.com/foliodev/folio/toolview"
 )
 
-// Presentation schemas the built-in tools publish. Painters in tui and the
-// web app key their adapters on these names; generic code never reads the
-// payloads.
+// Presentation schemas the built-in tools publish, all version 1. The
+// shell and diff payloads are exactly the shapes package tui's built-in
+// adapters decode (strictly), so the same items render in every view;
+// generic code never reads them.
 const (
-	SchemaShell = "folio.shell" // {"command","running","exit"?,"tail","bytes","timedOut"?} + artifact
-	SchemaDiff  = "folio.diff"  // {"path","diff","added","removed","created"?,"truncated"?}
-	SchemaFile  = "folio.file"  // {"path","bytes","lines","truncated"?}
-	SchemaList  = "folio.list"  // {"path","entries":[...],"more"?}
-	SchemaTask  = "folio.task"  // {"label","child","status"}
-	SchemaArgs  = "folio.args"  // the host's argument draft
+	// SchemaShell: {"command": "ls -la", "output": "<bounded tail>",
+	// "exitCode": 0}; exitCode is absent while the command runs. The full
+	// output is the item's artifact (when the host has an artifact folder).
+	SchemaShell = "folio.shell"
+	// SchemaDiff: {"path": "main.go", "diff": "<unified diff, bounded>"}.
+	SchemaDiff = "folio.diff"
+	// SchemaTask: {"label": "count files", "child": "<child region ID>",
+	// "status": "running" | "done" | "failed"}, linking the call to the
+	// child's live region.
+	SchemaTask = "folio.task"
+	// SchemaArgs names the host-built argument draft.
+	SchemaArgs = "folio.args"
 )
 
 // ProducerName is the manifest name of the built-in tools.
@@ -63,8 +70,6 @@ func NewSet(ts ...Tool) (*Set, error) {
 	m, err := toolview.NewManifest(ProducerName, decls, []toolview.AdapterDecl{
 		{Schema: SchemaShell, Version: 1},
 		{Schema: SchemaDiff, Version: 1},
-		{Schema: SchemaFile, Version: 1},
-		{Schema: SchemaList, Version: 1},
 		{Schema: SchemaTask, Version: 1},
 		{Schema: SchemaArgs, Version: 1, Role: toolview.RoleDraft},
 	})
