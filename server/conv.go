@@ -372,9 +372,6 @@ func (c *conv) broadcastLocked(ev eventFrame) {
 	ev.Conversation = c.id
 	ev.Generation = c.gen.Load()
 	ev.Seq = c.seq
-	if ev.Op == OpReplaced || ev.Op == OpHead {
-		ev.Seq = 0
-	}
 	b, err := json.Marshal(ev, json.Deterministic(true))
 	if err != nil {
 		return
