@@ -1,3 +1,5 @@
+//go:build unix
+
 package history
 
 import (
@@ -9,35 +11,11 @@ import (
 	"syscall"
 )
 
-// LockedError is returned by Open when another writer holds the log. It
-// unwraps to ErrLocked.
-type LockedError struct {
-	Path string
-	// PID is the holder's process ID, or 0 when it could not be read (the
-	// holder had just taken the lock).
-	PID int
-}
-
-func (e *LockedError) Error() string {
-	who := "another folio process"
-	if e.PID > 0 {
-		who = "folio process " + strconv.Itoa(e.PID)
-	}
-	return fmt.Sprintf("%s is being written by %s; close it there, or open the log read-only", e.Path, who)
-}
-
-func (e *LockedError) Unwrap() error { return ErrLocked }
-
-// lockPath is the sidecar file whose flock guards a log. The log itself is
-// replaced by rename on upgrade and compaction, so a lock on its inode would
-// not survive; the sidecar is never replaced or removed (removing a lock
-// file races with a process about to lock it).
-func lockPath(path string) string { return path + ".lock" }
-
 // acquire takes the exclusive, non-blocking flock on the sidecar and writes
 // this process's ID into it for the error a second writer sees. The kernel
 // drops the lock when the process dies, so a crash never leaves it held.
-func acquire(path string) (*os.File, error) {
+// The returned func releases it by closing the descriptor.
+func acquire(path string) (func() error, error) {
 	f, err := os.OpenFile(lockPath(path), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
@@ -51,8 +29,10 @@ func acquire(path string) (*os.File, error) {
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	if err := f.Truncate(0); err == nil {
-		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	// The PID only improves the message a second writer sees; failing to
+	// record it does not weaken the lock.
+	if f.Truncate(0) == nil {
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
-	return f, nil
+	return f.Close, nil
 }

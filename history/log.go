@@ -19,7 +19,7 @@ import (
 // new without reading or hashing what was saved before.
 type Log struct {
 	path    string
-	lock    *os.File
+	unlock  func() error
 	f       *os.File // append handle, opened on first append
 	now     func() time.Time
 	agentID string
@@ -54,11 +54,11 @@ func Open(path string, opts ...Option) (*Log, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	lock, err := acquire(path)
+	unlock, err := acquire(path)
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{path: path, lock: lock, now: time.Now}
+	l := &Log{path: path, unlock: unlock, now: time.Now}
 	for _, o := range opts {
 		o(l)
 	}
@@ -78,7 +78,7 @@ func (l *Log) Close() error {
 	if l.f != nil {
 		errs = append(errs, l.f.Close())
 	}
-	errs = append(errs, l.lock.Close()) // closing the descriptor drops the flock
+	errs = append(errs, l.unlock())
 	return errors.Join(errs...)
 }
 
