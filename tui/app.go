@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,10 @@ type Options struct {
 	Picker bool
 	// Now is the clock for retry countdowns (default time.Now).
 	Now func() time.Time
+	// Output is where the classic view writes. Chat sets it to the
+	// terminal; without it the classic view is drawn by View like the
+	// fullscreen one (for tests).
+	Output io.Writer
 }
 
 // Conversation is one saved conversation as the picker lists it.
@@ -79,7 +84,7 @@ type App struct {
 	classic *Classic  // inline
 	live    []string  // classic live region
 	printQ  []string  // classic lines waiting to be printed, in order
-	inPrint bool      // a print is on its way to the terminal
+	inline  *Inline   // writes the classic view (nil: View draws it)
 
 	input     textarea.Model
 	approvals []engine.Approval
@@ -98,9 +103,6 @@ type snapshotMsg transcript.Snapshot
 
 // changedMsg says the engine's commands or approvals changed.
 type changedMsg struct{}
-
-// printedMsg says a classic print reached the terminal.
-type printedMsg struct{}
 
 // tickMsg redraws a retry countdown.
 type tickMsg struct{}
@@ -125,6 +127,9 @@ func NewApp(o Options) *App {
 	if o.Classic {
 		a.classic = NewClassic(NewPainter(o.Theme, append(opts, ForClassic())...))
 		a.classic.Mount()
+		if o.Output != nil {
+			a.inline = NewInline(o.Output)
+		}
 	} else {
 		a.view = NewViewport(NewCache(NewPainter(o.Theme, opts...)), a.width, a.height)
 		a.view.Keys = KeyMap{
@@ -135,6 +140,11 @@ func NewApp(o Options) *App {
 		}
 	}
 	a.input = newEditor(o.Theme)
+	if a.inline != nil {
+		// The classic view draws its own frames, so the editor draws
+		// its own cursor too.
+		a.input.SetVirtualCursor(true)
+	}
 	a.input.Focus()
 	a.snap = a.store.Snapshot()
 	if o.Picker {
@@ -183,6 +193,7 @@ func (a *App) Close() {
 // Update handles snapshots, engine changes, keys, the mouse and resizes.
 func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	m, cmd := a.update(msg)
+	a.drawClassic()
 	if a.observe != nil {
 		a.observe(a)
 	}
@@ -197,9 +208,6 @@ func (a *App) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case changedMsg:
 		a.refreshCommands()
 		return a, a.waitChanged()
-	case printedMsg:
-		a.inPrint = false
-		return a, a.flushPrints()
 	case tickMsg:
 		return a, a.tick()
 	case tea.WindowSizeMsg:
@@ -208,6 +216,9 @@ func (a *App) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if a.classic != nil {
 			// The live region is drawn again at the new width; what is
 			// in scrollback stays as it was printed.
+			if a.inline != nil {
+				a.inline.Resize(a.width)
+			}
 			return a, a.syncClassic()
 		}
 		return a, nil
@@ -308,20 +319,28 @@ func (a *App) syncClassic() tea.Cmd {
 	f := a.classic.Sync(a.snap.Document, a.snap.Generation, a.width, max(a.height-a.chromeHeight()-1, 3))
 	a.live = f.Live
 	a.printQ = append(a.printQ, f.Print...)
-	return a.flushPrints()
+	return nil
 }
 
-// flushPrints hands the queued lines to the terminal, one batch at a time:
-// the next batch goes only after the last one was printed, so scrollback
-// keeps the document's order.
-func (a *App) flushPrints() tea.Cmd {
-	if a.inPrint || len(a.printQ) == 0 {
-		return nil
+// drawClassic writes the classic view through the Inline writer: the lines
+// that became final go into scrollback, in order and once, and the live
+// region (the transcript's unsettled tail, then the chrome) is redrawn from
+// its first changed line. Writing here, in the update loop, keeps printed
+// lines and redraws in one ordered stream of bytes.
+func (a *App) drawClassic() {
+	if a.inline == nil {
+		return
 	}
-	lines := a.printQ
+	f := Frame{Print: a.printQ}
 	a.printQ = nil
-	a.inPrint = true
-	return tea.Sequence(tea.Println(strings.Join(lines, "\n")), func() tea.Msg { return printedMsg{} })
+	if a.quitting {
+		// Leaving: what was live becomes final, and the chrome goes.
+		f.Print = append(f.Print, a.live...)
+		a.live = nil
+	} else {
+		f.Live = append(append(f.Live, a.live...), a.chrome()...)
+	}
+	_, _ = a.inline.Write(f)
 }
 
 // chromeHeight is how many rows everything but the transcript takes.
@@ -340,7 +359,7 @@ func (a *App) layout() {
 // View draws the frame.
 func (a *App) View() tea.View {
 	var v tea.View
-	if a.quitting {
+	if a.quitting || a.inline != nil {
 		return v
 	}
 	chrome := a.chrome()
@@ -354,11 +373,16 @@ func (a *App) View() tea.View {
 		v.AltScreen = true
 		v.MouseMode = tea.MouseModeCellMotion
 	} else {
-		lines = append(lines, a.printQ...)
 		if a.picker != nil {
-			lines = append(lines, a.picker.lines(a, a.width, 10)...)
+			lines = a.picker.lines(a, a.width, min(12, max(a.height-len(chrome), 1)))
 		} else {
-			lines = append(lines, a.live...)
+			// Lines on their way to scrollback stay in view until they
+			// are printed. The inline view never grows taller than the
+			// terminal: rows pushed off its top could not be redrawn.
+			lines = append(append(lines, a.printQ...), a.live...)
+			if room := max(a.height-len(chrome), 0); len(lines) > room {
+				lines = lines[len(lines)-room:]
+			}
 		}
 	}
 	top := len(lines)
@@ -386,7 +410,9 @@ func (a *App) chrome() []string {
 	if len(a.approvals) > 0 {
 		out = append(out, a.approvalLines()...)
 	} else {
-		out = append(out, strings.Split(a.input.View(), "\n")...)
+		for _, l := range strings.Split(a.input.View(), "\n") {
+			out = append(out, a.finish(l))
+		}
 	}
 	out = append(out, a.footer())
 	if a.status != "" {
@@ -576,7 +602,7 @@ func (a *App) copyAnswer() tea.Cmd {
 		}
 		if a.classic != nil {
 			a.printQ = append(a.printQ, strings.Split(strings.TrimRight(ag.Markdown, "\n"), "\n")...)
-			return a.flushPrints()
+			return nil
 		}
 		a.status = fmt.Sprintf("copied the answer's markdown (%d bytes) to the clipboard", len(ag.Markdown))
 		return tea.SetClipboard(ag.Markdown)

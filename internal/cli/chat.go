@@ -12,8 +12,6 @@ import (
 	"sync"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
-
 	"github.com/foliodev/folio/engine"
 	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/message"
@@ -33,7 +31,7 @@ const chatTry = "folio chat --classic --resume"
 
 // DemoNotice is what the chat says under its footer while the offline demo
 // model answers.
-const DemoNotice = "demo model (offline, scripted) — to use a real one set OPENAI_API_KEY and FOLIO_PROVIDER=openai, or see docs/providers.md"
+const DemoNotice = "demo model — for a real one set OPENAI_API_KEY and FOLIO_PROVIDER=openai, or see docs/providers.md"
 
 // chatArgs pulls --resume's optional ID out of args: "--resume ID",
 // "--resume=ID" or a bare "--resume" (open the picker).
@@ -115,14 +113,8 @@ func runChat(ctx context.Context, args []string, stdio IO) error {
 	if cfg.Type == provider.TypeDemo {
 		o.Notice = DemoNotice
 	}
-	var popts []tea.ProgramOption
-	if f, ok := stdio.In.(*os.File); ok {
-		popts = append(popts, tea.WithInput(f))
-	}
-	if f, ok := stdio.Out.(*os.File); ok {
-		popts = append(popts, tea.WithOutput(f))
-	}
-	if err := tui.Chat(ctx, o, popts...); err != nil {
+	in, out := stdio.In.(*os.File), stdio.Out.(*os.File) // isTTY checked both
+	if err := tui.Chat(ctx, o, in, out); err != nil {
 		return ExitError{Code: 1, Msg: "chat: " + err.Error()}
 	}
 	return nil
