@@ -75,6 +75,8 @@ type Config struct {
 	// existed.
 	File      string
 	FileFound bool
+	// Sections names every provider section in the config file, sorted.
+	Sections []string
 
 	// Transport and Clock are runtime hooks, never read from files: tests
 	// use them to reach a loopback server and drive the idle watchdog.
@@ -153,6 +155,10 @@ func Resolve(o Options) (Config, error) {
 			return Config{}, err
 		}
 		c.FileFound = found
+		for name := range fc.Providers {
+			c.Sections = append(c.Sections, name)
+		}
+		sort.Strings(c.Sections)
 	}
 	pick := func(field, flag, envName, file, def string) string {
 		switch {
