@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/foliodev/folio/engine"
 	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/provider"
 	"github.com/foliodev/folio/receipt"
@@ -185,6 +186,45 @@ func TestLengthFinishNotice(t *testing.T) {
 		es := h.wantKinds("user agent notice turn-receipt")
 		if n := es[2].Content.(transcript.Notice); !strings.Contains(n.Text, "output limit") {
 			t.Errorf("notice %q", n.Text)
+		}
+	})
+}
+
+// Arguments longer than the host's draft bound: the draft is cut and then
+// continued with bounded checkpoints, while the tool still gets every byte
+// of the complete arguments.
+func TestLongArgumentsDraftCheckpoints(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tool := &fakeTool{name: "probe"}
+		long := strings.Repeat("x", 20000)
+		var frags []string
+		args := `{"text":"` + long + `"}`
+		for i := 0; i < len(args); i += 100 {
+			frags = append(frags, args[i:min(i+100, len(args))])
+		}
+		items := []item{callStart(0, "k", "probe")}
+		for _, f := range frags {
+			items = append(items, callDelta(0, f), pause(time.Millisecond))
+		}
+		items = append(items, callEnd(0, "k", "probe", args), done())
+		p := newScripted(items, cat(text("ok"), done()))
+		host := toolview.New(toolview.WithPayloadLimit(1024), toolview.WithCadence(0))
+		var last string
+		host.Subscribe(func(c toolview.Change) {
+			if c.Value != nil && c.Value.Draft {
+				last = string(c.Value.Payload)
+			}
+		})
+		h := newHarness(t, p, engine_WithTools(toolSet(t, tool)), engine.WithHost(host))
+		h.send("c1", "go")
+		if got := tool.calls(); len(got) != 1 || got[0] != args {
+			t.Fatalf("tool got %d bytes", len(got[0]))
+		}
+		if !strings.Contains(last, `"truncated":true`) || !strings.Contains(last, `"bytes":20011`) {
+			t.Errorf("last draft %s", last[:min(len(last), 200)])
+		}
+		if diags := host.Metrics(); diags.DraftCheckpoints == 0 {
+			t.Error("no draft checkpoint was sent after the cut")
 		}
 	})
 }

@@ -33,10 +33,16 @@ type call struct {
 	ready   bool // arguments are complete
 	closed  bool
 
-	draftOff  int64
-	pending   []byte
-	lastDraft time.Time
+	draftOff    int64
+	pending     []byte
+	lastDraft   time.Time
+	head        []byte // the first draftHead bytes of the arguments
+	checkpoints bool   // the host refused an append: continue with checkpoints
 }
+
+// draftHead bounds the argument head the engine keeps for draft
+// checkpoints.
+const draftHead = 4 << 10
 
 // stepResult is what one model step produced.
 type stepResult struct {
@@ -277,9 +283,24 @@ func (c *call) draft(fragment string, flush bool) {
 	if !flush && len(c.pending) < draftBytes && t.Sub(c.lastDraft) < draftEvery {
 		return
 	}
-	if c.inv.Draft().Append(c.draftOff, c.pending) == nil {
-		c.draftOff += int64(len(c.pending))
+	if room := draftHead - len(c.head); room > 0 {
+		c.head = append(c.head, c.pending[:min(room, len(c.pending))]...)
 	}
+	total := c.draftOff + int64(len(c.pending))
+	d := c.inv.Draft()
+	if c.checkpoints || d.Append(c.draftOff, c.pending) != nil {
+		// A refused append (the draft was cut to the host's bound, or
+		// went out of step) leaves offsets untrustworthy: from here on
+		// the draft continues with bounded checkpoints.
+		c.checkpoints = true
+		// The host's bound is its own; halve the head until it fits.
+		for n := len(c.head); ; n /= 2 {
+			if d.Checkpoint(c.head[:n], total, total > int64(n)) == nil || n == 0 {
+				break
+			}
+		}
+	}
+	c.draftOff = total
 	c.pending = c.pending[:0]
 	c.lastDraft = t
 }
