@@ -87,6 +87,40 @@ func (c *ChildWriter) AddUsage(u Usage) error {
 	return c.do(func(tx *Tx, r region) error { return tx.regionUsage(r, u) })
 }
 
+// Append adds a settled entry with a new ID to the child's feed (a tool
+// receipt of the child's own, say).
+func (c *ChildWriter) Append(ct Content) (string, error) { return c.add(ct, false) }
+
+// Open adds an open entry with a new ID to the child's feed.
+func (c *ChildWriter) Open(ct Content) (string, error) { return c.add(ct, true) }
+
+func (c *ChildWriter) add(ct Content, open bool) (id string, err error) {
+	err = c.do(func(tx *Tx, r region) error {
+		_, ch, _ := tx.childAt(r)
+		id = tx.NewID()
+		feed, err := ch.Feed.add(Entry{ID: id, Content: ct, Timestamp: tx.Now()}, open, true)
+		if err != nil {
+			return err
+		}
+		return tx.setFeed(r, feed)
+	})
+	return id, err
+}
+
+// Settle settles the open entry id of the child's feed, with ct or, if ct
+// is nil, with what it holds.
+func (c *ChildWriter) Settle(id string, ct Content) error {
+	return c.do(func(tx *Tx, r region) error {
+		_, ch, _ := tx.childAt(r)
+		feed, err := ch.Feed.Settle(id, ct)
+		if err != nil {
+			return err
+		}
+		tx.dropReveal(id)
+		return tx.setFeed(r, feed)
+	})
+}
+
 // Flush reveals everything the child's streams accepted so far.
 func (c *ChildWriter) Flush() error {
 	return c.do(func(tx *Tx, r region) error {

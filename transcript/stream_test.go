@@ -367,6 +367,12 @@ func TestChildCannotTouchMain(t *testing.T) {
 		if err := cw.Text("stale"); !errors.Is(err, ErrChildClosed) {
 			t.Fatalf("stream from before the reset: %v", err)
 		}
+		tid, err := c.Open(Tool{Receipt: ToolReceipt{App: "grep", Summary: "searching", Status: ToolOK}})
+		check("child tool start", err)
+		check("child tool done", c.Settle(tid, Tool{Receipt: ToolReceipt{App: "grep", Summary: "3 hits", Status: ToolOK}}))
+		_, err = c.Append(Notice{Text: "child note", Tone: ToneInfo})
+		check("child notice", err)
+		check("child reset", c.Reset())
 		cw2, err := c.Stream()
 		check("child stream after reset", err)
 		check("child text after reset", cw2.Text("again"))
