@@ -99,7 +99,21 @@ func (s *Store) Clear(docID string) Snapshot { return s.newLifetime(Document{id:
 // Hydrate loads a saved document, like Clear. Hydrating the same history
 // again still starts a new generation; reading positions do not survive.
 // Saved entries keep their IDs, and IDs minted afterwards never repeat them.
-func (s *Store) Hydrate(d Document) Snapshot { return s.newLifetime(d, true) }
+//
+// A resumed conversation is settled history: an entry that was open when it
+// was saved (a reply cut off mid-stream) is settled with the text it had,
+// and nothing resumes writing to it.
+func (s *Store) Hydrate(d Document) Snapshot {
+	for d.Settled() < d.Len() {
+		// The first entry past the settled prefix is always open.
+		next, err := d.Settle(d.At(d.Settled()).ID, nil)
+		if err != nil {
+			break // cannot happen for an open entry; keep what we have
+		}
+		d = next
+	}
+	return s.newLifetime(d, true)
+}
 
 func (s *Store) newLifetime(d Document, newSession bool) Snapshot {
 	s.mu.Lock()

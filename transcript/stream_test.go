@@ -510,3 +510,36 @@ func TestConcurrentReadersOfStreamingText(t *testing.T) {
 	sub.Close()
 	<-done
 }
+
+// What a save sees mid-stream is the accepted text; resuming from it gives
+// ordinary settled history with that text, under the same IDs.
+func TestHydratingAMidStreamSnapshotSettlesIt(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(WithPacing(DefaultPacing))
+		l := s.Lease()
+		w := l.Stream()
+		if err := errors.Join(w.Reasoning("thinking"), w.Text("partial answer")); err != nil {
+			t.Fatal(err)
+		}
+		tool, err := l.Open(Tool{Receipt: ToolReceipt{App: "shell", Summary: "running", Status: ToolOK}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved := s.Snapshot().Document // nothing revealed yet; all accepted
+		snap := s.Hydrate(saved)
+		d := snap.Document
+		if d.Settled() != d.Len() || d.Len() != 3 {
+			t.Fatalf("hydrated %d entries, %d settled", d.Len(), d.Settled())
+		}
+		wantIDs(t, d, w.ReasoningID(), w.AnswerID(), tool)
+		if snap.Visible(1).(Agent).Markdown != "partial answer" {
+			t.Fatalf("resumed answer shows %q", snap.Visible(1))
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if !reflect.DeepEqual(s.Snapshot(), snap) {
+			t.Fatal("the old stream kept writing after resume")
+		}
+	})
+}
