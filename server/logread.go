@@ -82,27 +82,39 @@ func parseLogLine(line []byte, ids *idSet) logRecord {
 	default:
 		return rec
 	}
-	batch := make(map[string]struct{}, len(w.Entries))
 	out := make([]logEntry, 0, len(w.Entries))
+	var seen map[string]struct{} // for big batches (a ui-transcript snapshot)
+	if len(w.Entries) > 16 {
+		seen = make(map[string]struct{}, len(w.Entries))
+	}
 	for i, raw := range w.Entries {
 		e, err := transcript.DecodeEntry(raw)
 		if err != nil {
 			return logRecord{typ: w.Type, err: fmt.Errorf("entries/%d: %w", i, err)}
 		}
-		if _, dup := batch[e.ID]; dup {
+		// Most batches hold one entry: a linear scan beats a map there.
+		repeated := false
+		if seen != nil {
+			_, repeated = seen[e.ID]
+			seen[e.ID] = struct{}{}
+		} else {
+			for _, prev := range out {
+				repeated = repeated || prev.entry.ID == e.ID
+			}
+		}
+		if repeated {
 			return logRecord{typ: w.Type, err: fmt.Errorf("entries/%d: id %q repeats in the batch", i, e.ID)}
 		}
 		if w.Type == "ui-append" && ids.has(e.ID) {
 			return logRecord{typ: w.Type, err: fmt.Errorf("entries/%d: id %q is already in the document", i, e.ID)}
 		}
-		batch[e.ID] = struct{}{}
 		out = append(out, logEntry{entry: e, raw: raw})
 	}
 	if w.Type == "ui-transcript" {
 		ids.reset()
 	}
-	for id := range batch {
-		ids.add(id)
+	for _, le := range out {
+		ids.add(le.entry.ID)
 	}
 	rec.entries = out
 	return rec
