@@ -31,8 +31,8 @@ func TestLogItemsAgreeWithHistoryReader(t *testing.T) {
 		"generated": g.String(),
 		"rules": strings.Join([]string{hdr,
 			app(ent("a", "1")),
-			app(ent("b", "2"), ent("b", "3")),                                        // repeated in batch: rejected whole
-			app(ent("a", "again")),                                                   // already in the document
+			app(ent("b", "2"), ent("b", "3")), // repeated in batch: rejected whole
+			app(ent("a", "again")),            // already in the document
 			app(ent("c", "4"), `{"id":"d","content":{"kind":"user"},"timestamp":1}`), // invalid entry
 			`{"type":"mystery","at":"2026-01-01T00:00:00.000Z"}`,
 			`this is not json`,
