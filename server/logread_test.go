@@ -46,6 +46,18 @@ func TestLogItemsAgreeWithHistoryReader(t *testing.T) {
 			app(ent("x", "dup after snapshot")),
 		}, "\n") + "\n",
 	}
+	var big []string
+	for i := range 20 {
+		big = append(big, ent(strings.Repeat("z", i+1), "big"))
+	}
+	snapshot := func(es []string) string {
+		return `{"type":"ui-transcript","at":"2026-01-01T00:00:00.000Z","entries":[` + strings.Join(es, ",") + `]}`
+	}
+	cases["big snapshots"] = strings.Join([]string{hdr, app(ent("a", "1")),
+		snapshot(append(append([]string{}, big...), big[3])), // a repeat in a big batch: rejected
+		app(ent("b", "2")),
+		snapshot(big),
+	}, "\n") + "\n"
 	for name, log := range cases {
 		t.Run(name, func(t *testing.T) {
 			conv, err := history.Read(strings.NewReader(log))
