@@ -359,7 +359,7 @@ func (a *App) layout() {
 // View draws the frame.
 func (a *App) View() tea.View {
 	var v tea.View
-	if a.quitting || a.inline != nil {
+	if a.inline != nil || (a.quitting && a.view == nil) {
 		return v
 	}
 	chrome := a.chrome()
