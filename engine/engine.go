@@ -179,19 +179,20 @@ type Engine struct {
 	cancel   context.CancelFunc
 	loopDone chan struct{}
 
-	mu         sync.Mutex
-	closed     bool
-	allowed    map[string]bool
-	commands   map[string]*command
-	order      []*command // every command, in acceptance order, for Commands
-	queue      []*command
-	wake       chan struct{}
-	changed    chan struct{}
-	bcast      chan struct{} // closed and replaced at every change, for Idle
-	turn       *turn
-	approvals  []*pendingApproval
-	lastFailed bool
-	epoch      uint64 // advanced by Clear; older turns' messages are dropped
+	mu          sync.Mutex
+	closed      bool
+	allowed     map[string]bool
+	commands    map[string]*command
+	order       []*command // every command, in acceptance order, for Commands
+	queue       []*command
+	wake        chan struct{}
+	changed     chan struct{}
+	bcast       chan struct{} // closed and replaced at every change, for Idle
+	turn        *turn
+	approvals   []*pendingApproval
+	lastFailed  bool
+	epoch       uint64 // advanced by Clear; older turns' messages are dropped
+	saveFailing bool   // the last save failed; its notice was shown
 
 	// Owned by the loop goroutine.
 	msgs           []message.Message

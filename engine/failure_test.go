@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/foliodev/folio/engine"
+	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/provider"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
@@ -217,6 +219,36 @@ func TestStopDuringApproval(t *testing.T) {
 		}
 		if st := es[3].Content.(transcript.Stopped); len(st.Summary.NotDone) != 1 {
 			t.Errorf("stopped %+v", st.Summary)
+		}
+	})
+}
+
+type failingSaver struct{ n int }
+
+func (f *failingSaver) Save(transcript.Document, []message.Message) error {
+	f.n++
+	return errors.New("disk full")
+}
+
+// A failing save is shown once, not once per step, and the turn goes on.
+func TestSaveFailureNoticeOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tool := &fakeTool{name: "probe"}
+		p := newScripted(cat(call(0, "k", "probe", `{}`), done()), cat(text("ok"), done()))
+		fs := &failingSaver{}
+		h := newHarness(t, p, engine.WithTools(toolSet(t, tool)), engine.WithSaver(fs))
+		if r := h.send("c1", "go"); r.State != engine.Done {
+			t.Fatal(r.State)
+		}
+		es := h.entries()
+		var notices int
+		for _, e := range es {
+			if n, ok := e.Content.(transcript.Notice); ok && strings.Contains(n.Text, "disk full") {
+				notices++
+			}
+		}
+		if notices != 1 || fs.n < 3 {
+			t.Errorf("%d notices for %d failed saves: %s", notices, fs.n, kinds(es))
 		}
 	})
 }

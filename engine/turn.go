@@ -201,8 +201,9 @@ func (e *Engine) addMessage(epoch uint64, m message.Message, entryID string) {
 	e.msgEntry = append(e.msgEntry, entryID)
 }
 
-// persist saves the document and messages. A failed save is shown once as
-// a notice; the next save tries again with everything.
+// persist saves the document and messages. A failed save is shown as a
+// notice, once until a save succeeds again; every later save tries again
+// with everything.
 func (e *Engine) persist(reg *region) {
 	if !reg.main() {
 		return
@@ -213,7 +214,12 @@ func (e *Engine) persist(reg *region) {
 	if !current || saver == nil {
 		return
 	}
-	if err := saver.Save(e.store.Snapshot().Document, msgs); err != nil {
+	err := saver.Save(e.store.Snapshot().Document, msgs)
+	e.mu.Lock()
+	first := err != nil && !e.saveFailing
+	e.saveFailing = err != nil
+	e.mu.Unlock()
+	if first { // once per run of failures, not once per step
 		_, _ = reg.append(transcript.Notice{Text: "could not save the conversation: " + err.Error(), Tone: transcript.ToneError})
 	}
 }
