@@ -169,7 +169,7 @@ func (s *Server) meta(id string) (Meta, error) {
 		f.Close()
 	}
 	updated := me.updatedAt
-	if mt := string(transcript.AppendInstant(nil, fi.ModTime().UTC())); mt > updated {
+	if mt := string(transcript.AppendInstant(nil, fi.ModTime().UTC().Truncate(time.Millisecond))); mt > updated {
 		updated = mt
 	}
 	c := s.conv(id)
