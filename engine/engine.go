@@ -390,9 +390,10 @@ func (e *Engine) Steer(commandID, text string) (Receipt, error) {
 
 // Stop stops the running turn: its request and tools are cancelled, the
 // partial reply and its trace stay, and a stopped entry records what was
-// and was not done. Steers that had not reached the model are rejected and
-// stay the caller's drafts. Queued messages still run after it. Stop
-// reports whether a turn was running.
+// and was not done. Steers that had not reached the model, and messages
+// queued behind the turn, are rejected and stay the caller's drafts: a stop
+// never lets another turn start by itself. Stop reports whether a turn was
+// running.
 func (e *Engine) Stop() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -405,6 +406,10 @@ func (e *Engine) Stop() bool {
 		c.close(Rejected, "the turn was stopped before the instruction was used")
 	}
 	t.steers = nil
+	for _, c := range e.queue {
+		c.close(Rejected, "the turn was stopped before the message was sent")
+	}
+	e.queue = nil
 	t.cancel(errStop)
 	e.signalLocked()
 	return true

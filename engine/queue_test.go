@@ -131,3 +131,31 @@ func TestClearDropsLateWorkOfTheOldConversation(t *testing.T) {
 		}
 	})
 }
+
+// Stop rejects what was queued behind the turn: those messages are the
+// caller's drafts again, and no new turn starts by itself.
+func TestStopRejectsQueuedMessages(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newScripted(cat(text("working"), block()), cat(text("never"), done()))
+		h := newHarness(t, p)
+		ctx := context.Background()
+		ob := engine.NewOutbox(h.eng.Transport(), counter())
+		ob.Send(ctx, ob.Add("first", false))
+		synctest.Wait()
+		queued := ob.Add("second", false)
+		if it, _ := ob.Send(ctx, queued); it.Receipt.State != engine.Queued {
+			t.Fatalf("queued %+v", it)
+		}
+		h.eng.Stop()
+		h.eng.Idle(ctx)
+		synctest.Wait()
+		if n := len(p.reqs()); n != 1 {
+			t.Errorf("%d requests: a queued message started a turn after stop", n)
+		}
+		ob.Confirm(ctx, h.eng.StatusFunc())
+		if it := ob.Items()[1]; it.Delivery != engine.Draft || it.Text != "second" {
+			t.Errorf("queued message after stop: %+v", it)
+		}
+		h.wantKinds("user agent stopped")
+	})
+}
