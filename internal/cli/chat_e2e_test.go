@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/foliodev/folio/history"
+)
+
+// requireSuites reports whether a missing tool must fail the test rather
+// than skip it: in CI, or when FOLIO_REQUIRE_SUITES=1.
+func requireSuites() bool {
+	return os.Getenv("CI") == "true" || os.Getenv("FOLIO_REQUIRE_SUITES") == "1"
+}
+
+// tmux runs a tmux command on the test's own server socket.
+type tmux struct {
+	t      *testing.T
+	socket string
+}
+
+func (x tmux) run(args ...string) string {
+	x.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-S", x.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		x.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// pane returns the visible pane as text.
+func (x tmux) pane() string { return x.run("capture-pane", "-p", "-t", "chat") }
+
+// waitPane polls the pane until cond holds, for at most limit: the binary
+// runs in its own process, so polling its screen is the only way to see it.
+func (x tmux) waitPane(what string, limit time.Duration, cond func(string) bool) string {
+	x.t.Helper()
+	deadline := time.Now().Add(limit)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		p := x.pane()
+		if cond(p) {
+			return p
+		}
+		if time.Now().After(deadline) {
+			x.t.Fatalf("waited %s for %s; the pane shows:\n%s", limit, what, p)
+		}
+		<-tick.C
+	}
+}
+
+// The real binary under tmux: `folio` with no subcommand on a terminal is
+// the fullscreen chat; a prompt sent with keys gets the demo model's
+// answer, once, the turn receipt and the demo notice, and the
+// conversation is saved.
+func TestChatEndToEndInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if requireSuites() {
+			t.Fatal("tmux is required here (CI=true or FOLIO_REQUIRE_SUITES=1) but is not installed")
+		}
+		t.Skip("tmux is not installed; the end-to-end chat test needs it (apt-get install tmux)")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "folio")
+	build := exec.Command("go", "build", "-o", bin, "github.com/foliodev/folio/cmd/folio")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	home := filepath.Join(dir, "home")
+	x := tmux{t: t, socket: filepath.Join(dir, "tmux.sock")}
+	t.Cleanup(func() { _ = exec.Command("tmux", "-S", x.socket, "kill-server").Run() })
+	x.run("-f", "/dev/null", "new-session", "-d", "-s", "chat", "-x", "100", "-y", "30",
+		"-e", "FOLIO_HOME="+home, "-e", "FOLIO_DEMO_RATE=2000", "-e", "TERM=xterm-256color",
+		"-e", "FOLIO_PROVIDER=", "-e", "FOLIO_MODEL=", "-e", "FOLIO_BASE_URL=",
+		"-c", dir, bin)
+	x.waitPane("the chat to start", 30*time.Second, func(p string) bool { return strings.Contains(p, "ready") })
+	x.run("send-keys", "-t", "chat", "-l", "hello folio")
+	x.run("send-keys", "-t", "chat", "Enter")
+	pane := x.waitPane("the turn receipt", 60*time.Second, func(p string) bool { return strings.Contains(p, "tok/s") })
+
+	for _, want := range []string{"› hello folio", "tok/s", "demo model", "docs/providers.md", "ready · folio-demo"} {
+		if !strings.Contains(pane, want) {
+			t.Errorf("the pane lacks %q:\n%s", want, pane)
+		}
+	}
+	answer := "To use a real model, configure a provider and start folio again"
+	if n := strings.Count(pane, answer); n != 1 {
+		t.Errorf("the answer's line is on the pane %d times, want once:\n%s", n, pane)
+	}
+
+	x.run("send-keys", "-t", "chat", "C-c")
+	x.waitPane("folio to exit", 30*time.Second, func(string) bool {
+		out, err := exec.Command("tmux", "-S", x.socket, "list-panes", "-t", "chat", "-F", "#{pane_dead}").CombinedOutput()
+		return err != nil || strings.TrimSpace(string(out)) == "1"
+	})
+	list, err := history.List(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].Title != "hello folio" || list[0].Entries < 3 {
+		t.Fatalf("the conversation was not saved with its title and entries: %+v", list)
+	}
+}
+
+// Without a terminal, folio with no subcommand prints help instead of
+// starting the chat, so a pipe or a CI log gets something useful.
+func TestNoCommandWithoutTerminalPrintsHelp(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	if err := Run(context.Background(), nil, strings.NewReader(""), &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "usage: folio <command>") || !strings.Contains(out.String(), "chat") {
+		t.Fatalf("folio without a terminal printed:\n%s", out.String())
+	}
+	err := Run(context.Background(), []string{"chat"}, strings.NewReader(""), &out, &out)
+	if ex, ok := err.(ExitError); !ok || ex.Code != 2 || !strings.Contains(ex.Msg, "needs a terminal") {
+		t.Fatalf("folio chat without a terminal: %v, want a usage error saying it needs a terminal", err)
+	}
+}
+
+func TestChatArgs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args   []string
+		rest   []string
+		resume bool
+		id     string
+	}{
+		{[]string{"--classic"}, []string{"--classic"}, false, ""},
+		{[]string{"--resume"}, nil, true, ""},
+		{[]string{"--resume", "abc", "--classic"}, []string{"--classic"}, true, "abc"},
+		{[]string{"--resume", "--classic"}, []string{"--classic"}, true, ""},
+		{[]string{"--resume=xyz"}, nil, true, "xyz"},
+	}
+	for _, tt := range tests {
+		rest, resume, id := chatArgs(tt.args)
+		if strings.Join(rest, " ") != strings.Join(tt.rest, " ") || resume != tt.resume || id != tt.id {
+			t.Errorf("chatArgs(%q) = %q, %v, %q; want %q, %v, %q", tt.args, rest, resume, id, tt.rest, tt.resume, tt.id)
+		}
+	}
+}
