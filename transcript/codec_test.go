@@ -33,6 +33,7 @@ func oneOfEachKind() map[string]Content {
 				Schema: "shell.terminal", Version: 1, Revision: 9, Payload: RawJSON(`{"cols":80}`),
 				Artifact: &Artifact{Ref: "art/1", ContentType: "text/plain", CommittedBytes: 120, Revision: 3, Final: true, Available: true},
 			},
+			Supplementals: []KeyedPresentation{{Key: "stats", Presentation: Presentation{Schema: "shell.stats", Version: 1, Revision: 2, Payload: RawJSON(`{"lines":3}`)}}},
 		},
 		"notice": Notice{Text: "saved", Tone: ToneSuccess, Audience: "classic"},
 		"report": ReportContent{Report: Report{Label: "Usage", Note: "today", Rows: []ReportRow{
