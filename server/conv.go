@@ -121,6 +121,12 @@ func (c *conv) follow(stop chan struct{}) {
 			return
 		case <-t.C:
 			c.mu.Lock()
+			select {
+			case <-c.srv.done:
+				c.mu.Unlock()
+				return // Close has released the files; do not reopen them
+			default:
+			}
 			if !c.syncing {
 				c.pollLocked()
 			}

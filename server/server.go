@@ -104,6 +104,16 @@ func (s *Server) Close() error {
 	for _, c := range conns {
 		c.close(1001, "server shutting down")
 	}
+	s.mu.Lock()
+	for _, cv := range s.convs {
+		cv.mu.Lock()
+		if cv.f != nil {
+			cv.f.Close()
+			cv.f = nil
+		}
+		cv.mu.Unlock()
+	}
+	s.mu.Unlock()
 	return os.RemoveAll(s.snapDir)
 }
 
