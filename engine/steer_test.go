@@ -311,3 +311,31 @@ func TestStopTurnComparesTheTurn(t *testing.T) {
 		}
 	})
 }
+
+// Text that follows a finished tool call in the same response is not
+// interrupted: the call would be lost. The steer waits for the response's
+// end and the call runs.
+func TestSteerAfterToolCallInSameResponseWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := make(chan struct{})
+		tool := &fakeTool{name: "probe"}
+		p := newScripted(
+			cat(call(0, "k1", "probe", `{}`), text("and some text"), gate(g), done()),
+			cat(text("after"), done()))
+		h := newHarness(t, p, engine.WithTools(toolSet(t, tool)))
+		ctx := context.Background()
+		h.eng.Send(ctx, "c1", "go", nil)
+		synctest.Wait()
+		h.eng.Steer("s1", "change")
+		synctest.Wait()
+		if p.ctx(0).Err() != nil {
+			t.Fatal("the response with a finished call was interrupted")
+		}
+		close(g)
+		h.eng.Wait(ctx, "c1")
+		if n := len(tool.calls()); n != 1 {
+			t.Errorf("tool ran %d times", n)
+		}
+		h.wantKinds("user tool agent steering agent turn-receipt")
+	})
+}

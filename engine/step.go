@@ -97,6 +97,7 @@ func (a *agent) step(ctx context.Context) *stepResult {
 		a.e.mu.Lock()
 		a.t.stepCancel = cancel
 		a.t.phase = phaseWaiting
+		a.t.calls = false
 		if len(a.t.steers) > 0 {
 			cancel(errSteer) // arrived between the boundary and now
 		}

@@ -37,6 +37,7 @@ type turn struct {
 	stopping   bool                    // e.mu
 	steers     []*command              // e.mu: accepted, not yet applied
 	phase      phase                   // e.mu
+	calls      bool                    // e.mu: the current response started a tool call
 	stepCancel context.CancelCauseFunc // e.mu
 }
 
@@ -45,7 +46,12 @@ func newTurn(e *Engine, c *command) *turn {
 	return &turn{e: e, cmd: c, ctx: ctx, cancel: cancel}
 }
 
-func (t *turn) interruptible() bool { return t.phase == phaseWaiting || t.phase == phaseText }
+// interruptible reports whether a steer may close the current response
+// now. Once a response has started a tool call it runs to its end: a call
+// is never dropped half made, nor one that is complete.
+func (t *turn) interruptible() bool {
+	return (t.phase == phaseWaiting || t.phase == phaseText) && !t.calls
+}
 
 func (t *turn) interrupt(cause error) {
 	if t.stepCancel != nil {
@@ -56,6 +62,9 @@ func (t *turn) interrupt(cause error) {
 func (t *turn) setPhase(p phase) {
 	t.e.mu.Lock()
 	t.phase = p
+	if p == phaseToolArgs {
+		t.calls = true
+	}
 	// A steer that arrived while it had to wait may interrupt now.
 	if len(t.steers) > 0 && t.interruptible() {
 		t.interrupt(errSteer)
