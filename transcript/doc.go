@@ -19,8 +19,9 @@
 //
 // # Store, snapshots and generations
 //
-// The Store is the only writer. Every change is a transaction (Lease.Do) on a
-// private copy of the state; when it succeeds the store publishes one
+// The Store is the only writer. Every write through a lease is a transaction
+// (Lease.Do) on a private copy of the state, and installing a new document
+// is one too; when it succeeds the store publishes one
 // Snapshot holding the document, the generation and the Live state together,
 // so no reader ever sees a document from one write with live state from
 // another. Publishing allocates one small value and copies no entries.
