@@ -33,8 +33,9 @@
 // document's ID. Store.Replace, Store.Clear and Store.Hydrate start a new
 // generation even when they install the same document and IDs again;
 // appends, updates, settlement and live-state changes keep it. A new
-// generation starts its live state over (activity, retry, expanded detail,
-// reveal cursors, child regions); Clear and Hydrate also zero the session
+// generation starts its live state over (activity, prompt context, retry,
+// expanded detail, reveal cursors, child regions) and keeps the model;
+// Clear and Hydrate also zero the session
 // totals, and Hydrate settles entries that were open when saved, because a
 // resumed conversation is settled history.
 //
