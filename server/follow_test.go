@@ -199,7 +199,7 @@ func TestLaterOpenSharesCaptureWithCheckpoint(t *testing.T) {
 func TestReconnectAfterAppendsWhileAway(t *testing.T) {
 	closed := make(chan struct{}, 1)
 	ts := newTestServer(t, Options{})
-	ts.onConnClosed = func() { closed <- struct{}{} }
+	ts.setOnConnClosed(func() { closed <- struct{}{} })
 	path := ts.writeGen(t, "c", 200, 1)
 	a := ts.dial(t)
 	s1 := a.open("c")

@@ -60,7 +60,7 @@ func TestTokensAreScoped(t *testing.T) {
 func TestSnapshotFilesReleased(t *testing.T) {
 	closed := make(chan struct{}, 4)
 	ts := newTestServer(t, Options{})
-	ts.onConnClosed = func() { closed <- struct{}{} }
+	ts.setOnConnClosed(func() { closed <- struct{}{} })
 	for i := range 7 {
 		ts.writeGen(t, fmt.Sprint("c", i), 500, uint64(i))
 	}

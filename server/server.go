@@ -57,7 +57,14 @@ type Server struct {
 
 	metaCache metaCache
 
-	onConnClosed func() // test hook: a connection finished releasing
+	onConnClosed func() // test hook: a connection finished releasing; guarded by mu
+}
+
+// setOnConnClosed installs the test hook.
+func (s *Server) setOnConnClosed(f func()) {
+	s.mu.Lock()
+	s.onConnClosed = f
+	s.mu.Unlock()
 }
 
 // New makes a server and its private snapshot folder. Close removes it.

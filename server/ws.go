@@ -160,8 +160,11 @@ func (c *conn) close(code websocket.StatusCode, reason string) {
 		delete(c.srv.conns, c)
 		c.srv.mu.Unlock()
 		c.lru.Close()
-		if c.srv.onConnClosed != nil {
-			c.srv.onConnClosed()
+		c.srv.mu.Lock()
+		hook := c.srv.onConnClosed
+		c.srv.mu.Unlock()
+		if hook != nil {
+			hook()
 		}
 	})
 }
