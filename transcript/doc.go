@@ -35,9 +35,9 @@
 // appends, updates, settlement and live-state changes keep it. A new
 // generation starts its live state over (activity, prompt context, retry,
 // expanded detail, reveal cursors, child regions) and keeps the model;
-// Clear and Hydrate also zero the session
-// totals, and Hydrate settles entries that were open when saved, because a
-// resumed conversation is settled history.
+// Clear and Hydrate also zero the session totals, and Hydrate settles
+// entries that were open when saved, because a resumed conversation is
+// settled history.
 //
 // # Leases
 //
