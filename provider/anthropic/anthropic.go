@@ -331,6 +331,11 @@ func (s *stream) event(e *sdk.MessageStreamEventUnion) error {
 		s.usage.CacheWrite = provider.Int(u.CacheCreationInputTokens)
 		s.usage.Completion = provider.Int(u.OutputTokens)
 	case "content_block_start":
+		if len(s.blocks) > 0 {
+			// The API sends blocks one after another; an overlap means a
+			// broken stream, and guessing would misplace reasoning.
+			return &provider.Error{Class: provider.ClassProvider, Provider: s.p.cfg.Name, Msg: fmt.Sprintf("content block %d started before the previous block stopped", e.Index)}
+		}
 		cb := &e.ContentBlock
 		b := &block{kind: cb.Type}
 		s.blocks[e.Index] = b
@@ -362,9 +367,13 @@ func (s *stream) event(e *sdk.MessageStreamEventUnion) error {
 		d := &e.Delta
 		switch d.Type {
 		case "text_delta":
-			s.push(provider.Event{Kind: provider.TextDelta, Text: d.Text})
+			if b.kind == "text" {
+				s.push(provider.Event{Kind: provider.TextDelta, Text: d.Text})
+			}
 		case "thinking_delta":
-			s.push(provider.Event{Kind: provider.ReasoningDelta, Text: d.Thinking})
+			if b.kind == "thinking" {
+				s.push(provider.Event{Kind: provider.ReasoningDelta, Text: d.Thinking})
+			}
 		case "signature_delta":
 			b.sig = append(b.sig, d.Signature...)
 		case "input_json_delta":

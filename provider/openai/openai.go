@@ -343,6 +343,9 @@ func (s *stream) chunk(ch sdk.ChatCompletionChunk) error {
 				s.open = append(s.open, toolCall{id: id, name: tc.Function.Name})
 				s.push(provider.Event{Kind: provider.ToolCallStart, Index: i, ID: id, Name: tc.Function.Name})
 			}
+			if s.open[i].ended {
+				continue // fragments after the call was closed by finish_reason
+			}
 			if frag := tc.Function.Arguments; frag != "" {
 				s.open[i].args = append(s.open[i].args, frag...)
 				s.push(provider.Event{Kind: provider.ToolCallDelta, Index: i, Text: frag})
