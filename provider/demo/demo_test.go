@@ -195,10 +195,23 @@ func TestToolTurn(t *testing.T) {
 		t.Fatalf("tool steps %+v", steps)
 	}
 	answer := text(evs, provider.TextDelta)
-	for _, w := range []string{"**3 entries**: 1 folders and 2 files", "| `README.md` | file |", "| `docs` | folder |", "4 lines", "> # Widget"} {
+	for _, w := range []string{"**3 entries**: 1 folder and 2 files", "| `README.md` | file |", "| `docs` | folder |", "4 lines", "> # Widget"} {
 		if !strings.Contains(answer, w) {
 			t.Errorf("final answer lacks %q:\n%s", w, answer)
 		}
+	}
+}
+
+func TestParseListing(t *testing.T) {
+	t.Parallel()
+	out := "exit status 0\ntotal 20\ndrwx------  4 root root 4096 Nov 30 02:40 .\ndrwxrwxrwt 43 root root 4096 Nov 30 02:40 ..\n" +
+		"-rw-r--r--  1 root root   28 Nov 30 02:40 README.md\ndrwxr-xr-x  2 root root 4096 Nov 30 02:40 my docs\n"
+	got := parseListing(out)
+	if len(got) != 2 || got[0] != (entry{name: "README.md", size: "28"}) || got[1] != (entry{name: "my docs", dir: true, size: "4096"}) {
+		t.Fatalf("%+v", got)
+	}
+	if got := parseListing("exit status 0\na.txt\nb.txt\n"); len(got) != 2 || got[1].name != "b.txt" {
+		t.Fatalf("short format: %+v", got)
 	}
 }
 

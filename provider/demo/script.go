@@ -192,27 +192,40 @@ type entry struct {
 	size string
 }
 
-// parseListing reads `ls -la` output; other output counts as one name per
-// line.
+// parseListing reads `ls -la` output. When the output has long-format
+// lines, only those count (the tool adds lines such as "exit status 0");
+// otherwise each other non-empty line is one name.
 func parseListing(out string) []entry {
+	lines := strings.Split(out, "\n")
+	long := false
+	for _, line := range lines {
+		if isLongFormat(strings.Fields(line)) {
+			long = true
+			break
+		}
+	}
 	var es []entry
-	for _, line := range strings.Split(out, "\n") {
+	for _, line := range lines {
 		f := strings.Fields(line)
-		if len(f) == 0 || f[0] == "total" {
+		switch {
+		case len(f) == 0, f[0] == "total", strings.HasPrefix(line, "exit status"), strings.HasPrefix(line, "timed out"):
 			continue
+		case isLongFormat(f):
+			e := entry{name: strings.Join(f[8:], " "), dir: f[0][0] == 'd', size: f[4]}
+			if e.name != "." && e.name != ".." {
+				es = append(es, e)
+			}
+		case !long:
+			es = append(es, entry{name: strings.TrimSpace(line)})
 		}
-		e := entry{name: f[len(f)-1]}
-		if len(f) >= 9 && len(f[0]) == 10 {
-			e.dir = f[0][0] == 'd'
-			e.size = f[4]
-			e.name = strings.Join(f[8:], " ")
-		}
-		if e.name == "." || e.name == ".." {
-			continue
-		}
-		es = append(es, e)
 	}
 	return es
+}
+
+// isLongFormat reports whether fields look like one `ls -l` line:
+// permissions, links, owner, group, size, three date fields, name.
+func isLongFormat(f []string) bool {
+	return len(f) >= 9 && (len(f[0]) == 10 || len(f[0]) == 11) && strings.ContainsRune("-dlcbps", rune(f[0][0]))
 }
 
 func pickFile(es []entry) string {
@@ -244,7 +257,7 @@ func summarize(listing message.Message, haveListing bool, file message.Message, 
 				dirs++
 			}
 		}
-		fmt.Fprintf(&b, "The folder has **%d entries**: %d folders and %d files.\n\n", len(es), dirs, len(es)-dirs)
+		fmt.Fprintf(&b, "The folder has **%s**: %s and %s.\n\n", plural(len(es), "entry", "entries"), plural(dirs, "folder", "folders"), plural(len(es)-dirs, "file", "files"))
 		if len(es) > 0 {
 			b.WriteString("| name | kind | size |\n|---|---|---:|\n")
 			for i, e := range es {
@@ -272,6 +285,13 @@ func summarize(listing message.Message, haveListing bool, file message.Message, 
 	}
 	b.WriteString("\nEverything above came from real tool calls that folio ran on this machine.")
 	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // firstLine returns the first non-empty line, trimmed and bounded.
