@@ -18,6 +18,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -254,9 +255,10 @@ func (s *Server) getConversation(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, m)
 }
 
-// renameConversation appends a meta record. The write is one O_APPEND write
-// of a whole line followed by fsync, so a concurrent reader sees either no
-// record or the whole one.
+// renameConversation records the title through the history log's writer,
+// so it takes the log's lock like every other writer: while another process
+// (a terminal folio) holds it, the rename is refused with 409 "locked"
+// rather than risking interleaved writes.
 func (s *Server) renameConversation(w http.ResponseWriter, r *http.Request) {
 	id, ok := pathID(w, r)
 	if !ok {
@@ -268,27 +270,24 @@ func (s *Server) renameConversation(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &body) {
 		return
 	}
-	now := time.Now().UTC()
-	line := []byte(`{"type":"meta","at":"`)
-	line = transcript.AppendInstant(line, now)
-	line = append(line, `","title":`...)
-	line, _ = jsontext.AppendQuote(line, body.Title)
-	line = append(line, `,"updatedAt":"`...)
-	line = transcript.AppendInstant(line, now)
-	line = append(line, "\"}\n"...)
-	f, err := os.OpenFile(s.logPath(id), os.O_WRONLY|os.O_APPEND, 0)
-	if errors.Is(err, fs.ErrNotExist) {
+	p := s.logPath(id)
+	if _, err := os.Stat(p); err != nil {
 		httpError(w, http.StatusNotFound, "not-found", "no conversation "+id)
 		return
 	}
+	l, err := history.Open(p)
+	if errors.Is(err, history.ErrLocked) {
+		httpError(w, http.StatusConflict, "locked", "another folio is writing this conversation: "+err.Error())
+		return
+	}
 	if err == nil {
-		_, err = f.Write(line)
-		if err == nil {
-			err = f.Sync()
+		err = l.SetTitle(body.Title)
+		if cerr := l.Close(); err == nil {
+			err = cerr
 		}
-		f.Close()
 	}
 	if err != nil {
+		s.opts.Logger.Error("rename failed", "conversation", id, "err", err)
 		httpError(w, http.StatusInternalServerError, "internal", "cannot write the conversation log")
 		return
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/coder/websocket"
+
+	"github.com/foliodev/folio/history"
 )
 
 // TestMalformedFramesKeepTheConnection: every bad frame gets an error and
@@ -188,4 +190,28 @@ func between(s, a, b string) string {
 	}
 	s = s[i+len(a):]
 	return s[:strings.Index(s, b)]
+}
+
+// TestRenameRespectsTheWriterLock: while another writer holds the log's
+// lock, a rename is refused instead of interleaving writes.
+func TestRenameRespectsTheWriterLock(t *testing.T) {
+	ts := newTestServer(t, Options{})
+	path := ts.writeGen(t, "c", 20, 1)
+	l, err := history.Open(path)
+	must(t, err)
+	req, _ := http.NewRequest("PATCH", ts.url+"/api/v2/conversations/c", strings.NewReader(`{"title":"x"}`))
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusConflict {
+		t.Fatalf("rename under another writer's lock: %d", resp.StatusCode)
+	}
+	must(t, l.Close())
+	req, _ = http.NewRequest("PATCH", ts.url+"/api/v2/conversations/c", strings.NewReader(`{"title":"x"}`))
+	resp, err = http.DefaultClient.Do(req)
+	must(t, err)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("rename after the lock was released: %d", resp.StatusCode)
+	}
 }
