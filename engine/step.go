@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -204,6 +205,14 @@ func (a *agent) consume(ctx context.Context, s provider.Stream, res *stepResult,
 			}
 			res.err = provider.Classify(ctx, a.e.prov.Name(), err)
 			return
+		}
+		// The stream is a boundary: text that is not UTF-8 is repaired
+		// here, once, so the document, the messages and the log agree.
+		if !utf8.ValidString(ev.Text) {
+			ev.Text = strings.ToValidUTF8(ev.Text, "\uFFFD")
+		}
+		if ev.Kind == provider.ToolCallStart || ev.Kind == provider.ToolCallEnd {
+			ev.ID, ev.Name = strings.ToValidUTF8(ev.ID, "\uFFFD"), strings.ToValidUTF8(ev.Name, "\uFFFD")
 		}
 		switch ev.Kind {
 		case provider.TextDelta:
