@@ -45,6 +45,9 @@ var _ provider.Provider = (*Provider)(nil)
 
 // New builds a client from a resolved configuration.
 func New(c provider.Config) (*Provider, error) {
+	if c.Name == "" {
+		c.Name = provider.TypeAnthropic
+	}
 	if c.BaseURL == "" {
 		c.BaseURL = provider.DefaultAnthropicBaseURL
 	}

@@ -47,6 +47,9 @@ var _ provider.Provider = (*Provider)(nil)
 // own endpoint without a key, since every request would fail; local servers
 // usually need none.
 func New(c provider.Config) (*Provider, error) {
+	if c.Name == "" {
+		c.Name = provider.TypeOpenAI
+	}
 	if c.BaseURL == "" {
 		c.BaseURL = provider.DefaultOpenAIBaseURL
 	}
