@@ -79,7 +79,15 @@ func TestChatEndToEndInTmux(t *testing.T) {
 	x.run("-f", "/dev/null", "new-session", "-d", "-s", "chat", "-x", "100", "-y", "30",
 		"-e", "FOLIO_HOME="+home, "-e", "FOLIO_DEMO_RATE=2000", "-e", "TERM=xterm-256color",
 		"-e", "FOLIO_PROVIDER=", "-e", "FOLIO_MODEL=", "-e", "FOLIO_BASE_URL=",
-		"-c", dir, bin)
+		"-c", dir, "sh", "-c", bin+" 2>"+filepath.Join(dir, "stderr.txt"))
+	// Keep the pane after folio exits, so its last screen can be read.
+	x.run("set-option", "-t", "chat", "remain-on-exit", "on")
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(dir, "stderr.txt"))
+			t.Logf("folio's standard error:\n%s", b)
+		}
+	})
 	x.waitPane("the chat to start", 30*time.Second, func(p string) bool { return strings.Contains(p, "ready") })
 	x.run("send-keys", "-t", "chat", "-l", "hello folio")
 	x.run("send-keys", "-t", "chat", "Enter")
@@ -97,8 +105,7 @@ func TestChatEndToEndInTmux(t *testing.T) {
 
 	x.run("send-keys", "-t", "chat", "C-c")
 	x.waitPane("folio to exit", 30*time.Second, func(string) bool {
-		out, err := exec.Command("tmux", "-S", x.socket, "list-panes", "-t", "chat", "-F", "#{pane_dead}").CombinedOutput()
-		return err != nil || strings.TrimSpace(string(out)) == "1"
+		return strings.TrimSpace(x.run("list-panes", "-t", "chat", "-F", "#{pane_dead}")) == "1"
 	})
 	list, err := history.List(home)
 	if err != nil {
