@@ -422,6 +422,8 @@ type Turn struct {
 	// UserEntryID is its user entry ("" for a Retry, or before it is
 	// written).
 	UserEntryID string
+	// ReplyEntryID is its first answer entry, once the model wrote text.
+	ReplyEntryID string
 }
 
 // Running returns the running turn, if any.
@@ -431,20 +433,33 @@ func (e *Engine) Running() (Turn, bool) {
 	if e.turn == nil {
 		return Turn{}, false
 	}
-	return Turn{CommandID: e.turn.cmd.id, UserEntryID: e.turn.userID}, true
+	return Turn{CommandID: e.turn.cmd.id, UserEntryID: e.turn.userID, ReplyEntryID: e.turn.replyID}, true
 }
 
-// StopTurn stops the running turn only if it is the one whose user entry
-// or command ID is id: a stop that arrives after its turn ended must not
-// stop the next one. It returns ErrNoTurn or ErrStopConflict otherwise.
-func (e *Engine) StopTurn(id string) error {
+// Queue lists the commands waiting behind the running turn, in the order
+// they will run.
+func (e *Engine) Queue() []Receipt {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]Receipt, len(e.queue))
+	for i, c := range e.queue {
+		out[i] = e.receiptLocked(c)
+	}
+	return out
+}
+
+// StopTurn stops the running turn only if it is the one the caller saw:
+// id is its user entry or command ID, and reply, when not empty, its first
+// answer entry. A stop that arrives after its turn ended must not stop the
+// next one. It returns ErrNoTurn or ErrStopConflict otherwise.
+func (e *Engine) StopTurn(id, reply string) error {
 	e.mu.Lock()
 	t := e.turn
 	switch {
 	case t == nil:
 		e.mu.Unlock()
 		return ErrNoTurn
-	case id != t.userID && id != t.cmd.id:
+	case id != t.userID && id != t.cmd.id, reply != "" && reply != t.replyID:
 		e.mu.Unlock()
 		return ErrStopConflict
 	}

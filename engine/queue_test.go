@@ -32,6 +32,9 @@ func TestQueueOrderAndDuplicateCommandIDs(t *testing.T) {
 		if err != nil || !r.Duplicate || r.State != engine.Queued || r.Position != 1 || r.Text != "two" {
 			t.Fatalf("duplicate send: %+v %v", r, err)
 		}
+		if q := h.eng.Queue(); len(q) != 2 || q[0].CommandID != "b" || q[1].CommandID != "c" {
+			t.Errorf("queue %+v", q)
+		}
 		if r, _ := h.eng.Status("c"); r.Position != 2 {
 			t.Errorf("c position %d", r.Position)
 		}

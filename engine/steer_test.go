@@ -297,16 +297,19 @@ func TestStopTurnComparesTheTurn(t *testing.T) {
 		if !ok || run.CommandID != "b" || run.UserEntryID == "" || run.UserEntryID == firstUser {
 			t.Fatalf("running %+v", run)
 		}
-		if err := h.eng.StopTurn(firstUser); !errors.Is(err, engine.ErrStopConflict) {
+		if err := h.eng.StopTurn(firstUser, ""); !errors.Is(err, engine.ErrStopConflict) {
 			t.Fatalf("stale stop: %v", err)
 		}
-		if err := h.eng.StopTurn(run.UserEntryID); err != nil {
+		if run.ReplyEntryID == "" || h.eng.StopTurn(run.UserEntryID, h.entries()[1].ID) == nil {
+			t.Fatalf("reply %q: a stop naming another reply was accepted", run.ReplyEntryID)
+		}
+		if err := h.eng.StopTurn(run.UserEntryID, run.ReplyEntryID); err != nil {
 			t.Fatal(err)
 		}
 		if r, _ := h.eng.Wait(ctx, "b"); r.State != engine.Stopped {
 			t.Errorf("state %s", r.State)
 		}
-		if err := h.eng.StopTurn(run.UserEntryID); !errors.Is(err, engine.ErrNoTurn) {
+		if err := h.eng.StopTurn(run.UserEntryID, ""); !errors.Is(err, engine.ErrNoTurn) {
 			t.Errorf("no turn: %v", err)
 		}
 	})

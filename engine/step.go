@@ -219,6 +219,9 @@ func (a *agent) consume(ctx context.Context, s provider.Stream, res *stepResult,
 			mark(phaseText)
 			text.WriteString(ev.Text)
 			writeErr = w.Text(ev.Text)
+			if text.Len() == len(ev.Text) && a.t != nil { // the step's first text
+				a.noteReply(w.AnswerID())
+			}
 		case provider.ReasoningDelta:
 			mark(phaseText)
 			thinking.WriteString(ev.Text)
@@ -354,6 +357,16 @@ func stepRecord(start, first, last time.Time, u *provider.Usage) *transcript.Ste
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// noteReply remembers the turn's first answer entry, for Running and
+// StopTurn.
+func (a *agent) noteReply(id string) {
+	a.e.mu.Lock()
+	if a.t.replyID == "" {
+		a.t.replyID = id
+	}
+	a.e.mu.Unlock()
+}
 
 func (e *Engine) notePrompt(n int64) {
 	e.mu.Lock()

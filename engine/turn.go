@@ -34,6 +34,7 @@ type turn struct {
 	cancel context.CancelCauseFunc
 
 	userID     string                  // e.mu: the turn's user entry, once written
+	replyID    string                  // e.mu: the turn's first answer entry
 	stopping   bool                    // e.mu
 	steers     []*command              // e.mu: accepted, not yet applied
 	phase      phase                   // e.mu
