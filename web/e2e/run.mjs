@@ -1,24 +1,18 @@
-// The browser suite: the built app, served by folio's own Go handler on a
-// loopback port, driven in Debian's Chromium through playwright-core.
+// The browser suite: the built app served by a real `folio serve` on a
+// loopback port, over a temporary data folder holding a generated
+// 300,000-message conversation and conversations written by the real engine
+// (`folio run` with the offline demo model), driven in Debian's Chromium
+// through playwright-core.
 //
-// Run with `make web-e2e` (or `node e2e/run.mjs` in web/). It builds and
-// starts webui/internal/devserve, which serves the embedded web/dist, so what
-// is tested is what the binary ships. Without Chromium the suite is skipped
-// with a message, except under CI=true or FOLIO_REQUIRE_SUITES=1, where that is
-// a failure. Screenshots go to web/e2e/screenshots/ (not committed).
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// Run with `make web-e2e` (or `node e2e/run.mjs` in web/). Without Chromium
+// the suite is skipped with a message, except under CI=true or
+// FOLIO_REQUIRE_SUITES=1, where that is a failure. Screenshots go to
+// web/e2e/screenshots/ (not committed; `make screenshots` copies a set to
+// docs/screenshots/). Assertions are about bounds, skipped work and
+// equivalence, never about timings.
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-
-const web = fileURLToPath(new URL('..', import.meta.url));
-const repo = join(web, '..');
-const shots = join(web, 'e2e', 'screenshots');
-const browserPath = process.env.FOLIO_CHROMIUM || '/usr/bin/chromium';
-const truthy = (v) => v !== undefined && v !== '' && v !== '0' && v.toLowerCase() !== 'false';
-const required = truthy(process.env.CI) || truthy(process.env.FOLIO_REQUIRE_SUITES);
+import { assert, browserPath, closeHarness, item, openApp, required, setupHarness, shots } from './harness.mjs';
 
 if (!existsSync(browserPath)) {
   if (required) {
@@ -30,227 +24,549 @@ if (!existsSync(browserPath)) {
   process.exit(0);
 }
 
-const scratch = mkdtempSync(join(tmpdir(), 'folio-e2e-'));
-let server;
-let browser;
-// An interrupted run still stops the server it started.
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.on(signal, () => {
-    server?.kill();
-    process.exit(1);
-  });
-}
-
-// startServer builds devserve and waits for the address it prints.
-async function startServer() {
-  const bin = join(scratch, 'devserve');
-  const built = spawnSync('go', ['build', '-o', bin, './webui/internal/devserve'], { cwd: repo, stdio: 'inherit' });
-  if (built.status !== 0) throw new Error('building webui/internal/devserve failed');
-  server = spawn(bin, ['-addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    server.stdout.on('data', (d) => {
-      out += d;
-      const m = /serving (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    server.on('exit', (code) => reject(new Error(`devserve exited with ${code} before listening`)));
-  });
-}
-
 const tests = [];
 const test = (name, fn) => tests.push({ name, fn });
 
-function assert(cond, message) {
-  if (!cond) throw new Error(message);
+async function openConversation(page, title, slot = 0) {
+  await item(page, title).click();
+  await page.waitForFunction(
+    ([t, s]) => document.querySelector(`[data-slot="${s}"] .chat-title`)?.textContent === t,
+    [title, slot],
+  );
+  await settle(page, `${title.startsWith('big') ? 'big' : ''}`, slot);
 }
 
-// openApp opens the app in a fresh context (fresh storage) and records page
-// errors and console errors, CSP violations included; a test fails on any.
-async function openApp(url, options = {}) {
-  const context = await browser.newContext({ viewport: { width: 1200, height: 800 }, ...options });
-  const page = await context.newPage();
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error') errors.push(`console error: ${m.text()}`);
-  });
-  page.on('response', (r) => {
-    if (r.status() >= 400) errors.push(`HTTP ${r.status()} for ${r.url()}`);
-  });
-  await page.goto(url);
-  await page.waitForSelector('[data-testid="app"]');
-  return { context, page, errors };
+// viewState reads a pane's view through the app's test hook.
+const viewState = (page, key, slot = 0) =>
+  page.evaluate(
+    ([k, s]) => {
+      const f = window.__folio;
+      const v = f.cache.peek(k);
+      if (!v) return undefined;
+      const st = v.getState();
+      const w = st.window;
+      const pane = document.querySelector(`[data-slot="${s}"]`);
+      const col = pane?.querySelector('.message-column');
+      const rows = [...(pane?.querySelectorAll('.row') ?? [])];
+      const box = col?.getBoundingClientRect();
+      const visible = rows.filter((r) => {
+        const b = r.getBoundingClientRect();
+        return box && b.bottom > box.top && b.top < box.bottom && r.dataset.mounted === 'true';
+      });
+      return {
+        pages: w.pages.length,
+        bytes: w.pages.reduce((n, p) => n + p.bytes, 0),
+        held: w.held.size,
+        rows: st.rows.length,
+        mounted: rows.filter((r) => r.dataset.mounted === 'true').length,
+        heights: f.cache.heights.get(k)?.size ?? 0,
+        fetches: v.fetches,
+        evictions: w.evictions,
+        loading: st.loading,
+        intent: st.intent ?? null,
+        jumpFailed: st.jumpFailed,
+        atEnd: !w.hasMoreAfter && w.pages.length > 0,
+        first: w.pages[0]?.first,
+        last: w.pages.at(-1)?.last,
+        groups: w.groupCount,
+        epoch: w.epoch,
+        visibleIds: visible.map((r) => r.dataset.rowId),
+        scrollTop: col?.scrollTop,
+        cached: f.cache.size,
+      };
+    },
+    [key, slot],
+  );
+
+// settle waits until the pane's view has no request in flight.
+async function settle(page, conv, slot = 0) {
+  await page.waitForFunction(
+    ([c, s]) => {
+      const keys = window.__folio?.cache.keys() ?? [];
+      const key = keys.find((k) => k.startsWith(`${c}|`) && k.endsWith(`|${s}`)) ?? keys.find((k) => k.endsWith(`|${s}`));
+      const v = key && window.__folio.cache.peek(key);
+      return v && v.getState().window.pages.length > 0 && !v.getState().loading && !v.getState().intent;
+    },
+    [conv, slot],
+  );
 }
 
-async function openConversation(page, title) {
-  await page.getByRole('button', { name: new RegExp(`^${title}`) }).click();
-  await page.waitForFunction((t) => document.querySelector('.chat-title')?.textContent === t, title);
-}
+// scrollTo sets the pane's scroll position as a reader's scrolling would.
+const scrollTo = (page, where, slot = 0) =>
+  page.evaluate(
+    ([w, s]) => {
+      const col = document.querySelector(`[data-slot="${s}"] .message-column`);
+      col.scrollTop = w === 'top' ? 0 : w === 'bottom' ? col.scrollHeight : w;
+    },
+    [where, slot],
+  );
 
-const annotations = (page, selector) =>
-  page.$$eval(`${selector} .katex-mathml annotation`, (els) => els.map((e) => e.textContent));
-
-test('the app mounts and typesets the fixture math', async (url) => {
-  const { context, page, errors } = await openApp(url);
-  const reply = '[data-message-id="m-math-a"]';
-  await page.waitForSelector(`${reply} .katex`);
-  const tex = await annotations(page, reply);
-  for (const want of ['t', 'd_t', 'v_t = (d_t - d_{t+1}) / d_t', '\\sum_{t=0}^{T-1} v_t', 'e^{i\\pi} + 1 = 0']) {
-    assert(tex.includes(want), `missing typeset ${want}; got ${JSON.stringify(tex)}`);
+async function pageUp(page, key, times) {
+  for (let i = 0; i < times; i++) {
+    const before = (await viewState(page, key)).first;
+    await scrollTo(page, 'top');
+    await page.waitForFunction(
+      ([k, b]) => {
+        const s = window.__folio.cache.peek(k).getState();
+        return !s.loading && (s.window.pages[0]?.first !== b || !s.window.hasMoreBefore);
+      },
+      [key, before],
+    );
   }
-  assert((await page.$$(`${reply} .katex-display`)).length === 2, 'want two display formulas ($$ and \\[)');
-  assert((await page.$$(`${reply} .katex-error`)).length === 0, 'fixture math rendered as an error');
-  const text = await page.textContent(reply);
-  assert(text.includes('Prices like $5 and $10 stay prose'), 'prices were not left as prose');
-  assert((await page.textContent(`${reply} code`)) === '$PATH', 'code span lost its dollar signs');
-  // The KaTeX fonts load from the woff2-only stylesheet under the page's CSP.
-  const fonts = await page.evaluate(async () => {
-    await document.fonts.ready;
-    return ['KaTeX_Main', 'KaTeX_Math', 'KaTeX_Size1'].map((f) => [f, document.fonts.check(`16px ${f}`)]);
+}
+
+async function pageDown(page, key, times) {
+  for (let i = 0; i < times; i++) {
+    const before = (await viewState(page, key)).last;
+    await scrollTo(page, 'bottom');
+    await page.waitForFunction(
+      ([k, b]) => {
+        const s = window.__folio.cache.peek(k).getState();
+        return !s.loading && (s.window.pages.at(-1)?.last !== b || !s.window.hasMoreAfter);
+      },
+      [key, before],
+    );
+  }
+}
+
+const BIG = 'big||0';
+
+test('repeated bidirectional paging keeps pages, rows and measurements bounded', async (h) => {
+  const { context, page, errors, ws } = await openApp(h.url);
+  await openConversation(page, 'big');
+  let s = await viewState(page, BIG);
+  assert(s.atEnd && s.pages === 1, `opens at the latest page: ${JSON.stringify(s)}`);
+  const maxima = { pages: 0, mounted: 0, heights: 0, held: 0, bytes: 0 };
+  const track = (x) => {
+    for (const k of Object.keys(maxima)) maxima[k] = Math.max(maxima[k], x[k]);
+    assert(x.heights <= x.rows, `heights kept for evicted rows: ${x.heights} > ${x.rows}`);
+    assert(x.visibleIds.length > 0, `no message visible: ${JSON.stringify(x)}`);
+  };
+  for (let round = 0; round < 2; round++) {
+    for (let i = 0; i < 10; i++) {
+      await pageUp(page, BIG, 1);
+      track(await viewState(page, BIG));
+    }
+    s = await viewState(page, BIG);
+    assert(!s.atEnd, 'reading upward past six pages must evict the latest pages');
+    for (let i = 0; i < 10; i++) {
+      await pageDown(page, BIG, 1);
+      track(await viewState(page, BIG));
+    }
+  }
+  s = await viewState(page, BIG);
+  assert(maxima.pages <= 6, `more than six pages: ${maxima.pages}`);
+  assert(maxima.bytes <= 8 * 1024 * 1024, `over the byte budget: ${maxima.bytes}`);
+  assert(s.evictions >= 10, `expected evictions, got ${s.evictions}`);
+  // Evicted pages were fetched again on the way back (each page read once per visit).
+  assert(ws.count('after') >= 8, `evicted pages were not refetched on the way back: ${ws.count('after')} 'after' pages`);
+  assert(maxima.mounted < 120, `too many mounted rows: ${maxima.mounted}`);
+  assert(maxima.held < 3000, `too many held entries: ${maxima.held}`);
+  assert(s.groups > 80000, `the snapshot should cover the whole conversation: ${s.groups} groups`);
+  console.log(`     bounds: ${JSON.stringify(maxima)}, fetches ${s.fetches}, evictions ${s.evictions}`);
+  assert(errors.length === 0, errors.join('\n'));
+  await context.close();
+});
+
+test('the bottom of an intermediate window is not following; jumps share one intent and survive failure', async (h) => {
+  const { context, page, errors, ws } = await openApp(h.url);
+  await openConversation(page, 'big');
+  await pageUp(page, BIG, 8);
+  let s = await viewState(page, BIG);
+  assert(!s.atEnd, 'window should be intermediate');
+  const lastBefore = s.last;
+  // The bottom of this window: no false following, the jump stays offered.
+  await page.evaluate(() => {
+    const col = document.querySelector('[data-slot="0"] .message-column');
+    col.scrollTop = col.scrollHeight;
   });
-  const loaded = await page.evaluate(() => [...document.fonts].filter((f) => f.status === 'loaded').map((f) => f.family));
-  assert(loaded.some((f) => f.includes('KaTeX_Main')), `KaTeX_Main did not load: ${JSON.stringify({ fonts, loaded })}`);
+  await page.waitForFunction(() => document.querySelector('[data-slot="0"] .message-column').dataset.loading === 'false');
+  s = await viewState(page, BIG);
+  assert(!s.atEnd || s.last > lastBefore, 'paging down continued from the intermediate window');
+  assert(await page.locator('[data-slot="0"] .jump-latest').isVisible(), 'jump to latest is offered while newer history exists');
+  // A failed jump: the latest page request fails; the jump stays available.
+  ws.failNext('latest');
+  await page.locator('[data-slot="0"] .jump-latest').click();
+  await page.waitForFunction(() => document.querySelector('.jump-latest')?.dataset.state === 'failed');
+  s = await viewState(page, BIG);
+  assert(!s.atEnd && s.jumpFailed, 'a failed jump leaves the window and marks the failure');
+  // Repeated clicks under delay share one pending intent: one latest request.
+  ws.setDelay(400);
+  const sentBefore = ws.count('latest');
+  const jump = page.locator('[data-slot="0"] .jump-latest');
+  await jump.click();
+  await jump.click({ timeout: 2000 }).catch(() => {});
+  await jump.click({ timeout: 2000 }).catch(() => {});
+  await settle(page, 'big');
+  ws.setDelay(0);
+  s = await viewState(page, BIG);
+  assert(s.atEnd, `jump did not land on the latest: ${JSON.stringify(s)}`);
+  assert(ws.count('latest') - sentBefore === 1, `repeated clicks sent ${ws.count('latest') - sentBefore} latest requests`);
+  const col = await page.evaluate(() => {
+    const c = document.querySelector('[data-slot="0"] .message-column');
+    return c.scrollHeight - c.scrollTop - c.clientHeight;
+  });
+  assert(col < 30, `after the jump the view is at the bottom (${col}px away)`);
+  assert(errors.length === 0, errors.join('\n'));
+  await context.close();
+});
+
+test('rapid scroll reversals under delayed transport keep a visible message', async (h) => {
+  const { context, page, errors, ws } = await openApp(h.url);
+  await openConversation(page, 'big');
+  await pageUp(page, BIG, 3);
+  ws.setDelay(120);
+  for (let i = 0; i < 30; i++) {
+    await scrollTo(page, i % 2 ? 'bottom' : 'top');
+    await page.waitForTimeout(40);
+    const s = await viewState(page, BIG);
+    assert(s.visibleIds.length > 0, `no visible message after reversal ${i}`);
+    assert(s.pages <= 6, `pages ${s.pages}`);
+  }
+  ws.setDelay(0);
+  await settle(page, 'big');
+  // Stable: the message at the top stays put when a delayed page lands above it.
+  ws.setDelay(300);
+  const firstBefore = (await viewState(page, BIG)).first;
+  await scrollTo(page, 'top');
+  await page.waitForTimeout(60);
+  const anchorId = (await viewState(page, BIG)).visibleIds[0];
+  const top = () =>
+    page.evaluate((id) => {
+      const r = document.querySelector(`[data-slot="0"] [data-row-id="${id}"]`);
+      return r ? Math.round(r.getBoundingClientRect().top) : null;
+    }, anchorId);
+  const t0 = await top();
+  await page.waitForFunction(([k, f]) => {
+    const s = window.__folio.cache.peek(k).getState();
+    return !s.loading && s.window.pages[0].first !== f;
+  }, [BIG, firstBefore]);
+  ws.setDelay(0);
+  const t1 = await top();
+  assert(t0 !== null && t1 !== null && Math.abs(t0 - t1) <= 2, `anchor moved from ${t0} to ${t1} when rows were inserted above`);
+  assert(errors.length === 0, errors.join('\n'));
+  await context.close();
+});
+
+test('a saved position restores, and reader input interrupts a delayed restore', async (h) => {
+  const { context, page, errors, ws } = await openApp(h.url);
+  await openConversation(page, 'big');
+  await pageUp(page, BIG, 8);
+  await scrollTo(page, 300);
+  await page.waitForTimeout(100);
+  const saved = await viewState(page, BIG);
+  const anchorId = saved.visibleIds[1];
+  const offsetOf = () =>
+    page.evaluate((id) => {
+      const r = document.querySelector(`[data-slot="0"] [data-row-id="${id}"]`);
+      const c = document.querySelector('[data-slot="0"] .message-column');
+      return r ? Math.round(r.getBoundingClientRect().top - c.getBoundingClientRect().top) : null;
+    }, anchorId);
+  const o0 = await offsetOf();
+  // Visit four other conversations: big's view leaves the cache (four at most).
+  for (const t of ['small', 'tools', 'failure', 'math']) await openConversation(page, t);
+  const cached = await page.evaluate(() => window.__folio.cache.keys());
+  assert(!cached.includes(BIG), `big should have been evicted from the cache: ${cached}`);
+  assert(cached.length <= 4, `more than four cached conversations: ${cached}`);
+  // Coming back restores the saved anchor (a fresh snapshot, then 'around').
+  await openConversation(page, 'big');
+  await page.waitForFunction((id) => document.querySelector(`[data-slot="0"] [data-row-id="${id}"]`), anchorId);
+  await page.waitForTimeout(100);
+  const o1 = await offsetOf();
+  assert(o0 !== null && Math.abs(o0 - o1) <= 2, `restored at ${o1}, saved at ${o0}`);
+  // Again, but the restore is slow and the reader scrolls first.
+  for (const t of ['small', 'tools', 'failure', 'math']) await openConversation(page, t);
+  ws.holdAround(true);
+  await item(page, 'big').click();
+  await page.waitForFunction(() => window.__folio.cache.peek('big||0')?.getState().intent === 'restore');
+  await page.locator('[data-slot="0"] .message-column').hover();
+  await page.mouse.wheel(0, -200);
+  await page.waitForFunction(() => !window.__folio.cache.peek('big||0').getState().intent);
+  ws.holdAround(false);
+  await page.waitForTimeout(300);
+  const s = await viewState(page, BIG);
+  assert(s.atEnd, 'an interrupted restore must not move the window');
+  assert(!(await page.$(`[data-slot="0"] [data-row-id="${anchorId}"]`)), 'the interrupted restore still brought its anchor in');
+  assert(errors.length === 0, errors.join('\n'));
+  await context.close();
+});
+
+test('split panes are independent, and a closed pane keeps its anchor through queued frames', async (h) => {
+  const { context, page, errors } = await openApp(h.url);
+  await openConversation(page, 'big');
+  await page.getByRole('button', { name: 'Open big beside' }).click();
+  await page.waitForSelector('[data-slot="1"] .row');
+  await settle(page, 'big', 1);
+  await pageUp(page, BIG, 3);
+  const a = await viewState(page, BIG, 0);
+  const b = await viewState(page, 'big||1', 1);
+  assert(!a.atEnd || a.first !== b.first, 'pane 0 moved');
+  assert(b.atEnd && b.pages === 1, `pane 1 was disturbed by pane 0: ${JSON.stringify(b)}`);
+  await page.screenshot({ path: join(shots, 'split.png') });
+  // Scroll pane 1 up a little, then close it while frames and scroll events are queued.
+  await scrollTo(page, 200, 1);
+  await page.waitForTimeout(100);
+  const before = await viewState(page, 'big||1', 1);
+  const id = before.visibleIds[0];
+  const saved = await page.evaluate(async () => {
+    const col = document.querySelector('[data-slot="1"] .message-column');
+    // Queue frames that scroll and fire scroll events after the unmount.
+    for (let i = 0; i < 5; i++)
+      requestAnimationFrame(() => {
+        col.scrollTop = 0;
+        col.dispatchEvent(new Event('scroll'));
+      });
+    document.querySelector('[data-slot="1"] [aria-label="Close pane"]').click();
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => requestAnimationFrame(r))));
+    return window.__folio.cache.anchors.get('big||1');
+  });
+  assert(saved && saved.id === id, `saved anchor ${JSON.stringify(saved)}, want ${id}`);
+  // Remount: the pane comes back at its anchor.
+  await page.getByRole('button', { name: 'Open big beside' }).click();
+  await page.waitForFunction((rid) => {
+    const r = document.querySelector(`[data-slot="1"] [data-row-id="${rid}"]`);
+    const c = document.querySelector('[data-slot="1"] .message-column');
+    if (!r || !c) return false;
+    const d = r.getBoundingClientRect().top - c.getBoundingClientRect().top;
+    return Math.abs(d - window.__folio.cache.anchors.get('big||1').offset) <= 2;
+  }, id);
+  assert(errors.length === 0, errors.join('\n'));
+  await context.close();
+});
+
+test('reconnect resumes the same window and applies live updates once', async (h) => {
+  const { context, page, errors, ws } = await openApp(h.url);
+  await openConversation(page, 'live');
+  const key = 'live||0';
+  const rows = () => page.$$eval('[data-slot="0"] .row', (rs) => rs.map((r) => r.dataset.rowId));
+  const r0 = await rows();
+  ws.dropAll();
+  await page.waitForFunction(() => window.__folio.client.status !== 'open');
+  // Another process appends to the log while the tab is disconnected.
+  h.append('live', [{ id: 'live-u2', content: { kind: 'user', text: 'appended while away' } }]);
+  await page.waitForFunction(() => window.__folio.client.status === 'open' && window.__folio.client.connects >= 2);
+  await page.waitForSelector('[data-row-id="live-u2"]');
+  const r1 = await rows();
+  assert(JSON.stringify(r1.slice(0, r0.length)) === JSON.stringify(r0), 'the window changed across the reconnect');
+  h.append('live', [{ id: 'live-a2', content: { kind: 'agent', markdown: 'a live answer' } }]);
+  await page.waitForSelector('[data-message-id="live-a2"]');
+  const r2 = await rows();
+  assert(r2.filter((r) => r === 'live-u2').length === 1, 'duplicated row after reconnect');
+  const s = await viewState(page, key);
+  assert(s.atEnd, 'live window at end');
+  assert(errors.length === 0, errors.join('\n'));
+  await context.close();
+});
+
+test('a turn with tool calls shows the same strip rows after a reload', async (h) => {
+  const { context, page, errors } = await openApp(h.url);
+  await openConversation(page, 'tools');
+  const collect = async () => {
+    for (const b of await page.$$('[data-slot="0"] .strip-summary[aria-expanded="false"]')) await b.click();
+    for (const b of await page.$$('[data-slot="0"] .step-head[aria-expanded="false"]')) await b.click();
+    return page.$$eval('[data-slot="0"] .execution-strip', (ss) =>
+      ss.map((s) => ({
+        summary: s.querySelector('.strip-summary').textContent,
+        steps: [...s.querySelectorAll('.step')].map((st) => [st.dataset.stepId, st.className, st.textContent]),
+      })),
+    );
+  };
+  const first = await collect();
+  assert(first.some((s) => /Function/.test(s.summary)), `no function strip: ${JSON.stringify(first)}`);
+  assert(first.some((s) => s.steps.some((st) => /Arguments|Result/.test(st[2]))), 'function details missing');
+  assert((await page.$$('.presentation-raw, pre:has-text("\\"payload\\"")')).length === 0, 'raw payload shown');
+  await page.screenshot({ path: join(shots, 'strip.png') });
+  await page.reload();
+  await page.waitForSelector('[data-testid="app"]');
+  await openConversation(page, 'tools');
+  const second = await collect();
+  assert(JSON.stringify(first) === JSON.stringify(second), `rows differ after reload:\n${JSON.stringify(first)}\n${JSON.stringify(second)}`);
+  assert((await page.$$('svg.loading-mark')).length === 0, 'a finished turn shows a loading mark');
+  assert(errors.length === 0, errors.join('\n'));
+  await context.close();
+});
+
+test('a turn run live by the engine streams into the open tab, tool calls and all', async (h) => {
+  const { context, page, errors } = await openApp(h.url);
+  const id = await h.create('live tools');
+  await page.reload();
+  await page.waitForSelector('[data-testid="app"]');
+  await item(page, 'live tools').click();
+  await page.waitForFunction(() => window.__folio.cache.keys().some((k) => k.startsWith('c-')));
+  await h.run(id, 'tools');
+  await page.waitForSelector('[data-slot="0"] .execution-strip');
+  await page.waitForFunction(() => [...document.querySelectorAll('[data-slot="0"] .markdown')].some((m) => /real tool calls/.test(m.textContent)));
+  const live = await page.$$eval('[data-slot="0"] .strip-summary', (s) => s.map((x) => x.textContent));
+  await page.reload();
+  await page.waitForSelector('[data-testid="app"]');
+  await item(page, 'live tools').click();
+  await page.waitForSelector('[data-slot="0"] .execution-strip');
+  const cold = await page.$$eval('[data-slot="0"] .strip-summary', (s) => s.map((x) => x.textContent));
+  assert(JSON.stringify(live) === JSON.stringify(cold), `live ${JSON.stringify(live)} vs reload ${JSON.stringify(cold)}`);
+  assert(errors.length === 0, errors.join('\n'));
+  await context.close();
+});
+
+test('a failure after partial output shows one localized notice, live and after reload', async (h) => {
+  const { context, page, errors } = await openApp(h.url, { locale: 'de-DE' });
+  const id = await h.create('live failure');
+  await page.reload();
+  await page.waitForSelector('[data-testid="app"]');
+  await item(page, 'live failure').click();
+  await page.waitForFunction(() => window.__folio.cache.keys().some((k) => k.startsWith('c-')));
+  await h.run(id, '/demo fail rate-limit');
+  const check = async () => {
+    await page.waitForSelector('[data-slot="0"] .failure-notice');
+    const bubble = page.locator('[data-slot="0"] .bubble-assistant[data-state="failed"]');
+    assert((await bubble.count()) === 1, 'want one failed reply');
+    const order = await bubble.evaluate((b) => [...b.children].map((c) => c.className.split(' ')[0]));
+    assert(order.at(-1) === 'message-actions' && order.at(-2) === 'failure-notice', `notice order ${order}`);
+    assert(order.includes('markdown'), 'partial answer missing');
+    assert((await page.$$('[data-slot="0"] .failure-notice')).length === 1, 'more than one notice');
+    const headline = await page.textContent('.failure-headline');
+    assert(headline === 'Das Ratenlimit des Anbieters ist erreicht', `headline ${headline}`);
+    assert((await page.$$('svg.loading-mark')).length === 0, 'terminal state shows a loading mark');
+  };
+  await check();
+  await page.screenshot({ path: join(shots, 'failure.png') });
+  await page.reload();
+  await page.waitForSelector('[data-testid="app"]');
+  await item(page, 'live failure').click();
+  await check();
+  // Successful replies get no notice.
+  await openConversation(page, 'tools');
+  assert((await page.$$('.failure-notice')).length === 0, 'a successful reply got a failure notice');
+  assert(errors.length === 0, errors.join('\n'));
+  await context.close();
+});
+
+test('the empty streaming reply shows one loading mark; content replaces it', async (h) => {
+  const { context, page, errors } = await openApp(h.url);
+  await openConversation(page, 'live');
+  assert((await page.$$('svg.loading-mark')).length === 0, 'a finished conversation shows a mark');
+  h.append('live', [{ id: 'mark-u', content: { kind: 'user', text: 'are you there?' } }]);
+  await page.waitForSelector('svg.loading-mark');
+  const marks = await page.$$('svg.loading-mark');
+  assert(marks.length === 1, `want one loading mark, got ${marks.length}`);
+  const box = await marks[0].boundingBox();
+  assert(Math.round(box.width) === 18 && Math.round(box.height) === 18, `mark is ${box.width}×${box.height}`);
+  const inPlaceholder = await page.$eval('svg.loading-mark', (m) => !!m.closest('.thinking-placeholder') && !m.closest('.execution-strip, .chat-header, .message-actions'));
+  assert(inPlaceholder, 'the mark is outside the empty-reply placeholder');
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  const anim = await page.$eval('.loading-mark-outer', (c) => getComputedStyle(c).animationName);
+  assert(anim === 'none', 'reduced motion did not freeze the mark');
+  await page.emulateMedia({ reducedMotion: null });
+  await page.locator('.thinking-placeholder').screenshot({ path: join(shots, 'loading-mark.png') });
+  h.append('live', [{ id: 'mark-r', content: { kind: 'reasoning', text: 'considering', label: 'Thinking' } }]);
+  await page.waitForSelector('[data-message-id="mark-r"]');
+  assert((await page.$$('svg.loading-mark')).length === 0, 'thinking content did not replace the mark');
+  assert(errors.length === 0, errors.join('\n'));
+  await context.close();
+});
+
+test('math typesets in assistant bubbles', async (h) => {
+  const { context, page, errors } = await openApp(h.url);
+  await openConversation(page, 'math');
+  await page.waitForSelector('[data-message-id="m-a"] .katex');
+  const tex = await page.$$eval('[data-message-id="m-a"] .katex-mathml annotation', (els) => els.map((e) => e.textContent));
+  for (const want of ['d_t', 'v_t = (d_t - d_{t+1}) / d_t', 'x^2', 'e^{i\\pi} + 1 = 0']) assert(tex.includes(want), `missing ${want}: ${JSON.stringify(tex)}`);
+  assert((await page.$$('[data-message-id="m-a"] .katex-display')).length === 2, 'want two display formulas');
+  const text = await page.textContent('[data-message-id="m-a"]');
+  assert(text.includes('$5 and $10'), 'prices were typeset');
   await page.screenshot({ path: join(shots, 'math.png') });
   assert(errors.length === 0, errors.join('\n'));
   await context.close();
 });
 
-test('the empty streaming reply shows exactly one animated loading mark', async (url) => {
-  const { context, page, errors } = await openApp(url);
-  await openConversation(page, 'Waiting for a reply');
-  const marks = await page.$$('svg.loading-mark');
-  assert(marks.length === 1, `want one loading mark, got ${marks.length}`);
-  const box = await marks[0].boundingBox();
-  assert(Math.round(box.width) === 18 && Math.round(box.height) === 18, `mark is ${box.width}×${box.height}, want 18×18`);
-  const colors = await page.evaluate(() => {
-    const resolve = (value) => {
-      const probe = document.createElement('span');
-      probe.style.color = value;
-      document.body.append(probe);
-      const color = getComputedStyle(probe).color;
-      probe.remove();
-      return color;
-    };
-    return ['outer', 'inner'].map((ring) => [
-      getComputedStyle(document.querySelector(`.loading-mark-${ring}`)).stroke,
-      resolve(`var(--mark-${ring})`),
-    ]);
+test('an XSS corpus in messages and tool output never executes', async (h) => {
+  const { context, page, errors } = await openApp(h.url);
+  let dialogs = 0;
+  page.on('dialog', (d) => {
+    dialogs++;
+    void d.dismiss();
   });
-  for (const [stroke, token] of colors) assert(stroke === token, `ring stroke ${stroke} is not its theme token ${token}`);
-  const outer = () => page.$eval('.loading-mark-outer', (c) => getComputedStyle(c).animationName);
-  assert((await outer()) === 'loading-mark-outer', `rings are not animated: ${await outer()}`);
-  await page.emulateMedia({ reducedMotion: 'reduce' });
-  assert((await outer()) === 'none', 'reduced motion did not freeze the mark');
-  await page.emulateMedia({ reducedMotion: null, forcedColors: 'active' });
-  const [stroke, canvasText] = await page.evaluate(() => {
-    const probe = document.createElement('span');
-    probe.style.color = 'CanvasText';
-    document.body.append(probe);
-    const want = getComputedStyle(probe).color;
-    probe.remove();
-    return [getComputedStyle(document.querySelector('.loading-mark-inner')).stroke, want];
-  });
-  assert(stroke === canvasText, `forced colors: stroke ${stroke}, want CanvasText ${canvasText}`);
-  await page.emulateMedia({ forcedColors: null });
-  await page.locator('[data-message-id="m-waiting-a"]').screenshot({ path: join(shots, 'loading-mark.png') });
+  await openConversation(page, 'xss <b>title</b>');
+  for (const b of await page.$$('.strip-summary')) await b.click();
+  for (const b of await page.$$('.step-head')) await b.click();
+  for (const b of await page.$$('.failure-details summary')) await b.click();
+  await page.waitForTimeout(300);
+  const hit = await page.evaluate(() => window.__xss ?? 0);
+  assert(hit === 0 && dialogs === 0, `script ran: __xss=${hit}, dialogs=${dialogs}`);
+  const bad = await page.$$eval('[data-slot="0"] .message-list *', (els) =>
+    els.filter((e) => e.tagName === 'SCRIPT' || e.tagName === 'IFRAME' || [...e.attributes].some((a) => /^on/i.test(a.name) || /javascript:/i.test(a.value))).map((e) => e.outerHTML),
+  );
+  assert(bad.length === 0, `dangerous markup in the DOM: ${bad.join('\n')}`);
+  assert((await page.textContent('[data-slot="0"] .message-list')).includes('<img src=x onerror'), 'user text lost its literal markup');
+  assert(errors.filter((e) => !/Content Security Policy/.test(e)).length === 0, errors.join('\n'));
+  await context.close();
+});
+
+test('conversations can be created, renamed and deleted; the graph loads only when opened', async (h) => {
+  const { context, page, errors } = await openApp(h.url);
+  const graphRequests = [];
+  page.on('request', (r) => r.url().includes('/graph') && graphRequests.push(r.url()));
+  await page.getByRole('button', { name: 'New' }).click();
+  await page.waitForFunction(() => window.__folio.cache.keys().some((k) => k.startsWith('c-')));
+  const id = await page.evaluate(() => window.__folio.cache.keys().find((k) => k.startsWith('c-')).split('|')[0]);
+  await page.locator(`[data-conversation-id="${id}"] [aria-label^="Rename"]`).click();
+  await page.getByRole('textbox', { name: 'Title' }).fill('renamed here');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.waitForSelector('.conversation-item:has-text("renamed here")');
+  assert(graphRequests.length === 0, 'the graph was requested before its view opened');
+  await page.locator('[data-slot="0"] .chat-header').getByRole('button', { name: 'Graph' }).click();
+  await page.waitForSelector('[data-testid="graph-panel"]');
+  assert(graphRequests.length === 1, `graph requests: ${graphRequests.length}`);
+  await page.locator(`[data-conversation-id="${id}"] [aria-label^="Delete"]`).click();
+  await page.getByRole('button', { name: 'Delete?' }).click();
+  await page.waitForFunction((cid) => !document.querySelector(`[data-conversation-id="${cid}"]`), id);
+  const keys = await page.evaluate(() => window.__folio.cache.keys());
+  assert(!keys.some((k) => k.startsWith(id)), `views of the deleted conversation remain: ${keys}`);
   assert(errors.length === 0, errors.join('\n'));
   await context.close();
 });
 
-test('a streamed reply typesets once each closer arrives', async (url) => {
-  const { context, page, errors } = await openApp(url);
-  await openConversation(page, 'Decay rates');
-  await page.getByRole('textbox', { name: 'Message' }).fill('Pythagoras?');
+test('the composer attaches files as chips and refuses oversized ones', async (h) => {
+  const { context, page, errors } = await openApp(h.url);
+  await openConversation(page, 'small');
+  await page.setInputFiles('input[type="file"]', [{ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('hello') }]);
+  await page.waitForSelector('[data-testid="attachment-chip"]');
+  assert((await page.textContent('[data-testid="attachment-chip"]')).includes('notes.txt'), 'chip without name');
+  await page.setInputFiles('input[type="file"]', [{ name: 'huge.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(32 * 1024 * 1024 + 1) }]);
+  await page.waitForSelector('.attach-note');
+  assert((await page.$$('[data-testid="attachment-chip"]')).length === 1, 'the oversized file was attached');
+  // This server has no engine: the send is rejected and the text comes back as a draft.
+  await page.getByRole('textbox', { name: 'Message' }).fill('please read this');
   await page.keyboard.press('Enter');
-  const reply = '[data-message-id="m-1-a"]';
-  await page.waitForSelector(`${reply} svg.loading-mark`);
-  assert((await page.$$('svg.loading-mark')).length === 1, 'want one loading mark while the reply is empty');
-  await page.waitForSelector(`${reply}[data-state="completed"]`);
-  assert((await page.$$(`${reply} svg.loading-mark`)).length === 0, 'the mark stayed after text arrived');
-  const tex = await annotations(page, reply);
-  assert(JSON.stringify(tex) === JSON.stringify(['a^2 + b^2 = c^2', '\\frac{1}{2}']), `typeset ${JSON.stringify(tex)}`);
-  assert(errors.length === 0, errors.join('\n'));
+  await page.waitForFunction(() => document.querySelector('.composer-input').value === 'please read this');
+  assert(errors.filter((e) => !/HTTP 4\d\d/.test(e)).length === 0, errors.join('\n'));
   await context.close();
 });
 
-test('a failed reply shows one localized notice whose details are plain text', async (url) => {
-  const { context, page, errors } = await openApp(url, { locale: 'de-DE' });
-  await openConversation(page, 'Provider outage');
-  const notice = page.locator('.failure-notice');
-  assert((await notice.count()) === 1, 'want one failure notice');
-  assert((await notice.locator('.failure-headline').textContent()) === 'Der Anbieter war nicht erreichbar', 'headline not localized');
-  await notice.getByText('Details').click();
-  const detail = await notice.locator('.failure-detail-text').textContent();
-  assert(detail.includes('<b>not bold</b>'), `details not shown as text: ${detail}`);
-  assert((await notice.locator('b').count()) === 0, 'details were parsed as HTML');
-  assert(await notice.locator('.failure-detail-text').isVisible(), 'details did not expand');
-  await page.screenshot({ path: join(shots, 'failure.png') });
-  assert(errors.length === 0, errors.join('\n'));
-  await context.close();
-});
-
-test('the narrow layout opens the list as a drawer', async (url) => {
-  const { context, page, errors } = await openApp(url, { viewport: { width: 390, height: 844 } });
-  // The drawer slides in from the left; wait until it is fully in or out.
-  const settle = (open) =>
-    page.waitForFunction((o) => {
-      const r = document.querySelector('.side-pane').getBoundingClientRect();
-      return o ? r.left >= 0 : r.right <= 0;
-    }, open);
-  await settle(false); // closed: fails by timeout if the list covers the chat at 390px
-  const column = await page.locator('.message-column').boundingBox();
-  assert(column.width > 350, `chat column is ${column.width}px wide at 390px`);
-  await page.getByRole('button', { name: 'Conversations' }).click();
-  await settle(true);
-  await page.screenshot({ path: join(shots, 'narrow-drawer.png') });
-  await page.getByRole('button', { name: /^Provider outage/ }).click();
-  await settle(false);
-  assert((await page.textContent('.chat-title')) === 'Provider outage', 'selecting did not switch conversation');
-  await page.screenshot({ path: join(shots, 'narrow.png') });
-  assert(errors.length === 0, errors.join('\n'));
-  await context.close();
-});
-
-test('the theme switches between light and dark tokens', async (url) => {
-  const { context, page, errors } = await openApp(url, { colorScheme: 'light' });
-  const bg = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
-  assert((await page.getAttribute('html', 'data-theme')) === 'light', 'light system preference not followed');
-  const light = await bg();
+test('the dark theme and the narrow layout', async (h) => {
+  const { context, page, errors } = await openApp(h.url, { colorScheme: 'light', viewport: { width: 390, height: 844 } });
+  await page.getByRole('button', { name: 'Conversations' }).first().click();
   await page.getByRole('button', { name: 'Dark theme' }).click();
   assert((await page.getAttribute('html', 'data-theme')) === 'dark', 'toggle did not select dark');
-  const dark = await bg();
-  assert(light !== dark, `background stayed ${light}`);
+  await item(page, 'tools').click();
+  await page.waitForSelector('[data-slot="0"] .execution-strip');
+  const column = await page.locator('[data-slot="0"] .message-column').boundingBox();
+  assert(column.width > 350, `chat column is ${column.width}px wide at 390px`);
   await page.screenshot({ path: join(shots, 'dark.png') });
-  await page.reload();
-  await page.waitForSelector('[data-testid="app"]');
-  assert((await page.getAttribute('html', 'data-theme')) === 'dark', 'the choice was not remembered');
   assert(errors.length === 0, errors.join('\n'));
   await context.close();
 });
 
 let passed = 0;
 let failed = 0;
+let h;
 try {
   mkdirSync(shots, { recursive: true });
-  const url = await startServer();
-  browser = await chromium.launch({
-    executablePath: browserPath,
-    headless: true,
-    // playwright-core gives each launch a fresh temporary profile directory.
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  h = await setupHarness();
+  const only = process.env.FOLIO_E2E_ONLY;
   for (const { name, fn } of tests) {
+    if (only && !name.includes(only)) continue;
     try {
-      await fn(url);
+      await fn(h);
       passed++;
       console.log(`ok   ${name}`);
     } catch (err) {
@@ -262,9 +578,7 @@ try {
   failed++;
   console.log(`FAIL suite setup: ${err?.stack ?? err}`);
 } finally {
-  await browser?.close();
-  server?.kill();
-  rmSync(scratch, { recursive: true, force: true });
+  await closeHarness();
 }
 console.log(`\ne2e: ${passed} passed, ${failed} failed`);
 process.exitCode = failed > 0 ? 1 : 0;

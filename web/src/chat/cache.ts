@@ -31,6 +31,11 @@ export class ViewCache<V extends Cacheable> {
     return this.views.size;
   }
 
+  /** peek returns the view for key without touching its recency (tests, bench). */
+  peek(key: string): V | undefined {
+    return this.views.get(key);
+  }
+
   keys(): string[] {
     return [...this.views.keys()];
   }

@@ -121,3 +121,15 @@ describe('the window reducer', () => {
     expect(groupsOf(w).some((g) => g.ids.includes('u-x'))).toBe(false);
   });
 });
+
+describe('live entries after a user message', () => {
+  it('start a new reply group instead of joining the user group', () => {
+    const s = new FakeServer(makeGroups(4, 200));
+    let w = reduceWindow(emptyWindow(), { type: 'snapshot', token: 's1', generation: 1, seq: 1, groups: 4 });
+    w = reduceWindow(w, { type: 'page', epoch: w.epoch, token: 's1', direction: 'replace', page: s.page('latest', 'before', 1 << 20) as WirePage });
+    w = reduceWindow(w, { type: 'entry', how: 'running', entry: { id: 'u9', content: { kind: 'user', text: 'q' } }, revision: 2, after: 'a3', seq: 2 });
+    w = reduceWindow(w, { type: 'entry', how: 'running', entry: { id: 'r9', content: { kind: 'reasoning', text: 'hm' } }, revision: 3, open: true, after: 'u9', seq: 3 });
+    w = reduceWindow(w, { type: 'entry', how: 'running', entry: { id: 'a9', content: { kind: 'agent', markdown: 'ok' } }, revision: 4, open: true, after: 'r9', seq: 4 });
+    expect(groupsOf(w).slice(-2).map((g) => g.ids)).toEqual([['u9'], ['r9', 'a9']]);
+  });
+});

@@ -248,7 +248,9 @@ function reduceEntry(w: WindowState, a: Extract<WindowAction, { type: 'entry' }>
         after.group === w.pages[after.page]!.groups.length - 1 &&
         !w.hasMoreAfter &&
         w.tail.length === 0;
-  if (isUser) {
+  // A user entry is a group by itself: anything after it starts a new group.
+  const afterUser = w.held.get(src.ids[0]!)?.entry.content.kind === 'user';
+  if (isUser || afterUser) {
     if (!isLastGroup) return { ...state, stale: true };
     const g: GroupRef = { index: lastIndex() + 1, bytes, ids: [a.entry.id] };
     live.set(a.entry.id, g.ids);

@@ -52,10 +52,10 @@ function GraphPanel({ api, id }: { api: Api; id: string }) {
   return (
     <div className="graph-panel" data-testid="graph-panel">
       <div>
-        {graph.nodes.length} nodes · {graph.branches.length} branches · {graph.compactions.length} compactions · {graph.links.length} links
+        {graph.nodes?.length ?? 0} nodes · {graph.branches?.length ?? 0} branches · {graph.compactions?.length ?? 0} compactions · {graph.links?.length ?? 0} links
       </div>
       <ul>
-        {graph.branches.map((b) => (
+        {(graph.branches ?? []).map((b) => (
           <li key={b.head}>
             {b.label} {b.forkedFrom ? `(from ${b.forkedFrom})` : ''}
           </li>
