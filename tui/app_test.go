@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -231,3 +232,107 @@ func TestAppChildRegion(t *testing.T) {
 }
 
 var _ = context.Background
+
+// With a plain theme (TERM=dumb) the whole frame is text without escape
+// sequences; with NO_COLOR it keeps attributes but has no colors.
+func TestAppFramePlainAndNoColor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newChatRig(t, Options{Theme: DetectTheme([]string{"TERM=dumb"}, true), Notice: "demo model"}, 70, 20, demoProvider())
+		r.typeText("hello")
+		r.enter()
+		r.until("the turn finishes", func() bool { _, ok := r.eng.Running(); return !ok && r.store.Snapshot().Document.Len() >= 3 })
+		if got := r.app.View().Content; strings.Contains(got, "\x1b") {
+			t.Fatalf("a dumb terminal got escape sequences: %q", got)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		r := newChatRig(t, Options{Theme: DetectTheme([]string{"TERM=xterm-256color", "NO_COLOR=1"}, true), Notice: "demo model"}, 70, 20, demoProvider())
+		r.typeText("hello")
+		r.enter()
+		r.until("the turn finishes", func() bool { _, ok := r.eng.Running(); return !ok && r.store.Snapshot().Document.Len() >= 3 })
+		got := r.app.View().Content
+		if strings.Contains(got, "38;5;") || strings.Contains(got, "38;2;") {
+			t.Fatalf("NO_COLOR got foreground colors: %q", got)
+		}
+		if !strings.Contains(got, "\x1b[") {
+			t.Fatal("NO_COLOR lost its text attributes too")
+		}
+	})
+}
+
+// ctrl+y hands over the answer's markdown source, not its wrapped
+// rendering: copied with OSC 52 in the fullscreen view, printed into
+// scrollback in the classic view.
+func TestAppCopyAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newChatRig(t, Options{Theme: PlainTheme}, 60, 20, demoProvider())
+		r.typeText("hello")
+		r.enter()
+		r.until("the turn finishes", func() bool { _, ok := r.eng.Running(); return !ok && r.store.Snapshot().Document.Len() >= 3 })
+		cmd := r.app.key(tea.KeyPressMsg{Code: 'y', Mod: tea.ModCtrl})
+		if cmd == nil {
+			t.Fatal("ctrl+y gave no command in the fullscreen view")
+		}
+		if !strings.Contains(r.app.status, "copied the answer's markdown") {
+			t.Fatalf("status after ctrl+y: %q", r.app.status)
+		}
+		msg := cmd()
+		if got := fmt.Sprint(msg); !strings.Contains(got, "**folio's built-in demo model**") {
+			t.Fatalf("the clipboard message does not carry the markdown source: %v", got)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		term := newTerminal(60, 20)
+		r := newChatRig(t, Options{Theme: PlainTheme, Classic: true, Output: writerFunc(term.write)}, 60, 20, demoProvider())
+		r.typeText("hello")
+		r.enter()
+		r.until("the turn finishes", func() bool { _, ok := r.eng.Running(); return !ok && r.store.Snapshot().Document.Len() >= 3 })
+		r.send(tea.KeyPressMsg{Code: 'y', Mod: tea.ModCtrl})
+		rows := strings.Join(allRows(term), "\n")
+		// The source line is longer than the terminal: printed as it is,
+		// the terminal wraps it, and copying it back gives one line.
+		if !strings.Contains(rows, "Hello! You are talking to **folio's built-in demo model**.") {
+			t.Fatalf("the classic view did not print the markdown source:\n%s", rows)
+		}
+	})
+}
+
+// /resume lists saved conversations (title, updated, entries); choosing
+// one resumes it through the callback and shows its document.
+func TestAppResumePicker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		saved := doc(ent("s1", transcript.User{Text: "the saved question"}), ent("s2", transcript.Agent{Markdown: "The saved answer."}))
+		var r *chatRig
+		var resumed string
+		o := Options{
+			Theme: PlainTheme,
+			Conversations: func() ([]Conversation, error) {
+				return []Conversation{
+					{ID: "c2", Title: "parser errors", Updated: t0.Add(2 * time.Hour), Entries: 42},
+					{ID: "c1", Title: "", Updated: t0, Entries: 2},
+				}, nil
+			},
+			Resume: func(id string) error {
+				resumed = id
+				return r.eng.Resume(saved, nil)
+			},
+		}
+		r = newChatRig(t, o, 70, 12, demoProvider())
+		r.typeText("/resume")
+		r.enter()
+		grid := r.grid()
+		golden(t, "app_picker", grid)
+		if !strings.Contains(grid, "› parser errors") || !strings.Contains(grid, "42 entries") || !strings.Contains(grid, "c1") {
+			t.Fatalf("the picker does not list the conversations:\n%s", grid)
+		}
+		r.send(tea.KeyPressMsg{Code: tea.KeyDown})
+		r.enter()
+		if resumed != "c1" {
+			t.Fatalf("resumed %q, want c1", resumed)
+		}
+		r.catchUp()
+		if grid := r.grid(); !strings.Contains(grid, "the saved question") || !strings.Contains(grid, "The saved answer.") {
+			t.Fatalf("the resumed conversation is not shown:\n%s", grid)
+		}
+	})
+}
