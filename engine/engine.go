@@ -436,6 +436,40 @@ func (e *Engine) Running() (Turn, bool) {
 	return Turn{CommandID: e.turn.cmd.id, UserEntryID: e.turn.userID, ReplyEntryID: e.turn.replyID}, true
 }
 
+// Live is the engine's own shown-but-not-saved state, read in one piece:
+// what the store's snapshot does not carry.
+type Live struct {
+	// Running is the running turn, if Busy.
+	Running Turn
+	Busy    bool
+	// Stopping is set between Stop and the turn's end.
+	Stopping bool
+	// Queue is the commands waiting behind the turn, in dispatch order.
+	Queue []Receipt
+	// Approvals are the calls waiting for a decision.
+	Approvals []Approval
+	// CanRetry is set when the last turn failed and Retry would run it.
+	CanRetry bool
+}
+
+// Live returns the engine's live state. Changed signals when it moves.
+func (e *Engine) Live() Live {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	l := Live{CanRetry: e.lastFailed && e.turn == nil && len(e.queue) == 0}
+	if t := e.turn; t != nil {
+		l.Busy, l.Stopping = true, t.stopping
+		l.Running = Turn{CommandID: t.cmd.id, UserEntryID: t.userID, ReplyEntryID: t.replyID}
+	}
+	for _, c := range e.queue {
+		l.Queue = append(l.Queue, e.receiptLocked(c))
+	}
+	for _, a := range e.approvals {
+		l.Approvals = append(l.Approvals, a.Approval)
+	}
+	return l
+}
+
 // Queue lists the commands waiting behind the running turn, in the order
 // they will run.
 func (e *Engine) Queue() []Receipt {

@@ -54,6 +54,9 @@ func TestFailureAfterPartialOutputLiveAndReloaded(t *testing.T) {
 				t.Errorf("entry %d differs after reload:\n live %+v\nsaved %+v", i, live[i].Content, saved[i].Content)
 			}
 		}
+		if l := h.eng.Live(); !l.CanRetry || l.Busy {
+			t.Errorf("live after failure %+v", l)
+		}
 		// A failed turn can be retried explicitly, from the same messages.
 		before := len(h.eng.Messages())
 		if _, err := h.eng.Retry("r1"); err != nil {
@@ -163,6 +166,9 @@ func TestApprovals(t *testing.T) {
 		h.eng.Send(context.Background(), "c1", "go", nil)
 		synctest.Wait()
 		aps := h.eng.Approvals()
+		if l := h.eng.Live(); !l.Busy || len(l.Approvals) != 1 {
+			t.Errorf("live %+v", l)
+		}
 		if len(aps) != 1 || aps[0].Tool != "danger" || aps[0].Args != `{"n":1}` {
 			t.Fatalf("approvals %+v", aps)
 		}
