@@ -361,6 +361,14 @@ func (s *stream) event(e *sdk.MessageStreamEventUnion) error {
 			b.index, b.id, b.name = s.calls, cb.ID, cb.Name
 			s.calls++
 			s.push(provider.Event{Kind: provider.ToolCallStart, Index: b.index, ID: b.id, Name: b.name})
+			// Anthropic streams input as input_json_delta after an empty
+			// object, but some gateways send the whole input here instead.
+			if in, ok := cb.Input.(map[string]any); ok && len(in) > 0 {
+				if raw, err := json.Marshal(in, json.Deterministic(true)); err == nil {
+					b.args = raw
+					s.push(provider.Event{Kind: provider.ToolCallDelta, Index: b.index, Text: string(raw)})
+				}
+			}
 		}
 	case "content_block_delta":
 		b := s.blocks[e.Index]
@@ -370,11 +378,11 @@ func (s *stream) event(e *sdk.MessageStreamEventUnion) error {
 		d := &e.Delta
 		switch d.Type {
 		case "text_delta":
-			if b.kind == "text" {
+			if b.kind == "text" && d.Text != "" {
 				s.push(provider.Event{Kind: provider.TextDelta, Text: d.Text})
 			}
 		case "thinking_delta":
-			if b.kind == "thinking" {
+			if b.kind == "thinking" && d.Thinking != "" {
 				s.push(provider.Event{Kind: provider.ReasoningDelta, Text: d.Thinking})
 			}
 		case "signature_delta":

@@ -82,6 +82,25 @@ func TestStreamFixtures(t *testing.T) {
 	}
 }
 
+func TestToolInputInStartBlock(t *testing.T) {
+	t.Parallel()
+	body := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"c\",\"content\":[],\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n" +
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_9\",\"name\":\"shell\",\"input\":{\"command\":\"ls\"}}}\n\n" +
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":7}}\n\n" +
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+	srv := providertest.NewServer(t, providertest.Reply{Status: 200, Header: map[string]string{"Content-Type": "text/event-stream"}, Body: []byte(body)})
+	s, err := newProvider(t, srv, nil, 0).Stream(context.Background(), hello)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := providertest.Collect(s)
+	want := []string{"tool-start:0:toolu_9:shell", `tool-delta:0:{"command":"ls"}`, `tool-end:0:{"command":"ls"}`, "usage:p=3,c=7,t=10,cr=0,cw=0", "done:tool_calls"}
+	if got := providertest.Summary(evs); err != nil || !slices.Equal(got, want) {
+		t.Fatalf("got %q, %v\nwant %q", got, err, want)
+	}
+}
+
 func TestOverloadedEventIsRetryable(t *testing.T) {
 	t.Parallel()
 	srv := providertest.NewServer(t, providertest.Fixture(t, "testdata/error_event.sse"))
