@@ -25,6 +25,6 @@
 // started by New and ended by Close. Its exported methods are safe for
 // concurrent use from any goroutine; they never block on a running turn,
 // except Wait, which is meant to. Everything a view shows reaches it through
-// the store's snapshots; command and approval state is also available from
-// Commands and Approvals, with Changed signalling when either moves.
+// the store's snapshots; the engine's own state (running turn, queue,
+// approvals) comes from Live, with Changed signalling when it moves.
 package engine
