@@ -57,7 +57,9 @@ type Config struct {
 	// MaxTokens is the default reply bound; 0 lets the provider decide
 	// (Anthropic requires one, so its client uses 8192).
 	MaxTokens int
-	// IdleTimeout ends a stream that sends nothing for this long.
+	// IdleTimeout ends a stream that sends nothing for this long; 0 turns
+	// the watchdog off (Resolve sets DefaultIdleTimeout unless the config
+	// file says otherwise).
 	IdleTimeout time.Duration
 	// Headers are extra HTTP headers (OpenRouter's HTTP-Referer, say).
 	Headers map[string]string

@@ -26,6 +26,10 @@ var (
 	// ErrConfig is wrapped by every configuration error Load and Resolve
 	// return: a bad config.json, a missing model or key, a bad value.
 	ErrConfig = errors.New("provider configuration")
+	// ErrBadRequest is the cause behind the *Error a client returns when a
+	// Request cannot be sent at all (a message with an unknown role, a tool
+	// schema that is not a JSON object). Retrying cannot help.
+	ErrBadRequest = errors.New("request cannot be sent")
 	// ErrIdleTimeout is the cause behind a timeout-class *Error when a
 	// stream received no bytes for the configured idle timeout.
 	ErrIdleTimeout = errors.New("stream idle timeout")
@@ -107,6 +111,12 @@ func (e *Error) Retryable() bool {
 		return e.Status == 0 || e.Status >= 500 || e.Status == http.StatusRequestTimeout || e.Status == http.StatusConflict
 	}
 	return false
+}
+
+// BadRequest builds the non-retryable error for a Request a client cannot
+// send; see ErrBadRequest.
+func BadRequest(providerName, format string, args ...any) *Error {
+	return &Error{Class: ClassProvider, Provider: providerName, Status: http.StatusBadRequest, Msg: fmt.Sprintf(format, args...), Err: ErrBadRequest}
 }
 
 // AsError returns err as an *Error, or nil when it is not one.

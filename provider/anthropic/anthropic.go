@@ -130,7 +130,7 @@ func (p *Provider) params(req provider.Request) (sdk.MessageNewParams, error) {
 			}
 		}
 	}
-	msgs, err := convert(req.Messages)
+	msgs, err := convert(p.cfg.Name, req.Messages)
 	if err != nil {
 		return params, err
 	}
@@ -143,7 +143,7 @@ func (p *Provider) params(req provider.Request) (sdk.MessageNewParams, error) {
 		if len(t.Schema) > 0 {
 			var schema map[string]any
 			if err := json.Unmarshal(t.Schema, &schema); err != nil {
-				return params, fmt.Errorf("%w: anthropic: tool %s: schema is not a JSON object: %v", provider.ErrConfig, t.Name, err)
+				return params, provider.BadRequest(p.cfg.Name, "tool %s: its schema is not a JSON object: %v", t.Name, err)
 			}
 			tp.InputSchema.Properties = schema["properties"]
 			if req, ok := schema["required"].([]any); ok {
@@ -170,7 +170,7 @@ func (p *Provider) params(req provider.Request) (sdk.MessageNewParams, error) {
 // dropped, since the API would reject it), tool results become tool_result
 // blocks in a user turn, and consecutive user-side content shares one turn
 // so roles alternate as the API requires.
-func convert(msgs []message.Message) ([]sdk.MessageParam, error) {
+func convert(name string, msgs []message.Message) ([]sdk.MessageParam, error) {
 	var out []sdk.MessageParam
 	var user []sdk.ContentBlockParamUnion
 	flush := func() {
@@ -217,7 +217,7 @@ func convert(msgs []message.Message) ([]sdk.MessageParam, error) {
 			flush()
 			out = append(out, sdk.NewAssistantMessage(blocks...))
 		default:
-			return nil, fmt.Errorf("%w: anthropic: message %d has role %q", provider.ErrConfig, i, m.Role)
+			return nil, provider.BadRequest(name, "message %d has role %q", i, m.Role)
 		}
 	}
 	flush()

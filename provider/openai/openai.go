@@ -131,7 +131,7 @@ func (p *Provider) params(req provider.Request) (sdk.ChatCompletionNewParams, er
 		case message.Tool:
 			params.Messages = append(params.Messages, sdk.ToolMessage(m.Content, m.ToolCallID))
 		default:
-			return params, fmt.Errorf("%w: openai: message %d has role %q", provider.ErrConfig, i, m.Role)
+			return params, provider.BadRequest(p.cfg.Name, "message %d has role %q", i, m.Role)
 		}
 	}
 	for _, t := range req.Tools {
@@ -142,7 +142,7 @@ func (p *Provider) params(req provider.Request) (sdk.ChatCompletionNewParams, er
 		if len(t.Schema) > 0 {
 			var schema map[string]any
 			if err := json.Unmarshal(t.Schema, &schema); err != nil {
-				return params, fmt.Errorf("%w: openai: tool %s: schema is not a JSON object: %v", provider.ErrConfig, t.Name, err)
+				return params, provider.BadRequest(p.cfg.Name, "tool %s: its schema is not a JSON object: %v", t.Name, err)
 			}
 			fn.Parameters = schema
 		}

@@ -392,3 +392,22 @@ func BenchmarkStreamParse(b *testing.B) {
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
 }
+
+func TestUnsendableRequestIsNotRetryable(t *testing.T) {
+	t.Parallel()
+	srv := providertest.NewServer(t, providertest.Reply{Status: 200})
+	p := newProvider(t, srv, nil)
+	for _, req := range []provider.Request{
+		{Messages: []message.Message{{Role: "system", Content: "x"}}},
+		{Messages: hello.Messages, Tools: []provider.ToolSpec{{Name: "t", Schema: jsontext.Value(`[1]`)}}},
+	} {
+		_, err := p.Stream(context.Background(), req)
+		pe := provider.AsError(err)
+		if pe == nil || pe.Retryable() || !errors.Is(err, provider.ErrBadRequest) {
+			t.Fatalf("got %v, want a non-retryable bad request", err)
+		}
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Fatalf("%d requests sent", n)
+	}
+}
