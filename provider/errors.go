@@ -178,7 +178,7 @@ func classify(status int, code, typ, msg string) Class {
 	}
 	switch {
 	case has(lc, "context_length", "context_window") || has(lt, "request_too_large") ||
-		has(lm, "context length", "context window", "maximum context", "prompt is too long", "too many tokens", "exceeds the context"):
+		has(lm, "context length", "context window", "maximum context", "prompt is too long", "too many tokens", "exceeds the context", "context limit", "input tokens exceed"):
 		return ClassContext
 	case has(lc, "insufficient_quota", "billing") || has(lt, "billing_error", "insufficient_quota"):
 		return ClassAuthz

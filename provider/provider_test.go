@@ -106,6 +106,7 @@ func TestFromStatus(t *testing.T) {
 		{400, "", "invalid_request_error", "prompt is too long: 250000 tokens > 200000 maximum", provider.ClassContext},
 		{400, "", "", "the input exceeds the context window of this model", provider.ClassContext},
 		{413, "", "request_too_large", "", provider.ClassContext},
+		{400, "", "invalid_request_error", "input length and `max_tokens` exceed context limit: 197000 + 8192 > 200000", provider.ClassContext},
 		{400, "content_policy_violation", "", "", provider.ClassPolicy},
 		{400, "", "invalid_request_error", "bad temperature", provider.ClassProvider},
 		{404, "model_not_found", "", "", provider.ClassProvider},
