@@ -90,7 +90,8 @@ type App struct {
 	approvals []engine.Approval
 	items     []engine.OutboxItem
 	picker    *picker
-	status    string // a transient line: what the last key did
+	chromeBuf []string // the chrome as last laid out; nil when stale
+	status    string   // a transient line: what the last key did
 	quitting  bool
 
 	// observe, when set, is called at the end of every Update: tests use
@@ -192,6 +193,7 @@ func (a *App) Close() {
 
 // Update handles snapshots, engine changes, keys, the mouse and resizes.
 func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	a.chromeBuf = nil // whatever the message changes, the chrome is drawn anew
 	m, cmd := a.update(msg)
 	a.drawClassic()
 	if a.observe != nil {
@@ -236,7 +238,9 @@ func (a *App) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.layout()
 		return a, cmd
 	case tea.KeyPressMsg:
-		return a, a.key(m)
+		cmd := a.key(m)
+		a.layout() // keys change the chrome in many small ways
+		return a, cmd
 	}
 	return a, nil
 }
@@ -338,19 +342,29 @@ func (a *App) drawClassic() {
 		f.Print = append(f.Print, a.live...)
 		a.live = nil
 	} else {
-		f.Live = append(append(f.Live, a.live...), a.chrome()...)
+		f.Live = append(append(f.Live, a.live...), a.chromeLines()...)
 	}
 	_, _ = a.inline.Write(f)
 }
 
 // chromeHeight is how many rows everything but the transcript takes.
 func (a *App) chromeHeight() int {
-	return len(a.chrome())
+	return len(a.chromeLines())
+}
+
+// chromeLines returns the chrome, drawn at most once per layout: a frame
+// needs its height for the layout and its lines for the view.
+func (a *App) chromeLines() []string {
+	if a.chromeBuf == nil {
+		a.chromeBuf = a.chrome()
+	}
+	return a.chromeBuf
 }
 
 // layout sizes the editor and the viewport to the window.
 func (a *App) layout() {
 	a.input.SetWidth(a.width)
+	a.chromeBuf = nil
 	if a.view != nil {
 		a.view.SetSize(a.width, max(a.height-a.chromeHeight(), 1))
 	}
@@ -362,7 +376,7 @@ func (a *App) View() tea.View {
 	if a.inline != nil || (a.quitting && a.view == nil) {
 		return v
 	}
-	chrome := a.chrome()
+	chrome := a.chromeLines()
 	var lines []string
 	if a.view != nil {
 		if a.picker != nil {

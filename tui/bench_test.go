@@ -5,6 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/foliodev/folio/engine"
+	"github.com/foliodev/folio/provider/demo"
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -86,6 +90,40 @@ func BenchmarkStreamingFrame(b *testing.B) {
 				d = must(d.Update("a", transcript.Agent{Markdown: text}))
 				v.SetDocument(d, 1)
 				v.Lines()
+			}
+		})
+	}
+}
+
+// BenchmarkAppFrame measures what the chat program does per snapshot in
+// the fullscreen view on top of the viewport: taking the snapshot, laying
+// out the chrome (drafts, editor, footer) and drawing the whole frame, over
+// conversations of 100 and 100,000 entries while an entry arrives.
+//
+//	go test ./tui -run '^$' -bench AppFrame -benchmem
+func BenchmarkAppFrame(b *testing.B) {
+	for _, n := range []int{100, 100_000} {
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+			base := doc(mixed(n)...)
+			store := transcript.NewStore(transcript.WithDocument(base))
+			eng := engine.New(store, demo.New(demo.Options{}))
+			defer eng.Close()
+			app := NewApp(Options{Engine: eng, Theme: DarkTheme, Notice: "demo model"})
+			app.Update(tea.WindowSizeMsg{Width: 100, Height: 40})
+			snap := store.Snapshot()
+			snap.Live.Model, snap.Live.Activity = "folio-demo", transcript.ActivityResponding
+			app.Update(snapshotMsg(snap))
+			app.View()
+			d := base
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				b.StopTimer()
+				d = must(d.Append(ent(fmt.Sprintf("x%d", i), transcript.User{Text: fmt.Sprintf("follow-up %d", i)})))
+				snap.Document = d
+				b.StartTimer()
+				app.Update(snapshotMsg(snap))
+				app.View()
 			}
 		})
 	}
