@@ -78,6 +78,43 @@
 // to a terminal, redrawing from the first changed live line. Unmounted,
 // Classic does no work.
 //
+// # The chat program
+//
+// App is what `folio` and `folio chat` run (Chat starts it): the
+// transcript, then the chrome under it — running child agents, each in a
+// region of its own; drafts that are not in the transcript yet (queued,
+// a steer waiting for the next step, a draft a stop refused, an uncertain
+// delivery); a rule; the inline approval prompt or the editor; the footer;
+// and a standing notice such as the demo model's hint.
+//
+// Data flows one way. The engine writes the store; App subscribes to its
+// coalesced snapshots and hands Document and Generation to the Viewport
+// (fullscreen) or to Classic.Sync (classic). What the person types goes to
+// the engine through an engine.Outbox, which gives every draft its command
+// ID once, so no retry or double key press makes a second turn. App never
+// writes an entry and keeps no transcript of its own.
+//
+// The footer shows the main agent only: activity (thinking, streaming,
+// running a tool, awaiting approval, retrying in Ns), model, prompt
+// context, and the session totals, which include child agents' usage.
+//
+// Keys: enter sends (queued behind a running turn); shift+enter, alt+enter
+// or ctrl+j add a line; tab or ctrl+s steers the running turn; esc stops
+// it; y, a, n answer an approval (once, for the session, deny); ctrl+r
+// sends a draft a stop refused; ctrl+y copies the latest answer's markdown
+// source (OSC 52 in the fullscreen view, printed into scrollback in the
+// classic view, so no wrapping of ours reaches the clipboard); pgup/pgdn,
+// shift+arrows, ctrl+home/end and the wheel scroll (plain arrows, home and
+// end too while the editor is empty); ctrl+o expands; /resume opens the
+// picker; ctrl+c clears the editor, then quits.
+//
+// The fullscreen view is a Bubble Tea program on the alternate screen. In
+// the classic view Bubble Tea only reads keys: App writes its frames itself
+// through Inline, from the update loop, so lines printed into scrollback and
+// redraws of the live region leave in one ordered stream, and a resize
+// (SIGWINCH) redraws the live region at the new width while scrollback
+// keeps what was printed once.
+//
 // # Tests
 //
 // The terminal oracle (oracle_test.go) feeds painted frames, the classic
@@ -89,6 +126,7 @@
 // # Concurrency
 //
 // Painter and Registry are safe for concurrent use. Cache, Viewport,
-// Classic and Inline belong to one goroutine, the Bubble Tea update loop
-// of the view that owns them.
+// Classic, Inline and App belong to one goroutine, the Bubble Tea update
+// loop of the view that owns them; App's subscriptions deliver to that loop
+// as messages.
 package tui
