@@ -3,7 +3,7 @@ GO ?= go
 GOFLAGS_TEST ?= -race -count=1
 
 .PHONY: test test-go fmt-check vet build bench tidy-check
-.PHONY: web-deps web-build web-test web-check web-e2e
+.PHONY: web-deps web-build web-test web-check web-e2e web-bench screenshots
 
 # Go checks first, then the web app: unit and component tests, the type check
 # and the committed-build staleness check, then the browser suite.
@@ -53,3 +53,12 @@ web-check: web-deps
 # FOLIO_REQUIRE_SUITES=1.
 web-e2e: web-deps
 	cd $(WEB) && node e2e/run.mjs
+
+# Browser figures (first paint, frame intervals, retained heap at 300,000 and
+# 3,000 messages). Printed, not asserted; not part of `make test`.
+web-bench: web-deps
+	cd $(WEB) && node e2e/bench.mjs
+
+# PNGs of the app's main states into docs/screenshots/.
+screenshots: web-deps
+	cd $(WEB) && node e2e/screenshots.mjs

@@ -60,6 +60,8 @@ export class TranscriptView {
   private opened = -1; // the client's connect count this view's snapshot belongs to
   private rowCache = new Map<string, RowCacheEntry>();
   private intentPromise?: Promise<void>;
+  /** Live events that arrived before the window's first page. */
+  private early: ServerFrame[] = [];
   private unsub: (() => void)[] = [];
   /** Pages fetched (for tests): a reload of an evicted page counts again. */
   fetches = 0;
@@ -85,6 +87,7 @@ export class TranscriptView {
         if (s === 'open') {
           // Connectivity is back: resume at once, without the old retry delay.
           clearTimeout(this.retryTimer);
+          this.retryTimer = undefined;
           this.failures = 0;
           void this.ensureOpen();
         }
@@ -235,6 +238,10 @@ export class TranscriptView {
         { type: 'page', epoch, token, direction: typeof what === 'string' && what !== 'latest' ? what : 'replace', page },
         { loading: false, failed: false },
       );
+      if (this.early.length > 0 && this.state.window.pages.length > 0) {
+        const early = this.early.splice(0);
+        for (const e of early) this.onEvent(e);
+      }
       return this.state.window.epoch === epoch;
     } catch (e) {
       this.inflight = false;
@@ -324,7 +331,12 @@ export class TranscriptView {
     switch (f.op) {
       case 'upsert':
       case 'settle':
-        if (gen !== w.generation) return;
+        if (gen !== w.generation && w.generation >= 0) return;
+        if (w.pages.length === 0) {
+          // The window's first page is on its way: apply these after it, in order.
+          this.early.push(f);
+          return;
+        }
         this.dispatch({
           type: 'entry',
           how: f.op === 'settle' ? 'settle' : 'running',
@@ -344,6 +356,7 @@ export class TranscriptView {
       }
       case 'replaced':
       case 'head':
+        this.early = [];
         this.dispatch({ type: 'replaced' }, { replacedAt: this.state.replacedAt + 1 });
         this.opened = -1;
         void this.ensureOpen();

@@ -111,6 +111,8 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
     const dt = Math.max(1, now - lastTop.current.t);
     lastTop.current = { top: el.scrollTop, t: now };
     const ws = view.getState().window;
+    // A window being replaced has no rows to read: its collapse is not the reader's scrolling.
+    if (ws.pages.length === 0) return;
     // Only the bottom of the conversation's end is following; the bottom of an
     // intermediate window is not.
     following.current = atEnd(ws) && el.scrollHeight - el.scrollTop - el.clientHeight <= PIN_SLACK;
@@ -172,7 +174,7 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
   // Keep reading: a window that does not fill the viewport asks for more.
   useEffect(() => {
     if (!state.loading && !state.intent) prefetch(0, 0);
-  }, [rows, state.loading, state.intent, prefetch]);
+  }, [rows, state.loading, state.intent, state.failed, prefetch]);
 
   // On unmount, save the final anchor; queued frames and scroll events after
   // this must not overwrite it (mounted guards them).
