@@ -64,6 +64,9 @@ func New(c provider.Config) (*Provider, error) {
 		option.WithoutOpenTelemetry(),
 		option.WithBaseURL(c.BaseURL + "/"),
 		option.WithAPIKey(c.APIKey),
+		// This SDK release sends the key only as a bearer token; the
+		// Messages API has always read it from x-api-key, so send both.
+		option.WithHeader("x-api-key", c.APIKey),
 		option.WithMaxRetries(0), // the engine retries, visibly
 		option.WithHTTPClient(c.HTTPClient()),
 	}
