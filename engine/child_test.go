@@ -138,3 +138,27 @@ func TestResumeLogSavedMidStream(t *testing.T) {
 		}
 	})
 }
+
+// A conversation saved after a failure resumes with the explicit retry
+// available, and nothing retried by itself.
+func TestResumeAfterFailureOffersRetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, newScripted(cat(text("part"), fail(rateLimited()))))
+		h.send("c1", "go")
+		conv := h.reload()
+		p2 := newScripted(cat(text("whole answer"), done()))
+		h2 := newHarness(t, p2)
+		if err := h2.eng.Resume(conv.Document, conv.Messages); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if len(p2.reqs()) != 0 || !h2.eng.Live().CanRetry {
+			t.Fatalf("requests %d, live %+v", len(p2.reqs()), h2.eng.Live())
+		}
+		if _, err := h2.eng.Retry("r1"); err != nil {
+			t.Fatal(err)
+		}
+		h2.eng.Wait(context.Background(), "r1")
+		h2.wantKinds("user agent failure agent turn-receipt")
+	})
+}

@@ -267,7 +267,9 @@ func (e *Engine) Resume(doc transcript.Document, msgs []message.Message) error {
 	e.msgs = slices.Clip(msgs)
 	e.msgEntry = make([]string, len(msgs))
 	e.lastPrompt, e.lastPromptMsgs = 0, 0
-	e.lastFailed = false
+	// A conversation that ended in a failure can be retried after resume;
+	// only explicitly, like before it was saved.
+	e.lastFailed = doc.Len() > 0 && doc.At(doc.Len()-1).Content.Kind() == transcript.KindFailure
 	e.epoch++
 	return nil
 }
