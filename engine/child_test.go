@@ -162,3 +162,30 @@ func TestResumeAfterFailureOffersRetry(t *testing.T) {
 		h2.wantKinds("user agent failure agent turn-receipt")
 	})
 }
+
+// A log saved while a tool ran resumes with that call answered as not run,
+// so the next request is valid; the tool does not run again.
+func TestResumeAnswersDanglingToolCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		msgs := []message.Message{
+			message.Text(message.User, "go"),
+			{Role: message.Assistant, ToolCalls: []message.ToolCall{{ID: "k1", Name: "probe", Arguments: []byte(`{}`)}, {ID: "k2", Name: "probe", Arguments: []byte(`{}`)}}},
+			{Role: message.Tool, ToolCallID: "k1", Content: "ok"},
+		}
+		doc, _ := transcript.NewDocument("d", nil)
+		tool := &fakeTool{name: "probe"}
+		p := newScripted(cat(text("fine"), done()))
+		h := newHarness(t, p, engine.WithTools(toolSet(t, tool)))
+		if err := h.eng.Resume(doc, msgs); err != nil {
+			t.Fatal(err)
+		}
+		h.send("c1", "again")
+		req := p.reqs()[0].Messages
+		if roles(req) != "user assistant tool tool user" || req[3].ToolCallID != "k2" || !req[3].IsError {
+			t.Errorf("request %s %+v", roles(req), req[3])
+		}
+		if len(tool.calls()) != 0 {
+			t.Error("a tool ran again on resume")
+		}
+	})
+}

@@ -264,8 +264,8 @@ func (e *Engine) Resume(doc transcript.Document, msgs []message.Message) error {
 	if e.model != "" {
 		_ = e.store.Lease().SetModel(e.model)
 	}
-	e.msgs = slices.Clip(msgs)
-	e.msgEntry = make([]string, len(msgs))
+	e.msgs = answerDangling(slices.Clip(msgs))
+	e.msgEntry = make([]string, len(e.msgs))
 	e.lastPrompt, e.lastPromptMsgs = 0, 0
 	// A conversation that ended in a failure can be retried after resume;
 	// only explicitly, like before it was saved.
@@ -314,6 +314,46 @@ func (e *Engine) SetSaver(s Saver) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.saver = s
+}
+
+// answerDangling gives every tool call that has no result (the log was
+// saved while it ran, and folio stopped) a "not run" result, so the next
+// request is one a provider accepts. Nothing is run again.
+func answerDangling(msgs []message.Message) []message.Message {
+	var out []message.Message
+	var pending []message.ToolCall
+	flush := func() {
+		for _, c := range pending {
+			out = append(out, message.Message{Role: message.Tool, ToolCallID: c.ID, Name: c.Name, IsError: true,
+				Content: "not run: folio stopped before this call finished"})
+		}
+		pending = nil
+	}
+	changed := false
+	for _, m := range msgs {
+		switch {
+		case m.Role == message.Tool:
+			for i, c := range pending {
+				if c.ID == m.ToolCallID {
+					pending = slices.Delete(pending, i, i+1)
+					break
+				}
+			}
+		default:
+			changed = changed || len(pending) > 0
+			flush()
+		}
+		out = append(out, m)
+		if m.Role == message.Assistant {
+			pending = append(pending, m.ToolCalls...)
+		}
+	}
+	changed = changed || len(pending) > 0
+	flush()
+	if !changed {
+		return msgs
+	}
+	return out
 }
 
 // Messages returns a copy of the model-facing messages. Between turns it is
