@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/foliodev/folio/provider/providertest"
 )
 
 func demoEnv(t *testing.T) (work, data string) {
@@ -123,5 +125,24 @@ func TestRunInterruptStopsTheTurn(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), `"kind":"stopped"`) || !strings.Contains(out.String(), `"state":"stopped"`) {
 		t.Errorf("output %s", out.String())
+	}
+}
+
+// folio run against an OpenAI-compatible server (a loopback one replaying a
+// recorded stream), chosen by flags alone.
+func TestRunAgainstOpenAICompatibleServer(t *testing.T) {
+	work, data := demoEnv(t)
+	t.Setenv("OPENAI_API_KEY", "")
+	srv := providertest.NewServer(t, providertest.Fixture(t, "../../engine/testdata/openai_answer.sse"))
+	out, errOut, err := run(t, "run", "--provider", "openai", "--base-url", srv.URL, "--model", "local-model",
+		"--dir", work, "--data", data, "--width", "80", "what is here?")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	if !strings.Contains(out, "The folder has a README that says") || strings.Contains(errOut, "demo model") {
+		t.Errorf("output %s\nstderr %s", out, errOut)
+	}
+	if reqs := srv.Requests(); len(reqs) != 1 || !strings.Contains(string(reqs[0]), `"local-model"`) || !strings.Contains(string(reqs[0]), "what is here?") {
+		t.Errorf("request %s", reqs)
 	}
 }
