@@ -29,6 +29,8 @@ export class FakeServer {
   received: Record<string, unknown>[] = [];
   /** Return an error code to fail a page request, or undefined to answer. */
   failPage?: (frame: Record<string, unknown>) => string | undefined;
+  /** Answer a command with this receipt (state, code) instead of queued. */
+  onCommand?: (frame: Record<string, unknown>) => { state: string; code?: string } | undefined;
   /** Hold answers until release() (delayed transport). */
   hold = false;
   private held: (() => void)[] = [];
@@ -79,8 +81,10 @@ export class FakeServer {
       }
       case 'release':
         return answer({ type: 'released' });
-      default:
-        return answer({ type: 'receipt', receipt: { commandId: f.commandId, conversation: f.conversation, kind: f.type, state: 'queued' } });
+      default: {
+        const r = this.onCommand?.(f) ?? { state: 'queued' };
+        return answer({ type: 'receipt', receipt: { commandId: f.commandId, conversation: f.conversation, kind: f.type, ...r } });
+      }
     }
   }
 

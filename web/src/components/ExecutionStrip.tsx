@@ -52,10 +52,12 @@ function FunctionStep({ call, nested = false }: { call: ToolCall; nested?: boole
             {call.invocationId ? <span> · invocation {call.invocationId}</span> : null}
             {call.durationMs !== undefined ? <span> · {Math.round(call.durationMs)} ms</span> : null}
           </div>
-          {full?.available ? (
-            <a className="step-full-output" href={`api/v2/artifacts/${encodeURIComponent(full.ref)}`} target="_blank" rel="noreferrer">
-              Full output
-            </a>
+          {full ? (
+            // The protocol has no artifact endpoint yet, so the full output is
+            // named by its reference rather than linked.
+            <div className="step-full-output" data-ref={full.ref}>
+              Full output: {full.ref} ({full.committedBytes} bytes{full.available ? '' : ', not available'})
+            </div>
           ) : null}
           {call.children?.length ? (
             <ul className="steps nested">
