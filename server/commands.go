@@ -14,9 +14,9 @@ import (
 // command ID. Do should return quickly: a send that waits behind a running
 // turn returns state "queued" and later publishes a receipt change.
 //
-// Do returns ErrNotRunning, ErrStopConflict, ErrNotFound or ErrCancelled
-// (possibly wrapped) to reject a command; any other error is reported as
-// "internal".
+// Do returns ErrNotRunning, ErrStopConflict, ErrNotFound, ErrCancelled,
+// ErrLocked or ErrUnsupported (possibly wrapped) to reject a command; any
+// other error is reported as "internal".
 type Engine interface {
 	Do(ctx context.Context, cmd Command) (Receipt, error)
 }
@@ -136,7 +136,12 @@ func (b *commandBook) do(ctx context.Context, cmd Command, run func() Receipt) R
 
 	rc := run()
 	b.mu.Lock()
-	r.receipt = rc
+	// The engine may have published a later state while run returned.
+	if receiptRank(rc.State) >= receiptRank(r.receipt.State) {
+		r.receipt = rc
+	} else {
+		rc = r.receipt
+	}
 	b.mu.Unlock()
 	close(r.done)
 	return rc
@@ -156,12 +161,25 @@ func (b *commandBook) get(id string) Receipt {
 func (b *commandBook) update(rc Receipt) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if r, ok := b.recs[rc.CommandID]; ok {
+	if r, ok := b.recs[rc.CommandID]; ok && receiptRank(rc.State) >= receiptRank(r.receipt.State) {
 		if rc.Kind == "" {
 			rc.Kind = r.receipt.Kind
 		}
 		r.receipt = rc
 	}
+}
+
+// receiptRank orders receipt states: a receipt never moves back.
+func receiptRank(state string) int {
+	switch state {
+	case StateQueued:
+		return 1
+	case StateDispatched:
+		return 2
+	case StateDone, StateRejected:
+		return 3
+	}
+	return 0
 }
 
 // rejection maps an engine error to a rejected receipt.
@@ -176,6 +194,10 @@ func rejection(cmd Command, err error) Receipt {
 		rc.Code = "not-found"
 	case errors.Is(err, ErrCancelled):
 		rc.Code = "cancelled"
+	case errors.Is(err, ErrLocked):
+		rc.Code = "locked"
+	case errors.Is(err, ErrUnsupported):
+		rc.Code = "unsupported"
 	default:
 		rc.Code = "internal"
 	}

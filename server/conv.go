@@ -56,6 +56,7 @@ type conv struct {
 	liveBytes int        // bytes of the entries in live
 	lastID    string     // the document's last entry, for "after"
 	deleted   bool
+	control   *controlState // the engine's latest queue, turn and approvals
 
 	// The follower: the log file and how far it has been read.
 	f       *os.File    // open only while followed
@@ -207,6 +208,11 @@ func (c *conv) readLocked(emit bool) {
 			// snapshot they open after "replaced", not as events.
 			if emit && rec.typ == "ui-append" {
 				c.applyLocked(Change{Op: OpSettle, Entry: le.entry, After: c.lastID}, le.raw, true)
+				// The engine may have published it first; either way it is
+				// in the log from here on.
+				if l := c.live[le.entry.ID]; l != nil && l.durableAt == 0 {
+					l.durableAt = c.off
+				}
 			}
 			c.lastID = le.entry.ID
 		}
@@ -257,8 +263,14 @@ func (c *conv) applyLocked(ch Change, raw []byte, fromLog bool) error {
 		}
 		c.seq++
 		le := &liveEntry{entry: e, raw: raw, rev: c.seq, open: open, after: after}
+		if fromLog {
+			le.durableAt = c.off
+		}
 		if prev != nil {
 			le.pres = prev.pres
+			if !open && le.pres != nil && le.pres.ephemeral {
+				le.pres = nil // an ephemeral value ends with its invocation
+			}
 			c.liveBytes -= len(prev.raw)
 		}
 		c.live[e.ID] = le
@@ -283,7 +295,7 @@ func (c *conv) applyLocked(ch Change, raw []byte, fromLog bool) error {
 			return fmt.Errorf("presentation for %q, which is not an open entry", ch.EntryID)
 		}
 		c.seq++
-		le.pres = &livePresentation{invocationID: ch.InvocationID, p: *ch.Presentation, rev: c.seq}
+		le.pres = &livePresentation{invocationID: ch.InvocationID, p: *ch.Presentation, rev: c.seq, ephemeral: ch.Ephemeral}
 		le.rev = c.seq
 		c.remember(ch.EntryID)
 		c.broadcastLocked(eventFrame{Op: OpPresentation, EntryID: ch.EntryID, InvocationID: ch.InvocationID, Revision: c.seq, Presentation: ch.Presentation})
@@ -299,10 +311,24 @@ func (c *conv) applyLocked(ch Change, raw []byte, fromLog bool) error {
 		if q == nil {
 			q = []QueueItem{}
 		}
+		c.controlLocked().Queue = q
 		c.broadcastLocked(eventFrame{Op: OpQueue, Items: q})
 	case OpTurn:
+		if ch.Turn == nil {
+			return fmt.Errorf("turn change without a turn state")
+		}
 		c.seq++
-		c.broadcastLocked(eventFrame{Op: OpTurn, Turn: ch.Turn})
+		t := *ch.Turn
+		c.controlLocked().Turn = &t
+		c.broadcastLocked(eventFrame{Op: OpTurn, State: t.State, TurnID: t.Turn, Reply: t.Reply})
+	case OpApprovals:
+		c.seq++
+		a := ch.Approvals
+		if a == nil {
+			a = []ApprovalItem{}
+		}
+		c.controlLocked().Approvals = a
+		c.broadcastLocked(eventFrame{Op: OpApprovals, Approvals: a})
 	case OpReceipt:
 		if ch.Receipt == nil {
 			return fmt.Errorf("receipt change without a receipt")
@@ -369,8 +395,29 @@ type eventFrame struct {
 	Presentation *transcript.Presentation `json:"presentation,omitzero"`
 	Head         string                   `json:"head,omitzero"`
 	Items        []QueueItem              `json:"items,omitzero"`
-	Turn         *TurnState               `json:"turn,omitzero"`
+	State        string                   `json:"state,omitzero"`
+	TurnID       string                   `json:"turn,omitzero"`
+	Reply        string                   `json:"reply,omitzero"`
+	Approvals    []ApprovalItem           `json:"approvals,omitzero"`
 	Receipt      *Receipt                 `json:"receipt,omitzero"`
+}
+
+// controlLocked returns the conversation's control state, making it.
+func (c *conv) controlLocked() *controlState {
+	if c.control == nil {
+		c.control = &controlState{Queue: []QueueItem{}, Approvals: []ApprovalItem{}}
+	}
+	return c.control
+}
+
+// controlCopyLocked returns a copy of the control state, or nil when no
+// engine ever reported one.
+func (c *conv) controlCopyLocked() *controlState {
+	if c.control == nil {
+		return nil
+	}
+	cs := *c.control
+	return &cs
 }
 
 func (c *conv) broadcastLocked(ev eventFrame) {
@@ -421,7 +468,12 @@ type Since struct {
 // reconnecting client that its own window is from another generation (or
 // older than the server remembers) and must be rebuilt. Entries come in seq
 // order.
-func (c *conv) checkpointLocked(since *Since, snapSeq int64) *checkpoint {
+//
+// An entry the engine published before it reached the log (durableAt 0, or
+// past snapOff, the log offset the snapshot was read to) is in neither the
+// snapshot nor, by its revision, above the snapshot's seq: it goes in the
+// checkpoint too, so nothing published is lost between the two.
+func (c *conv) checkpointLocked(since *Since, snapSeq, snapOff int64) *checkpoint {
 	cp := &checkpoint{Entries: []checkpointEntry{}, Presentations: []checkpointPres{}}
 	after := snapSeq
 	if since != nil {
@@ -439,7 +491,7 @@ func (c *conv) checkpointLocked(since *Since, snapSeq int64) *checkpoint {
 			continue
 		}
 		seen[it.id] = true
-		if le.rev > after || le.open {
+		if le.rev > after || le.open || le.durableAt == 0 || le.durableAt > snapOff {
 			cp.Entries = append(cp.Entries, checkpointEntry{Entry: le.raw, Revision: le.rev, Open: le.open, After: le.after})
 			if le.pres != nil && le.open {
 				cp.Presentations = append(cp.Presentations, checkpointPres{EntryID: it.id, InvocationID: le.pres.invocationID, Revision: le.pres.rev, Presentation: le.pres.p})
@@ -462,6 +514,7 @@ type captured struct {
 	gen, seq   int64
 	head       string
 	checkpoint *checkpoint
+	control    *controlState
 }
 
 // capture builds (or shares) a snapshot of the selected branch. The log is
@@ -487,11 +540,12 @@ func (c *conv) capture(head string, since *Since, opts ...pager.Option) (capture
 	// A snapshot captured earlier in this generation serves a later open
 	// too: the checkpoint carries what changed since it was captured.
 	if !first && c.shared.snap != nil && c.shared.gen == gen && c.shared.seq >= c.forgotten && len(opts) == 0 && c.shared.snap.TryRetain() {
-		cp := c.checkpointLocked(since, c.shared.seq)
+		cp := c.checkpointLocked(since, c.shared.seq, c.shared.off)
 		snapSeq := c.shared.seq
 		snap := c.shared.snap
+		control := c.controlCopyLocked()
 		c.mu.Unlock()
-		return captured{snap: snap, gen: gen, seq: snapSeq, head: head, checkpoint: cp}, nil
+		return captured{snap: snap, gen: gen, seq: snapSeq, head: head, checkpoint: cp, control: control}, nil
 	}
 	if first {
 		c.syncing = true
@@ -550,13 +604,20 @@ func (c *conv) capture(head string, since *Since, opts ...pager.Option) (capture
 			c.off, c.ids, c.lastID, c.synced = scan.consumed, ids, scan.lastID, true
 		}
 	}
+	// Entries the engine published that this read found in the log.
+	for id, le := range c.live {
+		if le.durableAt == 0 && ids.has(id) {
+			le.durableAt = scan.consumed
+		}
+	}
 	// gen and seq stay what they were when the read began: if the document
 	// was replaced meanwhile, the token is stale at once and the client
 	// already has the "replaced" event.
-	cp := c.checkpointLocked(since, seq)
-	c.shared.snap, c.shared.gen, c.shared.seq, c.shared.off = snap, gen, seq, c.off
+	cp := c.checkpointLocked(since, seq, scan.consumed)
+	c.shared.snap, c.shared.gen, c.shared.seq, c.shared.off = snap, gen, seq, scan.consumed
+	control := c.controlCopyLocked()
 	c.mu.Unlock()
-	return captured{snap: snap, gen: gen, seq: seq, head: head, checkpoint: cp}, nil
+	return captured{snap: snap, gen: gen, seq: seq, head: head, checkpoint: cp, control: control}, nil
 }
 
 func (c *conv) endSync(first bool) {

@@ -15,6 +15,12 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrCancelled: a queued send was dropped by a stop; it stays a draft.
 	ErrCancelled = errors.New("cancelled")
+	// ErrLocked: another process (a terminal folio, another server) holds
+	// the conversation's writer lock; the conversation stays read-only here.
+	ErrLocked = errors.New("locked")
+	// ErrUnsupported: the command is part of the protocol but this engine
+	// cannot carry it out (branches, for now).
+	ErrUnsupported = errors.New("unsupported")
 )
 
 // ErrNonLoopback is returned by ListenAndServe (and CheckAddr) for an

@@ -275,6 +275,19 @@ func (s *Server) renameConversation(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, "not-found", "no conversation "+id)
 		return
 	}
+	// This server's own engine may hold the lock: write through it.
+	if s.turns != nil {
+		if handled, err := s.turns.setTitle(id, body.Title); handled {
+			if err != nil {
+				s.opts.Logger.Error("rename failed", "conversation", id, "err", err)
+				httpError(w, http.StatusInternalServerError, "internal", "cannot write the conversation log")
+				return
+			}
+			m, _ := s.meta(id)
+			writeJSON(w, http.StatusOK, m)
+			return
+		}
+	}
 	l, err := history.Open(p)
 	if errors.Is(err, history.ErrLocked) {
 		httpError(w, http.StatusConflict, "locked", "another folio is writing this conversation: "+err.Error())
@@ -299,6 +312,9 @@ func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {
 	id, ok := pathID(w, r)
 	if !ok {
 		return
+	}
+	if _, err := os.Stat(s.logPath(id)); err == nil && s.turns != nil {
+		s.turns.forget(id) // stop its turn and release the lock first
 	}
 	if err := os.Remove(s.logPath(id)); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

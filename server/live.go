@@ -19,6 +19,7 @@ const (
 	OpQueue        ChangeOp = "queue"
 	OpTurn         ChangeOp = "turn"
 	OpReceipt      ChangeOp = "receipt"
+	OpApprovals    ChangeOp = "approvals"
 )
 
 // Change is one live change of a conversation, published by an in-process
@@ -36,6 +37,9 @@ type Change struct {
 	EntryID      string
 	InvocationID string
 	Presentation *transcript.Presentation
+	// Ephemeral marks a presentation shown only while its invocation is
+	// open: it is never kept past the entry's settlement.
+	Ephemeral bool
 	// Head is the newly selected branch head (head).
 	Head string
 	// Queue is the conversation's queue of waiting sends (queue).
@@ -44,6 +48,29 @@ type Change struct {
 	Turn *TurnState
 	// Receipt is a command's new state (receipt).
 	Receipt *Receipt
+	// Approvals lists the tool calls waiting for a decision (approvals).
+	Approvals []ApprovalItem
+}
+
+// ApprovalItem is a tool call waiting for the person's decision; answer it
+// with the approve command.
+type ApprovalItem struct {
+	InvocationID string `json:"invocationId"`
+	Tool         string `json:"tool"`
+	// Args is the call's complete arguments as JSON text.
+	Args string `json:"args"`
+	// Child names the sub-agent region the call belongs to ("" for the
+	// main agent).
+	Child string `json:"child,omitzero"`
+}
+
+// controlState is the latest queue, turn and approvals of a conversation,
+// sent with every snapshot answer so a tab that opens (or reconnects) in
+// the middle of a turn sees them at once.
+type controlState struct {
+	Turn      *TurnState     `json:"turn,omitzero"`
+	Queue     []QueueItem    `json:"queue"`
+	Approvals []ApprovalItem `json:"approvals"`
 }
 
 // QueueItem is a send waiting behind the running turn.
@@ -69,12 +96,18 @@ type liveEntry struct {
 	open  bool
 	after string
 	pres  *livePresentation
+	// durableAt is the log offset just past the record the follower read
+	// this entry from, 0 while it is known only from the engine. A
+	// snapshot read up to offset N holds exactly the entries with
+	// 0 < durableAt <= N; the others travel in its checkpoint.
+	durableAt int64
 }
 
 type livePresentation struct {
 	invocationID string
 	p            transcript.Presentation
 	rev          int64
+	ephemeral    bool
 }
 
 // reconcile merges an incoming state of an entry with what clients already
@@ -110,7 +143,8 @@ func reconcile(prev *liveEntry, next transcript.Entry, open bool) (transcript.En
 		// The latest presentation a client received is the live one, else
 		// the one the entry carried.
 		if n.Presentation == nil {
-			if prev.pres != nil {
+			// An ephemeral value ends with its invocation: never keep it.
+			if prev.pres != nil && !prev.pres.ephemeral {
 				p := prev.pres.p
 				n.Presentation = &p
 			} else if p, ok := prev.entry.Content.(transcript.Tool); ok {

@@ -58,6 +58,8 @@ type Server struct {
 	metaCache metaCache
 
 	onConnClosed func() // test hook: a connection finished releasing; guarded by mu
+
+	turns *Turns // the bound engine, when it is the server's own (closed by Close)
 }
 
 // setOnConnClosed installs the test hook.
@@ -85,22 +87,34 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: snapshot folder: %w", err)
 	}
-	return &Server{
+	s := &Server{
 		opts:    opts,
 		snapDir: dir,
 		done:    make(chan struct{}),
 		convs:   map[string]*conv{},
 		conns:   map[*conn]struct{}{},
 		tokens:  map[string]*conn{},
-	}, nil
+	}
+	if t, ok := opts.Engine.(*Turns); ok {
+		s.turns = t
+		t.bind(s)
+	}
+	return s, nil
 }
 
 // SnapshotDir is the folder holding this server's snapshot files.
 func (s *Server) SnapshotDir() string { return s.snapDir }
 
-// Close disconnects every client, releases every snapshot and removes the
-// snapshot folder.
+// Close closes the engines of Turns (when that is the Engine), disconnects
+// every client, releases every snapshot and removes the snapshot folder.
 func (s *Server) Close() error {
+	// Engines first: a running turn stops and is saved, its last events go
+	// out, and every log's lock is released.
+	if s.turns != nil {
+		if err := s.turns.Close(); err != nil {
+			s.opts.Logger.Error("closing engines", "err", err)
+		}
+	}
 	s.closeMu.Do(func() { close(s.done) })
 	s.mu.Lock()
 	conns := make([]*conn, 0, len(s.conns))

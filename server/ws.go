@@ -362,6 +362,9 @@ type snapshotFrame struct {
 	Bytes        int64       `json:"bytes"`
 	Graph        bool        `json:"graph"`
 	Checkpoint   *checkpoint `json:"checkpoint,omitzero"`
+	// State is the engine's queue, turn and approvals, when an engine has
+	// reported any for this conversation.
+	State *controlState `json:"state,omitzero"`
 }
 
 func (c *conn) onOpen(env envelope, frame []byte) {
@@ -421,7 +424,7 @@ func (c *conn) onOpen(env envelope, frame []byte) {
 		st := cp.snap.Stats()
 		c.reply(snapshotFrame{Type: "snapshot", Re: env.ID, Conversation: cv.id, Token: token, Head: cp.head,
 			Generation: cp.gen, Seq: cp.seq, Groups: st.Groups, Entries: st.Entries, Bytes: st.Bytes,
-			Graph: st.GraphBuilt, Checkpoint: cp.checkpoint})
+			Graph: st.GraphBuilt, Checkpoint: cp.checkpoint, State: cp.control})
 	}()
 }
 
