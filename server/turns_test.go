@@ -53,7 +53,9 @@ func (ts *testServer) create(t *testing.T) string {
 	return m.ID
 }
 
-func (ts *testServer) logOf(id string) string { return filepath.Join(ts.data, "conversations", id+".jsonl") }
+func (ts *testServer) logOf(id string) string {
+	return filepath.Join(ts.data, "conversations", id+".jsonl")
+}
 
 type turnEvent struct {
 	State string `json:"state"`
