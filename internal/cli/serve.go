@@ -7,8 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"strings"
 
 	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/provider"
+	_ "github.com/foliodev/folio/provider/builtin" // every client: openai, anthropic, demo
 	"github.com/foliodev/folio/server"
 	"github.com/foliodev/folio/webui"
 )
@@ -23,6 +27,11 @@ func runServe(ctx context.Context, args []string, stdio IO) error {
 	addr := fs.String("addr", "127.0.0.1:7878", "listen address; non-loopback needs --token")
 	data := fs.String("data", "", "data folder (default $FOLIO_HOME, else $XDG_DATA_HOME/folio)")
 	token := fs.String("token", "", "bearer token required on every API request")
+	provName := fs.String("provider", "", "provider name (default $FOLIO_PROVIDER, else the config file, else demo)")
+	model := fs.String("model", "", "model name (default $FOLIO_MODEL)")
+	baseURL := fs.String("base-url", "", "OpenAI-compatible server URL (default $FOLIO_BASE_URL)")
+	allow := fs.String("allow", "", "comma-separated tools that run without approval (shell,write_file,edit_file; * for all)")
+	work := fs.String("dir", "", "workspace folder the tools work in (default: the folder folio serve starts in)")
 	const try = "folio serve --addr 127.0.0.1:7878 --data ~/.local/share/folio"
 	if err := fs.Parse(args); err != nil {
 		return usageErr("serve: "+err.Error(), try)
@@ -37,9 +46,28 @@ func runServe(ctx context.Context, args []string, stdio IO) error {
 	if err != nil {
 		return ExitError{Code: 1, Msg: "serve: " + err.Error()}
 	}
+	cfg, prov, err := provider.Load(provider.Options{DataDir: dir, Provider: *provName, Model: *model, BaseURL: *baseURL})
+	if err != nil {
+		return ExitError{Code: 1, Msg: "serve: " + err.Error()}
+	}
+	if *work == "" {
+		if *work, err = os.Getwd(); err != nil {
+			return ExitError{Code: 1, Msg: "serve: " + err.Error()}
+		}
+	}
+	var allowed []string
+	if *allow != "" {
+		allowed = strings.Split(*allow, ",")
+	}
+	turns, err := server.NewTurns(server.TurnsOptions{Provider: prov, Model: cfg.Model, ContextWindow: cfg.ContextWindow,
+		Workspace: *work, Allow: allowed})
+	if err != nil {
+		return ExitError{Code: 1, Msg: "serve: " + err.Error()}
+	}
 	srv, err := server.New(server.Options{
 		DataDir: dir,
 		Token:   *token,
+		Engine:  turns,
 		App:     webui.Handler(),
 		Logger:  slog.New(slog.NewTextHandler(stdio.Err, nil)),
 	})
@@ -47,7 +75,7 @@ func runServe(ctx context.Context, args []string, stdio IO) error {
 		return ExitError{Code: 1, Msg: "serve: " + err.Error()}
 	}
 	err = srv.ListenAndServe(ctx, *addr, func(a net.Addr) {
-		fmt.Fprintf(stdio.Out, "folio serving %s on http://%s/\n", dir, a)
+		fmt.Fprintf(stdio.Out, "folio serving %s on http://%s/ (model: %s %s; tools work in %s)\n", dir, a, cfg.Name, cfg.Model, *work)
 	})
 	if err != nil {
 		return ExitError{Code: 1, Msg: "serve: " + err.Error()}

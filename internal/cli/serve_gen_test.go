@@ -55,3 +55,10 @@ func isUsage(err error) bool {
 	var ex ExitError
 	return errors.As(err, &ex) && ex.Code == 2
 }
+
+func TestServeRejectsAnUnknownProvider(t *testing.T) {
+	_, _, err := run(t, "serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--provider", "nosuch")
+	if err == nil || !strings.Contains(err.Error(), `unknown provider "nosuch"`) {
+		t.Fatalf("got %v", err)
+	}
+}
