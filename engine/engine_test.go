@@ -11,6 +11,7 @@ import (
 	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/provider"
 	"github.com/foliodev/folio/receipt"
+	"github.com/foliodev/folio/tools"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
 )
@@ -225,6 +226,41 @@ func TestLongArgumentsDraftCheckpoints(t *testing.T) {
 		}
 		if diags := host.Metrics(); diags.DraftCheckpoints == 0 {
 			t.Error("no draft checkpoint was sent after the cut")
+		}
+	})
+}
+
+// While the model writes a call's arguments, its open entry shows the
+// draft (the invocation's primary presentation); the draft leaves the
+// entry when the arguments are complete, before anything is saved.
+func TestDraftShownLiveNeverSaved(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := make(chan struct{})
+		tool := &fakeTool{name: "probe"}
+		p := newScripted(
+			cat(callStart(0, "k", "probe"), callDelta(0, `{"path":`), pause(60*time.Millisecond),
+				callDelta(0, `"SECRET-DRAFT"}`), gate(g), callEnd(0, "k", "probe", `{"path":"SECRET-DRAFT"}`), done()),
+			cat(text("ok"), done()))
+		h := newHarness(t, p, engine_WithTools(toolSet(t, tool)))
+		h.eng.Send(context.Background(), "c1", "go", nil)
+		time.Sleep(time.Second) // virtual: the stream reaches the gate
+		synctest.Wait()
+		snap := h.store.Snapshot()
+		tc := snap.Document.At(1).Content.(transcript.Tool)
+		if !snap.Document.IsOpen(1) || tc.Presentation == nil || tc.Presentation.Schema != tools.SchemaArgs ||
+			!strings.Contains(string(tc.Presentation.Payload), "SECRET-DRAFT") {
+			t.Fatalf("draft not shown live: %+v", tc.Presentation)
+		}
+		close(g)
+		h.eng.Wait(context.Background(), "c1")
+		es := h.wantKinds("user tool agent turn-receipt")
+		if pr := es[1].Content.(transcript.Tool).Presentation; pr != nil && pr.Schema == tools.SchemaArgs {
+			t.Error("the draft stayed in the settled entry")
+		}
+		// The complete arguments are saved with the receipt, as any call's
+		// are; the draft payload never is.
+		if strings.Contains(readFile(t, h.path), tools.SchemaArgs) {
+			t.Error("a draft presentation reached the log")
 		}
 	})
 }

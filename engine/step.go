@@ -182,6 +182,9 @@ func (a *agent) consume(ctx context.Context, s provider.Stream, res *stepResult,
 		}
 	}
 	defer func() {
+		for _, c := range res.calls {
+			a.endDraft(c)
+		}
 		res.text = text.String()
 		res.answerID = w.AnswerID()
 		if output || usage != nil {
@@ -250,6 +253,7 @@ func (a *agent) consume(ctx context.Context, s provider.Stream, res *stepResult,
 				writeErr = a.openCall(c)
 			}
 			c.draft("", true)
+			a.endDraft(c)
 			if ev.ID != "" {
 				c.id = ev.ID
 			}

@@ -32,6 +32,11 @@ type bridge struct {
 	entryID string
 	mu      sync.Mutex
 	content transcript.Tool
+	// drafting is set while the model streams the call's arguments. Only
+	// then may a draft value be shown in the entry; endDraft takes it out
+	// again before anything can save the document.
+	drafting bool
+	isDraft  bool // the entry's presentation is a draft value
 }
 
 // placeholder is the content of a tool entry while its call is open. It
@@ -65,7 +70,7 @@ func (a *agent) openCall(c *call) error {
 	}
 	c.inv = inv
 	if hasEntry {
-		b := &bridge{lease: a.reg.lease, entryID: id, content: placeholder(name, "running")}
+		b := &bridge{lease: a.reg.lease, entryID: id, content: placeholder(name, "running"), drafting: true}
 		b.content.InvocationID = id
 		a.e.bridgeMu.Lock()
 		a.e.bridges[id] = b
@@ -74,11 +79,13 @@ func (a *agent) openCall(c *call) error {
 	return nil
 }
 
-// onToolChange is the host subscriber: a retained value of an open
-// invocation goes into its tool entry. Drafts do not: they are request
-// fragments and must never reach a save. Views read drafts from the host.
+// onToolChange is the host subscriber: the current value of an open
+// invocation's primary item goes into its tool entry, so every view sees it
+// through the store. A draft (the arguments as they stream) is shown only
+// while the model writes them; endDraft removes it before the step's save,
+// so request fragments never reach the log.
 func (e *Engine) onToolChange(ch toolview.Change) {
-	if !ch.Open || ch.Record != nil || ch.Item != "" || ch.Value == nil || ch.Value.Draft {
+	if !ch.Open || ch.Record != nil || ch.Item != "" || ch.Value == nil {
 		return
 	}
 	e.bridgeMu.Lock()
@@ -95,8 +102,34 @@ func (e *Engine) onToolChange(ch toolview.Change) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if ch.Value.Draft && !b.drafting {
+		return // a late draft delivery after the arguments ended
+	}
 	b.content.Presentation = p
+	b.isDraft = ch.Value.Draft
 	_ = b.lease.Update(b.entryID, b.content) // fails harmlessly once settled
+}
+
+// endDraft ends the call's draft: a draft value in its entry is removed.
+// It runs when the call's arguments are complete and at the end of every
+// step, before the step's save.
+func (a *agent) endDraft(c *call) {
+	a.e.bridgeMu.Lock()
+	b := a.e.bridges[c.entryID]
+	a.e.bridgeMu.Unlock()
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.drafting {
+		return
+	}
+	b.drafting = false
+	if b.isDraft {
+		b.content.Presentation, b.isDraft = nil, false
+		_ = b.lease.Update(b.entryID, b.content)
+	}
 }
 
 func (a *agent) dropBridge(id string) {
