@@ -574,3 +574,79 @@ func TestRenameWhileEngineOpen(t *testing.T) {
 		t.Fatalf("title %q, %v", conv.Title, err)
 	}
 }
+
+// A tab that opens while a reply streams gets the streaming entry in its
+// checkpoint, then the rest as events: no frame replay, nothing lost.
+func TestOpenMidStreamGetsTheStreamingEntry(t *testing.T) {
+	ts, _ := newTurnsServer(t, 300, "")
+	id := ts.create(t)
+	c := ts.dial(t)
+	c.open(id)
+	c.send(id, "k1", "write a long essay")
+	// Wait until the answer streams.
+	c.await(func(f frame) bool {
+		return f.Type == "event" && f.Op == "upsert" && f.Open && bytes.Contains(f.Entry, []byte(`"kind":"agent"`))
+	})
+	c2 := ts.dial(t)
+	snap := c2.open(id)
+	if snap.Checkpoint == nil {
+		t.Fatalf("no checkpoint mid-stream: %s", snap.raw)
+	}
+	var streaming string
+	for _, ce := range snap.Checkpoint.Entries {
+		if ce.Open && bytes.Contains(ce.Entry, []byte(`"kind":"agent"`)) {
+			e, err := transcript.DecodeEntry(ce.Entry)
+			if err != nil {
+				t.Fatal(err)
+			}
+			streaming = e.ID
+		}
+	}
+	if streaming == "" {
+		t.Fatalf("the checkpoint lacks the streaming answer: %s", snap.raw)
+	}
+	var st struct {
+		State controlState `json:"state"`
+	}
+	if err := json.Unmarshal(snap.raw, &st, json.RejectUnknownMembers(false)); err != nil || st.State.Turn == nil || st.State.Turn.State != "running" {
+		t.Fatalf("snapshot state: %v %s", err, snap.raw)
+	}
+	// Stopped, the answer settles with its partial text; the new tab sees
+	// that as an event above its snapshot.
+	stop := c.call(map[string]any{"type": "stop", "conversation": id, "commandId": "s", "turn": st.State.Turn.Turn})
+	if stop.Receipt.State != StateDone {
+		t.Fatalf("stop: %s", stop.raw)
+	}
+	f := c2.await(func(f frame) bool {
+		return f.Type == "event" && f.Op == "settle" && bytes.Contains(f.Entry, []byte(streaming))
+	})
+	if f.Revision <= snap.Seq {
+		t.Fatalf("settle revision %d is not above the snapshot's seq %d", f.Revision, snap.Seq)
+	}
+}
+
+// Shutting the server down stops the running turn, saves it and releases
+// the log's lock.
+func TestCloseStopsTurnsAndReleasesLocks(t *testing.T) {
+	ts, _ := newTurnsServer(t, 300, "")
+	id := ts.create(t)
+	c := ts.dial(t)
+	c.open(id)
+	c.send(id, "k1", "write a long essay")
+	c.running()
+	if err := ts.Server.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := history.Open(ts.logOf(id))
+	if err != nil {
+		t.Fatalf("lock still held after Close: %v", err)
+	}
+	defer l.Close()
+	conv, err := l.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := kinds(conv.Document.Entries()); !strings.HasPrefix(k, "user") || !strings.HasSuffix(k, "stopped") {
+		t.Fatalf("saved at shutdown: %s", k)
+	}
+}
