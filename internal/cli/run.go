@@ -153,12 +153,20 @@ func runRun(ctx context.Context, args []string, stdio IO) error {
 	}()
 	var r engine.Receipt
 	stopping := false
+	var shownRetry transcript.Retry
 wait:
 	for {
 		select {
 		case snap := <-sub.C():
 			if view != nil {
 				view.sync(snap)
+			}
+			// The retry wait is live state, not an entry: say it on
+			// standard error so a script's output stays the transcript.
+			if rt := snap.Live.Retry; rt.Pending() && rt != shownRetry {
+				shownRetry = rt
+				fmt.Fprintf(stdio.Err, "folio: %s; retrying in %s (attempt %d)\n", rt.Reason,
+					time.Until(rt.At).Round(100*time.Millisecond), rt.Attempt)
 			}
 		case r = <-finished:
 			break wait

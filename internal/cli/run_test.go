@@ -146,3 +146,24 @@ func TestRunAgainstOpenAICompatibleServer(t *testing.T) {
 		t.Errorf("request %s", reqs)
 	}
 }
+
+// A retryable failure before any output is retried, and the wait is said on
+// standard error while the transcript stays clean.
+func TestRunShowsRetryWait(t *testing.T) {
+	work, data := demoEnv(t)
+	srv := providertest.NewServer(t,
+		providertest.Reply{Status: 503, Header: map[string]string{"Content-Type": "application/json", "Retry-After-Ms": "100"},
+			Body: []byte(`{"error":{"message":"overloaded","type":"server_error"}}`)},
+		providertest.Fixture(t, "../../engine/testdata/openai_answer.sse"))
+	out, errOut, err := run(t, "run", "--provider", "openai", "--base-url", srv.URL, "--model", "m",
+		"--dir", work, "--data", data, "hello")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	if !strings.Contains(errOut, "retrying in") || !strings.Contains(errOut, "attempt 2") {
+		t.Errorf("stderr %q", errOut)
+	}
+	if strings.Contains(out, "retrying") || !strings.Contains(out, "The folder has a README") {
+		t.Errorf("output %s", out)
+	}
+}
