@@ -650,3 +650,40 @@ func TestCloseStopsTurnsAndReleasesLocks(t *testing.T) {
 		t.Fatalf("saved at shutdown: %s", k)
 	}
 }
+
+// An entry the engine published before its save reached the log is in no
+// snapshot read before that save: the snapshot's checkpoint carries it.
+// Once the log holds it, a new capture has it in its pages instead.
+func TestPublishedEntryNotYetSavedTravelsInTheCheckpoint(t *testing.T) {
+	ts := newTestServer(t, Options{})
+	id := ts.create(t)
+	x := transcript.Entry{ID: "x-1", Content: transcript.User{Text: "hi"}, Timestamp: tsAt(1)}
+	if err := ts.Publish(id, Change{Op: OpSettle, Entry: x}); err != nil {
+		t.Fatal(err)
+	}
+	c := ts.dial(t)
+	snap := c.open(id)
+	if snap.Seq < 1 || snap.Checkpoint == nil || len(snap.Checkpoint.Entries) != 1 {
+		t.Fatalf("snapshot at seq %d without the unsaved entry: %s", snap.Seq, snap.raw)
+	}
+	if r := c.call(map[string]any{"type": "release", "token": snap.Token}); r.Type != "released" {
+		t.Fatal(string(r.raw))
+	}
+
+	l, err := history.Open(ts.logOf(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SaveEntries([]transcript.Entry{x}, nil); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	got := c.pageAll(t, id)
+	if len(got) != 1 || got[0].ID != "x-1" {
+		t.Fatalf("after the save: %s", kinds(got))
+	}
+	snap = c.open(id)
+	if snap.Checkpoint != nil {
+		t.Fatalf("a saved entry still travels in the checkpoint: %s", snap.raw)
+	}
+}
