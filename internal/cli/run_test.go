@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -115,17 +116,22 @@ func TestRunUsage(t *testing.T) {
 func TestRunInterruptStopsTheTurn(t *testing.T) {
 	work, data := demoEnv(t)
 	t.Setenv("FOLIO_DEMO_RATE", "20")
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut bytes.Buffer
-	time.AfterFunc(700*time.Millisecond, cancel)
-	err := Run(ctx, []string{"run", "--json", "--yes", "--dir", work, "--data", data, "write a long essay"}, strings.NewReader(""), &out, &errOut)
-	var ex ExitError
-	if !errors.As(err, &ex) || ex.Code != 1 || !strings.Contains(ex.Msg, "stopped") {
-		t.Fatalf("got %v\n%s", err, errOut.String())
-	}
-	if !strings.Contains(out.String(), `"kind":"stopped"`) || !strings.Contains(out.String(), `"state":"stopped"`) {
-		t.Errorf("output %s", out.String())
-	}
+	// In a bubble the demo's streaming and the interrupt use virtual time.
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var out, errOut bytes.Buffer
+		time.AfterFunc(10*time.Second, cancel)
+		err := Run(ctx, []string{"run", "--json", "--yes", "--dir", work, "--data", data, "write a long essay"}, strings.NewReader(""), &out, &errOut)
+		var ex ExitError
+		if !errors.As(err, &ex) || ex.Code != 1 || !strings.Contains(ex.Msg, "stopped") {
+			t.Fatalf("got %v\n%s", err, errOut.String())
+		}
+		if !strings.Contains(out.String(), `"kind":"stopped"`) || !strings.Contains(out.String(), `"state":"stopped"`) ||
+			!strings.Contains(out.String(), `"kind":"agent"`) {
+			t.Errorf("output %s", out.String())
+		}
+	})
 }
 
 // folio run against an OpenAI-compatible server (a loopback one replaying a
