@@ -85,6 +85,10 @@ type App struct {
 	live    []string  // classic live region
 	printQ  []string  // classic lines waiting to be printed, in order
 	inline  *Inline   // writes the classic view (nil: View draws it)
+	sized   bool      // the terminal's size is known, so inline may draw
+
+	pendingSize *tea.WindowSizeMsg // a classic resize waiting to settle
+	resizeSeq   uint64
 
 	input     textarea.Model
 	approvals []engine.Approval
@@ -213,17 +217,26 @@ func (a *App) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		return a, a.tick()
 	case tea.WindowSizeMsg:
+		if a.inline != nil {
+			// The classic view waits for the size to settle before it
+			// draws again: a terminal that rewraps its lines on resize
+			// (tmux, kitty) may still be rewrapping when the signal
+			// arrives, and rows counted against a half-done reflow
+			// would leave stale lines behind. Dragging a window sends
+			// many sizes; only the last one is drawn.
+			a.resizeSeq++
+			a.pendingSize = &m
+			if !a.sized {
+				return a, a.applySize(a.resizeSeq)
+			}
+			seq := a.resizeSeq
+			return a, tea.Tick(resizeSettle, func(time.Time) tea.Msg { return resizeMsg(seq) })
+		}
 		a.width, a.height = max(m.Width, 10), max(m.Height, 4)
 		a.layout()
-		if a.classic != nil {
-			// The live region is drawn again at the new width; what is
-			// in scrollback stays as it was printed.
-			if a.inline != nil {
-				a.inline.Resize(a.width)
-			}
-			return a, a.syncClassic()
-		}
 		return a, nil
+	case resizeMsg:
+		return a, a.applySize(uint64(m))
 	case tea.BackgroundColorMsg:
 		a.setDark(m.IsDark())
 		return a, nil
@@ -326,13 +339,40 @@ func (a *App) syncClassic() tea.Cmd {
 	return nil
 }
 
+// resizeSettle is how long the classic view waits after a size change
+// before it draws at the new size.
+const resizeSettle = 80 * time.Millisecond
+
+// resizeMsg applies the classic view's pending size if no newer one came.
+type resizeMsg uint64
+
+// applySize takes the pending size of the classic view: the live region is
+// drawn again at the new width, and what is in scrollback stays as it was
+// printed.
+func (a *App) applySize(seq uint64) tea.Cmd {
+	if seq != a.resizeSeq || a.pendingSize == nil {
+		return nil
+	}
+	m := *a.pendingSize
+	a.pendingSize = nil
+	a.inline.Resize(max(m.Width, 10))
+	// Draw one column short of the edge. A line that fills its row
+	// leaves the cursor in the pending-wrap state, which rewrapping
+	// terminals resolve differently; the writer's row count could then
+	// be one short.
+	a.width, a.height = max(m.Width-1, 10), max(m.Height, 4)
+	a.sized = true
+	a.layout()
+	return a.syncClassic()
+}
+
 // drawClassic writes the classic view through the Inline writer: the lines
 // that became final go into scrollback, in order and once, and the live
 // region (the transcript's unsettled tail, then the chrome) is redrawn from
 // its first changed line. Writing here, in the update loop, keeps printed
 // lines and redraws in one ordered stream of bytes.
 func (a *App) drawClassic() {
-	if a.inline == nil {
+	if a.inline == nil || !a.sized || a.pendingSize != nil {
 		return
 	}
 	f := Frame{Print: a.printQ}
