@@ -76,6 +76,15 @@ type Turns struct {
 	closed   bool
 	stop     chan struct{}
 	stopOnce sync.Once
+
+	hooks turnsHooks // tests only; set before the first command
+}
+
+// turnsHooks let tests observe the order of saves and publications.
+type turnsHooks struct {
+	beforeSave func(doc transcript.Document)
+	held       func(id string)          // a failure entry waits for its save
+	published  func(e transcript.Entry) // an entry went to Publish
 }
 
 var _ Engine = (*Turns)(nil)
@@ -412,6 +421,9 @@ type saver struct{ s *session }
 
 func (w saver) Save(doc transcript.Document, msgs []message.Message) error {
 	s := w.s
+	if h := s.t.hooks.beforeSave; h != nil {
+		h(doc)
+	}
 	s.logMu.Lock()
 	err := s.log.Save(doc, msgs)
 	s.logMu.Unlock()
@@ -481,6 +493,9 @@ func (s *session) publishDoc(snap transcript.Snapshot) {
 		}
 		if _, failure := e.Content.(transcript.Failure); failure && saveErr == nil {
 			if _, ok := saved.Index(e.ID); !ok {
+				if h := s.t.hooks.held; h != nil {
+					h(e.ID)
+				}
 				break // not saved yet: the save's signal brings us back
 			}
 		}
@@ -494,6 +509,9 @@ func (s *session) publishDoc(snap transcript.Snapshot) {
 		}
 		_ = s.srv.Publish(s.id, Change{Op: op, Entry: e, After: after})
 		s.pub[e.ID] = pubState{fp: fp, open: open}
+		if h := s.t.hooks.published; h != nil {
+			h(e)
+		}
 	}
 	// Settled entries never change again: stop looking at them.
 	for s.published < doc.Settled() {

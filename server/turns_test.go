@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -385,7 +386,29 @@ func TestRealStopIsCompareAndSet(t *testing.T) {
 }
 
 func TestFailureIsSavedBeforeItsEvent(t *testing.T) {
-	ts, _ := newTurnsServer(t, 2000, "")
+	ts, turns := newTurnsServer(t, 2000, "")
+	// The ordering hook: the first save holding the failure waits until the
+	// publisher has seen the failure and either held it back (right) or
+	// published it (wrong), so the race is decided the same way every run.
+	order := make(chan string, 64)
+	var mu sync.Mutex
+	var first string
+	turns.hooks.held = func(string) { order <- "held" }
+	turns.hooks.published = func(e transcript.Entry) {
+		if e.Content.Kind() == transcript.KindFailure {
+			order <- "published"
+		}
+	}
+	turns.hooks.beforeSave = func(doc transcript.Document) {
+		if doc.Len() == 0 || doc.At(doc.Len()-1).Content.Kind() != transcript.KindFailure {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if first == "" {
+			first = <-order
+		}
+	}
 	id := ts.create(t)
 	c := ts.dial(t)
 	c.open(id)
@@ -410,6 +433,11 @@ func TestFailureIsSavedBeforeItsEvent(t *testing.T) {
 	if _, ok := conv.Document.Index(fe.ID); !ok {
 		t.Fatalf("failure %s was announced before it was saved; the log has %s", fe.ID, kinds(conv.Document.Entries()))
 	}
+	mu.Lock()
+	if first != "held" {
+		t.Fatalf("the failure was %s before its save", first)
+	}
+	mu.Unlock()
 	if partial == "" {
 		t.Error("no partial answer streamed before the failure")
 	}
