@@ -446,24 +446,60 @@ func (sp *spawner) Spawn(ctx context.Context, inv, label, prompt string) (string
 	return sp.e.Spawn(ctx, inv, label, prompt)
 }
 
-// run publishes the store's snapshots and the engine's command changes
-// until the session closes, then once more so nothing written last is
-// left out.
+// liveCadence bounds how often streaming changes are published: every
+// event carries the entry's whole current text, so publishing each token
+// of a fast model would send the reply over and over. 30 updates a second
+// still reads as streaming.
+const liveCadence = 33 * time.Millisecond
+
+// run publishes the store's snapshots (at most once per liveCadence; the
+// latest one always goes out) and the engine's command changes until the
+// session closes, then once more so nothing written last is left out.
 func (s *session) run() {
 	defer close(s.done)
+	var (
+		last    time.Time
+		timer   *time.Timer
+		timerC  <-chan time.Time
+		pending bool
+	)
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	publish := func(snap transcript.Snapshot) {
+		s.publishDoc(snap)
+		last, pending = time.Now(), false
+	}
 	for {
 		select {
 		case snap, ok := <-s.sub.C():
 			if !ok {
 				return
 			}
-			s.publishDoc(snap)
+			if wait := liveCadence - time.Since(last); wait > 0 {
+				pending = true
+				if timerC == nil {
+					timer = time.NewTimer(wait)
+					timerC = timer.C
+				}
+				continue
+			}
+			publish(snap)
+		case <-timerC:
+			timerC = nil
+			if pending {
+				publish(s.store.Snapshot())
+			}
 		case <-s.saveC:
-			s.publishDoc(s.store.Snapshot())
+			publish(s.store.Snapshot())
 		case <-s.eng.Changed():
 			s.publishControl()
+			last, pending = time.Now(), false
 		case <-s.poke:
 			s.publishControl()
+			last, pending = time.Now(), false
 		case <-s.quit:
 			s.publishControl()
 			return

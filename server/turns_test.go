@@ -171,7 +171,7 @@ func kinds(es []transcript.Entry) string {
 }
 
 func TestTurnStreamsLiveAndReloadShowsTheSame(t *testing.T) {
-	ts, _ := newTurnsServer(t, 2000, "")
+	ts, _ := newTurnsServer(t, 1000, "")
 	id := ts.create(t)
 	c := ts.dial(t)
 	c.open(id)
