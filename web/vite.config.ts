@@ -19,6 +19,8 @@ export default defineConfig({
   plugins: [react(), katexWoff2Only()],
   // Relative asset URLs, so the app works wherever the server mounts it.
   base: './',
+  // `npx vite` proxies the API (and its WebSocket) to a local folio serve.
+  server: { proxy: { '/api': { target: 'http://127.0.0.1:7878', ws: true } } },
   build: {
     outDir: 'dist',
     emptyOutDir: true,

@@ -180,3 +180,17 @@ describe('ViewCache', () => {
     expect(disposed).toContain('e|');
   });
 });
+
+describe('an empty conversation', () => {
+  it('shows live entries once its empty first page is answered', async () => {
+    const server = new FakeServer([]);
+    const client = new Client({ url: 'ws://t/api/v2/ws', WebSocket: server.WebSocket });
+    const view = new TranscriptView(client, 'c1');
+    server.emit({ type: 'event', conversation: 'c1', generation: 1, seq: 1, op: 'upsert', entry: { id: 'u', content: { kind: 'user', text: 'hi' } }, revision: 1 });
+    await until(() => view.getState().window.loaded, 'loaded');
+    server.emit({ type: 'event', conversation: 'c1', generation: 1, seq: 1, op: 'upsert', entry: { id: 'u', content: { kind: 'user', text: 'hi' } }, revision: 1 });
+    server.emit({ type: 'event', conversation: 'c1', generation: 1, seq: 2, op: 'upsert', entry: { id: 'r', content: { kind: 'reasoning', text: 'hm' } }, revision: 2, after: 'u' });
+    await until(() => view.getState().rows.length === 2, 'rows');
+    expect(view.getState().rows.map((r) => r.role)).toEqual(['user', 'assistant']);
+  });
+});

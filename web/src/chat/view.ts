@@ -167,7 +167,7 @@ export class TranscriptView {
     const w = this.state.window;
     const frame: Record<string, unknown> = { type: 'open', conversation: this.conversation };
     if (this.head) frame.head = this.head;
-    if (w.generation >= 0 && w.pages.length > 0) frame.since = { generation: w.generation, seq: w.seq };
+    if (w.generation >= 0 && w.loaded) frame.since = { generation: w.generation, seq: w.seq };
     let snap: ServerFrame;
     try {
       snap = await this.client.request(frame);
@@ -187,7 +187,7 @@ export class TranscriptView {
     }
     this.failures = 0;
     this.set({ failed: false });
-    if (this.state.window.pages.length === 0) await this.load('latest');
+    if (!this.state.window.loaded) await this.load('latest');
   }
 
   /**
@@ -238,7 +238,7 @@ export class TranscriptView {
         { type: 'page', epoch, token, direction: typeof what === 'string' && what !== 'latest' ? what : 'replace', page },
         { loading: false, failed: false },
       );
-      if (this.early.length > 0 && this.state.window.pages.length > 0) {
+      if (this.early.length > 0 && this.state.window.loaded) {
         const early = this.early.splice(0);
         for (const e of early) this.onEvent(e);
       }
@@ -332,7 +332,7 @@ export class TranscriptView {
       case 'upsert':
       case 'settle':
         if (gen !== w.generation && w.generation >= 0) return;
-        if (w.pages.length === 0) {
+        if (!w.loaded) {
           // The window's first page is on its way: apply these after it, in order.
           this.early.push(f);
           return;

@@ -67,6 +67,8 @@ export interface WindowState {
   stale: boolean;
   /** Pages evicted so far (for tests and the bench). */
   evictions: number;
+  /** The first page of this window has been answered (it may have been empty). */
+  loaded: boolean;
 }
 
 export type Direction = 'before' | 'after';
@@ -101,6 +103,7 @@ export function emptyWindow(): WindowState {
     live: new Map(),
     stale: false,
     evictions: 0,
+    loaded: false,
   };
 }
 
@@ -121,7 +124,7 @@ export function groupsOf(w: WindowState): GroupRef[] {
 
 /** atEnd reports whether the window shows the conversation's latest group. */
 export function atEnd(w: WindowState): boolean {
-  return !w.hasMoreAfter && w.pages.length > 0;
+  return !w.hasMoreAfter && w.loaded;
 }
 
 function groupBytes(g: WireGroup): number {
@@ -154,7 +157,7 @@ function reducePage(w: WindowState, a: Extract<WindowAction, { type: 'page' }>):
     // An empty page: nothing more on that side.
     if (a.direction === 'before') return { ...w, hasMoreBefore: false };
     if (a.direction === 'after') return { ...w, hasMoreAfter: false };
-    return { ...w, pages: [], hasMoreBefore: false, hasMoreAfter: false, held };
+    return { ...w, pages: [], hasMoreBefore: false, hasMoreAfter: false, held, loaded: true };
   }
   const loaded = new Set(groups.map((g) => g.ids[0]));
   const tail = w.tail.filter((g) => !loaded.has(g.ids[0]));
@@ -191,7 +194,7 @@ function reducePage(w: WindowState, a: Extract<WindowAction, { type: 'page' }>):
     else hasMoreBefore = true;
     evictions++;
   }
-  return { ...w, pages, hasMoreBefore, hasMoreAfter, held, evictions, tail };
+  return { ...w, pages, hasMoreBefore, hasMoreAfter, held, evictions, tail, loaded: true };
 }
 
 function findGroup(w: WindowState, id: string): { list: 'pages' | 'tail'; page: number; group: number } | undefined {
@@ -278,12 +281,12 @@ function reduceEntry(w: WindowState, a: Extract<WindowAction, { type: 'entry' }>
 export function reduceWindow(w: WindowState, a: WindowAction): WindowState {
   switch (a.type) {
     case 'snapshot':
-      if (a.generation === w.generation && w.pages.length > 0) {
+      if (a.generation === w.generation && w.loaded) {
         // A new capture of the same document (reconnect, an expired token, or
         // reading past live appends): group indices are stable, so the window
         // stays and only the token changes. Groups the capture has beyond the
         // window are more to read, unless the live tail already shows them.
-        const lastLoaded = w.pages[w.pages.length - 1]!.last;
+        const lastLoaded = w.pages[w.pages.length - 1]?.last ?? -1;
         const beyond = a.groups - 1 - lastLoaded;
         const hasMoreAfter = w.hasMoreAfter || w.stale ? beyond > 0 : beyond > w.tail.length;
         return { ...w, token: a.token, captureSeq: a.seq, seq: Math.max(w.seq, a.seq), groupCount: a.groups, stale: false, epoch: w.epoch + 1, hasMoreAfter };

@@ -112,7 +112,7 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
     lastTop.current = { top: el.scrollTop, t: now };
     const ws = view.getState().window;
     // A window being replaced has no rows to read: its collapse is not the reader's scrolling.
-    if (ws.pages.length === 0) return;
+    if (!ws.loaded) return;
     // Only the bottom of the conversation's end is following; the bottom of an
     // intermediate window is not.
     following.current = atEnd(ws) && el.scrollHeight - el.scrollTop - el.clientHeight <= PIN_SLACK;
