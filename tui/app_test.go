@@ -336,3 +336,23 @@ func TestAppResumePicker(t *testing.T) {
 		}
 	})
 }
+
+// The classic view through its own writer: the settled turn is printed
+// into scrollback once, and the chrome stays below it.
+func TestAppClassicFrame(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		term := newTerminal(70, 16)
+		r := newChatRig(t, Options{Theme: DarkTheme, Classic: true, Output: writerFunc(term.write), Notice: "demo model — see docs/providers.md"}, 70, 16, demoProvider())
+		r.typeText("show me a table")
+		r.enter()
+		r.until("the turn finishes", func() bool { _, ok := r.eng.Running(); return !ok && r.store.Snapshot().Document.Len() >= 4 })
+		grid := term.grid()
+		golden(t, "app_classic", grid)
+		rows := allRows(term)
+		for _, needle := range []string{"› show me a table", "OpenRouter", "Set one with", "tok/s"} {
+			if n := countAll(rows, needle); n != 1 {
+				t.Errorf("%q is on the terminal %d times, want once:\n%s", needle, n, grid)
+			}
+		}
+	})
+}

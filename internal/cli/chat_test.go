@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/message"
+	"github.com/foliodev/folio/provider"
+	"github.com/foliodev/folio/transcript"
+)
+
+// The chat's wiring over a real data folder: the picker lists saved
+// conversations, resuming one hydrates the engine's store from its log,
+// and the next turn saves into that same log; a new chat titles its log
+// from the first message.
+func TestChatSessionResumeAndSave(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	path, err := history.Path(data, "saved-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := history.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	doc, err := transcript.NewDocument("saved-1", []transcript.Entry{
+		{ID: "u1", Content: transcript.User{Text: "an old question"}, Timestamp: at},
+		{ID: "a1", Content: transcript.Agent{Markdown: "An old answer."}, Timestamp: at},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []message.Message{message.Text(message.User, "an old question"), message.Text(message.Assistant, "An old answer.")}
+	if err := log.Save(doc, msgs); err != nil {
+		t.Fatal(err)
+	}
+	if err := log.SetTitle("old times"); err != nil {
+		t.Fatal(err)
+	}
+	log.Close()
+
+	s := fastSession(t, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	list, err := s.list()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].ID != "saved-1" || list[0].Title != "old times" || list[0].Entries != 2 {
+		t.Fatalf("the picker's list: %+v", list)
+	}
+	if err := s.resume("missing"); err == nil {
+		t.Fatal("resuming a conversation that does not exist did not fail")
+	}
+	if err := s.resume("saved-1"); err != nil {
+		t.Fatal(err)
+	}
+	snap := s.eng.Store().Snapshot()
+	if snap.Document.Len() != 2 || snap.Document.At(0).ID != "u1" {
+		t.Fatalf("the store after resume holds %d entries", snap.Document.Len())
+	}
+	ctx := context.Background()
+	if _, err := s.eng.Send(ctx, "c1", "hello again", nil); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.eng.Wait(ctx, "c1"); err != nil || r.State != "done" {
+		t.Fatalf("the turn after resume: %+v %v", r, err)
+	}
+	conv, err := history.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conv.Document.Len() <= 2 || conv.Title != "old times" {
+		t.Fatalf("the resumed log has %d entries and title %q after a turn; want more than 2 and the old title", conv.Document.Len(), conv.Title)
+	}
+}
+
+// fastSession is a chat session over data with the demo model streaming as
+// fast as it is read.
+func fastSession(t *testing.T, data string) *chatSession {
+	t.Helper()
+	env := func(k string) string {
+		if k == "FOLIO_DEMO_RATE" {
+			return "0"
+		}
+		return ""
+	}
+	cfg, prov, err := provider.Load(provider.Options{DataDir: data, Provider: "demo", Getenv: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newChatSession(data, cfg, prov, t.TempDir(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// A new chat is saved under a fresh ID and titled with the first line of
+// its first message.
+func TestChatSessionTitlesNewConversation(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	s := fastSession(t, data)
+	defer s.close()
+	ctx := context.Background()
+	if _, err := s.eng.Send(ctx, "c1", "plan the parser\nwith details", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.eng.Wait(ctx, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	list, err := history.List(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].ID != s.id || list[0].Title != "plan the parser" {
+		t.Fatalf("saved conversations: %+v", list)
+	}
+}
