@@ -97,6 +97,7 @@ type App struct {
 	chromeBuf []string // the chrome as last laid out; nil when stale
 	status    string   // a transient line: what the last key did
 	quitting  bool
+	ticking   bool // a countdown redraw is scheduled
 
 	// observe, when set, is called at the end of every Update: tests use
 	// it to learn what the program has taken in.
@@ -215,6 +216,7 @@ func (a *App) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.refreshCommands()
 		return a, a.waitChanged()
 	case tickMsg:
+		a.ticking = false
 		return a, a.tick()
 	case tea.WindowSizeMsg:
 		if a.inline != nil {
@@ -306,9 +308,10 @@ func visibleItem(it engine.OutboxItem) bool {
 // tick keeps a retry countdown moving: one redraw a second while a retry
 // is pending.
 func (a *App) tick() tea.Cmd {
-	if !a.snap.Live.Retry.Pending() {
+	if a.ticking || !a.snap.Live.Retry.Pending() {
 		return nil
 	}
+	a.ticking = true
 	return tea.Tick(time.Second, func(time.Time) tea.Msg { return tickMsg{} })
 }
 
