@@ -715,3 +715,114 @@ func TestPublishedEntryNotYetSavedTravelsInTheCheckpoint(t *testing.T) {
 		t.Fatalf("a saved entry still travels in the checkpoint: %s", snap.raw)
 	}
 }
+
+func TestSteerAppliesInsideTheRunningTurn(t *testing.T) {
+	ts, _ := newTurnsServer(t, 300, "")
+	id := ts.create(t)
+	c := ts.dial(t)
+	c.open(id)
+	if rc := c.call(map[string]any{"type": "steer", "conversation": id, "commandId": "s0", "text": "shorter"}).Receipt; rc.Code != "not-running" {
+		t.Fatalf("steer with no turn: %+v", rc)
+	}
+	c.send(id, "k1", "write a long essay")
+	c.await(func(f frame) bool {
+		return f.Type == "event" && f.Op == "upsert" && f.Open && bytes.Contains(f.Entry, []byte(`"kind":"agent"`))
+	})
+	if rc := c.call(map[string]any{"type": "steer", "conversation": id, "commandId": "s1", "text": "hello instead"}).Receipt; rc.State != StateDispatched {
+		t.Fatalf("steer: %+v", rc)
+	}
+	if rc := c.finished("s1"); rc.State != StateDone {
+		t.Fatalf("steer receipt: %+v", rc)
+	}
+	if rc := c.finished("k1"); rc.State != StateDone || rc.Code != "" {
+		t.Fatalf("turn: %+v", rc)
+	}
+	conv, err := history.ReadFile(ts.logOf(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := kinds(conv.Document.Entries())
+	if !strings.Contains(k, "agent steering") || strings.Count(k, "user") != 1 {
+		t.Fatalf("the steer is not between the reply's parts: %s", k)
+	}
+}
+
+func TestSendWithAttachment(t *testing.T) {
+	ts, _ := newTurnsServer(t, 0, "")
+	id := ts.create(t)
+	resp, err := http.Post(ts.url+"/api/v2/conversations/"+id+"/attachments?name=notes.txt", "text/plain", strings.NewReader("the word is plum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var up struct {
+		Attachment Attachment `json:"attachment"`
+	}
+	err = json.UnmarshalRead(resp.Body, &up, json.RejectUnknownMembers(false))
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("upload: %d %v", resp.StatusCode, err)
+	}
+	c := ts.dial(t)
+	c.open(id)
+	bad := c.call(map[string]any{"type": "send", "conversation": id, "commandId": "k0", "text": "hi", "attachments": []string{"a-nope"}})
+	if bad.Receipt.Code != "not-found" {
+		t.Fatalf("unknown attachment: %s", bad.raw)
+	}
+	f := c.call(map[string]any{"type": "send", "conversation": id, "commandId": "k1", "text": "read this", "attachments": []string{up.Attachment.ID}})
+	if f.Receipt.State == StateRejected {
+		t.Fatalf("send: %s", f.raw)
+	}
+	c.finished("k1")
+	conv, err := history.ReadFile(ts.logOf(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(conv.Messages) == 0 || !strings.Contains(conv.Messages[0].Content, "the word is plum") || !strings.Contains(conv.Messages[0].Content, "notes.txt") {
+		t.Fatalf("the model did not get the attachment: %+v", conv.Messages)
+	}
+}
+
+func TestDenyAndRetryOnce(t *testing.T) {
+	ts, _ := newTurnsServer(t, 0, "")
+	id := ts.create(t)
+	c := ts.dial(t)
+	c.open(id)
+	c.send(id, "a1", "list the files in this folder")
+	ap := c.await(func(f frame) bool {
+		return f.Type == "event" && f.Op == "approvals" && bytes.Contains(f.raw, []byte(`"shell"`))
+	}).control(t)
+	inv := ap.Approvals[0].InvocationID
+	if rc := c.call(map[string]any{"type": "approve", "conversation": id, "commandId": "d1", "invocationId": inv, "allow": false}).Receipt; rc.State != StateDone {
+		t.Fatalf("deny: %+v", rc)
+	}
+	for {
+		f := c.await(func(f frame) bool { return f.Type == "event" && f.Op == "settle" })
+		if e := f.entry(t); e.ID == inv {
+			if st := e.Content.(transcript.Tool).Receipt.Status; st != transcript.ToolDenied {
+				t.Fatalf("denied call settled as %s", st)
+			}
+			break
+		}
+	}
+	c.finished("a1")
+
+	// A failure that happens once: retry runs the turn again and succeeds.
+	c.send(id, "f1", "/demo fail transport once")
+	if rc := c.finished("f1"); rc.Code != "failed" {
+		t.Fatalf("first attempt: %+v", rc)
+	}
+	conv, err := history.ReadFile(ts.logOf(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	failure := lastFailure(conv.Document)
+	if failure == "" {
+		t.Fatalf("no failure saved: %s", kinds(conv.Document.Entries()))
+	}
+	if rc := c.call(map[string]any{"type": "retry", "conversation": id, "commandId": "r1", "failureId": failure}).Receipt; rc.State == StateRejected {
+		t.Fatalf("retry: %+v", rc)
+	}
+	if rc := c.finished("r1"); rc.State != StateDone || rc.Code != "" {
+		t.Fatalf("retry: %+v", rc)
+	}
+}
