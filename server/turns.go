@@ -514,8 +514,11 @@ func (s *session) run() {
 // right after the event shows the same notice.
 func (s *session) publishDoc(snap transcript.Snapshot) {
 	if snap.Generation != s.gen {
-		// Replaced or cleared: clients rebuild from a new snapshot.
-		s.gen, s.published, s.pub = snap.Generation, 0, map[string]pubState{}
+		// Replaced or cleared: clients rebuild from a new snapshot of the
+		// log, which the engine's next save rewrites. Its settled entries
+		// reach them that way, not as a flood of events; what is open or
+		// comes later is published as usual.
+		s.gen, s.published, s.pub = snap.Generation, snap.Document.Settled(), map[string]pubState{}
 		_ = s.srv.Publish(s.id, Change{Op: OpReplaced})
 	}
 	doc := snap.Document

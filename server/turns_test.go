@@ -826,3 +826,84 @@ func TestDenyAndRetryOnce(t *testing.T) {
 		t.Fatalf("retry: %+v", rc)
 	}
 }
+
+// An ephemeral presentation shows only while its invocation is open: the
+// settle drops it, and a late value cannot bring it back.
+func TestEphemeralPresentationEndsWithItsInvocation(t *testing.T) {
+	ts := newTestServer(t, Options{})
+	id := ts.create(t)
+	c := ts.dial(t)
+	c.open(id)
+	open := transcript.Entry{ID: "t-1", Timestamp: tsAt(1), Content: transcript.Tool{InvocationID: "t-1",
+		Receipt: transcript.ToolReceipt{App: "shell", Summary: "shell", Status: transcript.ToolFailed, Reason: "running", NotDone: true}}}
+	if err := ts.Publish(id, Change{Op: OpUpsert, Entry: open}); err != nil {
+		t.Fatal(err)
+	}
+	spin := &transcript.Presentation{Schema: "spinner", Version: 1, Revision: 1, Payload: transcript.RawJSON(`{"frame":1}`)}
+	if err := ts.Publish(id, Change{Op: OpPresentation, EntryID: "t-1", InvocationID: "t-1", Presentation: spin, Ephemeral: true}); err != nil {
+		t.Fatal(err)
+	}
+	c.event("presentation")
+	mid := ts.dial(t).open(id)
+	if mid.Checkpoint == nil || len(mid.Checkpoint.Presentations) != 1 {
+		t.Fatalf("an open invocation's ephemeral value is not in the checkpoint: %s", mid.raw)
+	}
+
+	done := open
+	done.Content = transcript.Tool{InvocationID: "t-1", Receipt: transcript.ToolReceipt{App: "shell", Summary: "shell", Status: transcript.ToolOK}}
+	if err := ts.Publish(id, Change{Op: OpSettle, Entry: done}); err != nil {
+		t.Fatal(err)
+	}
+	f := c.event("settle")
+	if bytes.Contains(f.Entry, []byte("spinner")) {
+		t.Fatalf("the ephemeral value outlived its invocation: %s", f.Entry)
+	}
+	late := &transcript.Presentation{Schema: "spinner", Version: 1, Revision: 9, Payload: transcript.RawJSON(`{"frame":9}`)}
+	ts.Publish(id, Change{Op: OpPresentation, EntryID: "t-1", InvocationID: "t-1", Presentation: late, Ephemeral: true})
+	after := ts.dial(t).open(id)
+	if bytes.Contains(after.raw, []byte("spinner")) {
+		t.Fatalf("a closed invocation's ephemeral value reached a new tab: %s", after.raw)
+	}
+	if r := c.call(map[string]any{"type": "ping"}); r.Type != "pong" {
+		t.Fatal(string(r.raw))
+	}
+	for _, h := range c.held {
+		if h.Op == "presentation" {
+			t.Fatalf("a presentation event after closure: %s", h.raw)
+		}
+	}
+}
+
+// When the engine's document is replaced, clients are told to rebuild.
+func TestReplacedStoreDocumentIsAnnounced(t *testing.T) {
+	ts := newTestServer(t, Options{})
+	id := ts.create(t)
+	c := ts.dial(t)
+	first := c.open(id)
+	store := transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))
+	s := &session{t: &Turns{}, srv: ts.Server, id: id, pub: map[string]pubState{}, gen: store.Snapshot().Generation}
+	if _, err := store.Lease().Append(transcript.User{Text: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	s.publishDoc(store.Snapshot())
+	c.event("upsert")
+	store.Replace(store.Snapshot().Document)
+	s.publishDoc(store.Snapshot())
+	f := c.event("replaced")
+	if f.Generation <= first.Generation {
+		t.Fatalf("replaced at generation %d, snapshot had %d", f.Generation, first.Generation)
+	}
+	// What is written after the replace is published for the new
+	// generation; the settled entries come with the new snapshot instead.
+	if _, err := store.Lease().Append(transcript.User{Text: "two"}); err != nil {
+		t.Fatal(err)
+	}
+	s.publishDoc(store.Snapshot())
+	up := c.event("upsert")
+	if !bytes.Contains(up.Entry, []byte(`"two"`)) {
+		t.Fatalf("after the replace: %s", up.raw)
+	}
+	if up.Generation != f.Generation {
+		t.Fatalf("upsert of generation %d after the replace to %d", up.Generation, f.Generation)
+	}
+}
