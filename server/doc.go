@@ -7,11 +7,15 @@
 // loading it; per open conversation, a follower that reads only the bytes
 // other processes append to its log and turns them into live events; the
 // reconciliation rules that keep live events monotonic; and the idempotent
-// bookkeeping of client commands, which it hands to an Engine.
+// bookkeeping of client commands, which it hands to an Engine. Turns is the
+// Engine that runs real turns: one engine.Engine per conversation, opened on
+// its first command, holding the log's writer lock while open, and
+// publishing what its store writes as live events.
 //
 // Concurrency: a Server is safe for concurrent use. Each WebSocket
 // connection has one reading goroutine and one writing goroutine; snapshot
 // captures run on their own goroutines. Each conversation's live state is
 // guarded by its own mutex, so conversations never wait on each other.
-// Publish may be called from any goroutine.
+// Publish may be called from any goroutine. Each open engine of Turns has
+// one publishing goroutine; its turns run on the engine's own goroutine.
 package server
