@@ -294,6 +294,10 @@ type session struct {
 	saveErr   error               // the last save's error
 	pending   map[string]*tracked // commands whose receipt may still change
 	userEntry map[string]string   // command ID → its turn's user entry
+	// retryTurn names a running retry: it writes no user entry of its own,
+	// so clients see the failed turn's user entry as its turn, and a stop
+	// naming that entry means the retry's command.
+	retryTurn struct{ userEntry, commandID string }
 
 	// Owned by the publishing goroutine.
 	gen       uint64
@@ -571,11 +575,16 @@ func (s *session) publishControl() {
 	ts := TurnState{State: "idle"}
 	if tr, ok := s.eng.Running(); ok {
 		ts = TurnState{State: "running", Turn: tr.UserEntryID, Reply: tr.ReplyEntryID}
+		s.mu.Lock()
 		if tr.UserEntryID != "" {
-			s.mu.Lock()
 			s.userEntry[tr.CommandID] = tr.UserEntryID
-			s.mu.Unlock()
+		} else if tk, ok := s.pending[tr.CommandID]; ok && tk.kind == CmdRetry {
+			if s.retryTurn.commandID != tr.CommandID {
+				s.retryTurn.commandID, s.retryTurn.userEntry = tr.CommandID, lastUser(s.store.Snapshot().Document)
+			}
+			ts.Turn = s.retryTurn.userEntry
 		}
+		s.mu.Unlock()
 	}
 	q := []QueueItem{}
 	for _, r := range s.eng.Queue() {
@@ -678,7 +687,13 @@ func (s *session) do(ctx context.Context, cmd Command) (Receipt, error) {
 		}
 		return s.answer(cmd, r), nil
 	case CmdStop:
-		err := e.StopTurn(cmd.Turn, cmd.Reply)
+		turn := cmd.Turn
+		s.mu.Lock()
+		if tr, ok := e.Running(); ok && tr.CommandID == s.retryTurn.commandID && turn == s.retryTurn.userEntry {
+			turn = tr.CommandID // a retry is named by the turn it retries
+		}
+		s.mu.Unlock()
+		err := e.StopTurn(turn, cmd.Reply)
 		switch {
 		case errors.Is(err, engine.ErrNoTurn):
 			return Receipt{}, fmt.Errorf("%w: the turn already ended", ErrNotRunning)
@@ -729,6 +744,16 @@ func (s *session) answer(cmd Command, r engine.Receipt) Receipt {
 		}
 	}
 	return rc
+}
+
+// lastUser is the ID of the document's last user entry.
+func lastUser(doc transcript.Document) string {
+	for i := doc.Len() - 1; i >= 0; i-- {
+		if _, ok := doc.At(i).Content.(transcript.User); ok {
+			return doc.At(i).ID
+		}
+	}
+	return ""
 }
 
 // lastFailure is the ID of the document's last failure entry, when no user

@@ -907,3 +907,37 @@ func TestReplacedStoreDocumentIsAnnounced(t *testing.T) {
 		t.Fatalf("upsert of generation %d after the replace to %d", up.Generation, f.Generation)
 	}
 }
+
+// A retry writes no user entry: clients see it as the failed turn again,
+// and a stop naming that turn stops the retry.
+func TestStopARetry(t *testing.T) {
+	ts, _ := newTurnsServer(t, 50, "")
+	id := ts.create(t)
+	c := ts.dial(t)
+	c.open(id)
+	c.send(id, "f1", "/demo fail transport once")
+	turn := c.running().Turn
+	if rc := c.finished("f1"); rc.Code != "failed" {
+		t.Fatalf("first attempt: %+v", rc)
+	}
+	conv, err := history.ReadFile(ts.logOf(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc := c.call(map[string]any{"type": "retry", "conversation": id, "commandId": "r1", "failureId": lastFailure(conv.Document)}).Receipt; rc.State == StateRejected {
+		t.Fatalf("retry: %+v", rc)
+	}
+	c.await(func(f frame) bool {
+		if f.Type != "event" || f.Op != "turn" {
+			return false
+		}
+		e := f.control(t)
+		return e.State == "running" && e.Turn == turn
+	})
+	if rc := c.call(map[string]any{"type": "stop", "conversation": id, "commandId": "s1", "turn": turn}).Receipt; rc.State != StateDone {
+		t.Fatalf("stop the retry: %+v", rc)
+	}
+	if rc := c.finished("r1"); rc.Code != "stopped" {
+		t.Fatalf("retry: %+v", rc)
+	}
+}
