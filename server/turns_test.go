@@ -267,6 +267,17 @@ func TestDuplicateSendIsOneTurn(t *testing.T) {
 		t.Fatalf("same ID, other body: %+v", conflict)
 	}
 	c.finished("same")
+	// Polling the receipt endpoint confirms the same command, finished.
+	resp, err := http.Get(ts.url + "/api/v2/conversations/" + id + "/commands/same")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var polled Receipt
+	err = json.UnmarshalRead(resp.Body, &polled, json.RejectUnknownMembers(false))
+	resp.Body.Close()
+	if err != nil || polled.State != StateDone || polled.Kind != CmdSend || polled.EntryID == "" {
+		t.Fatalf("polled receipt: %+v %v", polled, err)
+	}
 	// A third delivery after the turn still starts nothing.
 	if again := c.send(id, "same", "hello"); again.State != StateDone {
 		t.Fatalf("late duplicate: %+v", again)
