@@ -39,6 +39,11 @@ func Chat(ctx context.Context, o Options, in *os.File, out *os.File, extra ...te
 			opts = append(opts, tea.WithWindowSize(w, h))
 		}
 		io.WriteString(out, classicEnter)
+		if !o.Theme.Plain() {
+			// Ask for the background color; the reply arrives as input
+			// and Bubble Tea hands it over as a BackgroundColorMsg.
+			io.WriteString(out, "\x1b]11;?\x07")
+		}
 		defer io.WriteString(out, classicLeave)
 	} else {
 		opts = append(opts, tea.WithOutput(out))
