@@ -43,6 +43,10 @@ type Options struct {
 	Picker bool
 	// Now is the clock for retry countdowns (default time.Now).
 	Now func() time.Time
+	// Transport delivers what the person sends (default: the engine's own,
+	// in process). A client of a remote engine passes its own; a delivery
+	// it cannot confirm shows as uncertain and is never resent by itself.
+	Transport engine.Transport
 	// Output is where the classic view writes. Chat sets it to the
 	// terminal; without it the classic view is drawn by View like the
 	// fullscreen one (for tests).
@@ -126,7 +130,10 @@ func NewApp(o Options) *App {
 	}
 	a := &App{o: o, eng: o.Engine, store: o.Engine.Store(), theme: o.Theme, pal: o.Theme.palette(), width: 80, height: 24}
 	start := time.Now().UnixNano()
-	a.outbox = engine.NewOutbox(o.Engine.Transport(), func() string {
+	if o.Transport == nil {
+		o.Transport = o.Engine.Transport()
+	}
+	a.outbox = engine.NewOutbox(o.Transport, func() string {
 		return fmt.Sprintf("tui-%x-%d", start, cmdSeq.Add(1))
 	})
 	opts := []PainterOption{WithLocation(o.Location)}
@@ -213,6 +220,7 @@ func (a *App) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.setSnapshot(transcript.Snapshot(m))
 		return a, tea.Batch(a.waitSnapshot(), a.syncClassic(), a.tick())
 	case changedMsg:
+		a.outbox.Confirm(context.Background(), a.eng.StatusFunc())
 		a.refreshCommands()
 		return a, a.waitChanged()
 	case tickMsg:
@@ -270,8 +278,8 @@ func (a *App) setSnapshot(s transcript.Snapshot) {
 }
 
 // refreshCommands reads the engine's approvals and the drafts' delivery.
+// Deliveries are confirmed with the engine when it signals a change.
 func (a *App) refreshCommands() {
-	a.outbox.Confirm(context.Background(), a.eng.StatusFunc())
 	a.approvals = a.eng.Approvals()
 	a.items = a.items[:0]
 	for _, it := range a.outbox.Items() {
@@ -606,6 +614,8 @@ func (a *App) submit(steer bool) tea.Cmd {
 		// The turn ended (or is stopping) before the instruction got
 		// there: it stays a draft the person can send with ctrl+r.
 		a.status = "not steered: " + it.Reason
+	} else if err != nil && it.Delivery == engine.Uncertain {
+		a.status = "delivery uncertain (it will not be resent): " + err.Error()
 	} else if err != nil && it.Delivery != engine.Accepted {
 		a.status = "not sent: " + err.Error()
 	}

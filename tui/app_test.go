@@ -231,8 +231,6 @@ func TestAppChildRegion(t *testing.T) {
 	})
 }
 
-var _ = context.Background
-
 // With a plain theme (TERM=dumb) the whole frame is text without escape
 // sequences; with NO_COLOR it keeps attributes but has no colors.
 func TestAppFramePlainAndNoColor(t *testing.T) {
@@ -353,6 +351,47 @@ func TestAppClassicFrame(t *testing.T) {
 			if n := countAll(rows, needle); n != 1 {
 				t.Errorf("%q is on the terminal %d times, want once:\n%s", needle, n, grid)
 			}
+		}
+	})
+}
+
+// A delivery that failed in transport is shown as uncertain and never
+// resent as another turn; once the engine says it never got it, it is a
+// draft that ctrl+r sends.
+func TestAppUncertainDelivery(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var r *chatRig
+		fail := true
+		o := Options{Theme: PlainTheme, Transport: func(ctx context.Context, id, text string, steer bool) (engine.Receipt, error) {
+			if fail {
+				fail = false
+				return engine.Receipt{}, fmt.Errorf("connection reset")
+			}
+			return r.eng.Transport()(ctx, id, text, steer)
+		}}
+		r = newChatRig(t, o, 80, 12, demoProvider())
+		r.typeText("hello")
+		r.enter()
+		if grid := r.grid(); !strings.Contains(grid, "uncertain, not resent: hello") {
+			t.Fatalf("the uncertain delivery is not shown:\n%s", grid)
+		}
+		r.catchUp() // confirms with the engine, which never got it
+		if grid := r.grid(); !strings.Contains(grid, "not sent (the engine never received it) · ctrl+r sends it: hello") {
+			t.Fatalf("the unconfirmed delivery did not become a draft:\n%s", grid)
+		}
+		if n := len(r.eng.Commands()); n != 0 {
+			t.Fatalf("the engine has %d commands; nothing may be resent by itself", n)
+		}
+		r.send(tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl})
+		r.until("the draft's turn finishes", func() bool {
+			c := r.eng.Commands()
+			return len(c) == 1 && c[0].State == engine.Done
+		})
+		if u, ok := r.store.Snapshot().Document.At(0).Content.(transcript.User); !ok || u.Text != "hello" {
+			t.Fatalf("the conversation does not start with the draft's message: %#v", r.store.Snapshot().Document.At(0).Content)
+		}
+		if grid := r.grid(); strings.Contains(grid, "not sent") {
+			t.Fatalf("after ctrl+r the draft is still shown:\n%s", grid)
 		}
 	})
 }
