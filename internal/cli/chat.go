@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -66,6 +67,12 @@ func runChat(ctx context.Context, args []string, stdio IO) error {
 	dir := fs.String("dir", "", "workspace folder the tools work in (default: the current folder)")
 	yes := fs.Bool("yes", false, "allow every tool call without asking")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdio.Out, "usage: folio [chat] [--classic] [--resume [ID]] [flags]\n\n  --resume [ID]\n    \tcontinue a saved conversation; without an ID, pick one from a list")
+			fs.SetOutput(stdio.Out)
+			fs.PrintDefaults()
+			return nil
+		}
 		return usageErr("chat: "+err.Error(), chatTry)
 	}
 	if fs.NArg() > 0 {
