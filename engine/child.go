@@ -15,8 +15,9 @@ var _ tools.Spawner = (*Engine)(nil)
 // live state, its own messages starting from prompt, the engine's tools
 // without task (a child does not spawn children), and approvals like the
 // main agent. Its usage is counted in its region and the session totals; it
-// has no way to write the main answer or the main footer. It returns the
-// child's final answer.
+// has no way to write the main answer or the main footer: its tool entries,
+// notices and failure go to its own feed. It returns the child's final
+// answer.
 func (e *Engine) Spawn(ctx context.Context, invocationID, label, prompt string) (string, string, error) {
 	lease := e.store.Lease()
 	cw, err := lease.StartChild(label)
@@ -34,12 +35,16 @@ func (e *Engine) Spawn(ctx context.Context, invocationID, label, prompt string) 
 	if a.w != nil {
 		_ = a.w.Finish()
 	}
+	// How the child ended is written in its own feed, like its tool
+	// calls: the main document only gets the task call's receipt.
 	switch res.out {
 	case outDone:
 		return res.answer, cw.ID(), nil
 	case outFailed:
+		_, _ = a.reg.append(failureOf(res.err))
 		return "", cw.ID(), res.err
 	case outLoop, outLimit:
+		_, _ = a.reg.append(transcript.Notice{Text: res.notice, Tone: transcript.ToneWarn})
 		return "", cw.ID(), errors.New(res.notice)
 	}
 	if err := ctx.Err(); err != nil {

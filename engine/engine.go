@@ -179,18 +179,23 @@ type Engine struct {
 	cancel   context.CancelFunc
 	loopDone chan struct{}
 
-	mu          sync.Mutex
-	closed      bool
-	allowed     map[string]bool
-	commands    map[string]*command
-	order       []*command // every command, in acceptance order, for Commands
-	queue       []*command
-	wake        chan struct{}
-	changed     chan struct{}
-	bcast       chan struct{} // closed and replaced at every change, for Idle
-	turn        *turn
-	approvals   []*pendingApproval
-	lastFailed  bool
+	mu         sync.Mutex
+	closed     bool
+	allowed    map[string]bool
+	commands   map[string]*command
+	order      []*command // every command, in acceptance order, for Commands
+	queue      []*command
+	wake       chan struct{}
+	changed    chan struct{}
+	bcast      chan struct{} // closed and replaced at every change, for Idle
+	turn       *turn
+	approvals  []*pendingApproval
+	lastFailed bool
+	// dropped are commands rejected before they were used (by Stop, or
+	// a turn that ended before a steer's boundary), newest last. They
+	// stay in the store's live state as drafts with a send action until
+	// Dismiss or a new conversation; see publishLocked.
+	dropped     []*command
 	epoch       uint64 // advanced by Clear; older turns' messages are dropped
 	saveFailing bool   // the last save failed; its notice was shown
 
@@ -271,6 +276,8 @@ func (e *Engine) Resume(doc transcript.Document, msgs []message.Message) error {
 	// only explicitly, like before it was saved.
 	e.lastFailed = doc.Len() > 0 && doc.At(doc.Len()-1).Content.Kind() == transcript.KindFailure
 	e.epoch++
+	e.dropped = nil
+	e.signalLocked()
 	return nil
 }
 
@@ -298,6 +305,9 @@ func (e *Engine) Clear(docID string) error {
 		t.cancel(errStop)
 	}
 	e.epoch++
+	// The new conversation's view lifetime starts with nothing in its
+	// queue: drafts of the old one are the client's, not this view's.
+	e.dropped = nil
 	e.store.Clear(docID)
 	if e.model != "" {
 		_ = e.store.Lease().SetModel(e.model)
@@ -445,11 +455,11 @@ func (e *Engine) Stop() bool {
 	}
 	t.stopping = true
 	for _, c := range t.steers {
-		c.close(Rejected, "the turn was stopped before the instruction was used")
+		e.rejectLocked(c, "the turn was stopped before the instruction was used")
 	}
 	t.steers = nil
 	for _, c := range e.queue {
-		c.close(Rejected, "the turn was stopped before the message was sent")
+		e.rejectLocked(c, "the turn was stopped before the message was sent")
 	}
 	e.queue = nil
 	t.cancel(errStop)
@@ -751,6 +761,7 @@ func (e *Engine) receiptLocked(c *command) Receipt {
 }
 
 func (e *Engine) signalLocked() {
+	e.publishLocked()
 	close(e.bcast)
 	e.bcast = make(chan struct{})
 	select {
@@ -793,8 +804,9 @@ func (e *Engine) loop() {
 		// Steers that arrived after the last boundary never reached the
 		// model: they are the caller's drafts again, never a new turn.
 		for _, s := range t.steers {
-			s.close(Rejected, "the turn ended before the instruction was used")
+			e.rejectLocked(s, "the turn ended before the instruction was used")
 		}
+		t.steers = nil
 		c.close(final, reason)
 		e.signalLocked()
 		e.mu.Unlock()

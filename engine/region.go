@@ -35,23 +35,39 @@ func (r *region) stream() (*transcript.StreamWriter, error) {
 	return r.w, nil
 }
 
-// append adds a settled entry. A child's feed takes only its streamed
-// reply, so other entries of a child are not recorded ("" and no error).
+// append adds a settled entry: to the main document, or to the child's
+// own feed (a notice of the child's, say).
 func (r *region) append(c transcript.Content) (string, error) {
 	if r.child != nil {
-		return "", nil
+		return r.child.Append(c)
 	}
 	return r.lease.Append(c)
 }
 
 // openTool opens the tool entry of a call and returns its ID, which is also
-// the invocation ID. A child's calls get an ID without an entry.
-func (r *region) openTool(c transcript.Tool) (string, bool, error) {
+// the invocation ID. A child's calls open in the child's feed, never in the
+// main document.
+func (r *region) openTool(c transcript.Tool) (string, error) {
 	if r.child != nil {
-		return r.e.store.IDs().Next(), false, nil
+		return r.child.Open(c)
 	}
-	id, err := r.lease.Open(c)
-	return id, true, err
+	return r.lease.Open(c)
+}
+
+// update changes the open entry id of the region.
+func (r *region) update(id string, c transcript.Content) error {
+	if r.child != nil {
+		return r.child.Update(id, c)
+	}
+	return r.lease.Update(id, c)
+}
+
+// settle settles the open entry id of the region with c.
+func (r *region) settle(id string, c transcript.Content) error {
+	if r.child != nil {
+		return r.child.Settle(id, c)
+	}
+	return r.lease.Settle(id, c)
 }
 
 func (r *region) setActivity(a transcript.Activity) error {

@@ -28,7 +28,7 @@ type pendingApproval struct {
 // bridge feeds a running invocation's primary value into its open tool
 // entry, so every view sees it through the store.
 type bridge struct {
-	lease   transcript.Lease
+	reg     *region // where the entry is: the main document or a child's feed
 	entryID string
 	mu      sync.Mutex
 	content transcript.Tool
@@ -55,7 +55,7 @@ func (a *agent) openCall(c *call) error {
 	if name == "" {
 		name = "tool"
 	}
-	id, hasEntry, err := a.reg.openTool(placeholder(name, "running"))
+	id, err := a.reg.openTool(placeholder(name, "running"))
 	if err != nil {
 		return err
 	}
@@ -69,13 +69,11 @@ func (a *agent) openCall(c *call) error {
 		return nil // no presentation; the call still runs and records
 	}
 	c.inv = inv
-	if hasEntry {
-		b := &bridge{lease: a.reg.lease, entryID: id, content: placeholder(name, "running"), drafting: true}
-		b.content.InvocationID = id
-		a.e.bridgeMu.Lock()
-		a.e.bridges[id] = b
-		a.e.bridgeMu.Unlock()
-	}
+	b := &bridge{reg: a.reg, entryID: id, content: placeholder(name, "running"), drafting: true}
+	b.content.InvocationID = id
+	a.e.bridgeMu.Lock()
+	a.e.bridges[id] = b
+	a.e.bridgeMu.Unlock()
 	return nil
 }
 
@@ -107,7 +105,7 @@ func (e *Engine) onToolChange(ch toolview.Change) {
 	}
 	b.content.Presentation = p
 	b.isDraft = ch.Value.Draft
-	_ = b.lease.Update(b.entryID, b.content) // fails harmlessly once settled
+	_ = b.reg.update(b.entryID, b.content) // fails harmlessly once settled
 }
 
 // endDraft ends the call's draft: a draft value in its entry is removed.
@@ -128,7 +126,7 @@ func (a *agent) endDraft(c *call) {
 	b.drafting = false
 	if b.isDraft {
 		b.content.Presentation, b.isDraft = nil, false
-		_ = b.lease.Update(b.entryID, b.content)
+		_ = b.reg.update(b.entryID, b.content)
 	}
 }
 
@@ -167,9 +165,7 @@ func (a *agent) finishCall(c *call, content transcript.Tool) {
 			toolview.Result{Text: content.Receipt.Detail, IsError: content.Receipt.Status != transcript.ToolOK})
 	}
 	a.dropBridge(c.entryID)
-	if a.reg.main() {
-		_ = a.reg.lease.Settle(c.entryID, content)
-	}
+	_ = a.reg.settle(c.entryID, content)
 	if c.inv != nil {
 		_ = a.e.host.Release(c.entryID)
 	}
@@ -272,9 +268,7 @@ func (a *agent) runCall(ctx context.Context, c *call) (text string, isErr bool, 
 		content.Receipt.Detail = bounded(rec.Result.Text)
 	}
 	a.dropBridge(c.entryID)
-	if a.reg.main() {
-		_ = a.reg.lease.Settle(c.entryID, content)
-	}
+	_ = a.reg.settle(c.entryID, content)
 	_ = a.e.host.Release(c.entryID)
 	if rec.Outcome.Status == transcript.ToolOK {
 		a.done = append(a.done, content.Receipt.Summary)
@@ -340,7 +334,7 @@ func (a *agent) approve(ctx context.Context, c *call) Decision {
 		b.mu.Lock()
 		b.content.Receipt.Reason = "awaiting_approval"
 		b.content.Receipt.Args = ap.Args
-		_ = b.lease.Update(b.entryID, b.content)
+		_ = b.reg.update(b.entryID, b.content)
 		b.mu.Unlock()
 	}
 	_ = a.reg.setActivity(transcript.ActivityWaiting)
@@ -349,7 +343,7 @@ func (a *agent) approve(ctx context.Context, c *call) Decision {
 		if b != nil && d != Deny {
 			b.mu.Lock()
 			b.content.Receipt.Reason = "running"
-			_ = b.lease.Update(b.entryID, b.content)
+			_ = b.reg.update(b.entryID, b.content)
 			b.mu.Unlock()
 		}
 		return d

@@ -30,6 +30,7 @@ const (
 type turn struct {
 	e      *Engine
 	cmd    *command
+	epoch  uint64 // the conversation epoch it started in (see Engine.Clear)
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
@@ -44,7 +45,7 @@ type turn struct {
 
 func newTurn(e *Engine, c *command) *turn {
 	ctx, cancel := context.WithCancelCause(e.ctx)
-	return &turn{e: e, cmd: c, ctx: ctx, cancel: cancel}
+	return &turn{e: e, cmd: c, epoch: e.epoch, ctx: ctx, cancel: cancel}
 }
 
 // interruptible reports whether a steer may close the current response
@@ -366,27 +367,43 @@ func (a *agent) hasSteers() bool {
 
 // applySteers places the steers that arrived since the last boundary: each
 // becomes a steering entry after the reply content so far and a user
-// message before the next request.
+// message before the next request. The entries and the steers leaving
+// Live.Steers are one store transaction, so no snapshot shows a steer
+// both pending and applied, or neither.
 func (a *agent) applySteers() {
 	if a.t == nil {
 		return
 	}
-	a.e.mu.Lock()
+	e := a.e
+	e.mu.Lock()
 	steers := a.t.steers
+	if len(steers) == 0 {
+		e.mu.Unlock()
+		return
+	}
 	a.t.steers = nil
 	for _, c := range steers {
 		c.close(Applied, "")
 	}
-	if len(steers) > 0 {
-		a.e.signalLocked()
-	}
-	a.e.mu.Unlock()
-	for _, c := range steers {
-		id, err := a.reg.append(transcript.Steering{Text: c.text, CommandID: c.id})
-		if err != nil {
-			return
+	ids := make([]string, len(steers))
+	err := a.reg.lease.Do(func(tx *transcript.Tx) error {
+		for i, c := range steers {
+			id, err := tx.Append(transcript.Steering{Text: c.text, CommandID: c.id})
+			if err != nil {
+				return err
+			}
+			ids[i] = id
 		}
-		a.add(message.Text(message.User, c.text), id)
+		tx.SetCommands(e.commandsLocked())
+		return nil
+	})
+	e.signalLocked()
+	e.mu.Unlock()
+	if err != nil {
+		return
+	}
+	for i, c := range steers {
+		a.add(message.Text(message.User, c.text), ids[i])
 	}
 }
 

@@ -107,6 +107,19 @@ func (c *ChildWriter) add(ct Content, open bool) (id string, err error) {
 	return id, err
 }
 
+// Update changes the content of the open entry id of the child's feed (a
+// running tool's presentation, say).
+func (c *ChildWriter) Update(id string, ct Content) error {
+	return c.do(func(tx *Tx, r region) error {
+		_, ch, _ := tx.childAt(r)
+		feed, err := ch.Feed.Update(id, ct)
+		if err != nil {
+			return err
+		}
+		return tx.setFeed(r, feed)
+	})
+}
+
 // Settle settles the open entry id of the child's feed, with ct or, if ct
 // is nil, with what it holds.
 func (c *ChildWriter) Settle(id string, ct Content) error {

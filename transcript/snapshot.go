@@ -4,6 +4,7 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -50,10 +51,15 @@ const (
 // Retry describes a model request that failed and will be tried again.
 // The zero Retry means no retry is pending.
 type Retry struct {
-	Attempt int       // the attempt that will run next, from 2 on
-	Reason  string    // a short, payload-free classification
-	At      time.Time // when that attempt starts
+	Attempt int    // the attempt that will run next, from 2 on
+	Reason  string // a short, payload-free classification
+	// At is the instant that attempt starts: a view counts "retrying in
+	// Ns" down from it (see In) without another snapshot.
+	At time.Time
 }
+
+// In is how long until the retry starts, as of now; never negative.
+func (r Retry) In(now time.Time) time.Duration { return max(r.At.Sub(now), 0) }
 
 // Pending reports whether a retry is scheduled.
 func (r Retry) Pending() bool { return r.Attempt > 0 }
@@ -101,6 +107,21 @@ type Live struct {
 	Totals Usage
 	// Children are the live regions of sub-agents, in start order.
 	Children Children
+
+	// Queue is the person's messages that are not history yet: the
+	// running turn's command (CommandRunning) first, then those waiting
+	// behind it in dispatch order (CommandQueued), then drafts that came
+	// back (CommandRejected, with the reason) until the producer drops
+	// them. A client that mirrors its own deliveries adds
+	// CommandPending and CommandUncertain ones.
+	Queue Commands
+	// Steers is the steering instructions accepted but not yet applied
+	// (CommandRunning) and those rejected before they were used
+	// (CommandRejected: an unsent draft with an explicit send action).
+	// An applied steer leaves the list as its steering entry appears.
+	Steers Commands
+	// Approvals is the tool calls waiting for a decision, oldest first.
+	Approvals Approvals
 
 	// reveal maps an open, paced entry's ID to the byte length of its text
 	// a reader may see. Entries without a cursor are fully visible.
@@ -230,4 +251,152 @@ func (c Children) set(i int, r ChildRegion) Children {
 
 func (c Children) add(r ChildRegion) Children {
 	return Children{append(c.s[:len(c.s):len(c.s)], r)}
+}
+
+// CommandState is where a command of the person's stands, as views show
+// it. The engine publishes queued, running and rejected; pending and
+// uncertain are delivery states only a client knows (see Live.Queue).
+type CommandState string
+
+// Command states.
+const (
+	// CommandPending: sent, no answer yet. It cannot be resent, edited
+	// or removed.
+	CommandPending CommandState = "pending"
+	// CommandUncertain: the transport failed, so the engine may or may
+	// not have it. It is never resent as another turn.
+	CommandUncertain CommandState = "uncertain"
+	// CommandQueued: accepted, waiting behind the running turn.
+	CommandQueued CommandState = "queued"
+	// CommandRunning: its turn is running. For a steer: accepted and
+	// waiting for the next provider boundary, where it becomes a
+	// steering entry.
+	CommandRunning CommandState = "running"
+	// CommandRejected: not used, and never sent by itself. Its text is
+	// an unsent draft with an explicit send action; Reason says why.
+	CommandRejected CommandState = "rejected"
+)
+
+// PreviewBytes bounds the text a Command or PendingApproval carries, so
+// live state stays small however long the message or the arguments are.
+const PreviewBytes = 256
+
+// Preview cuts s to at most PreviewBytes bytes of valid UTF-8, marking a
+// cut with an ellipsis.
+func Preview(s string) string {
+	if len(s) <= PreviewBytes {
+		return s
+	}
+	return strings.ToValidUTF8(s[:PreviewBytes], "") + "…"
+}
+
+// Command is one command of the person's that is not settled history yet:
+// a message waiting or running, a steer waiting for its boundary, or a
+// draft that came back.
+type Command struct {
+	// ID is the client's own command ID.
+	ID string
+	// Preview is the command's text, cut to PreviewBytes.
+	Preview string
+	// Steer is set for a steering instruction.
+	Steer bool
+	State CommandState
+	// Reason says why a command was rejected or why its delivery is
+	// uncertain.
+	Reason string
+}
+
+// Commands is a read-only list of commands.
+type Commands struct{ s []Command }
+
+// NewCommands returns a list holding a copy of cs, for producers that
+// publish one through Lease.SetCommands.
+func NewCommands(cs ...Command) Commands { return Commands{slices.Clone(cs)} }
+
+// Len is the number of commands.
+func (c Commands) Len() int { return len(c.s) }
+
+// At returns command i.
+func (c Commands) At(i int) Command { return c.s[i] }
+
+// Get returns the command with the given ID.
+func (c Commands) Get(id string) (Command, bool) {
+	if i := slices.IndexFunc(c.s, func(x Command) bool { return x.ID == id }); i >= 0 {
+		return c.s[i], true
+	}
+	return Command{}, false
+}
+
+// All yields the commands in order.
+func (c Commands) All() iter.Seq2[int, Command] { return slices.All(c.s) }
+
+// Equal reports whether c and d hold the same commands in the same order.
+func (c Commands) Equal(d Commands) bool { return slices.Equal(c.s, d.s) }
+
+// PendingApproval is a tool call waiting for the person's decision.
+type PendingApproval struct {
+	// ID is the invocation ID, which is also the ID of the call's tool
+	// entry (in the main document, or in Child's feed).
+	ID   string
+	Tool string
+	// Args is the call's arguments cut to PreviewBytes: never more than
+	// the tool receipt shows.
+	Args string
+	// Child is the child region the call belongs to, "" for the main
+	// agent.
+	Child string
+}
+
+// Approvals is a read-only list of pending approvals, oldest first.
+type Approvals struct{ s []PendingApproval }
+
+// NewApprovals returns a list holding a copy of as.
+func NewApprovals(as ...PendingApproval) Approvals { return Approvals{slices.Clone(as)} }
+
+// Len is the number of pending approvals.
+func (a Approvals) Len() int { return len(a.s) }
+
+// At returns pending approval i.
+func (a Approvals) At(i int) PendingApproval { return a.s[i] }
+
+// Get returns the pending approval of invocation id.
+func (a Approvals) Get(id string) (PendingApproval, bool) {
+	if i := slices.IndexFunc(a.s, func(x PendingApproval) bool { return x.ID == id }); i >= 0 {
+		return a.s[i], true
+	}
+	return PendingApproval{}, false
+}
+
+// All yields the pending approvals, oldest first.
+func (a Approvals) All() iter.Seq2[int, PendingApproval] { return slices.All(a.s) }
+
+// Equal reports whether a and b hold the same approvals in the same order.
+func (a Approvals) Equal(b Approvals) bool { return slices.Equal(a.s, b.s) }
+
+// SetCommands publishes the command queue and the pending steers; see
+// Live.Queue and Live.Steers. Lists equal to the current ones change
+// nothing, so a producer may call it on every change of its own.
+func (tx *Tx) SetCommands(queue, steers Commands) {
+	if !tx.st.live.Queue.Equal(queue) || !tx.st.live.Steers.Equal(steers) {
+		tx.st.live.Queue, tx.st.live.Steers = queue, steers
+		tx.dirty = true
+	}
+}
+
+// SetApprovals publishes the pending approvals.
+func (tx *Tx) SetApprovals(a Approvals) {
+	if !tx.st.live.Approvals.Equal(a) {
+		tx.st.live.Approvals = a
+		tx.dirty = true
+	}
+}
+
+// SetCommands publishes the command queue and the pending steers.
+func (l Lease) SetCommands(queue, steers Commands) error {
+	return l.Do(func(tx *Tx) error { tx.SetCommands(queue, steers); return nil })
+}
+
+// SetApprovals publishes the pending approvals.
+func (l Lease) SetApprovals(a Approvals) error {
+	return l.Do(func(tx *Tx) error { tx.SetApprovals(a); return nil })
 }
