@@ -10,7 +10,6 @@ import (
 
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/foliodev/folio/engine"
 	"github.com/foliodev/folio/transcript"
@@ -268,7 +267,7 @@ func (a *App) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return a, nil
 }
 
-// SetSnapshot shows s, as a snapshot from the store's subscription does.
+// setSnapshot shows s, a snapshot from the store's subscription.
 func (a *App) setSnapshot(s transcript.Snapshot) {
 	a.snap = s
 	if a.view != nil {
@@ -676,12 +675,4 @@ func (a *App) copyAnswer() tea.Cmd {
 	}
 	a.status = "no answer to copy yet"
 	return nil
-}
-
-// lineCount is the number of lines of s as the terminal shows them.
-func clampWidth(s string, w int) string {
-	if ansi.StringWidth(s) <= w {
-		return s
-	}
-	return ansi.Truncate(s, w, "…")
 }
