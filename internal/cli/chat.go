@@ -276,12 +276,8 @@ func newConversationID() string {
 	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
-// isTTY reports whether v is a terminal (a character device).
+// isTTY reports whether v, a reader or a writer, is a terminal.
 func isTTY(v any) bool {
 	f, ok := v.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && isTerminal(f)
 }
