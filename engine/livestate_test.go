@@ -358,3 +358,63 @@ func TestRetryStateCarriesItsDueTime(t *testing.T) {
 		h.eng.Wait(context.Background(), "c1")
 	})
 }
+
+// An outbox mirrored into the store shows what only the client knows:
+// a send in flight is pending, a lost answer uncertain, a command the
+// engine never got a rejected draft. A command the engine has is shown once,
+// as the engine has it.
+func TestOutboxMirrorShowsDeliveries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		defer close(release)
+		h := newHarness(t, newScripted(cat(text("busy"), gate(release), done())))
+		ctx := context.Background()
+		h.eng.Send(ctx, "first", "one", nil)
+		synctest.Wait()
+
+		answer := make(chan error)
+		deliver := false
+		send := func(ctx context.Context, id, text string, steer bool) (engine.Receipt, error) {
+			if deliver {
+				h.eng.Send(ctx, id, text, nil)
+			}
+			return engine.Receipt{}, <-answer
+		}
+		ob := engine.NewOutbox(send, counter())
+		ob.Mirror(h.store)
+		lost := ob.Add("lost in transit", false)
+		go ob.Send(ctx, lost)
+		synctest.Wait()
+		if got := commandsOf(h.store.Snapshot().Live.Queue); got != "first:running cmd-1:pending" {
+			t.Fatalf("while sending %q", got)
+		}
+		answer <- errors.New("connection reset")
+		synctest.Wait()
+		q := h.store.Snapshot().Live.Queue
+		if got := commandsOf(q); got != "first:running cmd-1:uncertain" || q.At(1).Reason != "connection reset" {
+			t.Fatalf("after the failure %q %+v", got, q)
+		}
+		ob.Confirm(ctx, h.eng.StatusFunc())
+		if got := commandsOf(h.store.Snapshot().Live.Queue); got != "first:running cmd-1:rejected" {
+			t.Fatalf("never received %q", got)
+		}
+
+		// Delivered, but the answer was lost: the engine's queued entry
+		// is the one shown.
+		deliver = true
+		kept := ob.Add("kept", false)
+		go ob.Send(ctx, kept)
+		synctest.Wait()
+		answer <- errors.New("connection reset")
+		synctest.Wait()
+		if got := commandsOf(h.store.Snapshot().Live.Queue); got != "first:running cmd-2:queued cmd-1:rejected" {
+			t.Fatalf("delivered %q", got)
+		}
+		if err := ob.Remove(lost); err != nil {
+			t.Fatal(err)
+		}
+		if got := commandsOf(h.store.Snapshot().Live.Queue); got != "first:running cmd-2:queued" {
+			t.Errorf("after remove %q", got)
+		}
+	})
+}

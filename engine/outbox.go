@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/foliodev/folio/transcript"
 )
 
 // Delivery is where a client's command is on its way to the engine.
@@ -72,8 +74,9 @@ type StatusFunc func(ctx context.Context, commandID string) (Receipt, error)
 // that keep a retried or uncertain delivery from becoming a second turn.
 // It is safe for concurrent use.
 type Outbox struct {
-	send  Transport
-	newID func() string
+	send   Transport
+	newID  func() string
+	mirror *transcript.Store // where deliveries are published, if set
 
 	mu    sync.Mutex
 	items []*OutboxItem
@@ -83,6 +86,40 @@ type Outbox struct {
 // with newID.
 func NewOutbox(send Transport, newID func() string) *Outbox {
 	return &Outbox{send: send, newID: newID}
+}
+
+// Mirror publishes the outbox's deliveries into store's live state
+// (transcript.Tx.SetDeliveries) at every change from now on: pending and
+// uncertain commands, and drafts that came back with a reason, so a view
+// reading snapshots shows them next to the engine's queue. Drafts never
+// sent are the input's business and are not published.
+func (o *Outbox) Mirror(store *transcript.Store) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.mirror = store
+	o.publishLocked()
+}
+
+func (o *Outbox) publishLocked() {
+	if o.mirror == nil {
+		return
+	}
+	var cs []transcript.Command
+	for _, it := range o.items {
+		var st transcript.CommandState
+		switch {
+		case it.Delivery == Pending:
+			st = transcript.CommandPending
+		case it.Delivery == Uncertain:
+			st = transcript.CommandUncertain
+		case it.Delivery == Draft && it.Reason != "":
+			st = transcript.CommandRejected
+		default:
+			continue
+		}
+		cs = append(cs, transcript.Command{ID: it.CommandID, Preview: transcript.Preview(it.Text), Steer: it.Steer, State: st, Reason: it.Reason})
+	}
+	_ = o.mirror.Lease().SetDeliveries(transcript.NewCommands(cs...))
 }
 
 // Add makes a draft and returns its command ID. The ID is fixed now, so
@@ -119,6 +156,7 @@ func (o *Outbox) Edit(id, text string) error {
 		return ErrNotEditable // edit it in the engine's queue instead
 	}
 	it.Text = text
+	o.publishLocked()
 	return nil
 }
 
@@ -137,6 +175,7 @@ func (o *Outbox) Remove(id string) error {
 		return ErrNotEditable
 	}
 	o.items = slices.DeleteFunc(o.items, func(x *OutboxItem) bool { return x == it })
+	o.publishLocked()
 	return nil
 }
 
@@ -159,6 +198,7 @@ func (o *Outbox) Send(ctx context.Context, id string) (OutboxItem, error) {
 	}
 	it.Delivery, it.Reason = Pending, ""
 	text, steer := it.Text, it.Steer
+	o.publishLocked()
 	o.mu.Unlock()
 
 	r, err := o.send(ctx, id, text, steer)
@@ -173,6 +213,7 @@ func (o *Outbox) Send(ctx context.Context, id string) (OutboxItem, error) {
 	default:
 		it.Delivery, it.Reason = Uncertain, err.Error()
 	}
+	o.publishLocked()
 	return *it, err
 }
 
@@ -212,6 +253,7 @@ func (o *Outbox) Confirm(ctx context.Context, status StatusFunc) {
 				it.Delivery, it.Reason = Draft, "the engine never received it"
 			}
 		}
+		o.publishLocked()
 		o.mu.Unlock()
 	}
 }

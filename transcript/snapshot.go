@@ -112,8 +112,8 @@ type Live struct {
 	// running turn's command (CommandRunning) first, then those waiting
 	// behind it in dispatch order (CommandQueued), then drafts that came
 	// back (CommandRejected, with the reason) until the producer drops
-	// them. A client that mirrors its own deliveries adds
-	// CommandPending and CommandUncertain ones.
+	// them. A client that mirrors its own deliveries (SetDeliveries)
+	// adds CommandPending and CommandUncertain ones after those.
 	Queue Commands
 	// Steers is the steering instructions accepted but not yet applied
 	// (CommandRunning) and those rejected before they were used
@@ -122,6 +122,11 @@ type Live struct {
 	Steers Commands
 	// Approvals is the tool calls waiting for a decision, oldest first.
 	Approvals Approvals
+
+	// ownQueue and ownSteers are what the engine published (SetCommands),
+	// deliveries what a client mirror published (SetDeliveries); Queue and
+	// Steers are the two merged.
+	ownQueue, ownSteers, deliveries Commands
 
 	// reveal maps an open, paced entry's ID to the byte length of its text
 	// a reader may see. Entries without a cursor are fully visible.
@@ -373,14 +378,51 @@ func (a Approvals) All() iter.Seq2[int, PendingApproval] { return slices.All(a.s
 // Equal reports whether a and b hold the same approvals in the same order.
 func (a Approvals) Equal(b Approvals) bool { return slices.Equal(a.s, b.s) }
 
-// SetCommands publishes the command queue and the pending steers; see
-// Live.Queue and Live.Steers. Lists equal to the current ones change
-// nothing, so a producer may call it on every change of its own.
+// SetCommands publishes the command queue and the pending steers as the
+// engine has them; see Live.Queue and Live.Steers. Lists equal to the
+// current ones change nothing, so a producer may call it on every change
+// of its own.
 func (tx *Tx) SetCommands(queue, steers Commands) {
-	if !tx.st.live.Queue.Equal(queue) || !tx.st.live.Steers.Equal(steers) {
-		tx.st.live.Queue, tx.st.live.Steers = queue, steers
-		tx.dirty = true
+	l := &tx.st.live
+	if !l.ownQueue.Equal(queue) || !l.ownSteers.Equal(steers) {
+		l.ownQueue, l.ownSteers = queue, steers
+		tx.mergeCommands()
 	}
+}
+
+// SetDeliveries publishes a client's own view of the commands it is
+// delivering: CommandPending and CommandUncertain ones the engine may not
+// have yet, and drafts it got back (CommandRejected). They follow the
+// engine's commands in Live.Queue (or Live.Steers, for a steer); a
+// command the engine lists under the same ID is shown as the engine has
+// it. A new generation starts without them; the client publishes again.
+func (tx *Tx) SetDeliveries(cs Commands) {
+	if !tx.st.live.deliveries.Equal(cs) {
+		tx.st.live.deliveries = cs
+		tx.mergeCommands()
+	}
+}
+
+func (tx *Tx) mergeCommands() {
+	l := &tx.st.live
+	merge := func(own Commands, steer bool) Commands {
+		out := own.s
+		for _, d := range l.deliveries.s {
+			if d.Steer != steer {
+				continue
+			}
+			if _, known := l.ownQueue.Get(d.ID); known {
+				continue
+			}
+			if _, known := l.ownSteers.Get(d.ID); known {
+				continue
+			}
+			out = append(out[:len(out):len(out)], d)
+		}
+		return Commands{out}
+	}
+	l.Queue, l.Steers = merge(l.ownQueue, false), merge(l.ownSteers, true)
+	tx.dirty = true
 }
 
 // SetApprovals publishes the pending approvals.
@@ -394,6 +436,11 @@ func (tx *Tx) SetApprovals(a Approvals) {
 // SetCommands publishes the command queue and the pending steers.
 func (l Lease) SetCommands(queue, steers Commands) error {
 	return l.Do(func(tx *Tx) error { tx.SetCommands(queue, steers); return nil })
+}
+
+// SetDeliveries publishes a client's own deliveries; see Tx.SetDeliveries.
+func (l Lease) SetDeliveries(cs Commands) error {
+	return l.Do(func(tx *Tx) error { tx.SetDeliveries(cs); return nil })
 }
 
 // SetApprovals publishes the pending approvals.
