@@ -25,6 +25,8 @@
 // started by New and ended by Close. Its exported methods are safe for
 // concurrent use from any goroutine; they never block on a running turn,
 // except Wait, which is meant to. Everything a view shows reaches it through
-// the store's snapshots; the engine's own state (running turn, queue,
-// approvals) comes from Live, with Changed signalling when it moves.
+// the store's snapshots, including the engine's command queue, pending
+// steers and approvals (transcript.Live.Queue, Steers and Approvals), which
+// it publishes whenever they change. Engine.Live reads the same state,
+// plus the running turn, directly; Changed signals when it moves.
 package engine
