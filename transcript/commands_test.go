@@ -48,10 +48,10 @@ func TestCommandsAndApprovalsAreLiveState(t *testing.T) {
 	sub := s.Subscribe()
 	defer sub.Close()
 	<-sub.C()
-	if err := l.SetCommands(NewCommands(queue.s...), steers); err != nil {
+	if err := l.SetCommands(NewCommands(queue.list()...), steers); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.SetApprovals(NewApprovals(aps.s...)); err != nil {
+	if err := l.SetApprovals(NewApprovals(aps.list()...)); err != nil {
 		t.Fatal(err)
 	}
 	select {

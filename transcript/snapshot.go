@@ -123,10 +123,10 @@ type Live struct {
 	// Approvals is the tool calls waiting for a decision, oldest first.
 	Approvals Approvals
 
-	// ownQueue and ownSteers are what the engine published (SetCommands),
-	// deliveries what a client mirror published (SetDeliveries); Queue and
-	// Steers are the two merged.
-	ownQueue, ownSteers, deliveries Commands
+	// sources is what Queue and Steers are merged from. It is behind a
+	// pointer, like the lists themselves, because a Snapshot holding Live
+	// is allocated on every streamed token: each word here costs that.
+	sources *commandSources
 
 	// reveal maps an open, paced entry's ID to the byte length of its text
 	// a reader may see. Entries without a cursor are fully visible.
@@ -311,32 +311,54 @@ type Command struct {
 	Reason string
 }
 
-// Commands is a read-only list of commands.
-type Commands struct{ s []Command }
+// Commands is a read-only list of commands. Its zero value is the empty
+// list.
+type Commands struct{ p *[]Command }
 
 // NewCommands returns a list holding a copy of cs, for producers that
 // publish one through Lease.SetCommands.
-func NewCommands(cs ...Command) Commands { return Commands{slices.Clone(cs)} }
+func NewCommands(cs ...Command) Commands { return commandsOf(slices.Clone(cs)) }
+
+// commandsOf wraps s, which the caller no longer changes.
+func commandsOf(s []Command) Commands {
+	if len(s) == 0 {
+		return Commands{}
+	}
+	return Commands{&s}
+}
+
+func (c Commands) list() []Command {
+	if c.p == nil {
+		return nil
+	}
+	return *c.p
+}
 
 // Len is the number of commands.
-func (c Commands) Len() int { return len(c.s) }
+func (c Commands) Len() int { return len(c.list()) }
 
 // At returns command i.
-func (c Commands) At(i int) Command { return c.s[i] }
+func (c Commands) At(i int) Command { return c.list()[i] }
 
 // Get returns the command with the given ID.
 func (c Commands) Get(id string) (Command, bool) {
-	if i := slices.IndexFunc(c.s, func(x Command) bool { return x.ID == id }); i >= 0 {
-		return c.s[i], true
+	s := c.list()
+	if i := slices.IndexFunc(s, func(x Command) bool { return x.ID == id }); i >= 0 {
+		return s[i], true
 	}
 	return Command{}, false
 }
 
 // All yields the commands in order.
-func (c Commands) All() iter.Seq2[int, Command] { return slices.All(c.s) }
+func (c Commands) All() iter.Seq2[int, Command] { return slices.All(c.list()) }
 
 // Equal reports whether c and d hold the same commands in the same order.
-func (c Commands) Equal(d Commands) bool { return slices.Equal(c.s, d.s) }
+func (c Commands) Equal(d Commands) bool { return slices.Equal(c.list(), d.list()) }
+
+// commandSources are the lists Live.Queue and Live.Steers are merged
+// from: what the engine published (SetCommands) and what a client mirror
+// published (SetDeliveries).
+type commandSources struct{ queue, steers, deliveries Commands }
 
 // PendingApproval is a tool call waiting for the person's decision.
 type PendingApproval struct {
@@ -352,41 +374,56 @@ type PendingApproval struct {
 	Child string
 }
 
-// Approvals is a read-only list of pending approvals, oldest first.
-type Approvals struct{ s []PendingApproval }
+// Approvals is a read-only list of pending approvals, oldest first. Its
+// zero value is the empty list.
+type Approvals struct{ p *[]PendingApproval }
 
 // NewApprovals returns a list holding a copy of as.
-func NewApprovals(as ...PendingApproval) Approvals { return Approvals{slices.Clone(as)} }
+func NewApprovals(as ...PendingApproval) Approvals {
+	if len(as) == 0 {
+		return Approvals{}
+	}
+	s := slices.Clone(as)
+	return Approvals{&s}
+}
+
+func (a Approvals) list() []PendingApproval {
+	if a.p == nil {
+		return nil
+	}
+	return *a.p
+}
 
 // Len is the number of pending approvals.
-func (a Approvals) Len() int { return len(a.s) }
+func (a Approvals) Len() int { return len(a.list()) }
 
 // At returns pending approval i.
-func (a Approvals) At(i int) PendingApproval { return a.s[i] }
+func (a Approvals) At(i int) PendingApproval { return a.list()[i] }
 
 // Get returns the pending approval of invocation id.
 func (a Approvals) Get(id string) (PendingApproval, bool) {
-	if i := slices.IndexFunc(a.s, func(x PendingApproval) bool { return x.ID == id }); i >= 0 {
-		return a.s[i], true
+	s := a.list()
+	if i := slices.IndexFunc(s, func(x PendingApproval) bool { return x.ID == id }); i >= 0 {
+		return s[i], true
 	}
 	return PendingApproval{}, false
 }
 
 // All yields the pending approvals, oldest first.
-func (a Approvals) All() iter.Seq2[int, PendingApproval] { return slices.All(a.s) }
+func (a Approvals) All() iter.Seq2[int, PendingApproval] { return slices.All(a.list()) }
 
 // Equal reports whether a and b hold the same approvals in the same order.
-func (a Approvals) Equal(b Approvals) bool { return slices.Equal(a.s, b.s) }
+func (a Approvals) Equal(b Approvals) bool { return slices.Equal(a.list(), b.list()) }
 
 // SetCommands publishes the command queue and the pending steers as the
 // engine has them; see Live.Queue and Live.Steers. Lists equal to the
 // current ones change nothing, so a producer may call it on every change
 // of its own.
 func (tx *Tx) SetCommands(queue, steers Commands) {
-	l := &tx.st.live
-	if !l.ownQueue.Equal(queue) || !l.ownSteers.Equal(steers) {
-		l.ownQueue, l.ownSteers = queue, steers
-		tx.mergeCommands()
+	src := tx.sources()
+	if !src.queue.Equal(queue) || !src.steers.Equal(steers) {
+		src.queue, src.steers = queue, steers
+		tx.mergeCommands(src)
 	}
 }
 
@@ -397,31 +434,41 @@ func (tx *Tx) SetCommands(queue, steers Commands) {
 // command the engine lists under the same ID is shown as the engine has
 // it. A new generation starts without them; the client publishes again.
 func (tx *Tx) SetDeliveries(cs Commands) {
-	if !tx.st.live.deliveries.Equal(cs) {
-		tx.st.live.deliveries = cs
-		tx.mergeCommands()
+	src := tx.sources()
+	if !src.deliveries.Equal(cs) {
+		src.deliveries = cs
+		tx.mergeCommands(src)
 	}
 }
 
-func (tx *Tx) mergeCommands() {
-	l := &tx.st.live
+// sources returns a copy of the live state's command sources to change.
+func (tx *Tx) sources() commandSources {
+	if p := tx.st.live.sources; p != nil {
+		return *p
+	}
+	return commandSources{}
+}
+
+func (tx *Tx) mergeCommands(src commandSources) {
 	merge := func(own Commands, steer bool) Commands {
-		out := own.s
-		for _, d := range l.deliveries.s {
+		out := own.list()
+		for _, d := range src.deliveries.list() {
 			if d.Steer != steer {
 				continue
 			}
-			if _, known := l.ownQueue.Get(d.ID); known {
+			if _, known := src.queue.Get(d.ID); known {
 				continue
 			}
-			if _, known := l.ownSteers.Get(d.ID); known {
+			if _, known := src.steers.Get(d.ID); known {
 				continue
 			}
 			out = append(out[:len(out):len(out)], d)
 		}
-		return Commands{out}
+		return commandsOf(out)
 	}
-	l.Queue, l.Steers = merge(l.ownQueue, false), merge(l.ownSteers, true)
+	l := &tx.st.live
+	l.sources = &src
+	l.Queue, l.Steers = merge(src.queue, false), merge(src.steers, true)
 	tx.dirty = true
 }
 
