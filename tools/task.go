@@ -8,8 +8,9 @@ import (
 )
 
 // Spawner runs a child agent for the task tool. The engine implements it:
-// the child gets a region of its own in the live state, its usage counts in
-// the session totals, and it cannot touch the main answer or footer.
+// the child gets a region of its own in the live state, whose feed holds
+// its replies and its own tool calls, its usage counts in the session
+// totals, and it cannot touch the main answer or footer.
 type Spawner interface {
 	// Spawn runs a child agent on prompt until it finishes and returns its
 	// final answer. childID names the child's live region.
