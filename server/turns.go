@@ -482,6 +482,14 @@ func (s *session) run() {
 			if !ok {
 				return
 			}
+			// The engine signals no change when a turn's user or reply
+			// entry becomes known; the store's snapshot that holds it is
+			// the moment. The entries go out first, then the turn event.
+			if s.control && s.turnState() != s.lastTurn {
+				s.publishControl()
+				last, pending = time.Now(), false
+				continue
+			}
 			if wait := liveCadence - time.Since(last); wait > 0 {
 				pending = true
 				if timerC == nil {
@@ -567,25 +575,33 @@ func (s *session) publishDoc(snap transcript.Snapshot) {
 	}
 }
 
+// turnState is the running turn as clients see it. It also remembers a
+// send's user entry for its receipt.
+func (s *session) turnState() TurnState {
+	tr, ok := s.eng.Running()
+	if !ok {
+		return TurnState{State: "idle"}
+	}
+	ts := TurnState{State: "running", Turn: tr.UserEntryID, Reply: tr.ReplyEntryID}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if tr.UserEntryID != "" {
+		s.userEntry[tr.CommandID] = tr.UserEntryID
+	} else if tk, ok := s.pending[tr.CommandID]; ok && tk.kind == CmdRetry {
+		if s.retryTurn.commandID != tr.CommandID {
+			s.retryTurn.commandID, s.retryTurn.userEntry = tr.CommandID, lastUser(s.store.Snapshot().Document)
+		}
+		ts.Turn = s.retryTurn.userEntry
+	}
+	return ts
+}
+
 // publishControl publishes the engine's turn, queue, approvals and the
 // receipts of commands that changed state. The document goes first, so a
 // receipt never announces a turn's end before its entries.
 func (s *session) publishControl() {
 	s.publishDoc(s.store.Snapshot())
-	ts := TurnState{State: "idle"}
-	if tr, ok := s.eng.Running(); ok {
-		ts = TurnState{State: "running", Turn: tr.UserEntryID, Reply: tr.ReplyEntryID}
-		s.mu.Lock()
-		if tr.UserEntryID != "" {
-			s.userEntry[tr.CommandID] = tr.UserEntryID
-		} else if tk, ok := s.pending[tr.CommandID]; ok && tk.kind == CmdRetry {
-			if s.retryTurn.commandID != tr.CommandID {
-				s.retryTurn.commandID, s.retryTurn.userEntry = tr.CommandID, lastUser(s.store.Snapshot().Document)
-			}
-			ts.Turn = s.retryTurn.userEntry
-		}
-		s.mu.Unlock()
-	}
+	ts := s.turnState()
 	q := []QueueItem{}
 	for _, r := range s.eng.Queue() {
 		q = append(q, QueueItem{CommandID: r.CommandID, Text: r.Text, State: StateQueued})
@@ -688,11 +704,14 @@ func (s *session) do(ctx context.Context, cmd Command) (Receipt, error) {
 		return s.answer(cmd, r), nil
 	case CmdStop:
 		turn := cmd.Turn
-		s.mu.Lock()
-		if tr, ok := e.Running(); ok && tr.CommandID == s.retryTurn.commandID && turn == s.retryTurn.userEntry {
-			turn = tr.CommandID // a retry is named by the turn it retries
+		if tr, ok := e.Running(); ok && tr.UserEntryID == "" && turn == lastUser(s.store.Snapshot().Document) {
+			s.mu.Lock()
+			tk := s.pending[tr.CommandID]
+			s.mu.Unlock()
+			if tk != nil && tk.kind == CmdRetry {
+				turn = tr.CommandID // a retry is named by the turn it retries
+			}
 		}
-		s.mu.Unlock()
 		err := e.StopTurn(turn, cmd.Reply)
 		switch {
 		case errors.Is(err, engine.ErrNoTurn):
