@@ -66,6 +66,12 @@ const XSS = [
 ].join('\n\n');
 
 function fixtures(dir) {
+  writeLog(dir, 'branchy', [
+    { id: 'b-u1', content: { kind: 'user', text: 'first question' } },
+    { id: 'b-a1', content: { kind: 'agent', markdown: 'first answer' } },
+    { id: 'b-u2', content: { kind: 'user', text: 'question on the old branch' } },
+    { id: 'b-a2', content: { kind: 'agent', markdown: 'answer on the old branch' } },
+  ]);
   writeLog(dir, 'math', [
     { id: 'm-u', content: { kind: 'user', text: 'Decay rates?' } },
     { id: 'm-a', content: { kind: 'agent', markdown: MATH } },
@@ -146,6 +152,10 @@ export async function setupHarness({ messages = 300_000 } = {}) {
     /** append writes entries to a conversation's log, as another process would. */
     append(id, entries) {
       appendFileSync(join(convs, `${id}.jsonl`), line({ type: 'ui-append', at: now(), entries: entries.map((e) => ({ timestamp: now(), ...e })) }));
+    },
+    /** supersede writes a superseding snapshot record (another branch selected elsewhere). */
+    supersede(id, entries) {
+      appendFileSync(join(convs, `${id}.jsonl`), line({ type: 'ui-transcript', at: now(), entries: entries.map((e) => ({ timestamp: now(), ...e })) }));
     },
     /** create makes a conversation through the HTTP API and returns its ID. */
     async create(title) {

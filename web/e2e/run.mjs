@@ -73,6 +73,12 @@ const viewState = (page, key, slot = 0) =>
         visibleIds: visible.map((r) => r.dataset.rowId),
         scrollTop: col?.scrollTop,
         cached: f.cache.size,
+        debug: {
+          scrollHeight: col?.scrollHeight,
+          clientHeight: col?.clientHeight,
+          mountedAt: rows.filter((r) => r.dataset.mounted === 'true').map((r) => [r.dataset.rowId, r.offsetTop, r.offsetHeight]),
+          anchor: window.__folioAnchor,
+        },
       };
     },
     [key, slot],
@@ -91,12 +97,14 @@ async function settle(page, conv, slot = 0) {
   );
 }
 
-// scrollTo sets the pane's scroll position as a reader's scrolling would.
+// scrollTo sets the pane's scroll position as a reader's scrolling would,
+// and lets the scroll event and the commit it causes happen (two frames).
 const scrollTo = (page, where, slot = 0) =>
   page.evaluate(
-    ([w, s]) => {
+    async ([w, s]) => {
       const col = document.querySelector(`[data-slot="${s}"] .message-column`);
       col.scrollTop = w === 'top' ? 0 : w === 'bottom' ? col.scrollHeight : w;
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
     },
     [where, slot],
   );
@@ -285,7 +293,7 @@ test('a saved position restores, and reader input interrupts a delayed restore',
   ws.holdAround(false);
   await page.waitForTimeout(300);
   const s = await viewState(page, BIG);
-  assert(s.atEnd, 'an interrupted restore must not move the window');
+  assert(s.atEnd, `an interrupted restore must not move the window: ${JSON.stringify(s)}`);
   assert(!(await page.$(`[data-slot="0"] [data-row-id="${anchorId}"]`)), 'the interrupted restore still brought its anchor in');
   assert(errors.length === 0, errors.join('\n'));
   await context.close();
@@ -354,6 +362,35 @@ test('reconnect resumes the same window and applies live updates once', async (h
   assert(r2.filter((r) => r === 'live-u2').length === 1, 'duplicated row after reconnect');
   const s = await viewState(page, key);
   assert(s.atEnd, 'live window at end');
+  assert(errors.length === 0, errors.join('\n'));
+  await context.close();
+});
+
+test('a replaced document rebuilds the window; a stale page answer cannot overwrite a jump', async (h) => {
+  const { context, page, errors, ws } = await openApp(h.url);
+  await openConversation(page, 'branchy');
+  await page.waitForSelector('[data-row-id="b-u2"]');
+  h.supersede('branchy', [
+    { id: 'b-u1', content: { kind: 'user', text: 'first question' } },
+    { id: 'b-a1', content: { kind: 'agent', markdown: 'first answer' } },
+    { id: 'b-u3', content: { kind: 'user', text: 'question on the new branch' } },
+    { id: 'b-a3', content: { kind: 'agent', markdown: 'answer on the new branch' } },
+  ]);
+  await page.waitForSelector('[data-row-id="b-u3"]');
+  const ids = await page.$$eval('[data-slot="0"] .row', (rs) => rs.map((r) => r.dataset.rowId));
+  assert(JSON.stringify(ids) === JSON.stringify(['b-u1', 'b-a1', 'b-u3', 'b-a3']), `rows after replacement: ${ids}`);
+  // A page asked for before a jump answers after it: it must not land.
+  await openConversation(page, 'big');
+  await pageUp(page, BIG, 7);
+  ws.setDelay(600);
+  await scrollTo(page, 'top');
+  await page.waitForFunction(() => window.__folio.cache.peek('big||0').getState().loading);
+  await page.locator('[data-slot="0"] .jump-latest').click();
+  await settle(page, 'big');
+  ws.setDelay(0);
+  await page.waitForTimeout(700);
+  const s = await viewState(page, BIG);
+  assert(s.atEnd && s.pages === 1, `the stale page reached the window: ${JSON.stringify(s)}`);
   assert(errors.length === 0, errors.join('\n'));
   await context.close();
 });
@@ -534,10 +571,15 @@ test('the composer attaches files as chips and refuses oversized ones', async (h
   await page.setInputFiles('input[type="file"]', [{ name: 'huge.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(32 * 1024 * 1024 + 1) }]);
   await page.waitForSelector('.attach-note');
   assert((await page.$$('[data-testid="attachment-chip"]')).length === 1, 'the oversized file was attached');
-  // This server has no engine: the send is rejected and the text comes back as a draft.
+  // The send goes through the ordinary queue with its attachment; the engine answers.
   await page.getByRole('textbox', { name: 'Message' }).fill('please read this');
   await page.keyboard.press('Enter');
-  await page.waitForFunction(() => document.querySelector('.composer-input').value === 'please read this');
+  await page.waitForFunction(() => [...document.querySelectorAll('[data-slot="0"] .user-text')].some((u) => u.textContent === 'please read this'));
+  assert((await page.$$('[data-testid="attachment-chip"]')).length === 0, 'the chips stayed after sending');
+  await page.waitForFunction(() => {
+    const b = [...document.querySelectorAll('[data-slot="0"] .bubble-assistant')].at(-1);
+    return b && b.dataset.state === 'completed' && b.querySelector('.markdown');
+  });
   assert(errors.filter((e) => !/HTTP 4\d\d/.test(e)).length === 0, errors.join('\n'));
   await context.close();
 });

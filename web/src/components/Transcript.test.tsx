@@ -208,3 +208,21 @@ describe('the queue and steering', () => {
     await until(() => server.received.some((f) => f.type === 'send' && f.text === 'be brief'), 'explicit send');
   });
 });
+
+describe('prefetch', () => {
+  it('reads further ahead the faster the reader scrolls, up to a bound', async () => {
+    const { prefetchDistance } = await import('./Transcript');
+    expect(prefetchDistance(0)).toBe(800);
+    expect(prefetchDistance(2)).toBeGreaterThan(prefetchDistance(1));
+    expect(prefetchDistance(-2)).toBe(prefetchDistance(2));
+    expect(prefetchDistance(1000)).toBe(4000);
+  });
+  it('reads ahead in the direction of travel only', async () => {
+    const { prefetchSide } = await import('./Transcript');
+    expect(prefetchSide(100, 100, 1, -1)).toBe('before');
+    expect(prefetchSide(100, 100, 1, 1)).toBe('after');
+    expect(prefetchSide(100, 5000, 1, 1)).toBeUndefined(); // moving down, far from the bottom
+    expect(prefetchSide(3000, 5000, 0, 0)).toBeUndefined();
+    expect(prefetchSide(3000, 5000, 5, -1)).toBe('before'); // fast: the distance grew
+  });
+});

@@ -14,6 +14,19 @@ const PREFETCH_BASE = 800;
 const PREFETCH_MAX = 4000;
 const PREFETCH_PER_SPEED = 600; // px of distance per px/ms of speed
 
+/** prefetchDistance is how near an edge, in pixels, reading ahead starts at a scroll speed (px/ms). */
+export function prefetchDistance(speed: number): number {
+  return Math.min(PREFETCH_MAX, PREFETCH_BASE + Math.abs(speed) * PREFETCH_PER_SPEED);
+}
+
+/** prefetchSide says which side to read ahead on: the direction of travel, or the near side at rest. */
+export function prefetchSide(above: number, below: number, speed: number, dir: number): 'before' | 'after' | undefined {
+  const d = prefetchDistance(speed);
+  if (dir <= 0 && above < d) return 'before';
+  if (dir >= 0 && below < d) return 'after';
+  return undefined;
+}
+
 export interface TranscriptProps {
   view: TranscriptView;
   /** Measured row heights; evicted rows' heights are removed from it. */
@@ -41,13 +54,16 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
   const w = state.window;
   const column = useRef<HTMLDivElement>(null);
   const rowEls = useRef(new Map<string, HTMLElement>());
-  const following = useRef(saved === undefined);
+  // A saved anchor not yet in the window waits; meanwhile the pane shows the latest.
+  const savedPending = useRef(saved);
+  const following = useRef(saved === undefined || !view.getState().rows.some((r) => r.id === saved.id));
   const anchor = useRef<Anchor | undefined>(saved);
   const mounted = useRef(true);
   const lastTop = useRef({ top: 0, t: 0 });
   const replacedAt = useRef(state.replacedAt);
   const pendingIntent = useRef<string | undefined>(undefined);
-  const [range, setRange] = useState<[number, number]>([0, Number.MAX_SAFE_INTEGER]);
+  // The rows to keep mounted, by ID (indices shift when pages come and go).
+  const [mountedIds, setMountedIds] = useState<ReadonlySet<string> | undefined>(undefined);
   const rows = state.rows;
 
   useEffect(() => view.setVisible(visible), [view, visible]);
@@ -71,12 +87,8 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
     (speed: number, dir: number) => {
       const el = column.current;
       if (!el) return;
-      const distance = Math.min(PREFETCH_MAX, PREFETCH_BASE + Math.abs(speed) * PREFETCH_PER_SPEED);
-      const above = el.scrollTop;
-      const below = el.scrollHeight - el.scrollTop - el.clientHeight;
-      // Read ahead in the direction of travel; at rest, whichever side is near.
-      if (dir <= 0 && above < distance) view.want('before');
-      else if (dir >= 0 && below < distance) view.want('after');
+      const side = prefetchSide(el.scrollTop, el.scrollHeight - el.scrollTop - el.clientHeight, speed, dir);
+      if (side) view.want(side);
     },
     [view],
   );
@@ -100,7 +112,8 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
       }
     }
     if (first < 0) return;
-    setRange((r) => (r[0] === first && r[1] === last ? r : [first, last]));
+    const next = list.slice(Math.max(0, first - 1), last + 2).map((r) => r.id);
+    setMountedIds((prev) => (prev && prev.size === next.length && next.every((id) => prev.has(id)) ? prev : new Set(next)));
   }, [view]);
 
   const onScroll = () => {
@@ -123,6 +136,7 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
 
   // Reader input cancels a pending jump or restore before it moves the view.
   const onInput = () => {
+    savedPending.current = undefined;
     if (view.getState().intent) {
       view.cancelIntent();
       pendingIntent.current = undefined;
@@ -147,6 +161,12 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
       if (pendingIntent.current === 'jump') following.current = true;
       pendingIntent.current = undefined;
     }
+    const wanted = savedPending.current;
+    if (wanted && rowEls.current.has(wanted.id)) {
+      savedPending.current = undefined;
+      following.current = false;
+      anchor.current = wanted;
+    }
     if (following.current && atEnd(w)) {
       typesetMath(el);
       el.scrollTop = el.scrollHeight;
@@ -163,7 +183,7 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
 
   // Restore a saved anchor that is not in the window.
   useEffect(() => {
-    if (saved && w.token && !rows.some((r) => r.id === saved.id) && rows.length > 0 && !state.intent && pendingIntent.current === undefined) {
+    if (saved && savedPending.current && w.token && !rows.some((r) => r.id === saved.id) && rows.length > 0 && !state.intent && pendingIntent.current === undefined) {
       pendingIntent.current = 'restore';
       void view.restore(saved);
     }
@@ -183,7 +203,7 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
     return () => {
       if (!following.current) captureAnchor();
       mounted.current = false;
-      onSave(following.current ? undefined : anchor.current);
+      onSave(savedPending.current ?? (following.current ? undefined : anchor.current));
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
@@ -194,7 +214,6 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
   };
 
   const showJump = !atEnd(w) || state.jumpFailed || state.intent === 'jump';
-  const [lo, hi] = range;
   return (
     <div className="transcript">
       <div
@@ -212,9 +231,9 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
       >
         <div className="message-list">
           {w.hasMoreBefore ? <div className="history-edge">Earlier messages</div> : null}
-          {rows.map((m, i) => {
+          {rows.map((m) => {
             const h = heights.get(m.id);
-            const mountIt = h === undefined || (i >= lo - 1 && i <= hi + 1);
+            const mountIt = h === undefined || mountedIds === undefined || mountedIds.has(m.id);
             return (
               <div
                 key={m.id}
