@@ -21,8 +21,12 @@ function toolCall(e: Entry, open: boolean | undefined): ToolCall {
   const c = e.content;
   const r = obj(c.receipt);
   const status = str(r.status);
-  const running = open === true && status === '';
-  const failed = status === 'failed' || status === 'denied';
+  // An open call is a placeholder (failed, not done, with the reason it waits
+  // for) until it settles; a page of a running turn carries it the same way.
+  const reason = str(r.reason);
+  const pending = r.notDone === true && (reason === 'running' || reason === 'awaiting_approval');
+  const running = open !== false && (pending || (open === true && status === ''));
+  const failed = !running && (status === 'failed' || status === 'denied');
   const pres = c.presentation === undefined ? undefined : (obj(c.presentation) as unknown as Presentation);
   const call: ToolCall = {
     id: e.id,
@@ -50,6 +54,7 @@ export function replyMessage(id: string, held: readonly Held[], running: boolean
   const segments: Segment[] = [];
   let failure: Failure | undefined;
   let cancelled = false;
+  let awaiting = false;
   let steps: Step[] | undefined;
   const flush = () => (steps = undefined);
   const pushStep = (s: Step) => {
@@ -68,6 +73,7 @@ export function replyMessage(id: string, held: readonly Held[], running: boolean
         break;
       case 'tool': {
         const call = toolCall(e, h.open);
+        if (h.open !== false && obj(c.receipt).notDone === true && str(obj(c.receipt).reason) === 'awaiting_approval') awaiting = true;
         if (AGENT_APPS.has(call.name)) pushStep({ kind: 'agent', id: e.id, name: call.summary ?? call.name, call });
         else pushStep({ kind: 'function', id: e.id, call });
         break;
@@ -108,7 +114,7 @@ export function replyMessage(id: string, held: readonly Held[], running: boolean
         break;
     }
   }
-  const state = failure ? 'failed' : cancelled ? 'cancelled' : running ? 'streaming' : 'completed';
+  const state = failure ? 'failed' : cancelled ? 'cancelled' : awaiting ? 'awaiting_approval' : running ? 'streaming' : 'completed';
   return { id, role: 'assistant', state, segments, failure };
 }
 

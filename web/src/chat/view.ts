@@ -36,9 +36,18 @@ export interface ViewState {
   /** The turn the server says is running. */
   turn?: { turn?: string; reply?: string };
   queue: QueueItem[];
+  approvals: Approval[];
   deleted: boolean;
   /** The view's window was replaced (new generation, jump, restore): anchoring must not carry over. */
   replacedAt: number;
+}
+
+/** A tool call waiting for the user's decision. */
+export interface Approval {
+  invocationId: string;
+  tool: string;
+  args: string;
+  child?: string;
 }
 
 export interface QueueItem {
@@ -78,6 +87,7 @@ export class TranscriptView {
       failed: false,
       jumpFailed: false,
       queue: [],
+      approvals: [],
       deleted: false,
       replacedAt: 0,
     };
@@ -185,8 +195,18 @@ export class TranscriptView {
     for (const c of cp?.entries ?? []) {
       this.dispatch({ type: 'entry', how: c.open === false ? 'settle' : 'running', entry: c.entry, revision: c.revision, open: c.open, after: c.after, seq: c.revision });
     }
+    // The engine's control state at capture: the running turn, the queue, approvals.
+    const st = snap.state as { turn?: { state?: string; turn?: string; reply?: string }; queue?: QueueItem[]; approvals?: Approval[] } | undefined;
+    if (st) {
+      this.state = {
+        ...this.state,
+        turn: st.turn?.state === 'running' ? { turn: st.turn.turn, reply: st.turn.reply } : undefined,
+        queue: st.queue ?? [],
+        approvals: st.approvals ?? [],
+      };
+    }
     this.failures = 0;
-    this.set({ failed: false });
+    this.set({ failed: false, rows: this.buildRows(this.state.window) });
     if (!this.state.window.loaded) await this.load('latest');
   }
 
@@ -239,7 +259,9 @@ export class TranscriptView {
         { loading: false, failed: false },
       );
       if (this.early.length > 0 && this.state.window.loaded) {
-        const early = this.early.splice(0);
+        // Events held while the first page was on its way: those the capture
+        // already reflects (seq at or below its seq) are dropped.
+        const early = this.early.splice(0).filter((e) => Number(e.seq) > this.state.window.captureSeq);
         for (const e of early) this.onEvent(e);
       }
       return this.state.window.epoch === epoch;
@@ -363,6 +385,9 @@ export class TranscriptView {
         break;
       case 'queue':
         this.set({ queue: (f.items as QueueItem[]) ?? [] });
+        break;
+      case 'approvals':
+        this.set({ approvals: (f.approvals as Approval[]) ?? [] });
         break;
       case 'turn': {
         const turn = f.state === 'running' ? { turn: f.turn as string | undefined, reply: f.reply as string | undefined } : undefined;

@@ -186,6 +186,21 @@ function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneP
           </button>
         </div>
       ) : null}
+      {state.approvals.length > 0 ? (
+        <div className="approvals" role="group" aria-label="Approvals">
+          {state.approvals.map((a) => (
+            <div key={a.invocationId} className="approval" data-invocation={a.invocationId}>
+              <span className="approval-tool">{a.tool}</span> <code className="approval-args">{a.args.slice(0, 500)}</code>
+              <button type="button" onClick={() => void client.request({ type: 'approve', conversation: conversation.id, commandId: newId(), invocationId: a.invocationId, allow: true }).catch(() => {})}>
+                Allow
+              </button>
+              <button type="button" onClick={() => void client.request({ type: 'approve', conversation: conversation.id, commandId: newId(), invocationId: a.invocationId, allow: false }).catch(() => {})}>
+                Deny
+              </button>
+            </div>
+          ))}
+        </div>
+      ) : null}
       {state.turn ? (
         <button type="button" className="stop-button" onClick={stop}>
           Stop

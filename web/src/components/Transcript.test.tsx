@@ -226,3 +226,18 @@ describe('prefetch', () => {
     expect(prefetchSide(3000, 5000, 5, -1)).toBe('before'); // fast: the distance grew
   });
 });
+
+describe('open tool calls from the engine', () => {
+  const held = (entries: Entry[], open?: boolean) => entries.map((entry) => ({ entry, revision: 1, open }));
+  const placeholder = (reason: string) => ({ id: 't', content: { kind: 'tool', receipt: { app: 'shell', summary: 'shell', status: 'failed', reason, notDone: true } } });
+  it('show a running placeholder as running, not failed', () => {
+    const m = groupMessage(held([placeholder('running')], true), true) as AssistantMessage;
+    const step = m.segments[0]!.kind === 'steps' ? m.segments[0]!.steps[0]! : undefined;
+    expect(step?.kind === 'function' && step.call.state).toBe('running');
+    expect(m.state).toBe('streaming');
+  });
+  it('a call waiting for approval puts the reply in the approval state, without the placeholder mark', () => {
+    const m = groupMessage(held([placeholder('awaiting_approval')], true), true) as AssistantMessage;
+    expect(m.state).toBe('awaiting_approval');
+  });
+});
