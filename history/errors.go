@@ -28,3 +28,11 @@ var ErrClosed = errors.New("log is closed")
 
 // ErrNoDataDir is returned by DataDir when no data folder can be determined.
 var ErrNoDataDir = errors.New("no data folder: set --data, FOLIO_HOME or HOME")
+
+// ErrUnknownBranch is returned by Fork, SetHead and Conversation.Branch for a
+// branch the log does not have.
+var ErrUnknownBranch = errors.New("unknown branch")
+
+// ErrForkPoint is returned by Fork when the fork point is not in the parent
+// branch: an entry it does not have, or more messages than it holds.
+var ErrForkPoint = errors.New("fork point is not in the parent branch")

@@ -26,6 +26,7 @@ func FuzzReadLog(f *testing.F) {
 	f.Add(uint8(3), []byte("not json\n{}\n[]\n\"s\"\n{\"type\":7}\n"))
 	f.Add(uint8(3), []byte(`{"type":"ui-open","at":"2026-03-04T05:06:08.000Z","entries":[{"id":"s","content":{"kind":"agent","markdown":"par"},"timestamp":"2026-03-04T05:06:07.000Z"}]}`+"\n"+
 		`{"type":"ui-open","at":"2026-03-04T05:06:09.000Z","entries":[]}`+"\n"))
+	f.Add(uint8(3), []byte(branchSeed))
 	f.Fuzz(func(t *testing.T, version uint8, body []byte) {
 		header := v3Header
 		if version%2 == 0 {
@@ -150,3 +151,16 @@ func FuzzEntryDecoderAgrees(f *testing.F) {
 		}
 	})
 }
+
+// branchSeed forks, wraps and switches heads, with one bad record of each
+// kind in between.
+const branchSeed = `{"type":"ui-append","at":"2026-03-04T05:06:08.000Z","entries":[{"id":"a","content":{"kind":"user","text":"x"},"timestamp":"2026-03-04T05:06:07.000Z"}]}
+{"type":"branch","at":"2026-03-04T05:06:08.000Z","branch":"b1","parent":"main","afterEntry":"a","afterMessage":0,"title":"t"}
+{"type":"branch","at":"2026-03-04T05:06:08.000Z","branch":"b2","parent":"b1","afterMessage":0}
+{"type":"on-branch","at":"2026-03-04T05:06:08.000Z","branch":"b1","record":{"type":"ui-open","at":"2026-03-04T05:06:08.000Z","entries":[{"id":"s","content":{"kind":"agent","markdown":"p"},"timestamp":"2026-03-04T05:06:07.000Z"}]}}
+{"type":"on-branch","at":"2026-03-04T05:06:08.000Z","branch":"b1","record":{"type":"message","at":"x","message":{"role":"user","content":"y"}}}
+{"type":"on-branch","at":"2026-03-04T05:06:08.000Z","branch":"b3","record":{"type":"rewrite","at":"x"}}
+{"type":"on-branch","at":"2026-03-04T05:06:08.000Z","branch":"b1","record":[1]}
+{"type":"head","at":"2026-03-04T05:06:08.000Z","branch":"b2"}
+{"type":"head","at":"2026-03-04T05:06:08.000Z","branch":"b1"}
+`

@@ -36,6 +36,7 @@ type Log struct {
 	uiOnDisk   bool                     // false while the document is derived
 	reserved   map[string]struct{}
 	msgs       []message.Message
+	head       string // the branch saves go to; its records are wrapped in on-branch unless it is Main
 }
 
 // Option configures Open.
@@ -103,7 +104,8 @@ func (l *Log) read(track bool) (*reader, []byte, error) {
 		l.reset()
 		doc, _ := transcript.NewDocument(l.header.ConversationID, nil)
 		l.doc, l.saved, l.tail = doc, 0, nil
-		return &reader{parsed: parsed{conv: &Conversation{Header: l.header, Document: doc}}}, nil, nil
+		c := &Conversation{Header: l.header, Document: doc, Head: Main, Branches: []Branch{{ID: Main}}}
+		return &reader{parsed: parsed{conv: c}}, nil, nil
 	}
 	if err != nil {
 		return nil, nil, err
@@ -127,6 +129,7 @@ func (l *Log) read(track bool) (*reader, []byte, error) {
 	l.uiOnDisk = st.uiLines > 0
 	l.reserved = st.reserved
 	l.msgs = st.conv.Messages
+	l.head = st.conv.Head
 	return st, data, nil
 }
 
@@ -136,6 +139,7 @@ func (l *Log) reset() {
 	l.size, l.terminated, l.uiOnDisk = 0, true, false
 	l.reserved = map[string]struct{}{}
 	l.msgs = nil
+	l.head = Main
 }
 
 func (l *Log) ensureLoaded() error {
@@ -281,6 +285,9 @@ func (l *Log) Save(doc transcript.Document, msgs []message.Message) error {
 	}
 	if len(buf) == 0 {
 		return nil
+	}
+	if l.head != Main {
+		buf = wrapOnBranch(buf, at, l.head)
 	}
 	if err := l.write(buf); err != nil {
 		return err

@@ -42,6 +42,8 @@ const (
 	lineUITranscript
 	lineUIAppend
 	lineUIOpen
+	lineBranch     // a branch record: a fork of a parent branch
+	lineHead       // a head record: which branch is current
 	lineUnknown    // a JSON object of a type this folio does not know
 	lineUnreadable // not a JSON object, or an object without a type
 	lineTorn       // the unterminated, incomplete last line
@@ -56,6 +58,10 @@ type lineInfo struct {
 	// converted to version 3.
 	legacy []transcript.Entry
 	at     time.Time
+	// branch is the branch an accepted record belongs to ("" for main; an
+	// on-branch record's wrapped kind is in kind); parent is the branch a
+	// branch record forks from.
+	branch, parent string
 }
 
 // parsed is the reader's result plus what a writer needs to continue the log.
@@ -88,6 +94,7 @@ type reader struct {
 	msgAt    []time.Time
 	metaTime time.Time
 	lastAt   time.Time
+	tree     tree
 }
 
 // The members a record may carry, as bits.
@@ -99,6 +106,11 @@ const (
 	memTitle
 	memUpdatedAt
 	memEndedAt
+	memBranch
+	memParent
+	memAfterEntry
+	memAfterMessage
+	memRecord
 )
 
 // rawRecord is one record line decoded as far as its type allows.
@@ -118,6 +130,10 @@ type rawRecord struct {
 	title      string
 	updatedAt  string
 	endedAt    string
+	// Branch records.
+	branch, parent, afterEntry string
+	afterMessage               int
+	record                     jsontext.Value
 }
 
 func parse(data []byte, track bool) (*reader, error) {
@@ -126,6 +142,7 @@ func parse(data []byte, track bool) (*reader, error) {
 	r.size = len(data)
 	r.terminated = len(data) == 0 || data[len(data)-1] == '\n'
 	r.reserved = map[string]struct{}{}
+	r.tree.head = Main
 	// Sizing the ID set for one entry per line spares the rehashing a long
 	// log would otherwise cause as it grows.
 	r.ids = make(map[string]struct{}, bytes.Count(data, []byte{'\n'})+1)
@@ -177,6 +194,14 @@ func (r *reader) finish() error {
 	if !r.metaTime.IsZero() {
 		c.UpdatedAt = r.metaTime
 	}
+	return r.finishBranches()
+}
+
+// finishHead builds the document of the branch whose state is in the
+// reader's own fields.
+func (r *reader) finishHead() error {
+	c := r.conv
+	c.Derived = false
 	entries := r.entries
 	r.settledLen = len(entries)
 	if len(r.tail) > 0 {
@@ -227,6 +252,9 @@ func (r *reader) record(lineNo int, line []byte, unterminated bool) lineInfo {
 		return lineInfo{kind: lineUnreadable}
 	}
 	allowed, known := allowedMembers[rec.typ]
+	if known && r.version == 2 && isBranchType(rec.typ) {
+		known = false // not a version 2 record type
+	}
 	if !known {
 		r.problem(Problem{Kind: ProblemUnknown, Line: human, Type: rec.typ, Entry: -1, Msg: "unknown record type, kept verbatim"})
 		r.conv.Unknown = append(r.conv.Unknown, RawLine{Line: human, Type: rec.typ, Bytes: bytes.Clone(line)})
@@ -295,6 +323,12 @@ func (r *reader) record(lineNo int, line []byte, unterminated bool) lineInfo {
 		r.msgAt = nil
 		r.seen(looseInstant(rec.at))
 		return lineInfo{kind: lineRewrite, accepted: true}
+	case TypeBranch:
+		return r.fork(rec, reject)
+	case TypeOnBranch:
+		return r.onBranch(lineNo, rec, reject)
+	case TypeHead:
+		return r.setHead(rec, reject)
 	}
 	// TypeConversation: a second header.
 	return reject(&Problem{Entry: -1, Pointer: "/type", Msg: "a conversation header may only be the first line"})
@@ -414,6 +448,10 @@ func kindOf(typ string) lineKind {
 		return lineUIAppend
 	case TypeUIOpen:
 		return lineUIOpen
+	case TypeBranch:
+		return lineBranch
+	case TypeHead:
+		return lineHead
 	}
 	return lineUnknown
 }
@@ -426,9 +464,13 @@ var allowedMembers = map[string]int{
 	TypeUITranscript: memType | memAt | memEntries,
 	TypeUIAppend:     memType | memAt | memEntries,
 	TypeUIOpen:       memType | memAt | memEntries,
+	TypeBranch:       memType | memAt | memBranch | memParent | memAfterEntry | memAfterMessage | memTitle,
+	TypeOnBranch:     memType | memAt | memBranch | memRecord,
+	TypeHead:         memType | memAt | memBranch,
 }
 
-var memberNames = []string{"type", "at", "entries", "message", "title", "updatedAt", "endedAt"}
+var memberNames = []string{"type", "at", "entries", "message", "title", "updatedAt", "endedAt",
+	"branch", "parent", "afterEntry", "afterMessage", "record"}
 
 // memberBit returns a known member's bit, or 0.
 func memberBit(name string) int {
@@ -517,6 +559,31 @@ func (r *reader) decodeRecordWith(line []byte, fast bool) (*rawRecord, error) {
 				return nil, err
 			}
 			rec.message = bytes.Clone(v)
+		case memAfterMessage:
+			v, err := dec.ReadValue()
+			if err != nil {
+				return nil, err
+			}
+			n, perr := strconv.Atoi(string(v))
+			if v.Kind() != '0' || perr != nil || n < 0 {
+				if rec.bad == nil {
+					rec.bad = &Problem{Entry: -1, Pointer: "/afterMessage", Msg: "afterMessage must be a whole number, not negative"}
+				}
+				continue
+			}
+			rec.afterMessage = n
+		case memRecord:
+			v, err := dec.ReadValue()
+			if err != nil {
+				return nil, err
+			}
+			if v.Kind() != '{' {
+				if rec.bad == nil {
+					rec.bad = &Problem{Entry: -1, Pointer: "/record", Msg: "record must be a JSON object"}
+				}
+				continue
+			}
+			rec.record = bytes.Clone(v)
 		default:
 			if dec.PeekKind() != '"' {
 				if err := dec.SkipValue(); err != nil {
@@ -543,6 +610,12 @@ func (r *reader) decodeRecordWith(line []byte, fast bool) (*rawRecord, error) {
 				rec.updatedAt = s
 			case memEndedAt:
 				rec.endedAt = s
+			case memBranch:
+				rec.branch = s
+			case memParent:
+				rec.parent = s
+			case memAfterEntry:
+				rec.afterEntry = s
 			}
 		}
 	}

@@ -126,7 +126,7 @@ func TestRejectedBatchReservesIDs(t *testing.T) {
 
 func TestUnknownAndUnreadableLinesAreKeptAndReported(t *testing.T) {
 	t.Parallel()
-	unknown := `{"type":"branch","at":"2026-03-04T05:06:08.000Z","id":"b1","from":"a"}`
+	unknown := `{"type":"bookmark","at":"2026-03-04T05:06:08.000Z","id":"b1","from":"a"}`
 	garbage := `this is not json {`
 	notype := `{"at":"2026-03-04T05:06:08.000Z"}`
 	data := logOf(v3Header, uiRec(TypeUIAppend, entryJSON(t, user("a", "1"))), unknown, garbage, notype, `[1,2]`, ``, goodMsg)
@@ -134,7 +134,7 @@ func TestUnknownAndUnreadableLinesAreKeptAndReported(t *testing.T) {
 	if c.Document.Len() != 1 || len(c.Messages) != 1 {
 		t.Fatalf("valid records lost: %v %v", ids(c.Document), c.Messages)
 	}
-	if len(c.Unknown) != 5 || string(c.Unknown[0].Bytes) != unknown || c.Unknown[0].Type != "branch" || string(c.Unknown[1].Bytes) != garbage {
+	if len(c.Unknown) != 5 || string(c.Unknown[0].Bytes) != unknown || c.Unknown[0].Type != "bookmark" || string(c.Unknown[1].Bytes) != garbage {
 		t.Fatalf("unknown %+v", c.Unknown)
 	}
 	if len(problemsOf(c, ProblemUnknown)) != 1 || len(problemsOf(c, ProblemUnreadable)) != 4 {

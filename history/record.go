@@ -31,7 +31,17 @@ const (
 	// answer, a running tool), provisionally: the newest ui-open is the
 	// document's tail until any later UI record supersedes it.
 	TypeUIOpen = "ui-open"
+	// TypeBranch forks a branch from its parent; TypeOnBranch wraps a
+	// record of a branch other than main; TypeHead names the current
+	// branch. See docs/log-format.md.
+	TypeBranch   = "branch"
+	TypeOnBranch = "on-branch"
+	TypeHead     = "head"
 )
+
+// Main is the ID of the branch every conversation starts with: the records
+// not wrapped in on-branch.
+const Main = "main"
 
 // Header is the first line of a log.
 type Header struct {
@@ -149,6 +159,14 @@ type Conversation struct {
 	// Derived is true when Document was derived from Messages because the
 	// log has no UI records.
 	Derived bool
+	// Head is the current branch (Main unless a head record names another);
+	// Document, Messages and Derived are that branch's.
+	Head string
+	// Branches lists the conversation's branches in the order they were
+	// created, Main first.
+	Branches []Branch
+	// views holds every branch's document and messages.
+	views map[string]branchView
 	// Legacy is true when the log is version 2; its UI entries were decoded
 	// from rendered text.
 	Legacy bool

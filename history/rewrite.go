@@ -67,19 +67,34 @@ func (l *Log) Compact() (CompactResult, error) {
 	}
 	drop := make([]bool, len(st.lines))
 	dropped := 0
-	snapshotSeen, uiSeen := false, false
+	// Supersession is per branch. Walking backwards, a fork of branch P
+	// needs P's records before it as they were, so crossing it starts P's
+	// bookkeeping afresh.
+	type seen struct{ snapshot, ui bool }
+	by := map[string]*seen{}
+	of := func(b string) *seen {
+		if by[b] == nil {
+			by[b] = &seen{}
+		}
+		return by[b]
+	}
 	for i := len(st.lines) - 1; i > 0; i-- {
 		li := st.lines[i]
+		if li.kind == lineBranch && li.accepted {
+			*of(branchKey(li.parent)) = seen{}
+			continue
+		}
 		ui := li.kind == lineUITranscript || li.kind == lineUIAppend || li.kind == lineUIOpen
 		if !ui || !li.accepted {
 			continue
 		}
-		if snapshotSeen || (li.kind == lineUIOpen && uiSeen) {
+		s := of(branchKey(li.branch))
+		if s.snapshot || (li.kind == lineUIOpen && s.ui) {
 			drop[i] = true
 			dropped++
 		}
-		uiSeen = true
-		snapshotSeen = snapshotSeen || li.kind == lineUITranscript
+		s.ui = true
+		s.snapshot = s.snapshot || li.kind == lineUITranscript
 	}
 	res := CompactResult{Dropped: dropped, Before: int64(len(data)), After: int64(len(data)), Upgraded: st.version == 2}
 	if dropped == 0 && st.version != 2 && st.terminated {
@@ -162,4 +177,12 @@ func (l *Log) replace(out []byte) error {
 	}
 	_, _, err := l.read(false)
 	return err
+}
+
+// branchKey names main "" as lineInfo does, whichever way it is spelled.
+func branchKey(b string) string {
+	if b == Main {
+		return ""
+	}
+	return b
 }

@@ -1,0 +1,400 @@
+package history
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/foliodev/folio/message"
+	"github.com/foliodev/folio/transcript"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Branch describes one branch of a conversation. Main has no parent.
+type Branch struct {
+	ID string
+	// Parent is the branch this one forked from ("" for Main).
+	Parent string
+	// AfterEntry is the ID of the parent's entry the branch forked after;
+	// "" forks before the parent's first entry. AfterMessage is how many of
+	// the parent's model messages the branch shares.
+	AfterEntry   string
+	AfterMessage int
+	// ForkIndex is how many of the parent's entries the branch shares.
+	ForkIndex int
+	Title     string
+	Created   time.Time
+}
+
+type branchView struct {
+	doc  transcript.Document
+	msgs []message.Message
+}
+
+// Branch returns a branch's document and model messages: the parent's
+// prefix up to the fork point followed by the branch's own records.
+func (c *Conversation) Branch(id string) (transcript.Document, []message.Message, error) {
+	if id == c.Head || (id == Main && c.views == nil) {
+		return c.Document, c.Messages, nil
+	}
+	v, ok := c.views[id]
+	if !ok {
+		return transcript.Document{}, nil, fmt.Errorf("%w %q", ErrUnknownBranch, id)
+	}
+	return v.doc, v.msgs, nil
+}
+
+// BranchInfo returns the description of branch id.
+func (c *Conversation) BranchInfo(id string) (Branch, bool) {
+	for _, b := range c.Branches {
+		if b.ID == id {
+			return b, true
+		}
+	}
+	if id == Main {
+		return Branch{ID: Main}, true
+	}
+	return Branch{}, false
+}
+
+// branchState is everything the reader tracks per branch. Main's state
+// lives in the reader's own fields; a branch's is swapped in while one of
+// its records applies, so every rule of a plain record holds per branch.
+type branchState struct {
+	info     Branch
+	entries  []transcript.Entry
+	tail     []transcript.Entry
+	ids      map[string]struct{}
+	reserved map[string]struct{}
+	uiLines  int
+	msgs     []message.Message
+	msgAt    []time.Time
+}
+
+// tree is the reader's view of the branches read so far.
+type tree struct {
+	head     string
+	branches map[string]*branchState
+	order    []string
+}
+
+func (r *reader) swap(b *branchState) {
+	r.entries, b.entries = b.entries, r.entries
+	r.tail, b.tail = b.tail, r.tail
+	r.ids, b.ids = b.ids, r.ids
+	r.reserved, b.reserved = b.reserved, r.reserved
+	r.uiLines, b.uiLines = b.uiLines, r.uiLines
+	r.conv.Messages, b.msgs = b.msgs, r.conv.Messages
+	r.msgAt, b.msgAt = b.msgAt, r.msgAt
+}
+
+// state returns branch id's state with its entries as a document would
+// show them (settled plus the provisional tail, or derived). Main's is read
+// from the reader's fields.
+func (r *reader) stateOf(id string) (entries []transcript.Entry, msgs []message.Message, msgAt []time.Time, reserved map[string]struct{}, ok bool) {
+	if id == Main {
+		entries = append(slices.Clip(r.entries), r.tail...)
+		if r.uiLines == 0 {
+			entries = Derive(r.conv.Messages, r.msgAt)
+		}
+		return entries, r.conv.Messages, r.msgAt, r.reserved, true
+	}
+	b, ok := r.tree.branches[id]
+	if !ok {
+		return nil, nil, nil, nil, false
+	}
+	return append(slices.Clip(b.entries), b.tail...), b.msgs, b.msgAt, b.reserved, true
+}
+
+// fork applies a branch record.
+func (r *reader) fork(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
+	at, err := transcript.ParseInstant(rec.at)
+	if err != nil {
+		return reject(&Problem{Entry: -1, Pointer: "/at", Msg: err.Error()})
+	}
+	switch {
+	case rec.branch == "":
+		return reject(&Problem{Entry: -1, Pointer: "/branch", Msg: "branch is missing or empty"})
+	case rec.branch == Main || r.tree.branches[rec.branch] != nil:
+		return reject(&Problem{Entry: -1, Pointer: "/branch", Msg: fmt.Sprintf("branch %q already exists", rec.branch)})
+	case rec.members&memParent == 0:
+		return reject(&Problem{Entry: -1, Pointer: "/parent", Msg: "parent is missing"})
+	case rec.members&memAfterMessage == 0:
+		return reject(&Problem{Entry: -1, Pointer: "/afterMessage", Msg: "afterMessage is missing"})
+	}
+	entries, msgs, msgAt, reserved, ok := r.stateOf(rec.parent)
+	if !ok {
+		return reject(&Problem{Entry: -1, Pointer: "/parent", Msg: fmt.Sprintf("parent branch %q does not exist", rec.parent)})
+	}
+	k := 0
+	if rec.afterEntry != "" {
+		k = slices.IndexFunc(entries, func(e transcript.Entry) bool { return e.ID == rec.afterEntry }) + 1
+		if k == 0 {
+			return reject(&Problem{Entry: -1, Pointer: "/afterEntry", Msg: fmt.Sprintf("entry %q is not in branch %q", rec.afterEntry, rec.parent)})
+		}
+	}
+	if rec.afterMessage > len(msgs) {
+		return reject(&Problem{Entry: -1, Pointer: "/afterMessage",
+			Msg: fmt.Sprintf("branch %q has %d messages, not %d", rec.parent, len(msgs), rec.afterMessage)})
+	}
+	b := &branchState{
+		info: Branch{ID: rec.branch, Parent: rec.parent, AfterEntry: rec.afterEntry, AfterMessage: rec.afterMessage,
+			ForkIndex: k, Title: rec.title, Created: at},
+		entries:  slices.Clone(entries[:k]),
+		ids:      make(map[string]struct{}, k),
+		reserved: maps.Clone(reserved),
+		// The shared prefix is on disk, so the branch's document is never
+		// derived from its messages.
+		uiLines: 1,
+		msgs:    slices.Clone(msgs[:rec.afterMessage]),
+		msgAt:   slices.Clone(msgAt[:min(rec.afterMessage, len(msgAt))]),
+	}
+	for _, e := range b.entries {
+		b.ids[e.ID] = struct{}{}
+	}
+	if r.tree.branches == nil {
+		r.tree.branches = map[string]*branchState{}
+	}
+	r.tree.branches[rec.branch] = b
+	r.tree.order = append(r.tree.order, rec.branch)
+	r.seen(at)
+	return lineInfo{kind: lineBranch, accepted: true, branch: rec.branch, parent: rec.parent}
+}
+
+// setHead applies a head record.
+func (r *reader) setHead(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
+	if rec.branch != Main && r.tree.branches[rec.branch] == nil {
+		return reject(&Problem{Entry: -1, Pointer: "/branch", Msg: fmt.Sprintf("branch %q does not exist", rec.branch)})
+	}
+	r.tree.head = rec.branch
+	r.seen(looseInstant(rec.at))
+	return lineInfo{kind: lineHead, accepted: true}
+}
+
+// wrappable lists the record types an on-branch record may carry.
+var wrappable = map[string]bool{TypeMessage: true, TypeMeta: true, TypeRewrite: true,
+	TypeUITranscript: true, TypeUIAppend: true, TypeUIOpen: true}
+
+// onBranch applies the record an on-branch record wraps, within its branch.
+func (r *reader) onBranch(lineNo int, rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
+	if rec.members&memRecord == 0 {
+		return reject(&Problem{Entry: -1, Pointer: "/record", Msg: "record is missing"})
+	}
+	id, inner := rec.branch, rec.record // rec is reused by the inner decode
+	b := r.tree.branches[id]
+	if b == nil {
+		msg := fmt.Sprintf("branch %q does not exist", id)
+		if id == Main {
+			msg = "records of main are written without on-branch"
+		}
+		return reject(&Problem{Entry: -1, Pointer: "/branch", Msg: msg})
+	}
+	if typ := innerType(inner); !wrappable[typ] {
+		return reject(&Problem{Entry: -1, Pointer: "/record/type", Msg: fmt.Sprintf("record type %q cannot be on a branch", typ)})
+	}
+	first := len(r.conv.Problems)
+	title := r.conv.Title
+	r.swap(b)
+	info := r.record(lineNo, inner, false)
+	r.swap(b)
+	if r.conv.Title != title {
+		b.info.Title, r.conv.Title = r.conv.Title, title
+	}
+	for i := first; i < len(r.conv.Problems); i++ {
+		p := &r.conv.Problems[i]
+		p.Pointer = "/record" + p.Pointer
+		p.Msg = "on branch " + strconv.Quote(id) + ": " + p.Msg
+	}
+	info.branch = id
+	return info
+}
+
+// innerType returns the "type" member of an encoded record, or "".
+func innerType(v jsontext.Value) string {
+	var dec jsontext.Decoder
+	dec.Reset(bytes.NewReader(v))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return ""
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return ""
+		}
+		if name.String() == "type" {
+			tok, err := dec.ReadToken()
+			if err != nil || tok.Kind() != '"' {
+				return ""
+			}
+			return tok.String()
+		}
+		if dec.SkipValue() != nil {
+			return ""
+		}
+	}
+	return ""
+}
+
+// finishBranches builds every branch's document and leaves the head's
+// state in the reader's fields, where a writer continues from it.
+func (r *reader) finishBranches() error {
+	c := r.conv
+	c.Head = r.tree.head
+	c.Branches = append(c.Branches, Branch{ID: Main})
+	if len(r.tree.order) == 0 {
+		return r.finishHead()
+	}
+	c.views = make(map[string]branchView, len(r.tree.order)+1)
+	build := func(id string) error {
+		if err := r.finishHead(); err != nil {
+			return err
+		}
+		c.views[id] = branchView{doc: c.Document, msgs: c.Messages}
+		return nil
+	}
+	// Main first, from the reader's own fields.
+	if c.Head != Main {
+		if err := build(Main); err != nil {
+			return err
+		}
+	}
+	for _, id := range r.tree.order {
+		b := r.tree.branches[id]
+		c.Branches = append(c.Branches, b.info)
+		if id == c.Head {
+			continue
+		}
+		r.swap(b)
+		err := build(id)
+		r.swap(b)
+		if err != nil {
+			return err
+		}
+	}
+	if c.Head != Main {
+		r.swap(r.tree.branches[c.Head])
+	}
+	return build(c.Head)
+}
+
+// --- writing ----------------------------------------------------------------
+
+func appendBranchRecord(dst []byte, at time.Time, b Branch) []byte {
+	dst = appendRecordStart(dst, TypeBranch, at)
+	dst = append(dst, `,"branch":`...)
+	dst, _ = jsontext.AppendQuote(dst, b.ID)
+	dst = append(dst, `,"parent":`...)
+	dst, _ = jsontext.AppendQuote(dst, b.Parent)
+	if b.AfterEntry != "" {
+		dst = append(dst, `,"afterEntry":`...)
+		dst, _ = jsontext.AppendQuote(dst, b.AfterEntry)
+	}
+	dst = append(dst, `,"afterMessage":`...)
+	dst = strconv.AppendInt(dst, int64(b.AfterMessage), 10)
+	if b.Title != "" {
+		dst = append(dst, `,"title":`...)
+		dst, _ = jsontext.AppendQuote(dst, b.Title)
+	}
+	return append(dst, "}\n"...)
+}
+
+func appendHeadRecord(dst []byte, at time.Time, branch string) []byte {
+	dst = appendRecordStart(dst, TypeHead, at)
+	dst = append(dst, `,"branch":`...)
+	dst, _ = jsontext.AppendQuote(dst, branch)
+	return append(dst, "}\n"...)
+}
+
+// wrapOnBranch wraps each record line of recs in an on-branch record.
+func wrapOnBranch(recs []byte, at time.Time, branch string) []byte {
+	out := make([]byte, 0, len(recs)+len(recs)/4+64)
+	for len(recs) > 0 {
+		nl := bytes.IndexByte(recs, '\n')
+		line := recs[:nl]
+		recs = recs[nl+1:]
+		out = appendRecordStart(out, TypeOnBranch, at)
+		out = append(out, `,"branch":`...)
+		out, _ = jsontext.AppendQuote(out, branch)
+		out = append(out, `,"record":`...)
+		out = append(out, line...)
+		out = append(out, "}\n"...)
+	}
+	return out
+}
+
+// Head returns the branch saves go to.
+func (l *Log) Head() (string, error) {
+	if err := l.ensureLoaded(); err != nil {
+		return "", err
+	}
+	return l.head, nil
+}
+
+// Fork writes a branch record: a new branch of parent sharing parent's
+// entries up to and including afterEntry ("" shares none) and its first
+// afterMessage model messages. It returns the new branch's ID and does not
+// change the head. The fork point is checked against the log as it is on
+// disk (ErrUnknownBranch, ErrForkPoint); Fork reads the whole log, which is
+// fine for an action a person takes, not for every turn.
+func (l *Log) Fork(parent, afterEntry string, afterMessage int, title string) (string, error) {
+	if l.closed {
+		return "", ErrClosed
+	}
+	st, _, err := l.read(false)
+	if err != nil {
+		return "", err
+	}
+	c := st.conv
+	doc, msgs, err := c.Branch(parent)
+	if err != nil {
+		return "", err
+	}
+	if _, ok := doc.Index(afterEntry); afterEntry != "" && !ok {
+		return "", fmt.Errorf("%w: entry %q is not in branch %q", ErrForkPoint, afterEntry, parent)
+	}
+	if afterMessage < 0 || afterMessage > len(msgs) {
+		return "", fmt.Errorf("%w: branch %q has %d messages, not %d", ErrForkPoint, parent, len(msgs), afterMessage)
+	}
+	id := ""
+	for n := len(c.Branches); id == ""; n++ {
+		cand := "b" + strconv.Itoa(n)
+		if _, taken := c.BranchInfo(cand); !taken {
+			id = cand
+		}
+	}
+	b := Branch{ID: id, Parent: parent, AfterEntry: afterEntry, AfterMessage: afterMessage, Title: title}
+	if err := l.write(appendBranchRecord(nil, l.now(), b)); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// SetHead makes branch the current one: a head record is written (nothing
+// when it already is the head) and the next Save continues that branch. It
+// returns the log read afresh, whose Document and Messages are the branch's.
+func (l *Log) SetHead(branch string) (*Conversation, error) {
+	if l.closed {
+		return nil, ErrClosed
+	}
+	st, _, err := l.read(false)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := st.conv.BranchInfo(branch); !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownBranch, branch)
+	}
+	if st.conv.Head == branch {
+		return st.conv, nil
+	}
+	if err := l.write(appendHeadRecord(nil, l.now(), branch)); err != nil {
+		return nil, err
+	}
+	return l.Load()
+}
+
+func isBranchType(typ string) bool {
+	return typ == TypeBranch || typ == TypeOnBranch || typ == TypeHead
+}
