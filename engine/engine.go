@@ -259,6 +259,12 @@ func (e *Engine) Host() *toolview.Host { return e.host }
 func (e *Engine) Resume(doc transcript.Document, msgs []message.Message) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	return e.resumeLocked(doc, msgs)
+}
+
+// resumeLocked is Resume with e.mu held; SelectBranch and EditAndResend
+// hydrate under the same lock as their busy check.
+func (e *Engine) resumeLocked(doc transcript.Document, msgs []message.Message) error {
 	if e.closed {
 		return ErrClosed
 	}
