@@ -44,3 +44,20 @@ var (
 	errStop  = errors.New("stopped by the user")
 	errSteer = errors.New("interrupted by a steering instruction")
 )
+
+// ErrBusy is returned by EditAndResend and SelectBranch while a turn runs or
+// commands wait: stop first, then edit or switch branches.
+var ErrBusy = errors.New("engine: a turn is running or queued; stop it before switching branches")
+
+// ErrNoBranches is returned by EditAndResend and SelectBranch when the
+// engine's saver does not keep branches (it is not a Brancher).
+var ErrNoBranches = errors.New("engine: this conversation's saver keeps no branches")
+
+// ErrNotUserEntry is returned by EditAndResend for an entry that is not a
+// user message of the current branch.
+var ErrNotUserEntry = errors.New("engine: not a user message of the current branch")
+
+// ErrCompacted is returned by EditAndResend when the turn's user message is
+// no longer among the model's messages verbatim (a compaction summarized
+// it), so the branch's model context cannot be cut there.
+var ErrCompacted = errors.New("engine: that message was summarized by a compaction and cannot be edited")
