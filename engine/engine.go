@@ -455,6 +455,11 @@ func (e *Engine) Steer(commandID, text string) (Receipt, error) {
 func (e *Engine) Stop() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	return e.stopLocked()
+}
+
+// stopLocked stops the running turn; e.mu is held.
+func (e *Engine) stopLocked() bool {
 	t := e.turn
 	if t == nil || t.stopping {
 		return false
@@ -555,8 +560,10 @@ func (e *Engine) StopTurn(id, reply string) error {
 		e.mu.Unlock()
 		return ErrStopConflict
 	}
+	// Check and stop in one hold of the lock: released in between, the
+	// named turn could end and the next queued one be stopped instead.
+	e.stopLocked()
 	e.mu.Unlock()
-	e.Stop()
 	return nil
 }
 
