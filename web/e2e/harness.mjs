@@ -115,8 +115,9 @@ function run(bin, args, opts = {}) {
 /** setupHarness builds everything and returns what tests need. */
 export async function setupHarness({ messages = 300_000 } = {}) {
   scratch = mkdtempSync(join(tmpdir(), 'folio-e2e-'));
-  const bin = join(scratch, 'folio');
-  run('go', ['build', '-o', bin, './cmd/folio'], { cwd: repo, stdio: 'inherit' });
+  // FOLIO_BIN uses a folio binary built elsewhere (e.g. from a clean checkout).
+  const bin = process.env.FOLIO_BIN || join(scratch, 'folio');
+  if (!process.env.FOLIO_BIN) run('go', ['build', '-o', bin, './cmd/folio'], { cwd: repo, stdio: 'inherit' });
   const data = join(scratch, 'data');
   const convs = join(data, 'conversations');
   const work = join(scratch, 'work');

@@ -501,6 +501,70 @@ test('the empty streaming reply shows one loading mark; content replaces it', as
   await context.close();
 });
 
+test('a reply sent from the composer streams with at most one mark, only while empty, and completes in the same layout', async (h) => {
+  const { context, page, errors } = await openApp(h.url);
+  const id = await h.create('composer turn');
+  await page.reload();
+  await page.waitForSelector('[data-testid="app"]');
+  await item(page, 'composer turn').click();
+  await page.waitForFunction((cid) => window.__folio.cache.peek(`${cid}||0`)?.getState().window.loaded, id);
+  // Watch every frame: how many marks, and whether one ever shares a bubble with content.
+  await page.evaluate(() => {
+    window.__watch = { maxMarks: 0, markWithContent: false, sawStreaming: false, stripsWhileStreaming: 0 };
+    const tick = () => {
+      const marks = document.querySelectorAll('svg.loading-mark');
+      const w = window.__watch;
+      w.maxMarks = Math.max(w.maxMarks, marks.length);
+      for (const m of marks) {
+        const b = m.closest('.bubble-assistant');
+        if (b && b.querySelector('.markdown, .execution-strip')) w.markWithContent = true;
+      }
+      const streaming = document.querySelector('.bubble-assistant[data-state="streaming"]');
+      if (streaming) {
+        w.sawStreaming = true;
+        w.stripsWhileStreaming = Math.max(w.stripsWhileStreaming, streaming.querySelectorAll('.execution-strip').length);
+      }
+      if (!w.stop) requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  });
+  await page.getByRole('textbox', { name: 'Message' }).fill('tools');
+  await page.keyboard.press('Enter');
+  // The shell call waits for approval: allow it from the approval controls.
+  let approvals = 0;
+  for (let i = 0; i < 600; i++) {
+    const done = await page.evaluate(() => [...document.querySelectorAll('[data-slot="0"] .markdown')].some((m) => /real tool calls/.test(m.textContent)));
+    if (done) break;
+    const allow = page.locator('.approval button', { hasText: 'Allow' }).first();
+    if (await allow.count()) {
+      const waiting = await page.$$eval('.bubble-assistant[data-state="awaiting_approval"] svg.loading-mark', (m) => m.length);
+      assert(waiting === 0, 'a reply waiting for approval shows the loading mark');
+      await allow.click();
+      approvals++;
+    }
+    await page.waitForTimeout(100);
+  }
+  assert(approvals >= 1, 'no approval was asked for the shell call');
+  await page.waitForFunction(() => [...document.querySelectorAll('.bubble-assistant')].at(-1)?.dataset.state === 'completed');
+  const w = await page.evaluate(() => {
+    window.__watch.stop = true;
+    return window.__watch;
+  });
+  assert(w.maxMarks <= 1, `saw ${w.maxMarks} loading marks at once`);
+  assert(!w.markWithContent, 'a loading mark shared a bubble with content');
+  const live = await page.$$eval('[data-slot="0"] .strip-summary', (s) => s.map((x) => x.textContent));
+  assert(live.length >= 1 && (!w.sawStreaming || w.stripsWhileStreaming <= live.length), `strips ${JSON.stringify(live)} ${JSON.stringify(w)}`);
+  await page.reload();
+  await page.waitForSelector('[data-testid="app"]');
+  await item(page, 'composer turn').click();
+  await page.waitForSelector('[data-slot="0"] .execution-strip');
+  const cold = await page.$$eval('[data-slot="0"] .strip-summary', (s) => s.map((x) => x.textContent));
+  assert(JSON.stringify(live) === JSON.stringify(cold), `live ${JSON.stringify(live)} vs reload ${JSON.stringify(cold)}`);
+  console.log(`     watched: ${JSON.stringify(w)}`);
+  assert(errors.length === 0, errors.join('\n'));
+  await context.close();
+});
+
 test('math typesets in assistant bubbles', async (h) => {
   const { context, page, errors } = await openApp(h.url);
   await openConversation(page, 'math');
