@@ -148,7 +148,12 @@ function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneP
     void client.request({ type: 'stop', conversation: conversation.id, commandId: newId(), turn: state.turn.turn, reply: state.turn.reply }).catch(() => {});
   };
 
-  const visibleQueue = outgoing.filter((o) => o.state !== 'done');
+  // This tab's sends, then sends queued by other tabs (from the server's queue).
+  const mine = new Set(outgoing.map((o) => o.commandId));
+  const visibleQueue: Outgoing[] = [
+    ...outgoing.filter((o) => o.state !== 'done'),
+    ...state.queue.filter((q) => !mine.has(q.commandId)).map((q) => ({ commandId: q.commandId, kind: 'send' as const, text: q.text, state: q.state as Outgoing['state'] })),
+  ];
   return (
     <>
       <Transcript
@@ -166,7 +171,6 @@ function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneP
             <li key={o.commandId} className="queue-item" data-state={o.state} data-kind={o.kind}>
               <span className="queue-text">{o.text}</span>
               <span className="queue-state">{o.state === 'pending' || o.state === 'uncertain' ? 'sending…' : o.state}</span>
-              {o.state === 'queued' ? null : null}
             </li>
           ))}
         </ol>
