@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -66,9 +67,10 @@ type Conversation struct {
 // Bubble Tea model.
 //
 // It reads everything it shows from the engine's store (coalesced
-// snapshots) and from the engine's command and approval state; what the
-// person types reaches the engine through an engine.Outbox. It keeps no
-// transcript of its own.
+// snapshots): the document, and in the live state the footer's facts, the
+// queue, pending steers, approvals, and the outbox's own deliveries, which
+// the outbox mirrors into the store. What the person types reaches the
+// engine through an engine.Outbox. It keeps no transcript of its own.
 //
 // An App belongs to its Bubble Tea program's update loop.
 type App struct {
@@ -81,6 +83,7 @@ type App struct {
 	pal    *palette
 
 	snap          transcript.Snapshot
+	shown         transcript.Document // snap's document as visible now
 	width, height int
 
 	view    *Viewport // fullscreen
@@ -94,8 +97,6 @@ type App struct {
 	resizeSeq   uint64
 
 	input     textarea.Model
-	approvals []engine.Approval
-	items     []engine.OutboxItem
 	picker    *picker
 	chromeBuf []string // the chrome as last laid out; nil when stale
 	status    string   // a transient line: what the last key did
@@ -110,7 +111,8 @@ type App struct {
 // snapshotMsg carries a store snapshot into the update loop.
 type snapshotMsg transcript.Snapshot
 
-// changedMsg says the engine's commands or approvals changed.
+// changedMsg says the engine's commands or approvals changed: the moment
+// to confirm deliveries with it.
 type changedMsg struct{}
 
 // tickMsg redraws a retry countdown.
@@ -135,6 +137,10 @@ func NewApp(o Options) *App {
 	a.outbox = engine.NewOutbox(o.Transport, func() string {
 		return fmt.Sprintf("tui-%x-%d", start, cmdSeq.Add(1))
 	})
+	// The outbox publishes what only it knows (sending, uncertain, drafts
+	// that came back) into the store, so the drafts shown come from the
+	// snapshot like everything else.
+	a.outbox.Mirror(a.store)
 	opts := []PainterOption{WithLocation(o.Location)}
 	if o.Classic {
 		a.classic = NewClassic(NewPainter(o.Theme, append(opts, ForClassic())...))
@@ -158,7 +164,7 @@ func NewApp(o Options) *App {
 		a.input.SetVirtualCursor(true)
 	}
 	a.input.Focus()
-	a.snap = a.store.Snapshot()
+	a.setSnapshot(a.store.Snapshot())
 	if o.Picker {
 		a.openPicker()
 	}
@@ -219,8 +225,9 @@ func (a *App) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		a.setSnapshot(transcript.Snapshot(m))
 		return a, tea.Batch(a.waitSnapshot(), a.syncClassic(), a.tick())
 	case changedMsg:
+		// What Confirm learns reaches the view through the mirror, as a
+		// snapshot.
 		a.outbox.Confirm(context.Background(), a.eng.StatusFunc())
-		a.refreshCommands()
 		return a, a.waitChanged()
 	case tickMsg:
 		a.ticking = false
@@ -267,26 +274,16 @@ func (a *App) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return a, nil
 }
 
-// setSnapshot shows s, a snapshot from the store's subscription.
+// setSnapshot shows s, a snapshot from the store's subscription. The views
+// get the document as a reader should see it now (visibleDocument); the
+// approval prompt takes the editor's place while a call waits.
 func (a *App) setSnapshot(s transcript.Snapshot) {
 	a.snap = s
+	a.shown = visibleDocument(s)
 	if a.view != nil {
-		a.view.SetDocument(s.Document, s.Generation)
+		a.view.SetDocument(a.shown, s.Generation)
 	}
-	a.layout()
-}
-
-// refreshCommands reads the engine's approvals and the drafts' delivery.
-// Deliveries are confirmed with the engine when it signals a change.
-func (a *App) refreshCommands() {
-	a.approvals = a.eng.Approvals()
-	a.items = a.items[:0]
-	for _, it := range a.outbox.Items() {
-		if visibleItem(it) {
-			a.items = append(a.items, it)
-		}
-	}
-	if len(a.approvals) > 0 {
+	if s.Live.Approvals.Len() > 0 {
 		a.input.Blur()
 	} else if !a.input.Focused() && a.picker == nil {
 		a.input.Focus()
@@ -294,32 +291,59 @@ func (a *App) refreshCommands() {
 	a.layout()
 }
 
-// visibleItem reports whether a draft still needs the person's eye: it is
-// queued, waiting, unsent or uncertain.
-func visibleItem(it engine.OutboxItem) bool {
-	switch it.Delivery {
-	case engine.Pending, engine.Uncertain:
-		return true
-	case engine.Draft:
-		return it.Reason != ""
+// visibleDocument returns s's document with every open entry the pacer has
+// not fully revealed cut to its visible prefix (Live.Visible). The source
+// keeps all accepted text; only what the views paint is cut, and the cut
+// grows until settlement shows the entry whole under the same ID. Only the
+// open tail is looked at, so the cost does not grow with the conversation.
+func visibleDocument(s transcript.Snapshot) transcript.Document {
+	d := s.Document
+	for i := d.Settled(); i < d.Len(); i++ {
+		if !d.IsOpen(i) {
+			continue
+		}
+		e := d.At(i)
+		n, paced := s.Live.Revealed(e.ID)
+		if !paced || n >= len(streamedText(e.Content)) {
+			continue
+		}
+		if cut, err := d.Update(e.ID, s.Live.Visible(e)); err == nil {
+			d = cut
+		}
 	}
-	switch it.Receipt.State {
-	case engine.Queued:
-		return true
-	case engine.Running:
-		return it.Steer
-	}
-	return false
+	return d
 }
 
-// tick keeps a retry countdown moving: one redraw a second while a retry
-// is pending.
+// streamedText is the text of a kind the pacer reveals.
+func streamedText(c transcript.Content) string {
+	switch c := c.(type) {
+	case transcript.Agent:
+		return c.Markdown
+	case transcript.Reasoning:
+		return c.Text
+	}
+	return ""
+}
+
+// tick keeps a retry countdown moving: a redraw when the shown number of
+// seconds changes, while a retry is pending.
 func (a *App) tick() tea.Cmd {
-	if a.ticking || !a.snap.Live.Retry.Pending() {
+	r := a.snap.Live.Retry
+	if a.ticking || !r.Pending() {
 		return nil
 	}
 	a.ticking = true
-	return tea.Tick(time.Second, func(time.Time) tea.Msg { return tickMsg{} })
+	in := r.In(a.o.Now())
+	next := in % time.Second // the countdown shows whole seconds, rounded up
+	if next == 0 {
+		next = time.Second
+	}
+	if in == 0 {
+		// The attempt is due; the engine's next snapshot ends the
+		// countdown. Check again in a second in case it does not.
+		next = time.Second
+	}
+	return tea.Tick(next, func(time.Time) tea.Msg { return tickMsg{} })
 }
 
 func (a *App) setDark(dark bool) {
@@ -343,7 +367,7 @@ func (a *App) syncClassic() tea.Cmd {
 	if a.classic == nil {
 		return nil
 	}
-	f := a.classic.Sync(a.snap.Document, a.snap.Generation, a.width, max(a.height-a.chromeHeight()-1, 3))
+	f := a.classic.Sync(a.shown, a.snap.Generation, a.width, max(a.height-a.chromeHeight()-1, 3))
 	a.live = f.Live
 	a.printQ = append(a.printQ, f.Print...)
 	return nil
@@ -452,7 +476,7 @@ func (a *App) View() tea.View {
 	top := len(lines)
 	lines = append(lines, chrome...)
 	v.Content = strings.Join(lines, "\n")
-	if c := a.input.Cursor(); c != nil && len(a.approvals) == 0 && a.picker == nil {
+	if c := a.input.Cursor(); c != nil && a.snap.Live.Approvals.Len() == 0 && a.picker == nil {
 		c.Y += top + a.editorRow()
 		v.Cursor = c
 	}
@@ -471,7 +495,7 @@ func (a *App) chrome() []string {
 	out = append(out, a.childLines()...)
 	out = append(out, a.draftLines()...)
 	out = append(out, a.rule())
-	if len(a.approvals) > 0 {
+	if a.snap.Live.Approvals.Len() > 0 {
 		out = append(out, a.approvalLines()...)
 	} else {
 		for _, l := range strings.Split(a.input.View(), "\n") {
@@ -508,14 +532,13 @@ func (a *App) key(k tea.KeyPressMsg) tea.Cmd {
 	if a.picker != nil {
 		return a.pickerKey(s)
 	}
-	if len(a.approvals) > 0 {
+	if a.snap.Live.Approvals.Len() > 0 {
 		switch s {
 		case "y", "a", "n":
 			d := map[string]engine.Decision{"y": engine.AllowOnce, "a": engine.AllowSession, "n": engine.Deny}[s]
-			if err := a.eng.Approve(a.approvals[0].ID, d); err != nil {
+			if err := a.eng.Approve(a.snap.Live.Approvals.At(0).ID, d); err != nil {
 				a.status = err.Error()
 			}
-			a.refreshCommands()
 			return nil
 		case "esc":
 			a.eng.Stop()
@@ -550,7 +573,9 @@ func (a *App) key(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+s", "tab":
 		return a.submit(true)
 	case "ctrl+r":
-		return a.resendDraft()
+		return a.takeBackDraft(true)
+	case "ctrl+x":
+		return a.takeBackDraft(false)
 	case "ctrl+y":
 		return a.copyAnswer()
 	}
@@ -618,25 +643,61 @@ func (a *App) submit(steer bool) tea.Cmd {
 	} else if err != nil && it.Delivery != engine.Accepted {
 		a.status = "not sent: " + err.Error()
 	}
-	a.refreshCommands()
 	return nil
 }
 
-// resendDraft sends the oldest unsent draft as an ordinary message: the
-// explicit Send action a draft refused by a stop offers.
-func (a *App) resendDraft() tea.Cmd {
-	for _, it := range a.outbox.Items() {
-		if it.Delivery != engine.Draft || it.Reason == "" {
-			continue
+// rejected returns the oldest draft that came back (refused by a stop, or
+// never received), as the snapshot lists it: queued messages first, then
+// steers.
+func (a *App) rejected() (transcript.Command, bool) {
+	for _, l := range []transcript.Commands{a.snap.Live.Queue, a.snap.Live.Steers} {
+		for _, c := range l.All() {
+			if c.State == transcript.CommandRejected {
+				return c, true
+			}
 		}
-		_ = a.outbox.Remove(it.CommandID)
-		id := a.outbox.Add(it.Text, false)
-		if _, err := a.outbox.Send(context.Background(), id); err != nil {
-			a.status = "not sent: " + err.Error()
-		}
-		break
 	}
-	a.refreshCommands()
+	return transcript.Command{}, false
+}
+
+// takeBackDraft takes the oldest draft that came back: with send, it goes
+// out again as an ordinary message under a new command ID (the explicit
+// Send action such a draft offers); without, it is dropped. Either way the
+// engine is told to stop listing it (Dismiss).
+func (a *App) takeBackDraft(send bool) tea.Cmd {
+	c, ok := a.rejected()
+	if !ok {
+		return nil
+	}
+	// A message a stop sent back may still be accepted as far as the
+	// outbox knows; asking first makes it a draft the outbox can remove,
+	// so it does not come back later as a rejection of its own.
+	a.outbox.Confirm(context.Background(), a.eng.StatusFunc())
+	text := ""
+	for _, it := range a.outbox.Items() {
+		if it.CommandID == c.ID {
+			text = it.Text // the whole text; the snapshot has a preview
+		}
+	}
+	if text == "" {
+		// Not one of ours: only the engine lists it, so all that can be
+		// done is to dismiss it.
+		send = false
+	}
+	_ = a.outbox.Remove(c.ID)
+	// The engine lists only drafts it sent back itself; one the outbox
+	// got back from the transport is not the engine's to dismiss.
+	if err := a.eng.Dismiss(c.ID); err != nil && !errors.Is(err, engine.ErrUnknownCommand) {
+		a.status = err.Error()
+	}
+	if !send {
+		a.status = "dropped the draft"
+		return nil
+	}
+	id := a.outbox.Add(text, false)
+	if _, err := a.outbox.Send(context.Background(), id); err != nil {
+		a.status = "not sent: " + err.Error()
+	}
 	return nil
 }
 
@@ -650,7 +711,7 @@ func (a *App) slash(text string) (tea.Cmd, bool) {
 	case "/quit", "/exit":
 		return a.quit(), true
 	case "/help":
-		a.status = "enter send · shift/alt+enter newline · tab or ctrl+s steer · esc stop · ctrl+y copy answer · ctrl+o expand · /resume · ctrl+c quit"
+		a.status = "enter send · shift/alt+enter newline · tab or ctrl+s steer · esc stop · ctrl+r/ctrl+x send/drop a returned draft · ctrl+y copy answer · ctrl+o expand · /resume · ctrl+c quit"
 		return nil, true
 	}
 	return nil, false

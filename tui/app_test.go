@@ -68,6 +68,8 @@ func (r *chatRig) catchUp() {
 	synctest.Wait()
 	r.send(snapshotMsg(r.store.Snapshot()))
 	r.send(changedMsg{})
+	// What the confirmation learned arrives as a snapshot of its own.
+	r.send(snapshotMsg(r.store.Snapshot()))
 }
 
 // advance lets the fake clock run d, then catches up.
@@ -118,7 +120,7 @@ func TestAppFrames(t *testing.T) {
 		if got := r.grid(); !strings.Contains(got, "queued #1: and then explain them") {
 			t.Fatalf("the queued message is not shown:\n%s", got)
 		}
-		r.until("the shell call waits for approval", func() bool { return len(r.app.approvals) > 0 })
+		r.until("the shell call waits for approval", func() bool { return r.app.snap.Live.Approvals.Len() > 0 })
 		grid := r.grid()
 		golden(t, "app_approval", grid)
 		for _, want := range []string{"? shell wants to run", "y once · a for the session · n deny", "awaiting approval", "queued #1: and then explain them", "demo model"} {
@@ -135,7 +137,7 @@ func TestAppFrames(t *testing.T) {
 		r.typeText("n")
 		r.until("both turns finish", func() bool {
 			_, running := r.eng.Running()
-			return !running && len(r.app.items) == 0 && len(r.eng.Commands()) == 2 && r.eng.Commands()[1].State == engine.Done
+			return !running && len(r.app.draftLines()) == 0 && len(r.eng.Commands()) == 2 && r.eng.Commands()[1].State == engine.Done
 		})
 		grid = r.grid()
 		golden(t, "app_settled", grid)
@@ -372,6 +374,8 @@ func TestAppUncertainDelivery(t *testing.T) {
 		r = newChatRig(t, o, 80, 12, demoProvider())
 		r.typeText("hello")
 		r.enter()
+		synctest.Wait()
+		r.send(snapshotMsg(r.store.Snapshot())) // the outbox's mirror, before any confirmation
 		if grid := r.grid(); !strings.Contains(grid, "uncertain, not resent: hello") {
 			t.Fatalf("the uncertain delivery is not shown:\n%s", grid)
 		}

@@ -10,7 +10,6 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/go-json-experiment/json"
 
-	"github.com/foliodev/folio/engine"
 	"github.com/foliodev/folio/receipt"
 	"github.com/foliodev/folio/transcript"
 )
@@ -21,8 +20,7 @@ func activityLabel(l transcript.Live, approval bool, now time.Time) string {
 	case approval:
 		return "awaiting approval"
 	case l.Retry.Pending():
-		secs := int(l.Retry.At.Sub(now).Round(time.Second) / time.Second)
-		return fmt.Sprintf("retrying in %ds (attempt %d, %s)", max(secs, 0), l.Retry.Attempt, l.Retry.Reason)
+		return fmt.Sprintf("retrying in %ds (attempt %d, %s)", retrySeconds(l.Retry, now), l.Retry.Attempt, l.Retry.Reason)
 	}
 	switch l.Activity {
 	case transcript.ActivityIdle:
@@ -37,6 +35,12 @@ func activityLabel(l transcript.Live, approval bool, now time.Time) string {
 		return "waiting for the model…"
 	}
 	return string(l.Activity) + "…"
+}
+
+// retrySeconds is the countdown to a retry in whole seconds, rounded up, so
+// it reads 0 only once the attempt is due.
+func retrySeconds(r transcript.Retry, now time.Time) int {
+	return int((r.In(now) + time.Second - 1) / time.Second)
 }
 
 // FooterText is the footer's text for the main agent: activity, model,
@@ -64,7 +68,7 @@ func FooterText(l transcript.Live, approval bool, now time.Time) string {
 
 func (a *App) footer() string {
 	approval := false
-	for _, ap := range a.approvals {
+	for _, ap := range a.snap.Live.Approvals.All() {
 		if ap.Child == "" {
 			approval = true
 		}
@@ -127,7 +131,7 @@ func (a *App) childLines() []string {
 }
 
 func (a *App) childApproval(id string) bool {
-	for _, ap := range a.approvals {
+	for _, ap := range a.snap.Live.Approvals.All() {
 		if ap.Child == id {
 			return true
 		}
@@ -156,37 +160,45 @@ func lastLine(c transcript.Content) string {
 	return oneLine(sanitize(s))
 }
 
-// draftLines shows commands that are not part of the transcript yet:
-// queued messages, steers waiting for the next step, unsent drafts and
-// deliveries whose fate is unknown.
+// draftLines shows commands that are not part of the transcript yet, as
+// the snapshot lists them: queued messages, steers waiting for the next
+// step, drafts that came back and deliveries whose fate is unknown. The
+// running turn's own message is in the transcript already.
 func (a *App) draftLines() []string {
 	var out []string
-	for _, it := range a.items {
-		var label string
-		st := a.pal.dim
-		switch {
-		case it.Delivery == engine.Pending:
-			label = "sending"
-		case it.Delivery == engine.Uncertain:
-			label, st = "uncertain, not resent", a.pal.warn
-		case it.Delivery == engine.Draft:
-			label, st = "not sent ("+it.Reason+") · ctrl+r sends it", a.pal.warn
-		case it.Steer:
-			label = "steer, at the next step"
-		default:
-			label = "queued"
-			if it.Receipt.Position > 0 {
-				label = fmt.Sprintf("queued #%d", it.Receipt.Position)
+	queued := 0
+	for _, l := range []transcript.Commands{a.snap.Live.Queue, a.snap.Live.Steers} {
+		for _, c := range l.All() {
+			var label string
+			st := a.pal.dim
+			switch c.State {
+			case transcript.CommandPending:
+				label = "sending"
+			case transcript.CommandUncertain:
+				label, st = "uncertain, not resent", a.pal.warn
+			case transcript.CommandRejected:
+				label, st = "not sent ("+c.Reason+") · ctrl+r sends it", a.pal.warn
+			case transcript.CommandRunning:
+				if !c.Steer {
+					continue
+				}
+				label = "steer, at the next step"
+			case transcript.CommandQueued:
+				queued++
+				label = fmt.Sprintf("queued #%d", queued)
+			default:
+				continue
 			}
+			out = append(out, a.finish(st.Render(truncate("⧗ "+label+": "+oneLine(sanitize(c.Preview)), a.width))))
 		}
-		out = append(out, a.finish(st.Render(truncate("⧗ "+label+": "+oneLine(sanitize(it.Text)), a.width))))
 	}
 	return out
 }
 
 // approvalLines is the inline approval prompt for the first pending call.
 func (a *App) approvalLines() []string {
-	ap := a.approvals[0]
+	aps := a.snap.Live.Approvals
+	ap := aps.At(0)
 	who := ap.Tool
 	if ap.Child != "" {
 		if c, ok := a.snap.Live.Children.Get(ap.Child); ok {
@@ -202,8 +214,8 @@ func (a *App) approvalLines() []string {
 		}
 	}
 	keys := a.pal.bold.Render("y") + " once · " + a.pal.bold.Render("a") + " for the session · " + a.pal.bold.Render("n") + " deny · " + a.pal.bold.Render("esc") + " stop"
-	if len(a.approvals) > 1 {
-		keys += fmt.Sprintf(" · %d more waiting", len(a.approvals)-1)
+	if aps.Len() > 1 {
+		keys += fmt.Sprintf(" · %d more waiting", aps.Len()-1)
 	}
 	out = append(out, a.finish(truncate("  "+keys, a.width)))
 	return out
