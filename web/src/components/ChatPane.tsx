@@ -224,16 +224,17 @@ export function ChatPane(props: ChatPaneProps) {
   const { cache, conversation, slot, head, branches, onHead, onOpenList, onClose, api } = props;
   const [graphOpen, setGraphOpen] = useState(false);
   const viewKey = conversation ? `${conversation.id}|${head ?? ''}|${slot}` : '';
-  const [view, setView] = useState<TranscriptView | undefined>();
+  const [held, setHeld] = useState<{ key: string; view: TranscriptView } | undefined>();
   useEffect(() => {
     if (!viewKey) return;
-    const v = cache.acquire(viewKey);
-    setView(v);
+    setHeld({ key: viewKey, view: cache.acquire(viewKey) });
     return () => {
       cache.release(viewKey);
-      setView(undefined);
+      setHeld(undefined);
     };
   }, [cache, viewKey]);
+  // Only the view acquired for this key (never the previous key's for one render).
+  const view = held?.key === viewKey ? held.view : undefined;
   const at = branches.findIndex((b) => b.head === (head ?? branches[0]?.head));
   return (
     <main className="chat-pane" aria-label="Chat" data-slot={slot}>
@@ -267,7 +268,7 @@ export function ChatPane(props: ChatPaneProps) {
         ) : null}
       </header>
       {graphOpen && conversation ? <GraphPanel api={api} id={conversation.id} /> : null}
-      {conversation && view && view.conversation === conversation.id ? (
+      {conversation && view ? (
         <PaneBody key={viewKey} {...props} conversation={conversation} viewKey={viewKey} view={view} />
       ) : (
         <div className="message-column empty-pane" data-testid="message-column" />
