@@ -399,3 +399,75 @@ func TestAppUncertainDelivery(t *testing.T) {
 		}
 	})
 }
+
+// A message a stop sent back is listed in the snapshot as a returned
+// draft. ctrl+r sends it again under a new command ID and ctrl+x drops
+// it; either way the engine is told (Dismiss), so the old ID leaves the
+// live state instead of lingering next to its resent copy.
+func TestAppReturnedDraft(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newChatRig(t, Options{Theme: PlainTheme}, 120, 24, demo.New(demo.Options{TokensPerSecond: 20, FirstToken: 100 * time.Millisecond}))
+		rejected := func() []transcript.Command {
+			var out []transcript.Command
+			for _, c := range r.store.Snapshot().Live.Queue.All() {
+				if c.State == transcript.CommandRejected {
+					out = append(out, c)
+				}
+			}
+			return out
+		}
+		stopWithQueued := func(text string) transcript.Command {
+			t.Helper()
+			r.typeText("write a long essay")
+			r.enter()
+			r.until("the answer streams", func() bool { return r.store.Snapshot().Live.Activity == transcript.ActivityResponding })
+			r.typeText(text)
+			r.enter()
+			r.catchUp()
+			r.send(tea.KeyPressMsg{Code: tea.KeyEscape})
+			r.until("the turn stops", func() bool { _, ok := r.eng.Running(); return !ok && len(rejected()) == 1 })
+			if grid := r.grid(); !strings.Contains(grid, "· ctrl+r sends it: "+text) {
+				t.Fatalf("the returned draft is not shown:\n%s", grid)
+			}
+			return rejected()[0]
+		}
+		users := func(text string) int {
+			n := 0
+			for _, e := range r.store.Snapshot().Document.All() {
+				if u, ok := e.Content.(transcript.User); ok && u.Text == text {
+					n++
+				}
+			}
+			return n
+		}
+
+		old := stopWithQueued("and a poem")
+		r.send(tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl})
+		r.until("the resent message's turn finishes", func() bool { _, ok := r.eng.Running(); return !ok && users("and a poem") == 1 })
+		if got := rejected(); len(got) != 0 {
+			t.Fatalf("after ctrl+r the live state still lists returned drafts: %+v", got)
+		}
+		for _, c := range r.eng.Commands() {
+			if c.CommandID == old.ID && c.State != engine.Rejected {
+				t.Fatalf("the old command %s is %s; it must stay rejected", old.ID, c.State)
+			}
+		}
+		if grid := r.grid(); strings.Contains(grid, "not sent") {
+			t.Fatalf("after ctrl+r the draft is still shown:\n%s", grid)
+		}
+
+		stopWithQueued("and a limerick")
+		r.send(tea.KeyPressMsg{Code: 'x', Mod: tea.ModCtrl})
+		r.catchUp()
+		r.advance(5 * time.Second)
+		if got := rejected(); len(got) != 0 {
+			t.Fatalf("after ctrl+x the live state still lists returned drafts: %+v", got)
+		}
+		if n := users("and a limerick"); n != 0 {
+			t.Fatalf("a dropped draft was sent: %d user entries", n)
+		}
+		if grid := r.grid(); strings.Contains(grid, "and a limerick") {
+			t.Fatalf("after ctrl+x the draft is still shown:\n%s", grid)
+		}
+	})
+}
