@@ -198,6 +198,8 @@ func rejection(cmd Command, err error) Receipt {
 		rc.Code = "locked"
 	case errors.Is(err, ErrUnsupported):
 		rc.Code = "unsupported"
+	case errors.Is(err, ErrBusy):
+		rc.Code = "busy"
 	default:
 		rc.Code = "internal"
 	}

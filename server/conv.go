@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/server/pager"
 	"github.com/foliodev/folio/transcript"
 )
@@ -57,6 +58,7 @@ type conv struct {
 	lastID    string     // the document's last entry, for "after"
 	deleted   bool
 	control   *controlState // the engine's latest queue, turn and approvals
+	followed  string        // the branch the follower applies ("" is main)
 
 	// The follower: the log file and how far it has been read.
 	f       *os.File    // open only while followed
@@ -185,12 +187,24 @@ func (c *conv) readLocked(emit bool) {
 	first := c.off == 0
 	scanLines(r, func(line []byte, end int64) bool {
 		c.off = start + end
-		rec := parseLogLine(line, c.ids)
+		ids := c.ids
+		if c.fbranch() != history.Main {
+			ids = newIDSet() // main's records must not touch the followed branch's IDs
+		}
+		rec := parseLogLine(line, ids)
 		if first {
 			first = false
 			return rec.typ == "conversation"
 		}
 		if rec.err != nil {
+			return true
+		}
+		if rec.typ == history.TypeHead {
+			c.switchFollowLocked(rec.branch, emit)
+			return true
+		}
+		rec, ok := c.unwrapLocked(rec)
+		if !ok || rec.err != nil {
 			return true
 		}
 		switch rec.typ {
@@ -525,6 +539,7 @@ func (c *conv) capture(head string, since *Since, opts ...pager.Option) (capture
 	defer c.buildMu.Unlock()
 
 	c.mu.Lock()
+	explicit := head != ""
 	if head == "" {
 		head = c.head
 	}
@@ -584,10 +599,25 @@ func (c *conv) capture(head string, since *Since, opts ...pager.Option) (capture
 		items = logItems(io.NewSectionReader(f, 0, size), ids, &scan)
 	}
 	snap, err := pager.Build(c.srv.snapDir, items, opts...)
+	logHead := history.Main
+	if errors.Is(err, errBranched) {
+		// A branched log is read whole; the capture is its head.
+		ids, scan = newIDSet(), logScan{}
+		items, logHead, err = branchedItems(f, size, ids, &scan)
+		if err == nil {
+			snap, err = pager.Build(c.srv.snapDir, items, opts...)
+		}
+	}
 	if err != nil {
 		c.endSync(first)
 		return captured{}, err
 	}
+	if explicit && head != logHead {
+		snap.Release()
+		c.endSync(first)
+		return captured{}, fmt.Errorf("%w: %q (selected: %q)", errHeadNotFound, head, logHead)
+	}
+	head = logHead
 
 	c.mu.Lock()
 	if first {
@@ -602,6 +632,7 @@ func (c *conv) capture(head string, since *Since, opts ...pager.Option) (capture
 			}
 			c.f, f = f, nil // the follower keeps the handle (nil: no log yet)
 			c.off, c.ids, c.lastID, c.synced = scan.consumed, ids, scan.lastID, true
+			c.followed, c.head = logHead, logHead
 		}
 	}
 	// Entries the engine published that this read found in the log.

@@ -21,6 +21,9 @@ var (
 	// ErrUnsupported: the command is part of the protocol but this engine
 	// cannot carry it out (branches, for now).
 	ErrUnsupported = errors.New("unsupported")
+	// ErrBusy: edit or select-branch arrived while a turn runs or sends
+	// wait; stop first.
+	ErrBusy = errors.New("busy")
 )
 
 // ErrNonLoopback is returned by ListenAndServe (and CheckAddr) for an

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -89,13 +88,20 @@ type Meta struct {
 	Bytes     int64    `json:"bytes"`
 	Head      string   `json:"head"`
 	Branches  []Branch `json:"branches"`
+	// Alternatives are the selected head's places with sibling branches,
+	// for ‹ 2/3 › navigation; see Alternative.
+	Alternatives []Alternative `json:"alternatives"`
 }
 
 // Branch is one branch head of a conversation.
 type Branch struct {
-	Head       string `json:"head"`
-	Label      string `json:"label"`
+	Head  string `json:"head"`
+	Label string `json:"label"`
+	// ForkedFrom is the parent head, After the parent's entry the branch
+	// forked after ("" before its first entry); both absent for main.
 	ForkedFrom string `json:"forkedFrom,omitzero"`
+	After      string `json:"after,omitzero"`
+	CreatedAt  string `json:"createdAt,omitzero"`
 }
 
 // metaCache remembers what it read of each log's header and meta records,
@@ -111,6 +117,10 @@ type metaEntry struct {
 	title     string
 	startedAt string
 	updatedAt string
+	// hasBranches is set once a branch, on-branch or head record was seen:
+	// branch metadata then comes from a whole read (branchMeta).
+	hasBranches bool
+	branched    *branchInfo
 }
 
 func (s *Server) meta(id string) (Meta, error) {
@@ -148,6 +158,9 @@ func (s *Server) meta(id string) (Meta, error) {
 				if json.Unmarshal(line, &h) == nil {
 					me.startedAt, me.title = h.StartedAt, h.Title
 				}
+			} else if bytes.HasPrefix(line, []byte(`{"type":"branch"`)) || bytes.HasPrefix(line, []byte(`{"type":"head"`)) ||
+				bytes.HasPrefix(line, []byte(`{"type":"on-branch"`)) {
+				me.hasBranches = true
 			} else if bytes.HasPrefix(line, []byte(`{"type":"meta"`)) {
 				var m struct {
 					Title     *string `json:"title"`
@@ -173,12 +186,14 @@ func (s *Server) meta(id string) (Meta, error) {
 	if mt := string(transcript.AppendInstant(nil, fi.ModTime().UTC().Truncate(time.Millisecond))); mt > updated {
 		updated = mt
 	}
-	c := s.conv(id)
-	c.mu.Lock()
-	head := c.head
-	c.mu.Unlock()
-	return Meta{ID: id, Title: me.title, StartedAt: me.startedAt, UpdatedAt: updated, Bytes: fi.Size(),
-		Head: head, Branches: []Branch{{Head: head, Label: head}}}, nil
+	m := Meta{ID: id, Title: me.title, StartedAt: me.startedAt, UpdatedAt: updated, Bytes: fi.Size(),
+		Head: defaultHead, Branches: []Branch{{Head: defaultHead, Label: defaultHead}}, Alternatives: []Alternative{}}
+	if me.hasBranches {
+		if bi, err := me.branchMeta(p, fi); err == nil {
+			m.Head, m.Branches, m.Alternatives = bi.head, bi.branches, bi.alternatives
+		}
+	}
+	return m, nil
 }
 
 func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) {
@@ -363,28 +378,18 @@ func (s *Server) getGraph(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, err := os.Open(s.logPath(id))
-	if err != nil {
+	// The graph is requested only while a graph view shows it, so reading
+	// the whole log here is the price of that view, not of every open.
+	c, err := history.ReadFile(s.logPath(id))
+	if errors.Is(err, fs.ErrNotExist) {
 		httpError(w, http.StatusNotFound, "not-found", "no conversation "+id)
 		return
 	}
-	defer f.Close()
-	m, _ := s.meta(id)
-	g := Graph{ID: id, Head: m.Head, Branches: m.Branches, Compactions: []GraphCover{}, Links: []GraphLink{}}
-	var scan logScan
-	for it, err := range logItems(bufio.NewReader(f), newIDSet(), &scan) {
-		if err != nil {
-			httpError(w, http.StatusUnprocessableEntity, "bad-request", "the log cannot be read: "+err.Error())
-			return
-		}
-		if it.Reset {
-			g.Compactions = g.Compactions[:0]
-		}
-		if it.Covers != nil {
-			g.Compactions = append(g.Compactions, GraphCover{EntryID: it.ID, FromID: it.Covers.FromID, ToID: it.Covers.ToID})
-		}
+	if err != nil {
+		httpError(w, http.StatusUnprocessableEntity, "bad-request", "the log cannot be read: "+err.Error())
+		return
 	}
-	writeJSON(w, http.StatusOK, g)
+	writeJSON(w, http.StatusOK, graphOf(id, c))
 }
 
 func (s *Server) attachmentDir(id string) string {

@@ -40,6 +40,8 @@ type logRecord struct {
 	title   string     // header or meta
 	version int        // header
 	err     error      // the line was rejected; entries is empty
+	branch  string     // on-branch and head records
+	inner   []byte     // the record an on-branch record wraps
 }
 
 type recordWire struct {
@@ -48,6 +50,8 @@ type recordWire struct {
 	Version int              `json:"version"`
 	Title   string           `json:"title"`
 	Entries []jsontext.Value `json:"entries"`
+	Branch  string           `json:"branch"`
+	Record  jsontext.Value   `json:"record"`
 }
 
 // idSet holds the IDs of a document as 64-bit hashes: a few bytes per entry
@@ -73,7 +77,10 @@ func parseLogLine(line []byte, ids *idSet) logRecord {
 	if err := json.Unmarshal(line, &w, json.RejectUnknownMembers(false)); err != nil {
 		return logRecord{err: fmt.Errorf("not a JSON record: %w", err)}
 	}
-	rec := logRecord{typ: w.Type, title: w.Title, version: w.Version}
+	rec := logRecord{typ: w.Type, title: w.Title, version: w.Version, branch: w.Branch}
+	if w.Type == "on-branch" && w.Record.Kind() == '{' {
+		rec.inner = w.Record
+	}
 	if w.At != "" {
 		rec.at, _ = transcript.ParseInstant(w.At)
 	}
@@ -155,6 +162,10 @@ func logItems(r io.Reader, ids *idSet, scan *logScan) iter.Seq2[pager.Item, erro
 					yield(pager.Item{}, errLogHeader)
 					return false
 				}
+			}
+			if isBranchRecord(rec.typ) {
+				yield(pager.Item{}, errBranched)
+				return false
 			}
 			scan.consumed = end
 			if rec.err != nil {

@@ -238,19 +238,6 @@ func (t *Turns) session(id string) (*session, error) {
 
 // Do runs one command (see Engine).
 func (t *Turns) Do(ctx context.Context, cmd Command) (Receipt, error) {
-	switch cmd.Kind {
-	case CmdEdit:
-		return Receipt{}, fmt.Errorf("%w: edit-and-resend needs branches, which folio's history does not have yet", ErrUnsupported)
-	case CmdSelectBranch:
-		if cmd.Head != defaultHead {
-			return Receipt{}, fmt.Errorf("%w: head %q (this conversation has the single head %q)", ErrNotFound, clip(cmd.Head), defaultHead)
-		}
-		return Receipt{State: StateDone, Head: defaultHead}, nil
-	case CmdSend:
-		if cmd.Head != "" && cmd.Head != defaultHead {
-			return Receipt{}, fmt.Errorf("%w: head %q (this conversation has the single head %q)", ErrNotFound, clip(cmd.Head), defaultHead)
-		}
-	}
 	// An engine closed as idle between lookup and use is opened again.
 	for attempt := 0; ; attempt++ {
 		s, err := t.session(cmd.Conversation)
@@ -676,7 +663,16 @@ func (s *session) track(cmd Command, rc Receipt) {
 func (s *session) do(ctx context.Context, cmd Command) (Receipt, error) {
 	e := s.eng
 	switch cmd.Kind {
+	case CmdEdit:
+		return s.edit(ctx, cmd)
+	case CmdSelectBranch:
+		return s.selectBranch(cmd)
 	case CmdSend:
+		if cmd.Head != "" {
+			if cur, err := (saver{s}).Head(); err != nil || cmd.Head != cur {
+				return Receipt{}, fmt.Errorf("%w: head %q is not the selected head %q", ErrNotFound, clip(cmd.Head), cur)
+			}
+		}
 		atts, err := readAttachments(cmd.Attachments)
 		if err != nil {
 			return Receipt{}, err

@@ -578,8 +578,8 @@ func TestEditAndBranchesAreHonest(t *testing.T) {
 	id := ts.create(t)
 	c := ts.dial(t)
 	e := c.call(map[string]any{"type": "edit", "conversation": id, "commandId": "e1", "entryId": "x", "text": "y"})
-	if e.Receipt.Code != "unsupported" {
-		t.Fatalf("edit: %s", e.raw)
+	if e.Receipt.Code != "not-found" {
+		t.Fatalf("edit of an entry that is not there: %s", e.raw)
 	}
 	sel := c.call(map[string]any{"type": "select-branch", "conversation": id, "commandId": "b1", "head": "main"})
 	if sel.Receipt.State != StateDone {

@@ -1,0 +1,363 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/foliodev/folio/engine"
+	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/server/pager"
+	"github.com/foliodev/folio/transcript"
+)
+
+// This file is the server's side of conversation branches: the edit and
+// select-branch commands on the real engine, branch metadata, the graph,
+// and reading a branched log for captures and the follower.
+//
+// A linear log is read by the streaming reader of logread.go. A log with
+// branch records is read whole with package history, which knows the tree:
+// the head's document is what a capture pages and what the follower
+// continues from. Branching is an action a person takes, so the whole read
+// happens at a capture or a head switch, not per appended record.
+
+// --- the engine bridge ------------------------------------------------------
+
+var _ engine.Brancher = saver{}
+
+// Head returns the branch the log's saves go to.
+func (w saver) Head() (string, error) {
+	w.s.logMu.Lock()
+	defer w.s.logMu.Unlock()
+	return w.s.log.Head()
+}
+
+// Fork writes a branch record through the session's log.
+func (w saver) Fork(parent, afterEntry string, afterMessage int, title string) (string, error) {
+	w.s.logMu.Lock()
+	defer w.s.logMu.Unlock()
+	return w.s.log.Fork(parent, afterEntry, afterMessage, title)
+}
+
+// SetHead switches the log's head; the document the log now holds is the
+// new head's.
+func (w saver) SetHead(branch string) (*history.Conversation, error) {
+	s := w.s
+	s.logMu.Lock()
+	c, err := s.log.SetHead(branch)
+	s.logMu.Unlock()
+	if err == nil {
+		s.mu.Lock()
+		s.savedDoc, s.saveErr = c.Document, nil
+		s.mu.Unlock()
+	}
+	return c, err
+}
+
+// branchErr turns the engine's branch refusals into the server's.
+func branchErr(err error) error {
+	switch {
+	case errors.Is(err, engine.ErrBusy):
+		return fmt.Errorf("%w: %v", ErrBusy, err)
+	case errors.Is(err, engine.ErrNotUserEntry), errors.Is(err, history.ErrUnknownBranch):
+		return fmt.Errorf("%w: %v", ErrNotFound, err)
+	case errors.Is(err, engine.ErrCompacted), errors.Is(err, engine.ErrNoBranches):
+		return fmt.Errorf("%w: %v", ErrUnsupported, err)
+	}
+	return err
+}
+
+// edit runs an edit command: edit-and-resend on a new branch.
+func (s *session) edit(ctx context.Context, cmd Command) (Receipt, error) {
+	r, err := s.eng.EditAndResend(ctx, cmd.CommandID, cmd.EntryID, cmd.Text)
+	if errors.Is(err, engine.ErrEmpty) {
+		return Receipt{State: StateRejected, Code: "bad-request", Reason: "edit: the text is empty"}, nil
+	}
+	if err != nil {
+		return Receipt{}, branchErr(err)
+	}
+	head, err := saver{s}.Head()
+	if err != nil {
+		return Receipt{}, err
+	}
+	if !r.Duplicate {
+		_ = s.srv.Publish(s.id, Change{Op: OpHead, Head: head})
+	}
+	rc := s.answer(cmd, r)
+	rc.Head = head
+	return rc, nil
+}
+
+// selectBranch runs a select-branch command.
+func (s *session) selectBranch(cmd Command) (Receipt, error) {
+	cur, err := saver{s}.Head()
+	if err != nil {
+		return Receipt{}, err
+	}
+	if cmd.Head == cur {
+		return Receipt{State: StateDone, Head: cur}, nil
+	}
+	if err := s.eng.SelectBranch(cmd.Head); err != nil {
+		return Receipt{}, branchErr(err)
+	}
+	_ = s.srv.Publish(s.id, Change{Op: OpHead, Head: cmd.Head})
+	return Receipt{State: StateDone, Head: cmd.Head}, nil
+}
+
+// --- reading branched logs ------------------------------------------------
+
+// errBranched stops the streaming reader at the first branch record: the
+// log is read whole instead.
+var errBranched = errors.New("the log has branches")
+
+func isBranchRecord(typ string) bool {
+	return typ == history.TypeBranch || typ == history.TypeOnBranch || typ == history.TypeHead
+}
+
+// branchedRead reads the complete lines of data with package history.
+// consumed is their length: a torn last line is left for later.
+func branchedRead(data []byte) (*history.Conversation, int64, error) {
+	consumed := int64(bytes.LastIndexByte(data, '\n') + 1)
+	c, err := history.Read(bytes.NewReader(data[:consumed]))
+	return c, consumed, err
+}
+
+// branchedItems is the capture of a branched log: the head's document as
+// pager items, the IDs it holds and how much of the file it read.
+func branchedItems(f *os.File, size int64, ids *idSet, scan *logScan) (iter func(func(pager.Item, error) bool), head string, err error) {
+	data := make([]byte, size)
+	if _, err := f.ReadAt(data, 0); err != nil && err != io.EOF {
+		return nil, "", err
+	}
+	c, consumed, err := branchedRead(data)
+	if err != nil {
+		return nil, "", err
+	}
+	scan.consumed, scan.lastID = consumed, ""
+	ids.reset()
+	items := make([]pager.Item, 0, c.Document.Len())
+	for _, e := range c.Document.All() {
+		raw, err := transcript.EncodeEntry(e)
+		if err != nil {
+			return nil, "", err
+		}
+		items = append(items, logEntry{entry: e, raw: raw}.item())
+		ids.add(e.ID)
+		scan.lastID = e.ID
+	}
+	return func(yield func(pager.Item, error) bool) {
+		for _, it := range items {
+			if !yield(it, nil) {
+				return
+			}
+		}
+	}, c.Head, nil
+}
+
+// switchFollowLocked is the follower meeting a head record: it continues
+// from the new head's document, read from the log up to c.off. With emit,
+// clients are told the document was replaced and the head changed (unless
+// a command already told them).
+func (c *conv) switchFollowLocked(head string, emit bool) {
+	if head == c.fbranch() {
+		return
+	}
+	data := make([]byte, c.off)
+	if _, err := c.f.ReadAt(data, 0); err != nil && err != io.EOF {
+		return
+	}
+	hc, _, err := branchedRead(data)
+	if err != nil {
+		return
+	}
+	doc, _, err := hc.Branch(head)
+	if err != nil {
+		return
+	}
+	c.followed, c.ids, c.lastID = head, newIDSet(), ""
+	for _, e := range doc.All() {
+		c.ids.add(e.ID)
+		c.lastID = e.ID
+	}
+	if c.head == head {
+		return
+	}
+	c.head = head
+	if emit {
+		c.replaceLocked()
+		c.seq++
+		c.broadcastLocked(eventFrame{Op: OpHead, Head: head})
+	}
+}
+
+// fbranch is the branch whose records the follower applies.
+func (c *conv) fbranch() string {
+	if c.followed == "" {
+		return history.Main
+	}
+	return c.followed
+}
+
+// unwrapLocked returns the record a log line means to the follower: a
+// plain record of the followed branch as it is, an on-branch record of it
+// unwrapped, anything else with ok false.
+func (c *conv) unwrapLocked(rec logRecord) (logRecord, bool) {
+	switch {
+	case rec.typ == history.TypeOnBranch:
+		if rec.branch != c.fbranch() || rec.inner == nil {
+			return rec, false
+		}
+		return parseLogLine(rec.inner, c.ids), true
+	case c.fbranch() != history.Main && (rec.typ == "ui-append" || rec.typ == "ui-transcript"):
+		return rec, false // main's records, while another branch is followed
+	}
+	return rec, true
+}
+
+// --- metadata and the graph ---------------------------------------------
+
+// Alternative is a place in the selected head where the conversation
+// branched: the entry at that position in the selected head, every head
+// with an entry of its own there (the branch it was first forked from,
+// then the forks in creation order) and which of them the selected head
+// shows. A client draws ‹ index+1/len(heads) › on that entry and selects
+// heads[index±1] to move between them.
+type Alternative struct {
+	EntryID string   `json:"entryId"`
+	Heads   []string `json:"heads"`
+	Index   int      `json:"index"`
+}
+
+// branchesOf describes a conversation's branches.
+func branchesOf(c *history.Conversation) []Branch {
+	out := make([]Branch, 0, len(c.Branches))
+	for _, b := range c.Branches {
+		label := b.Title
+		if label == "" {
+			label = b.ID
+		}
+		br := Branch{Head: b.ID, Label: label, ForkedFrom: b.Parent, After: b.AfterEntry}
+		if b.ID != history.Main {
+			br.CreatedAt = string(transcript.AppendInstant(nil, b.Created))
+		}
+		out = append(out, br)
+	}
+	return out
+}
+
+// alternativesOf lists the selected head's alternatives: per fork point
+// (the entry branches forked after), the heads with their own entry at the
+// position that follows it.
+func alternativesOf(c *history.Conversation) []Alternative {
+	type group struct {
+		after string
+		heads []string
+	}
+	var groups []*group
+	byAfter := map[string]*group{}
+	for _, b := range c.Branches[1:] {
+		g := byAfter[b.AfterEntry]
+		if g == nil {
+			g = &group{after: b.AfterEntry, heads: []string{b.Parent}}
+			byAfter[b.AfterEntry] = g
+			groups = append(groups, g)
+		}
+		if !slices.Contains(g.heads, b.ID) {
+			g.heads = append(g.heads, b.ID)
+		}
+	}
+	out := []Alternative{}
+	for _, g := range groups {
+		p := 0
+		if g.after != "" {
+			i, ok := c.Document.Index(g.after)
+			if !ok {
+				continue // this head does not pass through the fork point
+			}
+			p = i + 1
+		}
+		if p >= c.Document.Len() {
+			continue
+		}
+		id := c.Document.At(p).ID
+		for i, h := range g.heads {
+			d, _, err := c.Branch(h)
+			if err == nil && p < d.Len() && d.At(p).ID == id {
+				out = append(out, Alternative{EntryID: id, Heads: g.heads, Index: i})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// branchInfo is a branched log's metadata, cached by file identity and size.
+type branchInfo struct {
+	fi           os.FileInfo
+	size         int64
+	head         string
+	branches     []Branch
+	alternatives []Alternative
+}
+
+// branchMeta reads a branched log whole for its metadata, unless the cached
+// reading is still of the same file at the same size.
+func (me *metaEntry) branchMeta(path string, fi os.FileInfo) (*branchInfo, error) {
+	if bi := me.branched; bi != nil && os.SameFile(bi.fi, fi) && bi.size == fi.Size() {
+		return bi, nil
+	}
+	c, err := history.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	bi := &branchInfo{fi: fi, size: fi.Size(), head: c.Head, branches: branchesOf(c), alternatives: alternativesOf(c)}
+	me.branched = bi
+	return bi, nil
+}
+
+// graphOf is the whole graph of a log read with package history: its
+// branches, what each compaction covers in the selected head, and the
+// child conversations it links to.
+func graphOf(id string, c *history.Conversation) Graph {
+	g := Graph{ID: id, Head: c.Head, Branches: branchesOf(c), Compactions: []GraphCover{}, Links: []GraphLink{}}
+	for _, e := range c.Document.All() {
+		if cp, ok := e.Content.(transcript.Compaction); ok {
+			g.Compactions = append(g.Compactions, GraphCover{EntryID: e.ID, FromID: cp.Covers.FromID, ToID: cp.Covers.ToID})
+		}
+	}
+	covered := map[string]bool{}
+	for _, gc := range g.Compactions {
+		covered[gc.EntryID] = true
+	}
+	for _, u := range c.Unknown {
+		switch u.Type {
+		case "coverage":
+			var r struct {
+				Summary string `json:"summaryEntry"`
+				Entries struct {
+					FromID string `json:"fromId"`
+					ToID   string `json:"toId"`
+				} `json:"entries"`
+			}
+			if json.Unmarshal(u.Bytes, &r) == nil && r.Summary != "" && !covered[r.Summary] {
+				covered[r.Summary] = true
+				g.Compactions = append(g.Compactions, GraphCover{EntryID: r.Summary, FromID: r.Entries.FromID, ToID: r.Entries.ToID})
+			}
+		case "child":
+			var r struct {
+				Conversation string `json:"conversationId"`
+				ParentEntry  string `json:"parentEntry"`
+			}
+			if json.Unmarshal(u.Bytes, &r) == nil && r.Conversation != "" {
+				g.Links = append(g.Links, GraphLink{From: r.ParentEntry, Kind: "spawn", Conversation: r.Conversation})
+			}
+		}
+	}
+	return g
+}

@@ -1,0 +1,199 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/transcript"
+)
+
+func userTexts(es []transcript.Entry) string {
+	var out []string
+	for _, e := range es {
+		if u, ok := e.Content.(transcript.User); ok {
+			out = append(out, u.Text)
+		}
+	}
+	return strings.Join(out, "|")
+}
+
+func getJSON(t *testing.T, url string, v any) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	if _, err := io_copy(&b, resp); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b.String())
+	}
+	if err := json.Unmarshal([]byte(b.String()), v, json.RejectUnknownMembers(false)); err != nil {
+		t.Fatalf("GET %s: %v: %s", url, err, b.String())
+	}
+	return b.String()
+}
+
+// Edit-and-resend and branch selection over a real WebSocket, with the
+// real engine: the edit makes a branch whose pages show the edited message,
+// tokens of the old head are refused with a rebuild, selecting main shows
+// the original again, metadata lists the branches and their alternatives
+// without the graph, and the graph request returns the tree.
+func TestEditAndSelectBranchOverTheWire(t *testing.T) {
+	ts, _ := newTurnsServer(t, 0, "")
+	id := ts.create(t)
+	c := ts.dial(t)
+	c.open(id)
+	c.send(id, "k1", "first")
+	c.finished("k1")
+	c.send(id, "k2", "second")
+	c.finished("k2")
+	es := c.pageAll(t, id)
+	if got := userTexts(es); got != "first|second" {
+		t.Fatalf("before the edit: %s", got)
+	}
+	var second, beforeSecond string
+	for i, e := range es {
+		if u, ok := e.Content.(transcript.User); ok && u.Text == "second" {
+			second, beforeSecond = e.ID, es[i-1].ID
+		}
+	}
+	old := c.open(id)
+
+	// Edit while nothing runs: a new branch, its head in the receipt.
+	ed := c.call(map[string]any{"type": "edit", "conversation": id, "commandId": "e1", "entryId": second, "text": "second, edited"})
+	if ed.Receipt == nil || ed.Receipt.State == StateRejected || ed.Receipt.Head != "b1" {
+		t.Fatalf("edit: %s", ed.raw)
+	}
+	c.await(func(f frame) bool { return f.Type == "event" && f.Op == "head" && f.Head == "b1" })
+	if r := c.finished("e1"); r.State != StateDone || r.Code != "" {
+		t.Fatalf("edited turn: %+v", r)
+	}
+	stale := c.page(old.Token, id, "earliest", "after", 1<<20)
+	if stale.Type != "error" || !stale.Rebuild {
+		t.Fatalf("a token of the old head: %s", stale.raw)
+	}
+	es = c.pageAll(t, id)
+	if got := userTexts(es); got != "first|second, edited" {
+		t.Fatalf("the new head shows %s", got)
+	}
+	var edited string
+	for _, e := range es {
+		if u, ok := e.Content.(transcript.User); ok && u.Text == "second, edited" {
+			edited = e.ID
+		}
+	}
+	if snap := c.open(id); snap.Head != "b1" {
+		t.Fatalf("snapshot head %q", snap.Head)
+	}
+
+	var m Meta
+	raw := getJSON(t, ts.url+"/api/v2/conversations/"+id, &m)
+	if m.Head != "b1" || len(m.Branches) != 2 || m.Branches[1].Head != "b1" || m.Branches[1].ForkedFrom != "main" ||
+		m.Branches[1].After != beforeSecond || m.Branches[1].Label != "second, edited" {
+		t.Fatalf("meta %s", raw)
+	}
+	if len(m.Alternatives) != 1 || m.Alternatives[0].EntryID != edited || m.Alternatives[0].Index != 1 ||
+		strings.Join(m.Alternatives[0].Heads, ",") != "main,b1" {
+		t.Fatalf("alternatives %s", raw)
+	}
+	if strings.Contains(raw, "compactions") || strings.Contains(raw, "links") {
+		t.Fatalf("metadata carries the graph: %s", raw)
+	}
+
+	// Back to main: the original shows again, and metadata points at it.
+	sel := c.call(map[string]any{"type": "select-branch", "conversation": id, "commandId": "s1", "head": "main"})
+	if sel.Receipt == nil || sel.Receipt.State != StateDone || sel.Receipt.Head != "main" {
+		t.Fatalf("select main: %s", sel.raw)
+	}
+	if got := userTexts(c.pageAll(t, id)); got != "first|second" {
+		t.Fatalf("main shows %s", got)
+	}
+	raw = getJSON(t, ts.url+"/api/v2/conversations/"+id, &m)
+	if m.Head != "main" || len(m.Alternatives) != 1 || m.Alternatives[0].EntryID != second || m.Alternatives[0].Index != 0 {
+		t.Fatalf("meta after select %s", raw)
+	}
+	if r := c.call(map[string]any{"type": "select-branch", "conversation": id, "commandId": "s2", "head": "b7"}); r.Receipt == nil || r.Receipt.Code != "not-found" {
+		t.Fatalf("select an unknown head: %s", r.raw)
+	}
+	if r := c.call(map[string]any{"type": "send", "conversation": id, "commandId": "k9", "text": "x", "head": "b1"}); r.Receipt == nil || r.Receipt.Code != "not-found" {
+		t.Fatalf("send to a head that is not selected: %s", r.raw)
+	}
+
+	var g Graph
+	raw = getJSON(t, ts.url+"/api/v2/conversations/"+id+"/graph", &g)
+	if g.Head != "main" || len(g.Branches) != 2 || g.Branches[1].ForkedFrom != "main" || g.Compactions == nil || g.Links == nil {
+		t.Fatalf("graph %s", raw)
+	}
+
+	conv, err := history.ReadFile(ts.logOf(id))
+	if err != nil || conv.Head != "main" || len(conv.Problems) != 0 {
+		t.Fatalf("log: head %q problems %v err %v", conv.Head, conv.Problems, err)
+	}
+}
+
+// A branched log written by another process is followed: its head switch
+// reaches the tab as a new generation and a head event, and pages show the
+// new head.
+func TestFollowerSeesAHeadSwitchWrittenElsewhere(t *testing.T) {
+	ts := newTestServer(t, Options{})
+	id := "c-branched"
+	l, err := history.Open(ts.logOf(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	at := tsAt(1)
+	d, _ := transcript.NewDocument(id, []transcript.Entry{
+		{ID: "u1", Content: transcript.User{Text: "first"}, Timestamp: at},
+		{ID: "a1", Content: transcript.Agent{Markdown: "one"}, Timestamp: at},
+		{ID: "u2", Content: transcript.User{Text: "second"}, Timestamp: at},
+	})
+	if err := l.Save(d, nil); err != nil {
+		t.Fatal(err)
+	}
+	c := ts.dial(t)
+	snap := c.open(id)
+	if snap.Head != "main" {
+		t.Fatalf("head %q", snap.Head)
+	}
+	b, err := l.Fork(history.Main, "a1", 0, "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bc, err := l.SetHead(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bd, _ := bc.Document.Append(transcript.Entry{ID: "u2b", Content: transcript.User{Text: "second, other"}, Timestamp: at})
+	if err := l.Save(bd, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.await(func(f frame) bool { return f.Type == "event" && f.Op == "replaced" })
+	c.await(func(f frame) bool { return f.Type == "event" && f.Op == "head" && f.Head == b })
+	if got := userTexts(c.pageAll(t, id)); got != "first|second, other" {
+		t.Fatalf("the followed head shows %s", got)
+	}
+	// Appends on the branch arrive as events.
+	bd2, _ := bd.Append(transcript.Entry{ID: "a2b", Content: transcript.Agent{Markdown: "two"}, Timestamp: at})
+	if err := l.Save(bd2, nil); err != nil {
+		t.Fatal(err)
+	}
+	ev := c.await(func(f frame) bool {
+		return f.Type == "event" && (f.Op == "settle" || f.Op == "upsert") && strings.Contains(string(f.Entry), `"a2b"`)
+	})
+	if ev.After != "u2b" {
+		t.Fatalf("event %s", ev.raw)
+	}
+	// Main's records are not the followed head's.
+	if snap := c.open(id); snap.Head != b {
+		t.Fatalf("head %q", snap.Head)
+	}
+}
