@@ -28,11 +28,18 @@ type chatRig struct {
 
 func newChatRig(t *testing.T, o Options, w, h int, prov *demo.Provider) *chatRig {
 	t.Helper()
+	return newPacedChatRig(t, o, w, h, prov, transcript.Pacing{})
+}
+
+// newPacedChatRig is newChatRig over a store that reveals streamed text
+// with pacing p.
+func newPacedChatRig(t *testing.T, o Options, w, h int, prov *demo.Provider, p transcript.Pacing) *chatRig {
+	t.Helper()
 	doc, err := transcript.NewDocument("chat", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := transcript.NewStore(transcript.WithPacing(transcript.Pacing{}), transcript.WithDocument(doc))
+	store := transcript.NewStore(transcript.WithPacing(p), transcript.WithDocument(doc))
 	set, err := tools.Builtin(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -121,7 +121,7 @@ func (a *App) childLines() []string {
 		}
 		out = append(out, a.finish(a.pal.info.Render(truncate(head, a.width))))
 		if n := c.Feed.Len(); n > 0 {
-			last := lastLine(transcript.Live{}.Visible(c.Feed.At(n - 1)))
+			last := lastLine(a.snap.Live.Visible(c.Feed.At(n - 1)))
 			if last != "" {
 				out = append(out, a.finish(a.pal.faint.Render(truncate("  │ "+last, a.width))))
 			}

@@ -146,9 +146,11 @@ func newChatSession(dataDir string, cfg provider.Config, prov provider.Provider,
 	if err != nil {
 		return nil, err
 	}
-	// Reveal accepted text at once: the program draws every snapshot it is
-	// given, and the terminal's frame rate is the pacing.
-	store := transcript.NewStore(transcript.WithPacing(transcript.Pacing{}), transcript.WithDocument(doc))
+	// Accepted text belongs to the document at once; the pacer chooses how
+	// much of it a reader sees, and the views paint only that prefix, so a
+	// provider that sends in bursts still reads as a steady stream.
+	// Settlement reveals the rest. (folio run prints as text arrives.)
+	store := transcript.NewStore(transcript.WithPacing(transcript.DefaultPacing), transcript.WithDocument(doc))
 	s.host = toolview.New(toolview.WithArtifactDir(dataDir + "/artifacts"))
 	path, err := history.Path(dataDir, s.id)
 	if err != nil {
