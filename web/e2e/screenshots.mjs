@@ -35,16 +35,17 @@ try {
     await page.waitForSelector('[data-slot="1"] .row');
     await page.waitForTimeout(300);
     await page.screenshot({ path: join(out, 'split.png') });
-    // A streaming reply: a real engine turn written while the tab follows it.
-    const id = await h.create('streaming');
+    // A streaming reply: a turn on the server's engine, caught mid-stream.
+    await h.create('streaming');
     await page.reload();
     await page.waitForSelector('[data-testid="app"]');
     await item(page, 'streaming').click();
     await page.waitForTimeout(300);
-    const running = h.run(id, 'long');
-    await page.waitForSelector('[data-slot="0"] .bubble-assistant .markdown', { timeout: 20000 }).catch(() => {});
+    await page.getByRole('textbox', { name: 'Message' }).fill('long');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('[data-slot="0"] .bubble-assistant[data-state="streaming"] .markdown', { timeout: 20000 }).catch(() => {});
+    await page.waitForTimeout(400);
     await page.screenshot({ path: join(out, 'streaming.png') });
-    await running;
     await context.close();
   }
   {
