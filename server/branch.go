@@ -45,19 +45,14 @@ func (w saver) Fork(parent, afterEntry string, afterMessage int, title string) (
 	return w.s.log.Fork(parent, afterEntry, afterMessage, title)
 }
 
-// SetHead switches the log's head; the document the log now holds is the
-// new head's.
+// SetHead switches the log's head. It runs under the engine's lock, so it
+// must not take s.mu (publishControl holds s.mu while asking the engine).
+// savedDoc stays the old branch's until the next save: it only decides how
+// long a failure entry waits, and waiting for a save is the safe side.
 func (w saver) SetHead(branch string) (*history.Conversation, error) {
-	s := w.s
-	s.logMu.Lock()
-	c, err := s.log.SetHead(branch)
-	s.logMu.Unlock()
-	if err == nil {
-		s.mu.Lock()
-		s.savedDoc, s.saveErr = c.Document, nil
-		s.mu.Unlock()
-	}
-	return c, err
+	w.s.logMu.Lock()
+	defer w.s.logMu.Unlock()
+	return w.s.log.SetHead(branch)
 }
 
 // branchErr turns the engine's branch refusals into the server's.
