@@ -406,7 +406,8 @@ func validateContent(c Content) error {
 				count(p+"/cacheReadTokens", s.CacheReadTokens),
 				num(p+"/costUSD", s.CostUSD),
 				num(p+"/tokensPerSecond", s.TokensPerSecond),
-				num(p+"/generationDurationMs", s.GenerationDurationMs)); err != nil {
+				num(p+"/generationDurationMs", s.GenerationDurationMs),
+				num(p+"/timeToFirstTokenMs", s.TimeToFirstTokenMs)); err != nil {
 				return err
 			}
 		}

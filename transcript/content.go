@@ -218,6 +218,11 @@ type Step struct {
 	CostUSD              *float64 `json:"costUSD,omitzero"`
 	TokensPerSecond      *float64 `json:"tokensPerSecond,omitzero"`
 	GenerationDurationMs *float64 `json:"generationDurationMs,omitzero"`
+	// TimeToFirstTokenMs is how long the engine waited from sending the
+	// step's request (retries of it included) to the stream's first output
+	// event: text, reasoning or a tool call. Nil for a step that produced
+	// no output.
+	TimeToFirstTokenMs *float64 `json:"timeToFirstTokenMs,omitzero"`
 }
 
 // Stopped records a turn the person stopped, with what was and was not done.
