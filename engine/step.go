@@ -340,14 +340,19 @@ func usageOf(u *provider.Usage) transcript.Usage {
 }
 
 // stepRecord builds the receipt's step: wall time of the step, the
-// provider's usage as reported, and decode time measured from the first to
-// the last output event. Nothing missing is filled in.
+// provider's usage as reported, time to the first output event, and decode
+// time measured from the first to the last output event. Nothing missing is
+// filled in.
 func stepRecord(start, first, last time.Time, u *provider.Usage) *transcript.Step {
 	end := now()
 	s := &transcript.Step{DurationMs: ms(end.Sub(start))}
 	if u != nil {
 		s.PromptTokens, s.CompletionTokens, s.TotalTokens = u.Prompt, u.Completion, u.Total
 		s.CacheReadTokens, s.CostUSD = u.CacheRead, u.CostUSD
+	}
+	if !first.IsZero() {
+		f := ms(first.Sub(start))
+		s.TimeToFirstTokenMs = &f
 	}
 	if !first.IsZero() && last.After(first) {
 		g := ms(last.Sub(first))

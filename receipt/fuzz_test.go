@@ -34,6 +34,10 @@ func fuzzStep(mask uint8, dur float64, prompt, completion, total, cache int64, c
 	if mask&64 != 0 {
 		s.GenerationDurationMs = &gen
 	}
+	if mask&128 != 0 {
+		ttft := dur - gen // any float, odd ones included
+		s.TimeToFirstTokenMs = &ttft
+	}
 	return s
 }
 
@@ -48,6 +52,8 @@ func FuzzLine(f *testing.F) {
 		uint8(0x00), 0.0, int64(0), int64(0), int64(0), int64(0), 0.0, 0.0, 0.0, false, int64(0))
 	f.Add(uint8(0x02), 59960.0, int64(-1), int64(-9_223_372_036_854_775_808), int64(1), int64(2), -1.0, -3.0, 0.0,
 		uint8(0x7f), 1e308, int64(9_223_372_036_854_775_807), int64(9_223_372_036_854_775_807), int64(3), int64(1e12), 1e308, 5e-324, 5e-324, true, int64(-1))
+	f.Add(uint8(0xff), 4100.0, int64(17000), int64(101), int64(17101), int64(13430), 0.0123, 35.7, 3700.0,
+		uint8(0x80), 100.0, int64(0), int64(0), int64(0), int64(0), 0.0, 0.0, 200.0, false, int64(0))
 	f.Fuzz(func(t *testing.T,
 		m1 uint8, d1 float64, p1, c1, t1, k1 int64, cost1, rate1, gen1 float64,
 		m2 uint8, d2 float64, p2, c2, t2, k2 int64, cost2, rate2, gen2 float64,

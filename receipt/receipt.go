@@ -38,13 +38,22 @@ func Line(r transcript.TurnReceipt, loc *time.Location) string {
 
 // StepLine formats one step of the per-step breakdown, n counting from 1:
 // "step 1 · 4.1s · 17k in → 101 out (79% cached) · 35.7 tok/s · $0.01".
+// A step that measured its time to first token shows it after the duration:
+// "step 1 · 4.1s · ttft 0.4s · 17k in → 101 out …". The turn's Line never
+// does: the wait for the first token is a per-request fact, and a sum of
+// them over steps would mean nothing. An invalid value (negative, NaN,
+// infinite) is left out, as an unmeasured one is.
 func StepLine(n int, s transcript.Step) string {
 	t := Sum([]transcript.Step{s})
-	b := make([]byte, 0, 80)
+	b := make([]byte, 0, 96)
 	b = append(b, "step "...)
 	b = strconv.AppendInt(b, int64(n), 10)
 	b = append(b, sep...)
 	b = appendDuration(b, t.DurationMs)
+	if f := s.TimeToFirstTokenMs; f != nil && validAmount(*f) {
+		b = append(b, sep+"ttft "...)
+		b = appendDuration(b, *f)
+	}
 	b = appendUsage(b, &t, true)
 	b = appendRate(b, &t)
 	if t.HasCost {

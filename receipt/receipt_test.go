@@ -1,6 +1,8 @@
 package receipt
 
 import (
+	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -208,6 +210,31 @@ func TestStepLine(t *testing.T) {
 			want: "step 1 · 0.1s · 0 in → 1 out",
 		},
 		{
+			name: "time to first token after the duration",
+			n:    1,
+			s: transcript.Step{DurationMs: 4100, TimeToFirstTokenMs: f64(412), PromptTokens: i64(17000), CompletionTokens: i64(101),
+				CacheReadTokens: i64(13430), TokensPerSecond: f64(35.7), CostUSD: f64(0.0123)},
+			want: "step 1 · 4.1s · ttft 0.4s · 17k in → 101 out (79% cached) · 35.7 tok/s · $0.01",
+		},
+		{
+			name: "a zero time to first token is a measurement",
+			n:    2,
+			s:    transcript.Step{DurationMs: 100, TimeToFirstTokenMs: f64(0)},
+			want: "step 2 · 0.1s · ttft 0.0s",
+		},
+		{
+			name: "a long wait for the first token reads in minutes",
+			n:    3,
+			s:    transcript.Step{DurationMs: 95000, TimeToFirstTokenMs: f64(61000)},
+			want: "step 3 · 1m 35s · ttft 1m 01s",
+		},
+		{
+			name: "an invalid time to first token is left out",
+			n:    4,
+			s:    transcript.Step{DurationMs: 100, TimeToFirstTokenMs: f64(-5)},
+			want: "step 4 · 0.1s",
+		},
+		{
 			name: "duration only",
 			n:    12,
 			s:    transcript.Step{DurationMs: 125000},
@@ -221,5 +248,24 @@ func TestStepLine(t *testing.T) {
 				t.Errorf("StepLine =\n  %q\nwant\n  %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// The time to first token is a per-step fact: the turn's line stays as it
+// was, and a NaN or infinite value never reaches a step line.
+func TestTimeToFirstTokenOnlyInStepLines(t *testing.T) {
+	t.Parallel()
+	s := transcript.Step{DurationMs: 30000, PromptTokens: i64(0), CompletionTokens: i64(1000), GenerationDurationMs: f64(10000)}
+	with := s
+	with.TimeToFirstTokenMs = f64(400)
+	if a, b := Line(transcript.TurnReceipt{Steps: []transcript.Step{s}}, time.UTC),
+		Line(transcript.TurnReceipt{Steps: []transcript.Step{with}}, time.UTC); a != b || strings.Contains(b, "ttft") {
+		t.Errorf("Line changed with a time to first token: %q, without %q", b, a)
+	}
+	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), -0.5} {
+		s := transcript.Step{DurationMs: 100, TimeToFirstTokenMs: f64(bad)}
+		if got := StepLine(1, s); got != "step 1 · 0.1s" {
+			t.Errorf("ttft %v: StepLine = %q", bad, got)
+		}
 	}
 }
