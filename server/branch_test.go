@@ -197,3 +197,52 @@ func TestFollowerSeesAHeadSwitchWrittenElsewhere(t *testing.T) {
 		t.Fatalf("head %q", snap.Head)
 	}
 }
+
+// While a turn runs, edit and select-branch are refused with busy and
+// change nothing; after a stop the edit goes through.
+func TestBranchCommandsWhileATurnRunsAreBusy(t *testing.T) {
+	ts, _ := newTurnsServer(t, 100, "")
+	id := ts.create(t)
+	c := ts.dial(t)
+	c.open(id)
+	c.send(id, "t1", "write a long essay")
+	run := c.running()
+	before, err := history.ReadFile(ts.logOf(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ed := c.call(map[string]any{"type": "edit", "conversation": id, "commandId": "e1", "entryId": run.Turn, "text": "shorter, please"})
+	if ed.Receipt == nil || ed.Receipt.State != StateRejected || ed.Receipt.Code != "busy" {
+		t.Fatalf("edit while running: %s", ed.raw)
+	}
+	sel := c.call(map[string]any{"type": "select-branch", "conversation": id, "commandId": "s1", "head": "b1"})
+	if sel.Receipt == nil || sel.Receipt.Code != "busy" {
+		t.Fatalf("select while running: %s", sel.raw)
+	}
+	if after, _ := history.ReadFile(ts.logOf(id)); len(after.Branches) != len(before.Branches) {
+		t.Fatal("a refused edit made a branch")
+	}
+	if f := c.call(map[string]any{"type": "stop", "conversation": id, "commandId": "x1", "turn": run.Turn}); f.Receipt.State != StateDone {
+		t.Fatalf("stop: %s", f.raw)
+	}
+	c.finished("t1")
+	ed = c.call(map[string]any{"type": "edit", "conversation": id, "commandId": "e2", "entryId": run.Turn, "text": "shorter, please"})
+	if ed.Receipt == nil || ed.Receipt.State == StateRejected || ed.Receipt.Head != "b1" {
+		t.Fatalf("edit after the stop: %s", ed.raw)
+	}
+	// The edited first message forks before every entry: the new head
+	// holds only the new turn.
+	c.await(func(f frame) bool { return f.Type == "event" && f.Op == "head" && f.Head == "b1" })
+	next := c.await(func(f frame) bool {
+		if f.Type != "event" || f.Op != "turn" {
+			return false
+		}
+		e := f.control(t)
+		return e.State == "running" && e.Turn != "" && e.Turn != run.Turn
+	}).control(t)
+	c.call(map[string]any{"type": "stop", "conversation": id, "commandId": "x2", "turn": next.Turn})
+	c.finished("e2")
+	if got := userTexts(c.pageAll(t, id)); got != "shorter, please" {
+		t.Fatalf("the new head shows %s", got)
+	}
+}
