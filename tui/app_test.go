@@ -478,3 +478,78 @@ func TestAppReturnedDraft(t *testing.T) {
 		}
 	})
 }
+
+// The footer counts a pending retry down from Live.Retry without another
+// snapshot: it redraws when the whole number of seconds shown changes, so
+// "retrying in 3s" at 2.5s out becomes 2s half a second later, then 1s,
+// then 0s when the attempt is due.
+func TestAppRetryCountdown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newChatRig(t, Options{Theme: PlainTheme}, 80, 12, demoProvider())
+		start := time.Now()
+		if err := r.store.Lease().SetRetry(transcript.Retry{Attempt: 2, Reason: "rate_limit", At: start.Add(2500 * time.Millisecond)}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+
+		// run executes what Update asked for, as the program would, and
+		// hands back only the countdown's ticks.
+		ticks := make(chan tea.Msg, 4)
+		var run func(tea.Cmd)
+		run = func(cmd tea.Cmd) {
+			if cmd == nil {
+				return
+			}
+			go func() {
+				switch m := cmd().(type) {
+				case tea.BatchMsg:
+					for _, c := range m {
+						run(c)
+					}
+				case tickMsg:
+					ticks <- m
+				}
+			}()
+		}
+		_, cmd := r.app.Update(snapshotMsg(r.store.Snapshot()))
+		run(cmd)
+		if grid := r.grid(); !strings.Contains(grid, "retrying in 3s (attempt 2, rate_limit)") {
+			t.Fatalf("2.5s before the retry the footer lacks \"retrying in 3s\":\n%s", grid)
+		}
+
+		for _, step := range []struct {
+			at   time.Duration
+			want string
+		}{
+			{500 * time.Millisecond, "retrying in 2s"},
+			{1500 * time.Millisecond, "retrying in 1s"},
+			{2500 * time.Millisecond, "retrying in 0s"},
+		} {
+			if grid := r.grid(); strings.Contains(grid, step.want) {
+				t.Fatalf("%q is shown before its time (%v):\n%s", step.want, time.Since(start), grid)
+			}
+			m := <-ticks
+			if got := time.Since(start); got != step.at {
+				t.Fatalf("the countdown redrew at %v, want %v", got, step.at)
+			}
+			_, cmd := r.app.Update(m)
+			if grid := r.grid(); !strings.Contains(grid, step.want) {
+				t.Fatalf("at %v the footer lacks %q:\n%s", step.at, step.want, grid)
+			}
+			run(cmd)
+		}
+		// A retry that started clears the countdown; no tick is asked for.
+		if err := r.store.Lease().SetRetry(transcript.Retry{}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		r.send(snapshotMsg(r.store.Snapshot()))
+		m := <-ticks // the tick asked for at 0s, a second later
+		if _, cmd := r.app.Update(m); cmd != nil {
+			t.Fatalf("the countdown keeps ticking after the retry started")
+		}
+		if grid := r.grid(); strings.Contains(grid, "retrying") {
+			t.Fatalf("the footer still counts down:\n%s", grid)
+		}
+	})
+}
