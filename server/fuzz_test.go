@@ -23,7 +23,23 @@ func FuzzLogItems(f *testing.F) {
 	f.Add([]byte(hdr + `{"type":"ui-append","entries":[` + e[:30]))
 	f.Add([]byte(hdr + "not json\n{\"type\":\"meta\",\"title\":\"x\"}\n"))
 	f.Add([]byte(`{"type":"conversation","version":2}` + "\n"))
+	f.Add([]byte(hdr + `{"type":"ui-append","at":"2026-01-01T00:00:00.000Z","entries":[` + e + "]}\n" +
+		`{"type":"branch","at":"2026-01-01T00:00:00.000Z","branch":"b1","parent":"main","afterMessage":0}` + "\n" +
+		`{"type":"on-branch","at":"2026-01-01T00:00:00.000Z","branch":"b1","record":{"type":"ui-append","at":"2026-01-01T00:00:00.000Z","entries":[` + e + "]}}\n" +
+		`{"type":"head","at":"2026-01-01T00:00:00.000Z","branch":"b1"}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// A branched log is read whole by package history; its head's
+		// document must have what a page needs.
+		if c, consumed, err := branchedRead(data); err == nil {
+			if consumed > int64(len(data)) || (consumed > 0 && data[consumed-1] != '\n') {
+				t.Fatalf("branched read consumed %d of %d bytes", consumed, len(data))
+			}
+			for _, e := range c.Document.All() {
+				if _, err := transcript.EncodeEntry(e); err != nil {
+					t.Fatalf("head entry does not encode: %v", err)
+				}
+			}
+		}
 		var scan logScan
 		seen := map[string]bool{}
 		for it, err := range logItems(bytes.NewReader(data), newIDSet(), &scan) {
