@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -244,5 +245,55 @@ func TestBranchCommandsWhileATurnRunsAreBusy(t *testing.T) {
 	c.finished("e2")
 	if got := userTexts(c.pageAll(t, id)); got != "shorter, please" {
 		t.Fatalf("the new head shows %s", got)
+	}
+}
+
+// The graph request reads the tree: branches, compactions of the selected
+// head (entries and coverage records) and child links.
+func TestGraphHasBranchesCoverageAndChildren(t *testing.T) {
+	ts := newTestServer(t, Options{})
+	id := "c-graph"
+	l, err := history.Open(ts.logOf(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := tsAt(1)
+	d, _ := transcript.NewDocument(id, []transcript.Entry{
+		{ID: "u1", Content: transcript.User{Text: "first"}, Timestamp: at},
+		{ID: "a1", Content: transcript.Agent{Markdown: "one"}, Timestamp: at},
+		{ID: "k1", Content: transcript.Compaction{Summary: "s", Covers: transcript.CompactionRange{FromID: "u1", ToID: "a1"}}, Timestamp: at},
+		{ID: "u2", Content: transcript.User{Text: "second"}, Timestamp: at},
+	})
+	if err := l.Save(d, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Fork(history.Main, "k1", 0, "again"); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	f, err := os.OpenFile(ts.logOf(id), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"type":"coverage","at":"2026-03-01T00:00:02.000Z","summaryEntry":"k0","entries":{"fromId":"x1","toId":"x9"},"messages":{"from":0,"to":4}}` + "\n")
+	f.WriteString(`{"type":"child","at":"2026-03-01T00:00:02.000Z","conversationId":"c-graph.k-9","parentEntry":"a1","agentId":"researcher","title":"find it"}` + "\n")
+	f.Close()
+
+	var m Meta
+	raw := getJSON(t, ts.url+"/api/v2/conversations/"+id, &m)
+	if m.Head != "main" || len(m.Branches) != 2 || len(m.Alternatives) != 1 || m.Alternatives[0].EntryID != "u2" {
+		t.Fatalf("meta %s", raw)
+	}
+	var g Graph
+	raw = getJSON(t, ts.url+"/api/v2/conversations/"+id+"/graph", &g)
+	if len(g.Branches) != 2 || g.Branches[1].After != "k1" || g.Branches[1].Label != "again" {
+		t.Fatalf("graph branches %s", raw)
+	}
+	if len(g.Compactions) != 2 || g.Compactions[0] != (GraphCover{EntryID: "k1", FromID: "u1", ToID: "a1"}) ||
+		g.Compactions[1] != (GraphCover{EntryID: "k0", FromID: "x1", ToID: "x9"}) {
+		t.Fatalf("graph compactions %s", raw)
+	}
+	if len(g.Links) != 1 || g.Links[0] != (GraphLink{From: "a1", Kind: "spawn", Conversation: "c-graph.k-9"}) {
+		t.Fatalf("graph links %s", raw)
 	}
 }
