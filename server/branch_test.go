@@ -297,3 +297,43 @@ func TestGraphHasBranchesCoverageAndChildren(t *testing.T) {
 		t.Fatalf("graph links %s", raw)
 	}
 }
+
+// A fresh server opens a log whose head is a branch at that head, whether
+// the open names it or not, and refuses another head.
+func TestFreshServerOpensTheLogsHead(t *testing.T) {
+	ts := newTestServer(t, Options{})
+	id := "c-head"
+	l, err := history.Open(ts.logOf(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := tsAt(1)
+	d, _ := transcript.NewDocument(id, []transcript.Entry{
+		{ID: "u1", Content: transcript.User{Text: "first"}, Timestamp: at},
+		{ID: "a1", Content: transcript.Agent{Markdown: "one"}, Timestamp: at},
+	})
+	if err := l.Save(d, nil); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := l.Fork(history.Main, "", 0, "")
+	bc, err := l.SetHead(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bd, _ := bc.Document.Append(transcript.Entry{ID: "u1b", Content: transcript.User{Text: "other first"}, Timestamp: at})
+	if err := l.Save(bd, nil); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	c := ts.dial(t)
+	if f := c.call(map[string]any{"type": "open", "conversation": id, "head": "main"}); f.Type != "error" || f.Code != "not-found" {
+		t.Fatalf("open main while %s is selected: %s", b, f.raw)
+	}
+	snap := c.call(map[string]any{"type": "open", "conversation": id, "head": b})
+	if snap.Type != "snapshot" || snap.Head != b || snap.Entries != 1 {
+		t.Fatalf("open %s: %s", b, snap.raw)
+	}
+	if got := userTexts(c.pageAll(t, id)); got != "other first" {
+		t.Fatalf("pages show %s", got)
+	}
+}

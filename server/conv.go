@@ -543,7 +543,9 @@ func (c *conv) capture(head string, since *Since, opts ...pager.Option) (capture
 	if head == "" {
 		head = c.head
 	}
-	if head != c.head {
+	// Before the first read c.head is only a guess (a log's head record
+	// may name another branch): the read below checks it then.
+	if head != c.head && c.synced {
 		c.mu.Unlock()
 		return captured{}, fmt.Errorf("%w: %q (selected: %q)", errHeadNotFound, head, c.head)
 	}
