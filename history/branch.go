@@ -183,6 +183,9 @@ func (r *reader) onBranch(lineNo int, rec *rawRecord, reject func(*Problem) line
 	if rec.members&memRecord == 0 {
 		return reject(&Problem{Entry: -1, Pointer: "/record", Msg: "record is missing"})
 	}
+	if _, err := transcript.ParseInstant(rec.at); err != nil {
+		return reject(&Problem{Entry: -1, Pointer: "/at", Msg: err.Error()})
+	}
 	id, inner := rec.branch, rec.record // rec is reused by the inner decode
 	b := r.tree.branches[id]
 	if b == nil {
