@@ -2,6 +2,11 @@
 // conversation holding the presentation entries of package transcript and the
 // model-facing messages of package message, side by side and never mixed.
 //
+// A conversation is a tree of branches (Fork, SetHead): reading yields every
+// branch's document and messages and the head's as the Conversation's, and
+// Save writes to the head. A conversation that never branched is written
+// exactly as before branches existed.
+//
 // It reads and writes log version 3, decodes folio's version 2 (the rendered
 // text logs Jazz version 2 wrote), upgrades version 2 logs in place, compacts
 // superseded presentation snapshots, and takes the per-log lock that keeps a
