@@ -10,7 +10,9 @@
 // bookkeeping of client commands, which it hands to an Engine. Turns is the
 // Engine that runs real turns: one engine.Engine per conversation, opened on
 // its first command, holding the log's writer lock while open, and
-// publishing what its store writes as live events.
+// publishing what its store writes as live events. Conversations with
+// branches are captured and followed at their selected head; edit and
+// select-branch switch it through the engine.
 //
 // Concurrency: a Server is safe for concurrent use. Each WebSocket
 // connection has one reading goroutine and one writing goroutine; snapshot
