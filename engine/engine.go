@@ -198,6 +198,11 @@ type Engine struct {
 	dropped     []*command
 	epoch       uint64 // advanced by Clear; older turns' messages are dropped
 	saveFailing bool   // the last save failed; its notice was shown
+	// modelFor holds model switches of queued sends (SendWithModel),
+	// applied as each is dispatched; modelName mirrors model for readers
+	// outside the loop.
+	modelFor  map[string]ModelChoice
+	modelName string
 
 	// Owned by the loop goroutine.
 	msgs           []message.Message
@@ -236,6 +241,7 @@ func New(store *transcript.Store, prov provider.Provider, opts ...Option) *Engin
 	if !e.windowSet {
 		e.window = provider.ContextWindow(e.model)
 	}
+	e.modelName = e.model
 	e.unsubscribe = e.host.Subscribe(e.onToolChange)
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	if e.model != "" {
@@ -804,6 +810,7 @@ func (e *Engine) loop() {
 		c := e.queue[0]
 		e.queue = e.queue[1:]
 		c.state = Running
+		e.switchModelLocked(c)
 		t := newTurn(e, c)
 		e.turn = t
 		e.signalLocked()
