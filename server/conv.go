@@ -43,6 +43,7 @@ type conv struct {
 		snap     *pager.Snapshot
 		gen, seq int64
 		off      int64
+		head     string // another head is another document, whatever the generation
 	}
 
 	book commandBook
@@ -556,7 +557,7 @@ func (c *conv) capture(head string, since *Since, opts ...pager.Option) (capture
 	gen, seq, off := c.gen.Load(), c.seq, c.off
 	// A snapshot captured earlier in this generation serves a later open
 	// too: the checkpoint carries what changed since it was captured.
-	if !first && c.shared.snap != nil && c.shared.gen == gen && c.shared.seq >= c.forgotten && len(opts) == 0 && c.shared.snap.TryRetain() {
+	if !first && c.shared.snap != nil && c.shared.gen == gen && c.shared.head == head && c.shared.seq >= c.forgotten && len(opts) == 0 && c.shared.snap.TryRetain() {
 		cp := c.checkpointLocked(since, c.shared.seq, c.shared.off)
 		snapSeq := c.shared.seq
 		snap := c.shared.snap
@@ -601,7 +602,7 @@ func (c *conv) capture(head string, since *Since, opts ...pager.Option) (capture
 		items = logItems(io.NewSectionReader(f, 0, size), ids, &scan)
 	}
 	snap, err := pager.Build(c.srv.snapDir, items, opts...)
-	logHead := history.Main
+	logHead := "" // set when the log has branches: then it, not c.head, says which is selected
 	if errors.Is(err, errBranched) {
 		// A branched log is read whole; the capture is its head.
 		ids, scan = newIDSet(), logScan{}
@@ -614,12 +615,14 @@ func (c *conv) capture(head string, since *Since, opts ...pager.Option) (capture
 		c.endSync(first)
 		return captured{}, err
 	}
-	if explicit && head != logHead {
-		snap.Release()
-		c.endSync(first)
-		return captured{}, fmt.Errorf("%w: %q (selected: %q)", errHeadNotFound, head, logHead)
+	if logHead != "" {
+		if explicit && head != logHead {
+			snap.Release()
+			c.endSync(first)
+			return captured{}, fmt.Errorf("%w: %q (selected: %q)", errHeadNotFound, head, logHead)
+		}
+		head = logHead
 	}
-	head = logHead
 
 	c.mu.Lock()
 	if first {
@@ -634,7 +637,9 @@ func (c *conv) capture(head string, since *Since, opts ...pager.Option) (capture
 			}
 			c.f, f = f, nil // the follower keeps the handle (nil: no log yet)
 			c.off, c.ids, c.lastID, c.synced = scan.consumed, ids, scan.lastID, true
-			c.followed, c.head = logHead, logHead
+			if logHead != "" {
+				c.followed, c.head = logHead, logHead
+			}
 		}
 	}
 	// Entries the engine published that this read found in the log.
@@ -647,7 +652,7 @@ func (c *conv) capture(head string, since *Since, opts ...pager.Option) (capture
 	// was replaced meanwhile, the token is stale at once and the client
 	// already has the "replaced" event.
 	cp := c.checkpointLocked(since, seq, scan.consumed)
-	c.shared.snap, c.shared.gen, c.shared.seq, c.shared.off = snap, gen, seq, scan.consumed
+	c.shared.snap, c.shared.gen, c.shared.seq, c.shared.off, c.shared.head = snap, gen, seq, scan.consumed, head
 	control := c.controlCopyLocked()
 	c.mu.Unlock()
 	return captured{snap: snap, gen: gen, seq: seq, head: head, checkpoint: cp, control: control}, nil
