@@ -346,3 +346,39 @@ func TestCompactionKeepsWhatForksNeed(t *testing.T) {
 		t.Fatal("compacting twice dropped more")
 	}
 }
+
+// TestLinearBytesAsBeforeBranches replays saves, a rename and a compaction
+// of a conversation that never branches, and compares the file with the
+// bytes the writer produced before branches existed.
+func TestLinearBytesAsBeforeBranches(t *testing.T) {
+	t.Parallel()
+	path := logPath(t)
+	l := open(t, path)
+	d := doc(t, user("u1", "hi"), agent("a1", "hello"))
+	if err := l.Save(d, msgs("hi", "hello")); err != nil {
+		t.Fatal(err)
+	}
+	d, _ = d.Open(agent("s", "part"))
+	mustSave := func(d transcript.Document, m []message.Message) {
+		t.Helper()
+		if err := l.Save(d, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustSave(d, msgs("hi", "hello"))
+	d, _ = d.Settle("s", transcript.Agent{Markdown: "done"})
+	mustSave(d, append(msgs("hi", "hello"), message.Text(message.User, "more")))
+	d2, _ := d.Replace(user("u1", "changed"))
+	mustSave(d2, msgs("x"))
+	if err := l.SetTitle("t"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	mustSave(appendAll(t, d2, user("u9", "last")), msgs("x", "y"))
+	want := readFile(t, "testdata/linear-before-branches.jsonl")
+	if got := readFile(t, path); string(got) != string(want) {
+		t.Fatalf("a linear log changed:\n%s\nwant\n%s", got, want)
+	}
+}
