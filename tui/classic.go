@@ -224,6 +224,16 @@ func (in *Inline) rows() int {
 	return n
 }
 
+// eraseDown erases from the start of the cursor's row to the end of the
+// screen, and leaves the cursor at the start of that row. It erases the row
+// (EL 2) and then the rest of the screen from the second column, rather than
+// with one ED 0 from the first column: tmux (scroll-on-clear, on by
+// default) takes an ED 0 from the top-left corner for clearing the screen
+// and copies everything on it into its scrollback. Whenever the live region
+// starts on the top row (a fresh pane, or a region that fills the screen
+// after a resize) each redraw would leave a copy of the old chrome there.
+const eraseDown = "\r\x1b[2K\x1b[2G\x1b[J\r"
+
 // Write draws f and returns the number of bytes written.
 func (in *Inline) Write(f Frame) (int, error) {
 	in.buf.Reset()
@@ -247,7 +257,7 @@ func (in *Inline) Write(f Frame) (int, error) {
 			in.buf.WriteString("\x1b[" + strconv.Itoa(up) + "A")
 		}
 	}
-	in.buf.WriteString("\x1b[J")
+	in.buf.WriteString(eraseDown)
 	for _, l := range f.Print {
 		in.buf.WriteString(l)
 		in.buf.WriteString("\r\n")

@@ -251,8 +251,42 @@ func TestInlineResizeCountsRewrappedRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 60 columns now take 2 rows, "short" 1: up 2 from the last row.
-	if got := out.String(); !strings.HasPrefix(got, "\r\x1b[2A\x1b[J") {
+	if got := out.String(); !strings.HasPrefix(got, "\r\x1b[2A"+eraseDown) {
 		t.Fatalf("redraw after narrowing starts %q, want to move up 2 rows", got)
+	}
+}
+
+// The writer never erases the screen from the first column: tmux takes an
+// erase-below from the top-left corner for a screen clear and copies the
+// screen into its scrollback, so a live region starting on the top row
+// would leave a copy of itself there at every redraw. Each erase-below
+// comes after the row was erased and the cursor moved to column 2.
+func TestInlineNeverErasesFromTheFirstColumn(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	in := NewInline(&out)
+	in.Resize(40)
+	frames := []Frame{
+		{Live: []string{"rule", "› draft", "footer"}},
+		{Live: []string{"rule", "› draft 2", "footer"}},
+		{Print: []string{"printed"}, Live: []string{"tail", "rule", "footer"}},
+		{Live: []string{"footer"}},
+	}
+	for i, f := range frames {
+		if i == 3 {
+			in.Resize(20)
+		}
+		if _, err := in.Write(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := out.String()
+	n := strings.Count(got, "\x1b[J")
+	if n != len(frames) {
+		t.Fatalf("%d erases for %d frames in %q", n, len(frames), got)
+	}
+	if c := strings.Count(got, "\x1b[2K\x1b[2G\x1b[J"); c != n {
+		t.Fatalf("%d of %d erase-belows start from the second column after erasing the row: %q", c, n, got)
 	}
 }
 

@@ -3,9 +3,11 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -61,33 +63,7 @@ func (x tmux) waitPane(what string, limit time.Duration, cond func(string) bool)
 // answer, once, the turn receipt and the demo notice, and the
 // conversation is saved.
 func TestChatEndToEndInTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if requireSuites() {
-			t.Fatal("tmux is required here (CI=true or FOLIO_REQUIRE_SUITES=1) but is not installed")
-		}
-		t.Skip("tmux is not installed; the end-to-end chat test needs it (apt-get install tmux)")
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "folio")
-	build := exec.Command("go", "build", "-o", bin, "github.com/foliodev/folio/cmd/folio")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	home := filepath.Join(dir, "home")
-	x := tmux{t: t, socket: filepath.Join(dir, "tmux.sock")}
-	t.Cleanup(func() { _ = exec.Command("tmux", "-S", x.socket, "kill-server").Run() })
-	x.run("-f", "/dev/null", "new-session", "-d", "-s", "chat", "-x", "100", "-y", "30",
-		"-e", "FOLIO_HOME="+home, "-e", "FOLIO_DEMO_RATE=2000", "-e", "TERM=xterm-256color",
-		"-e", "FOLIO_PROVIDER=", "-e", "FOLIO_MODEL=", "-e", "FOLIO_BASE_URL=",
-		"-c", dir, "sh", "-c", bin+" 2>"+filepath.Join(dir, "stderr.txt"))
-	// Keep the pane after folio exits, so its last screen can be read.
-	x.run("set-option", "-t", "chat", "remain-on-exit", "on")
-	t.Cleanup(func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(filepath.Join(dir, "stderr.txt"))
-			t.Logf("folio's standard error:\n%s", b)
-		}
-	})
+	x, home := startChatInTmux(t)
 	x.waitPane("the chat to start", 30*time.Second, func(p string) bool { return strings.Contains(p, "ready") })
 	x.run("send-keys", "-t", "chat", "-l", "hello folio")
 	x.run("send-keys", "-t", "chat", "Enter")
@@ -113,6 +89,76 @@ func TestChatEndToEndInTmux(t *testing.T) {
 	}
 	if len(list) != 1 || list[0].Title != "hello folio" || list[0].Entries < 3 {
 		t.Fatalf("the conversation was not saved with its title and entries: %+v", list)
+	}
+}
+
+// startChatInTmux builds folio and runs "folio" with args in a 100×30 tmux
+// pane on the demo model, with a data folder of its own (home).
+func startChatInTmux(t *testing.T, args ...string) (x tmux, home string) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if requireSuites() {
+			t.Fatal("tmux is required here (CI=true or FOLIO_REQUIRE_SUITES=1) but is not installed")
+		}
+		t.Skip("tmux is not installed; the end-to-end chat test needs it (apt-get install tmux)")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "folio")
+	build := exec.Command("go", "build", "-o", bin, "github.com/foliodev/folio/cmd/folio")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	home = filepath.Join(dir, "home")
+	x = tmux{t: t, socket: filepath.Join(dir, "tmux.sock")}
+	t.Cleanup(func() { _ = exec.Command("tmux", "-S", x.socket, "kill-server").Run() })
+	cmd := strings.Join(append([]string{bin}, args...), " ")
+	x.run("-f", "/dev/null", "new-session", "-d", "-s", "chat", "-x", "100", "-y", "30",
+		"-e", "FOLIO_HOME="+home, "-e", "FOLIO_DEMO_RATE=2000", "-e", "TERM=xterm-256color",
+		"-e", "FOLIO_PROVIDER=", "-e", "FOLIO_MODEL=", "-e", "FOLIO_BASE_URL=",
+		"-c", dir, "sh", "-c", cmd+" 2>"+filepath.Join(dir, "stderr.txt"))
+	// Keep the pane after folio exits, so its last screen can be read.
+	x.run("set-option", "-t", "chat", "remain-on-exit", "on")
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(dir, "stderr.txt"))
+			t.Logf("folio's standard error:\n%s", b)
+		}
+	})
+	return x, home
+}
+
+// The classic view in tmux: after a turn and a series of width changes,
+// tmux's scrollback and screen together hold the chrome (editor, footer,
+// notice) once and the answer once. Redrawing the live region must never
+// leave a copy of it behind: tmux copies the whole screen into its
+// scrollback when it is erased from the top-left corner, which is where a
+// live region that starts on the top row is erased from.
+func TestChatClassicInTmux(t *testing.T) {
+	x, _ := startChatInTmux(t, "chat", "--classic")
+	x.waitPane("the chat to start", 30*time.Second, func(p string) bool { return strings.Contains(p, "ready") })
+	x.run("send-keys", "-t", "chat", "-l", "hello folio")
+	x.run("send-keys", "-t", "chat", "Enter")
+	x.waitPane("the turn receipt", 60*time.Second, func(p string) bool { return strings.Contains(p, "tok/s") })
+	for _, w := range []int{70, 120, 60, 100} {
+		x.run("resize-window", "-t", "chat", "-x", strconv.Itoa(w))
+		// The view draws at one column short of the edge: its rule shows
+		// the width it drew at.
+		rule := strings.Repeat("─", w-1)
+		x.waitPane(fmt.Sprintf("a redraw at width %d", w), 30*time.Second, func(p string) bool {
+			for _, l := range strings.Split(p, "\n") {
+				if strings.TrimSpace(l) == rule {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	// -J joins lines tmux wrapped, so a line counts once at any width.
+	all := x.run("capture-pane", "-p", "-J", "-S", "-", "-t", "chat")
+	for _, want := range []string{"Message folio", "○ ready · folio-demo", "demo model —", "› hello folio", "tok/s", "To use a real model, configure a provider"} {
+		if n := strings.Count(all, want); n != 1 {
+			t.Errorf("scrollback and screen hold %q %d times, want once:\n%s", want, n, all)
+		}
 	}
 }
 
