@@ -88,11 +88,27 @@
 // and a standing notice such as the demo model's hint.
 //
 // Data flows one way. The engine writes the store; App subscribes to its
-// coalesced snapshots and hands Document and Generation to the Viewport
-// (fullscreen) or to Classic.Sync (classic). What the person types goes to
-// the engine through an engine.Outbox, which gives every draft its command
-// ID once, so no retry or double key press makes a second turn. App never
-// writes an entry and keeps no transcript of its own.
+// coalesced snapshots and hands the document and its Generation to the
+// Viewport (fullscreen) or to Classic.Sync (classic). Everything else it
+// shows comes from the same snapshot's Live: the footer's facts, the queue
+// and pending steers (Live.Queue, Live.Steers), the approvals
+// (Live.Approvals). What the person types goes to the engine through an
+// engine.Outbox, which gives every draft its command ID once, so no retry
+// or double key press makes a second turn; the outbox mirrors what only it
+// knows (sending, uncertain, drafts that came back) into the store
+// (Outbox.Mirror), so those rows come from the snapshot too. A draft that
+// came back is taken back with ctrl+r (sent again under a new command ID)
+// or ctrl+x (dropped), and App then calls Engine.Dismiss so the old ID
+// leaves the live state. App never writes an entry and keeps no transcript
+// of its own.
+//
+// Pacing: the chat's store paces streamed text. An open entry in the
+// document holds every byte accepted so far; the views paint only the
+// prefix the pacer revealed (Live.Revealed), because App hands them the
+// document with each such entry cut to that prefix (visibleDocument; only
+// the open tail is looked at). The cut only grows, so classic promotion
+// stays valid, and settlement shows the whole text under the same ID.
+// `folio run` prints as text arrives and does not pace.
 //
 // The footer shows the main agent only: activity (thinking, streaming,
 // running a tool, awaiting approval, retrying in Ns), model, prompt
@@ -101,7 +117,7 @@
 // Keys: enter sends (queued behind a running turn); shift+enter, alt+enter
 // or ctrl+j add a line; tab or ctrl+s steers the running turn; esc stops
 // it; y, a, n answer an approval (once, for the session, deny); ctrl+r
-// sends a draft a stop refused; ctrl+y copies the latest answer's markdown
+// sends a draft a stop refused, ctrl+x drops it; ctrl+y copies the latest answer's markdown
 // source (OSC 52 in the fullscreen view, printed into scrollback in the
 // classic view, so no wrapping of ours reaches the clipboard); pgup/pgdn,
 // shift+arrows, ctrl+home/end and the wheel scroll (plain arrows, home and
@@ -114,6 +130,29 @@
 // redraws of the live region leave in one ordered stream, and a resize
 // (SIGWINCH) redraws the live region at the new width while scrollback
 // keeps what was printed once.
+//
+// Redraws erase the live region without an erase-below from the first
+// column (see eraseDown): tmux copies the whole screen into its scrollback
+// when the screen is erased from its top-left corner, so a live region that
+// starts on the top row (a fresh pane, or one the region fills after a
+// resize) used to leave a copy of the old editor and footer in tmux's
+// scrollback at every redraw. TestChatClassicInTmux (internal/cli) checks
+// the scrollback after width changes.
+//
+// Known gap: a live region taller than the screen can hold after the
+// terminal narrows. A rewrapping terminal (tmux, kitty) reflows the old
+// rows when the width shrinks; if the live region's rows at the new width
+// (Inline.rows) exceed the screen height, the terminal pushes the top ones
+// into its scrollback, where no cursor motion reaches, and they stay there
+// as stale lines above the redrawn region. The live region is bounded by
+// the screen height, so it happens when the region was already nearly a
+// screen tall: in practice while a reasoning step is still open, because
+// Classic.Sync prints nothing after an open run and the whole answer of
+// that step waits in the live region. Keeping the whole live region under
+// half the screen would make any narrowing to at least half the width
+// safe, at the cost of showing less of a held answer; letting Classic
+// print an open reasoning run once the answer after it has started would
+// remove the common case.
 //
 // # Tests
 //
