@@ -128,3 +128,30 @@ func BenchmarkAppFrame(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkVisibleDocument measures cutting a snapshot's open, paced answer
+// to its visible prefix, the work App does per snapshot while an answer
+// streams, behind 100 and 100,000 settled entries. Only the open tail is
+// touched, so the cost should not depend on the document's length.
+//
+//	go test ./tui -run '^$' -bench VisibleDocument -benchmem
+func BenchmarkVisibleDocument(b *testing.B) {
+	for _, n := range []int{100, 100_000} {
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+			store := transcript.NewStore(transcript.WithPacing(transcript.DefaultPacing), transcript.WithDocument(doc(mixed(n)...)))
+			sw := store.Lease().Stream()
+			text := strings.Repeat("A paced answer grows one word at a time. ", 200)
+			if err := sw.Text(text); err != nil {
+				b.Fatal(err)
+			}
+			snap := store.Snapshot()
+			if n, paced := snap.Live.Revealed(sw.AnswerID()); !paced || n >= len(text) {
+				b.Fatalf("the answer is not paced from the start: revealed %d, paced %v", n, paced)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				visibleDocument(snap)
+			}
+		})
+	}
+}
