@@ -48,6 +48,9 @@ type Command struct {
 	Allow        bool   `json:"allow,omitzero"`
 	FailureID    string `json:"failureId,omitzero"`
 	EntryID      string `json:"entryId,omitzero"`
+	// Model, on a send, is the model (a name from GET /api/v2/models) that
+	// turn and later ones run on.
+	Model string `json:"model,omitzero"`
 }
 
 // Attachment is an uploaded file a send refers to. Path is where the server
@@ -200,6 +203,8 @@ func rejection(cmd Command, err error) Receipt {
 		rc.Code = "unsupported"
 	case errors.Is(err, ErrBusy):
 		rc.Code = "busy"
+	case errors.Is(err, ErrUnknownModel):
+		rc.Code = "unknown-model"
 	default:
 		rc.Code = "internal"
 	}

@@ -26,6 +26,9 @@ var (
 	ErrBusy = errors.New("busy")
 )
 
+// ErrUnknownModel: a send names a model that is not in the server's list.
+var ErrUnknownModel = errors.New("unknown model")
+
 // ErrNonLoopback is returned by ListenAndServe (and CheckAddr) for an
 // address that is not loopback when no token is set.
 var ErrNonLoopback = errors.New("refusing to listen on a non-loopback address without --token")

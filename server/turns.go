@@ -62,6 +62,9 @@ type TurnsOptions struct {
 	// IdleAfter closes an engine with nothing running after this long
 	// (default DefaultIdleAfter).
 	IdleAfter time.Duration
+	// Models are the models a send may switch to (see models.go); the
+	// Default one is Provider and Model. Empty: only Provider and Model.
+	Models []ModelOption
 }
 
 // Turns runs commands on real turn engines, one per conversation. Make it
@@ -78,6 +81,8 @@ type Turns struct {
 	stopOnce sync.Once
 
 	hooks turnsHooks // tests only; set before the first command
+
+	mset modelSet // clients built for model switches, per-conversation choices
 }
 
 // turnsHooks let tests observe the order of saves and publications.
@@ -677,7 +682,11 @@ func (s *session) do(ctx context.Context, cmd Command) (Receipt, error) {
 		if err != nil {
 			return Receipt{}, err
 		}
-		r, err := e.Send(ctx, cmd.CommandID, cmd.Text, atts)
+		choice, err := s.t.modelFor(s.id, cmd.Model)
+		if err != nil {
+			return Receipt{}, err
+		}
+		r, err := e.SendWithModel(ctx, cmd.CommandID, cmd.Text, atts, choice)
 		if errors.Is(err, engine.ErrEmpty) {
 			return Receipt{State: StateRejected, Code: "bad-request", Reason: "send: the text is empty"}, nil
 		}

@@ -596,11 +596,12 @@ type commandFrame struct {
 	Allow        *bool    `json:"allow"`
 	FailureID    string   `json:"failureId"`
 	EntryID      string   `json:"entryId"`
+	Model        string   `json:"model"`
 }
 
 // needs lists, per command, the members it requires and allows.
 var needs = map[string]struct{ required, allowed string }{
-	CmdSend:         {"text", "text attachments head"},
+	CmdSend:         {"text", "text attachments head model"},
 	CmdSteer:        {"text", "text"},
 	CmdStop:         {"turn", "turn reply"},
 	CmdApprove:      {"invocationId allow", "invocationId allow"},
@@ -613,7 +614,7 @@ func (m *commandFrame) present() map[string]bool {
 	return map[string]bool{
 		"text": m.Text != nil, "attachments": m.Attachments != nil, "head": m.Head != "", "turn": m.Turn != "",
 		"reply": m.Reply != "", "invocationId": m.InvocationID != "", "allow": m.Allow != nil,
-		"failureId": m.FailureID != "", "entryId": m.EntryID != "",
+		"failureId": m.FailureID != "", "entryId": m.EntryID != "", "model": m.Model != "",
 	}
 }
 
@@ -652,8 +653,15 @@ func (c *conn) onCommand(env envelope, frame []byte) {
 		c.protoError(env.ID, "bad-request", fmt.Sprintf("at most %d attachments", maxAttachments), false)
 		return
 	}
+	if m.Model != "" {
+		if err := c.srv.checkModel(m.Model); err != nil {
+			c.protoError(env.ID, "unknown-model", err.Error(), false)
+			return
+		}
+	}
 	cmd := Command{Kind: env.Type, Conversation: m.Conversation, CommandID: m.CommandID, Head: m.Head,
-		Turn: m.Turn, Reply: m.Reply, InvocationID: m.InvocationID, FailureID: m.FailureID, EntryID: m.EntryID}
+		Turn: m.Turn, Reply: m.Reply, InvocationID: m.InvocationID, FailureID: m.FailureID, EntryID: m.EntryID,
+		Model: m.Model}
 	if m.Text != nil {
 		cmd.Text = *m.Text
 	}

@@ -46,7 +46,13 @@ func runServe(ctx context.Context, args []string, stdio IO) error {
 	if err != nil {
 		return ExitError{Code: 1, Msg: "serve: " + err.Error()}
 	}
-	cfg, prov, err := provider.Load(provider.Options{DataDir: dir, Provider: *provName, Model: *model, BaseURL: *baseURL})
+	popts := provider.Options{DataDir: dir, Provider: *provName, Model: *model, BaseURL: *baseURL}
+	cfg, prov, err := provider.Load(popts)
+	if err != nil {
+		return ExitError{Code: 1, Msg: "serve: " + err.Error()}
+	}
+	// The models a browser may switch to; the first is cfg itself.
+	models, err := server.ConfiguredModels(popts)
 	if err != nil {
 		return ExitError{Code: 1, Msg: "serve: " + err.Error()}
 	}
@@ -60,7 +66,7 @@ func runServe(ctx context.Context, args []string, stdio IO) error {
 		allowed = strings.Split(*allow, ",")
 	}
 	turns, err := server.NewTurns(server.TurnsOptions{Provider: prov, Model: cfg.Model, ContextWindow: cfg.ContextWindow,
-		Workspace: *work, Allow: allowed})
+		Workspace: *work, Allow: allowed, Models: models})
 	if err != nil {
 		return ExitError{Code: 1, Msg: "serve: " + err.Error()}
 	}

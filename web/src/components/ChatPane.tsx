@@ -2,7 +2,7 @@ import { useEffect, useState, useSyncExternalStore } from 'react';
 import type { ViewCache } from '../chat/cache';
 import type { ConversationMeta } from '../chat/types';
 import type { TranscriptView } from '../chat/view';
-import type { Api, Graph } from '../protocol/api';
+import type { Api, Graph, ModelInfo } from '../protocol/api';
 import { DisconnectedError, type Client } from '../protocol/client';
 import { Composer } from './Composer';
 import { Transcript } from './Transcript';
@@ -13,6 +13,8 @@ export interface Outgoing {
   kind: 'send' | 'steer';
   text: string;
   attachments?: string[];
+  /** The model this send switches to (a name from the model list). */
+  model?: string;
   /** pending: sent, no answer; uncertain: the connection dropped before the answer. */
   state: 'pending' | 'uncertain' | 'queued' | 'dispatched' | 'done' | 'rejected';
   code?: string;
@@ -71,6 +73,27 @@ function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneP
   const [draft, setDraft] = useState('');
   const [outgoing, setOutgoing] = useState<Outgoing[]>([]);
   const [steerDraft, setSteerDraft] = useState<string | undefined>();
+  const [models, setModels] = useState<ModelInfo[]>([]);
+  // current: the model the server says the next turn runs on; chosen: the
+  // user's pick, sent with the next send (the server then remembers it).
+  const [current, setCurrent] = useState<string | undefined>();
+  const [chosen, setChosen] = useState<string | undefined>();
+  useEffect(() => {
+    let live = true;
+    // An Api without a model list (a read-only embedding) shows no picker.
+    if (!api.models) return;
+    api.models(conversation.id).then(
+      (l) => {
+        if (!live) return;
+        setModels(l.models);
+        setCurrent(l.current);
+      },
+      () => {},
+    );
+    return () => {
+      live = false;
+    };
+  }, [api, conversation.id]);
   const heights = cache.heights.get(viewKey) ?? new Map<string, number>();
   if (!cache.heights.has(viewKey)) cache.heights.set(viewKey, heights);
 
@@ -80,6 +103,7 @@ function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneP
   const deliver = async (o: Outgoing) => {
     const frame: Record<string, unknown> = { type: o.kind, conversation: conversation.id, commandId: o.commandId, text: o.text };
     if (o.kind === 'send' && o.attachments?.length) frame.attachments = o.attachments;
+    if (o.kind === 'send' && o.model) frame.model = o.model;
     try {
       const r = (await client.request(frame)).receipt as { state: Outgoing['state']; code?: string };
       if (r.state === 'rejected') {
@@ -124,6 +148,10 @@ function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneP
   const send = async (text: string, files: File[]) => {
     setDraft('');
     const o: Outgoing = { commandId: newId(), kind: 'send', text, state: 'pending' };
+    if (chosen !== undefined && chosen !== current) {
+      o.model = chosen;
+      setCurrent(chosen);
+    }
     setOutgoing((l) => [...l, o]);
     if (files.length) {
       try {
@@ -210,7 +238,16 @@ function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneP
           Stop
         </button>
       ) : null}
-      <Composer draft={draft} setDraft={setDraft} running={state.turn !== undefined} onSend={(t, f) => void send(t, f)} onSteer={steer} />
+      <Composer
+        draft={draft}
+        setDraft={setDraft}
+        running={state.turn !== undefined}
+        onSend={(t, f) => void send(t, f)}
+        onSteer={steer}
+        models={models}
+        model={chosen ?? current}
+        onModel={setChosen}
+      />
     </>
   );
 }

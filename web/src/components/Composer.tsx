@@ -1,4 +1,5 @@
 import { useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import type { ModelInfo } from '../protocol/api';
 
 /** The largest attachment the server takes (32 MiB), and how many per message. */
 export const MAX_ATTACHMENT_BYTES = 32 * 1024 * 1024;
@@ -12,6 +13,29 @@ export interface ComposerProps {
   setDraft: (text: string) => void;
   onSend: (text: string, files: File[]) => void;
   onSteer?: (text: string) => void;
+  /** The server's models; the picker shows when there are any. */
+  models?: ModelInfo[];
+  /** The model the next send runs on (a ModelInfo name). */
+  model?: string;
+  onModel?: (name: string) => void;
+}
+
+/**
+ * ModelPicker is a native select: keyboard users get the platform's own
+ * behaviour (arrows, type-ahead, Enter) and screen readers its role.
+ */
+export function ModelPicker({ models, model, onModel, disabled }: { models: ModelInfo[]; model?: string; onModel?: (name: string) => void; disabled?: boolean }) {
+  const current = model ?? models.find((m) => m.default)?.name ?? models[0]?.name ?? '';
+  return (
+    <select className="model-picker" aria-label="Model" title="Model for this and later messages" value={current} disabled={disabled || !onModel} onChange={(e) => onModel?.(e.target.value)}>
+      {models.map((m) => (
+        <option key={m.name} value={m.name}>
+          {m.provider} · {m.model}
+          {m.default ? ' (default)' : ''}
+        </option>
+      ))}
+    </select>
+  );
 }
 
 function size(n: number): string {
@@ -23,7 +47,7 @@ function size(n: number): string {
  * starts a new line. Files over the size limit are refused with a note and
  * never attached; attached files show as chips until sent or removed.
  */
-export function Composer({ disabled, running, draft, setDraft, onSend, onSteer }: ComposerProps) {
+export function Composer({ disabled, running, draft, setDraft, onSend, onSteer, models, model, onModel }: ComposerProps) {
   const [files, setFiles] = useState<File[]>([]);
   const [note, setNote] = useState('');
   const input = useRef<HTMLInputElement>(null);
@@ -86,6 +110,7 @@ export function Composer({ disabled, running, draft, setDraft, onSend, onSteer }
           onChange={(e) => setDraft(e.target.value)}
           onKeyDown={onKeyDown}
         />
+        {models && models.length > 0 ? <ModelPicker models={models} model={model} onModel={onModel} disabled={disabled} /> : null}
         {running && onSteer ? (
           <button type="button" className="steer-button" disabled={disabled || draft.trim() === ''} onClick={() => onSteer(draft.trim())}>
             Steer

@@ -1,6 +1,7 @@
 // The protocol's plain HTTP resources: the conversation list, create, rename,
-// delete, attachment upload and the graph (requested only while its view is
-// open). Every path is under /api/v2/.
+// delete, attachment upload, the graph (requested only while its view is
+// open), the model list and bounded reads of artifacts. Every path is under
+// /api/v2/.
 import type { ConversationMeta } from '../chat/types';
 
 export class HttpError extends Error {
@@ -21,6 +22,21 @@ export interface Api {
   remove(id: string): Promise<void>;
   upload(id: string, file: File): Promise<{ id: string; name: string; size: number }>;
   graph(id: string): Promise<Graph>;
+  /** The server's models and, for a conversation, the one its next turn runs on. */
+  models(conversation?: string): Promise<ModelList>;
+}
+
+/** One model a send may name (never a key or URL). */
+export interface ModelInfo {
+  name: string;
+  provider: string;
+  model: string;
+  default: boolean;
+}
+
+export interface ModelList {
+  models: ModelInfo[];
+  current?: string;
 }
 
 export interface Graph {
@@ -75,5 +91,6 @@ export function httpApi(token?: string, base = '/api/v2'): Api {
         attachment: { id: string; name: string; size: number };
       }).attachment,
     graph: async (id) => (await call('GET', `/conversations/${enc(id)}/graph`)) as Graph,
+    models: async (conversation) => (await call('GET', conversation ? `/models?conversation=${enc(conversation)}` : '/models')) as ModelList,
   };
 }

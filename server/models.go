@@ -1,0 +1,203 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/foliodev/folio/engine"
+	"github.com/foliodev/folio/provider"
+)
+
+// This file is the model list (GET /api/v2/models) and the model switch a
+// send may carry. The list comes from the server's resolved provider
+// configuration; it never holds keys, base URLs or headers, so no response
+// path can leak a credential.
+
+// ModelInfo is one model the server can run turns on.
+type ModelInfo struct {
+	// Name is what a send's "model" names: "provider/model".
+	Name string `json:"name"`
+	// Provider is the configured provider's name ("openai", "ollama", …).
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	// Default marks the model conversations start with.
+	Default bool `json:"default"`
+}
+
+// ModelOption is a model Turns may switch a conversation to. Config is
+// used to build its client on first use; it is never sent to a client.
+type ModelOption struct {
+	ModelInfo
+	Config provider.Config
+}
+
+// ConfiguredModels lists the providers o resolves to, as `folio models`
+// shows them: the selected one first and marked default, then every other
+// built-in or config-file provider that resolves and can answer (the demo
+// model, a provider with a key, or a config-file section, which may be a
+// local server without one).
+func ConfiguredModels(o provider.Options) ([]ModelOption, error) {
+	cur, err := provider.Resolve(o)
+	if err != nil {
+		return nil, err
+	}
+	out := []ModelOption{{ModelInfo: ModelInfo{Name: modelName(cur), Provider: cur.Name, Model: cur.Model, Default: true}, Config: cur}}
+	section := map[string]bool{}
+	for _, s := range cur.Sections {
+		section[s] = true
+	}
+	names := append([]string{provider.TypeDemo, provider.TypeOpenAI, provider.TypeAnthropic}, cur.Sections...)
+	seen := map[string]bool{cur.Name: true}
+	for _, n := range names {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		c, err := provider.Resolve(provider.Options{DataDir: o.DataDir, Provider: n, Getenv: o.Getenv,
+			Transport: o.Transport, Clock: o.Clock})
+		if err != nil || (c.Type != provider.TypeDemo && c.APIKey == "" && !section[n]) {
+			continue
+		}
+		out = append(out, ModelOption{ModelInfo: ModelInfo{Name: modelName(c), Provider: c.Name, Model: c.Model}, Config: c})
+	}
+	return out, nil
+}
+
+func modelName(c provider.Config) string { return c.Name + "/" + c.Model }
+
+// modelSet is Turns' list of models and the clients built for them.
+type modelSet struct {
+	mu      sync.Mutex
+	list    []ModelOption
+	clients map[string]provider.Provider
+	chosen  map[string]string // conversation → the model its last switch chose
+}
+
+// models returns the list a client sees. Without configured options it is
+// the one model Turns was made with.
+func (t *Turns) models() []ModelInfo {
+	out := []ModelInfo{}
+	for _, m := range t.opts.Models {
+		out = append(out, m.ModelInfo)
+	}
+	if len(out) == 0 {
+		name := t.opts.Provider.Name()
+		out = append(out, ModelInfo{Name: name + "/" + t.opts.Model, Provider: name, Model: t.opts.Model, Default: true})
+	}
+	return out
+}
+
+// checkModel says whether name is in the list.
+func (t *Turns) checkModel(name string) error {
+	var names []string
+	for _, m := range t.models() {
+		if m.Name == name {
+			return nil
+		}
+		names = append(names, m.Name)
+	}
+	return fmt.Errorf("%w: model %q is not one of this server's models (%s); GET /api/v2/models lists them",
+		ErrUnknownModel, clip(name), strings.Join(names, ", "))
+}
+
+// modelFor is the choice a send in conversation conv runs with: the model
+// it names, else the one the conversation last switched to (it outlives
+// the engine's idle close), else none (the engine's current model).
+func (t *Turns) modelFor(conv, name string) (engine.ModelChoice, error) {
+	t.mset.mu.Lock()
+	defer t.mset.mu.Unlock()
+	if name == "" {
+		name = t.mset.chosen[conv]
+		if name == "" {
+			return engine.ModelChoice{}, nil
+		}
+	}
+	if err := t.checkModel(name); err != nil {
+		return engine.ModelChoice{}, err
+	}
+	var opt *ModelOption
+	for i := range t.opts.Models {
+		if t.opts.Models[i].Name == name {
+			opt = &t.opts.Models[i]
+		}
+	}
+	var (
+		p      provider.Provider
+		model  = t.opts.Model
+		window = t.opts.ContextWindow
+	)
+	switch {
+	case opt == nil || opt.Default:
+		p = t.opts.Provider // the default model's client is the one Turns was made with
+		if opt != nil {
+			model = opt.Model
+		}
+	default:
+		model, window = opt.Model, opt.Config.ContextWindow
+		if p = t.mset.clients[name]; p == nil {
+			var err error
+			if p, err = provider.New(opt.Config); err != nil {
+				return engine.ModelChoice{}, fmt.Errorf("model %q: %w", name, err)
+			}
+			if t.mset.clients == nil {
+				t.mset.clients = map[string]provider.Provider{}
+			}
+			t.mset.clients[name] = p
+		}
+	}
+	if t.mset.chosen == nil {
+		t.mset.chosen = map[string]string{}
+	}
+	t.mset.chosen[conv] = name
+	return engine.ModelChoice{Provider: p, Model: model, ContextWindow: window}, nil
+}
+
+// currentModel is the model name conversation conv's next turn runs on.
+func (t *Turns) currentModel(conv string) string {
+	t.mset.mu.Lock()
+	name := t.mset.chosen[conv]
+	t.mset.mu.Unlock()
+	if name != "" {
+		return name
+	}
+	for _, m := range t.models() {
+		if m.Default {
+			return m.Name
+		}
+	}
+	return ""
+}
+
+// listModels answers GET /api/v2/models[?conversation=ID]: the models and,
+// for a conversation, the one its next turn runs on.
+func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
+	conv := r.URL.Query().Get("conversation")
+	if conv != "" {
+		if err := validConversationID(conv); err != nil {
+			httpError(w, http.StatusBadRequest, "invalid-id", err.Error())
+			return
+		}
+	}
+	out := struct {
+		Models  []ModelInfo `json:"models"`
+		Current string      `json:"current,omitzero"`
+	}{Models: []ModelInfo{}}
+	if s.turns != nil {
+		out.Models = s.turns.models()
+		if conv != "" {
+			out.Current = s.turns.currentModel(conv)
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// checkModel validates a send's model before it reaches the engine; a
+// server without Turns has no models, so every name is unknown.
+func (s *Server) checkModel(name string) error {
+	if s.turns == nil {
+		return fmt.Errorf("%w: this server has no models to switch to", ErrUnknownModel)
+	}
+	return s.turns.checkModel(name)
+}
