@@ -1,9 +1,10 @@
-import { useEffect, useState, useSyncExternalStore } from 'react';
+import { useEffect, useMemo, useState, useSyncExternalStore } from 'react';
 import type { ViewCache } from '../chat/cache';
 import type { ConversationMeta } from '../chat/types';
 import type { TranscriptView } from '../chat/view';
 import type { Api, Graph, ModelInfo } from '../protocol/api';
 import { DisconnectedError, type Client } from '../protocol/client';
+import { ArtifactReaderContext, type ArtifactReader } from './ArtifactOutput';
 import { Composer } from './Composer';
 import { Transcript } from './Transcript';
 
@@ -94,6 +95,10 @@ function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneP
       live = false;
     };
   }, [api, conversation.id]);
+  const readArtifact = useMemo<ArtifactReader | undefined>(
+    () => (api.artifact ? (ref, offset, length) => api.artifact(conversation.id, ref, offset, length) : undefined),
+    [api, conversation.id],
+  );
   const heights = cache.heights.get(viewKey) ?? new Map<string, number>();
   if (!cache.heights.has(viewKey)) cache.heights.set(viewKey, heights);
 
@@ -184,15 +189,17 @@ function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneP
   ];
   return (
     <>
-      <Transcript
-        view={view}
-        heights={heights}
-        saved={cache.anchors.get(viewKey)}
-        onSave={(a) => {
-          if (a) cache.anchors.set(viewKey, a);
-          else cache.anchors.delete(viewKey);
-        }}
-      />
+      <ArtifactReaderContext.Provider value={readArtifact}>
+        <Transcript
+          view={view}
+          heights={heights}
+          saved={cache.anchors.get(viewKey)}
+          onSave={(a) => {
+            if (a) cache.anchors.set(viewKey, a);
+            else cache.anchors.delete(viewKey);
+          }}
+        />
+      </ArtifactReaderContext.Provider>
       {visibleQueue.length > 0 ? (
         <ol className="queue" aria-label="Queue">
           {visibleQueue.map((o) => (

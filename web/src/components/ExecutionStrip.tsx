@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import type { Step, ToolCall } from '../chat/types';
+import { ArtifactOutput } from './ArtifactOutput';
 import { PresentationView } from './presenters';
 
 // Which strips are open survives a row unmounting outside the viewport.
@@ -52,13 +53,7 @@ function FunctionStep({ call, nested = false }: { call: ToolCall; nested?: boole
             {call.invocationId ? <span> · invocation {call.invocationId}</span> : null}
             {call.durationMs !== undefined ? <span> · {Math.round(call.durationMs)} ms</span> : null}
           </div>
-          {full ? (
-            // The protocol has no artifact endpoint yet, so the full output is
-            // named by its reference rather than linked.
-            <div className="step-full-output" data-ref={full.ref}>
-              Full output: {full.ref} ({full.committedBytes} bytes{full.available ? '' : ', not available'})
-            </div>
-          ) : null}
+          {full ? <ArtifactOutput artifact={full} /> : null}
           {call.children?.length ? (
             <ul className="steps nested">
               {call.children.map((c) => (

@@ -24,6 +24,16 @@ export interface Api {
   graph(id: string): Promise<Graph>;
   /** The server's models and, for a conversation, the one its next turn runs on. */
   models(conversation?: string): Promise<ModelList>;
+  /** A bounded range (at most 64 KiB) of an artifact an entry of the conversation refers to. */
+  artifact(conversation: string, ref: string, offset: number, length: number): Promise<ArtifactRange>;
+}
+
+/** One range of an artifact: its bytes, where they start and the artifact's committed size. */
+export interface ArtifactRange {
+  bytes: Uint8Array;
+  offset: number;
+  total: number;
+  final: boolean;
 }
 
 /** One model a send may name (never a key or URL). */
@@ -91,6 +101,30 @@ export function httpApi(token?: string, base = '/api/v2'): Api {
         attachment: { id: string; name: string; size: number };
       }).attachment,
     graph: async (id) => (await call('GET', `/conversations/${enc(id)}/graph`)) as Graph,
+    artifact: async (conversation, ref, offset, length) => {
+      const headers: Record<string, string> = {};
+      if (token) headers.Authorization = `Bearer ${token}`;
+      const r = await fetch(`${base}/conversations/${enc(conversation)}/artifacts/${enc(ref)}?offset=${offset}&length=${length}`, { headers });
+      if (!r.ok) {
+        let code = 'http';
+        let message = r.statusText;
+        try {
+          const e = (await r.json()) as { error?: { code?: string; message?: string } };
+          code = e.error?.code ?? code;
+          message = e.error?.message ?? message;
+        } catch {
+          /* not JSON */
+        }
+        throw new HttpError(r.status, code, message);
+      }
+      const bytes = new Uint8Array(await r.arrayBuffer());
+      return {
+        bytes,
+        offset: Number(r.headers.get('Folio-Offset') ?? offset),
+        total: Number(r.headers.get('Folio-Total') ?? offset + bytes.length),
+        final: r.headers.get('Folio-Final') === 'true',
+      };
+    },
     models: async (conversation) => (await call('GET', conversation ? `/models?conversation=${enc(conversation)}` : '/models')) as ModelList,
   };
 }

@@ -1,0 +1,227 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/foliodev/folio/toolview"
+	"github.com/foliodev/folio/transcript"
+)
+
+// This file serves bounded reads of tool artifacts (large outputs kept
+// beside the log): GET /api/v2/conversations/{id}/artifacts/{ref}. A ref is
+// served only when one of that conversation's entries refers to it, so a
+// client cannot read another conversation's artifact by guessing, and the
+// read goes through the presentation host's ReadArtifact, whose range limit
+// bounds every response. The ref's form (32 hex digits) is checked before
+// it comes near a path.
+
+// defaultArtifactRead is how much a read without ?length= returns.
+const defaultArtifactRead = toolview.DefaultRangeLimit
+
+func validRef(ref string) bool {
+	if len(ref) != 32 {
+		return false
+	}
+	for _, c := range ref {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// artifactOf finds the latest checkpoint of ref among the conversation's
+// entries: first the open engine's live document (a running tool's output
+// may not be saved yet), then the log. It reports false when no entry of
+// the conversation refers to ref.
+func (s *Server) artifactOf(id, ref string) (transcript.Artifact, bool, error) {
+	if s.turns != nil {
+		if a, ok := s.turns.liveArtifact(id, ref); ok {
+			return a, true, nil
+		}
+	}
+	f, err := os.Open(s.logPath(id))
+	if err != nil {
+		return transcript.Artifact{}, false, err
+	}
+	defer f.Close()
+	// Only lines that mention the ref are decoded; the scan itself is one
+	// buffered pass that holds a line at a time.
+	var (
+		best  transcript.Artifact
+		found bool
+		needle = []byte(`"` + ref + `"`)
+	)
+	err = scanLines(f, func(line []byte, _ int64) bool {
+		if !bytes.Contains(line, needle) {
+			return true
+		}
+		var v any
+		if json.Unmarshal(line, &v) != nil {
+			return true
+		}
+		walkArtifacts(v, ref, func(a transcript.Artifact) {
+			if !found || a.Revision >= best.Revision {
+				best, found = a, true
+			}
+		})
+		return true
+	})
+	return best, found, err
+}
+
+// walkArtifacts calls fn for every {"artifact":{"ref":ref,...}} in v,
+// wherever a record keeps it (entries, transcripts, branch wrappers).
+func walkArtifacts(v any, ref string, fn func(transcript.Artifact)) {
+	switch v := v.(type) {
+	case map[string]any:
+		if m, ok := v["artifact"].(map[string]any); ok && m["ref"] == ref {
+			b, _ := json.Marshal(m)
+			var a transcript.Artifact
+			if json.Unmarshal(b, &a) == nil {
+				fn(a)
+			}
+		}
+		for _, x := range v {
+			walkArtifacts(x, ref, fn)
+		}
+	case []any:
+		for _, x := range v {
+			walkArtifacts(x, ref, fn)
+		}
+	}
+}
+
+// liveArtifact looks for ref in the open engine's current document.
+func (t *Turns) liveArtifact(conv, ref string) (transcript.Artifact, bool) {
+	t.mu.Lock()
+	s := t.sessions[conv]
+	t.mu.Unlock()
+	if s == nil || !s.ready() || s.err != nil {
+		return transcript.Artifact{}, false
+	}
+	doc := s.store.Snapshot().Document
+	var best transcript.Artifact
+	found := false
+	for i := doc.Len() - 1; i >= 0; i-- {
+		tool, ok := doc.At(i).Content.(transcript.Tool)
+		if !ok {
+			continue
+		}
+		check := func(p *transcript.Presentation) {
+			if p != nil && p.Artifact != nil && p.Artifact.Ref == ref && (!found || p.Artifact.Revision >= best.Revision) {
+				best, found = *p.Artifact, true
+			}
+		}
+		check(tool.Presentation)
+		for i := range tool.Supplementals {
+			check(&tool.Supplementals[i].Presentation)
+		}
+		if found {
+			return best, true
+		}
+	}
+	return best, false
+}
+
+// readArtifact answers GET /api/v2/conversations/{id}/artifacts/{ref}
+// ?offset=N&length=M with the raw bytes of that range (never more than the
+// host's range limit). Headers say where the bytes are: Folio-Offset,
+// Folio-Total (the committed size), Folio-Final and Folio-Content-Type (the
+// artifact's own type; the body is always served as octet-stream, so a
+// tool's HTML output can never run as a page of this origin).
+func (s *Server) readArtifact(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r)
+	if !ok {
+		return
+	}
+	ref := r.PathValue("ref")
+	if !validRef(ref) {
+		httpError(w, http.StatusBadRequest, "invalid-id", "artifact ref must be 32 lowercase hex digits")
+		return
+	}
+	off, length := int64(0), int64(defaultArtifactRead)
+	for _, p := range []struct {
+		name string
+		dst  *int64
+	}{{"offset", &off}, {"length", &length}} {
+		if v := r.URL.Query().Get(p.name); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				httpError(w, http.StatusBadRequest, "bad-range", fmt.Sprintf("?%s=%q must be a whole number of bytes, 0 or more", p.name, clip(v)))
+				return
+			}
+			*p.dst = n
+		}
+	}
+	if length == 0 || length > toolview.DefaultRangeLimit {
+		httpError(w, http.StatusBadRequest, "bad-range",
+			fmt.Sprintf("?length=%d: a read is 1 to %d bytes; ask for the rest with a larger ?offset=", length, toolview.DefaultRangeLimit))
+		return
+	}
+	a, found, err := s.artifactOf(id, ref)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		httpError(w, http.StatusNotFound, "not-found", "no conversation "+id)
+		return
+	case err != nil:
+		httpError(w, http.StatusInternalServerError, "internal", "cannot read the conversation log")
+		return
+	case !found:
+		httpError(w, http.StatusNotFound, "not-found", "no entry of conversation "+id+" refers to artifact "+ref)
+		return
+	case !a.Available:
+		httpError(w, http.StatusNotFound, "not-found", "artifact "+ref+" is not available (its output was not kept)")
+		return
+	}
+	if off >= a.CommittedBytes {
+		w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(a.CommittedBytes, 10))
+		httpError(w, http.StatusRequestedRangeNotSatisfiable, "bad-range",
+			fmt.Sprintf("?offset=%d is past the end: the artifact has %d bytes", off, a.CommittedBytes))
+		return
+	}
+	host := toolview.New(toolview.WithArtifactDir(filepath.Join(s.opts.DataDir, "artifacts")))
+	b, err := host.ReadArtifact(a, off, length)
+	if errors.Is(err, toolview.ErrRangeLimit) {
+		httpError(w, http.StatusRequestedRangeNotSatisfiable, "bad-range", err.Error())
+		return
+	}
+	if err != nil {
+		httpError(w, http.StatusNotFound, "not-found", "artifact "+ref+" cannot be read")
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/octet-stream")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Security-Policy", "sandbox; default-src 'none'")
+	h.Set("Folio-Offset", strconv.FormatInt(off, 10))
+	h.Set("Folio-Total", strconv.FormatInt(a.CommittedBytes, 10))
+	h.Set("Folio-Final", strconv.FormatBool(a.Final))
+	h.Set("Folio-Content-Type", headerSafe(a.ContentType))
+	w.WriteHeader(http.StatusOK)
+	w.Write(b)
+}
+
+// headerSafe returns a content type that can travel in a header: printable
+// ASCII, else the generic type.
+func headerSafe(ct string) string {
+	if ct == "" || len(ct) > 255 {
+		return "application/octet-stream"
+	}
+	for i := 0; i < len(ct); i++ {
+		if ct[i] < 0x20 || ct[i] > 0x7e {
+			return "application/octet-stream"
+		}
+	}
+	return ct
+}

@@ -1,0 +1,157 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/toolview"
+	"github.com/foliodev/folio/transcript"
+)
+
+// artifactFixture makes a conversation whose tool entry refers to an
+// artifact of size bytes in the data folder, and a second artifact file
+// that no entry refers to. It returns the conversation, both refs and the
+// artifact's bytes.
+func artifactFixture(t *testing.T, ts *testServer, size int) (conv, ref, stray string, data []byte) {
+	t.Helper()
+	conv = ts.create(t)
+	ref, stray = strings.Repeat("ab", 16), strings.Repeat("cd", 16)
+	data = make([]byte, size)
+	for i := range data {
+		data[i] = byte('a' + i%26)
+	}
+	dir := filepath.Join(ts.data, "artifacts")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []string{ref, stray} {
+		if err := os.WriteFile(filepath.Join(dir, r), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tool := transcript.Tool{InvocationID: "inv-1",
+		Receipt: transcript.ToolReceipt{App: "shell", Summary: "ls -R", Status: transcript.ToolOK},
+		Presentation: &transcript.Presentation{Schema: "folio.shell", Version: 1, Revision: 3,
+			Artifact: &transcript.Artifact{Ref: ref, ContentType: "text/plain", CommittedBytes: int64(size), Revision: 3, Final: true, Available: true}}}
+	doc, err := transcript.NewDocument(conv, []transcript.Entry{
+		{ID: "u1", Content: transcript.User{Text: "list"}, Timestamp: tsAt(1)},
+		{ID: "t1", Content: tool, Timestamp: tsAt(2)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := history.Open(ts.logOf(conv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Save(doc, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return conv, ref, stray, data
+}
+
+func getArtifact(t *testing.T, url string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+// Ranges come back exactly, bounded by the host's range limit; past the
+// end is 416, over the limit or malformed is 400, each with a message.
+func TestArtifactRanges(t *testing.T) {
+	ts := newTestServer(t, Options{DataDir: t.TempDir()})
+	const size = 150_000
+	conv, ref, _, data := artifactFixture(t, ts, size)
+	base := ts.url + "/api/v2/conversations/" + conv + "/artifacts/" + ref
+
+	// Reading the whole artifact in default-sized pieces gives its bytes.
+	var got []byte
+	for off := 0; off < size; {
+		resp, b := getArtifact(t, base+"?offset="+strconv.Itoa(off))
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("offset %d: %d %s", off, resp.StatusCode, b)
+		}
+		if len(b) == 0 || len(b) > toolview.DefaultRangeLimit {
+			t.Fatalf("offset %d: %d bytes", off, len(b))
+		}
+		if resp.Header.Get("Folio-Total") != strconv.Itoa(size) || resp.Header.Get("Folio-Offset") != strconv.Itoa(off) ||
+			resp.Header.Get("Folio-Content-Type") != "text/plain" || resp.Header.Get("Content-Type") != "application/octet-stream" {
+			t.Fatalf("headers %v", resp.Header)
+		}
+		got = append(got, b...)
+		off += len(b)
+	}
+	if !bytes.Equal(got, data) {
+		t.Fatalf("read %d bytes, not the artifact's", len(got))
+	}
+	resp, b := getArtifact(t, base+"?offset=100&length=10")
+	if resp.StatusCode != http.StatusOK || string(b) != string(data[100:110]) {
+		t.Fatalf("a small range: %d %q", resp.StatusCode, b)
+	}
+
+	for _, c := range []struct {
+		query  string
+		status int
+		says   string
+	}{
+		{"?offset=" + strconv.Itoa(size), http.StatusRequestedRangeNotSatisfiable, "past the end"},
+		{"?offset=999999999", http.StatusRequestedRangeNotSatisfiable, "past the end"},
+		{"?length=" + strconv.Itoa(toolview.DefaultRangeLimit+1), http.StatusBadRequest, "a read is 1 to 65536 bytes"},
+		{"?length=0", http.StatusBadRequest, "a read is 1 to"},
+		{"?offset=-1", http.StatusBadRequest, "whole number"},
+		{"?offset=ten", http.StatusBadRequest, "whole number"},
+	} {
+		resp, b := getArtifact(t, base+c.query)
+		if resp.StatusCode != c.status || !strings.Contains(string(b), c.says) || !strings.Contains(string(b), `"bad-range"`) {
+			t.Errorf("%s: %d %s; want %d saying %q", c.query, resp.StatusCode, b, c.status, c.says)
+		}
+	}
+}
+
+// A ref outside the 32-hex form never reaches a path, and a well-formed
+// ref that no entry of the conversation names is not served, even though
+// its file exists.
+func TestArtifactRefsRefused(t *testing.T) {
+	ts := newTestServer(t, Options{DataDir: t.TempDir()})
+	conv, ref, stray, _ := artifactFixture(t, ts, 1000)
+	other := ts.create(t)
+	// A file outside the artifact folder that traversal would reach.
+	if err := os.WriteFile(filepath.Join(ts.data, "secret"), []byte("secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path   string
+		status int
+		code   string
+	}{
+		{conv + "/artifacts/..%2Fsecret", http.StatusBadRequest, "invalid-id"},
+		{conv + "/artifacts/..%2F..%2Fconversations%2F" + conv + ".jsonl", http.StatusBadRequest, "invalid-id"},
+		{conv + "/artifacts/" + strings.ToUpper(ref), http.StatusBadRequest, "invalid-id"},
+		{conv + "/artifacts/" + ref[:31], http.StatusBadRequest, "invalid-id"},
+		{conv + "/artifacts/" + stray, http.StatusNotFound, "not-found"},
+		{other + "/artifacts/" + ref, http.StatusNotFound, "not-found"},
+		{"..%2Fx/artifacts/" + ref, http.StatusBadRequest, "invalid-id"},
+		{"nope/artifacts/" + ref, http.StatusNotFound, "not-found"},
+	} {
+		resp, b := getArtifact(t, ts.url+"/api/v2/conversations/"+c.path)
+		if resp.StatusCode != c.status || !strings.Contains(string(b), fmt.Sprintf("%q", c.code)) || bytes.Contains(b, []byte("secret\"")) {
+			t.Errorf("%s: %d %s; want %d %s", c.path, resp.StatusCode, b, c.status, c.code)
+		}
+	}
+}
