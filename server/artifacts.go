@@ -57,8 +57,8 @@ func (s *Server) artifactOf(id, ref string) (transcript.Artifact, bool, error) {
 	// Only lines that mention the ref are decoded; the scan itself is one
 	// buffered pass that holds a line at a time.
 	var (
-		best  transcript.Artifact
-		found bool
+		best   transcript.Artifact
+		found  bool
 		needle = []byte(`"` + ref + `"`)
 	)
 	err = scanLines(f, func(line []byte, _ int64) bool {
