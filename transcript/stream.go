@@ -44,8 +44,11 @@ type StreamWriter struct {
 	mu      sync.Mutex
 	answer  streamBuf
 	thought streamBuf
-	timer   *Timer
-	err     error
+	// thoughtDone is the ID of this step's reasoning once it has settled
+	// early, when the answer began.
+	thoughtDone string
+	timer       *Timer
+	err         error
 }
 
 // streamBuf is the accepted text of one open entry.
@@ -79,11 +82,15 @@ func (w *StreamWriter) AnswerID() string {
 	return w.answer.id
 }
 
-// ReasoningID is the ID of the current step's reasoning entry, or "".
+// ReasoningID is the ID of the current step's reasoning entry, or "". It
+// stays the same when the reasoning settles early because the answer began.
 func (w *StreamWriter) ReasoningID() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.thought.id
+	if w.thought.id != "" {
+		return w.thought.id
+	}
+	return w.thoughtDone
 }
 
 // Text accepts a piece of answer text for the current step. Invalid UTF-8
@@ -124,6 +131,14 @@ func (w *StreamWriter) write(b *streamBuf, kind Kind, delta string) error {
 			return tx.setFeed(w.r, doc)
 		}
 		id, now := tx.NewID(), tx.Now()
+		if kind == KindAgent && w.thought.id != "" {
+			// The answer has begun, so the step's thinking is over: settle
+			// it now, with the time it really took, so views can print it
+			// and its duration does not count the answer's streaming.
+			if doc, err = w.settleThoughtLocked(tx, doc, now); err != nil {
+				return err
+			}
+		}
 		doc, err = doc.add(Entry{ID: id, Content: streamContent(kind, src), Timestamp: now}, true, true)
 		if err != nil {
 			return err
@@ -272,16 +287,14 @@ func (w *StreamWriter) endStepLocked() error {
 			return err
 		}
 		now := tx.Now()
-		for _, b := range w.bufs() {
-			// One copy at settlement drops the buffer's spare capacity.
-			text := strings.Clone(b.text())
-			c := streamContent(KindAgent, text)
-			if b == &w.thought {
-				// A clock that stepped back must not make the entry invalid.
-				ms := max(float64(now.Sub(b.start))/float64(time.Millisecond), 0)
-				c = Reasoning{Text: text, Label: ReasoningLabel, DurationMs: &ms}
+		if w.thought.id != "" {
+			if doc, err = w.settleThoughtLocked(tx, doc, now); err != nil {
+				return err
 			}
-			if doc, err = doc.Settle(b.id, c); err != nil {
+		}
+		if b := &w.answer; b.id != "" {
+			// One copy at settlement drops the buffer's spare capacity.
+			if doc, err = doc.Settle(b.id, Agent{Markdown: strings.Clone(b.text())}); err != nil {
 				return err
 			}
 			tx.dropReveal(b.id)
@@ -292,8 +305,24 @@ func (w *StreamWriter) endStepLocked() error {
 		w.err = err
 		return err
 	}
-	w.answer, w.thought = streamBuf{}, streamBuf{}
+	w.answer, w.thought, w.thoughtDone = streamBuf{}, streamBuf{}, ""
 	return nil
+}
+
+// settleThoughtLocked settles the open reasoning entry with how long it
+// took, and forgets it so later reasoning starts a new entry. w.mu is held.
+func (w *StreamWriter) settleThoughtLocked(tx *Tx, doc Document, now time.Time) (Document, error) {
+	b := &w.thought
+	// A clock that stepped back must not make the entry invalid.
+	ms := max(float64(now.Sub(b.start))/float64(time.Millisecond), 0)
+	doc, err := doc.Settle(b.id, Reasoning{Text: strings.Clone(b.text()), Label: ReasoningLabel, DurationMs: &ms})
+	if err != nil {
+		return doc, err
+	}
+	tx.dropReveal(b.id)
+	w.thoughtDone = b.id
+	*b = streamBuf{}
+	return doc, nil
 }
 
 // Finish settles what is open, as EndStep does, and closes the writer:

@@ -543,3 +543,46 @@ func TestHydratingAMidStreamSnapshotSettlesIt(t *testing.T) {
 		}
 	})
 }
+
+// When the answer begins, the step's thinking is over: the reasoning entry
+// settles then, under its ID, with a duration that does not count the time
+// the answer spent streaming, so views can print it while the answer grows.
+func TestReasoningSettlesWhenTheAnswerBegins(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		s := instant()
+		w := s.Lease().Stream()
+		if err := w.Reasoning("weighing it"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		rid := w.ReasoningID()
+		if err := w.Text("the answer"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Second) // the answer streams for a while
+		if err := w.Text(" goes on"); err != nil {
+			t.Fatal(err)
+		}
+		d := s.Snapshot().Document
+		i, ok := d.Index(rid)
+		if !ok || d.IsOpen(i) {
+			t.Fatalf("reasoning %s open=%v while the answer streams; want settled", rid, ok && d.IsOpen(i))
+		}
+		r := d.At(i).Content.(Reasoning)
+		if r.DurationMs == nil || *r.DurationMs != 300 {
+			t.Fatalf("reasoning took %v ms, want 300 (not the answer's streaming time)", r.DurationMs)
+		}
+		if w.ReasoningID() != rid {
+			t.Fatalf("ReasoningID changed from %s to %s at early settlement", rid, w.ReasoningID())
+		}
+		if err := w.EndStep(); err != nil {
+			t.Fatal(err)
+		}
+		d = s.Snapshot().Document
+		wantIDs(t, d, rid, d.At(1).ID)
+		if d.Len() != 2 || d.Settled() != 2 {
+			t.Fatalf("after the step: %d entries, %d settled; want 2 and 2", d.Len(), d.Settled())
+		}
+	})
+}
