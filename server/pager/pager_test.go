@@ -58,13 +58,24 @@ func build(t testing.TB, dir string, items []Item, opts ...Option) *Snapshot {
 type group struct {
 	Index   int              `json:"index"`
 	Entries []jsontext.Value `json:"entries"`
+	Bytes   int              `json:"bytes"`
 }
 
 func decodePage(t testing.TB, p Page) []group {
 	t.Helper()
-	var gs []group
-	if err := json.Unmarshal(append(append([]byte{'['}, p.Bytes...), ']'), &gs, json.RejectUnknownMembers(true)); err != nil {
+	var raw []jsontext.Value
+	if err := json.Unmarshal(append(append([]byte{'['}, p.Bytes...), ']'), &raw); err != nil {
 		t.Fatalf("page bytes are not groups: %v", err)
+	}
+	gs := make([]group, len(raw))
+	for i, r := range raw {
+		if err := json.Unmarshal(r, &gs[i], json.RejectUnknownMembers(true)); err != nil {
+			t.Fatalf("page bytes are not groups: %v", err)
+		}
+		// Each group states its own stored size, exactly.
+		if gs[i].Bytes != len(r) {
+			t.Fatalf("group %d says it is %d bytes; it is %d", gs[i].Index, gs[i].Bytes, len(r))
+		}
 	}
 	return gs
 }

@@ -154,8 +154,20 @@ func Build(dir string, items iter.Seq2[Item, error], opts ...Option) (*Snapshot,
 	}
 	var num []byte
 	closeGroup := func() {
-		write([]byte("]}"))
+		// The group states its own stored size, `],"bytes":M}` included,
+		// so a client budgets with the server's figure instead of
+		// estimating from decoded JSON. M counts its own digits: take the
+		// smallest digit count that is consistent.
 		g := len(s.groupOff) - 1
+		n := off - s.groupOff[g] + int64(len(`],"bytes":}`))
+		for d := int64(1); ; d++ {
+			if int64(len(strconv.FormatInt(n+d, 10))) == d {
+				n += d
+				break
+			}
+		}
+		num = strconv.AppendInt(append(num[:0], `],"bytes":`...), n, 10)
+		write(append(num, '}'))
 		s.groupLen[g] = int32(off - s.groupOff[g])
 		inGroup = false
 	}

@@ -42,6 +42,17 @@ describe('the window reducer', () => {
     expect([...w.held.keys()].sort()).toEqual([...ids].sort());
   });
 
+  it("counts each group's stored size as the server states it", () => {
+    const gs = makeGroups(4, 300);
+    const declared = [1000, 2000, 3000, 4_000_000];
+    let w = reduceWindow(emptyWindow(), { type: 'snapshot', token: 's1', generation: 1, seq: 1, groups: 4 });
+    w = page(w, 'replace', { groups: gs.slice(2).map((g, i) => ({ ...g, bytes: declared[i + 2]! })), first: 2, last: 3, hasMoreBefore: true, hasMoreAfter: false });
+    expect(windowBytes(w)).toBe(4_003_000);
+    w = page(w, 'before', { groups: gs.slice(0, 2).map((g, i) => ({ ...g, bytes: declared[i]! })), first: 0, last: 1, hasMoreBefore: false, hasMoreAfter: true });
+    expect(windowBytes(w)).toBe(4_006_000);
+    expect(w.pages.map((p) => p.bytes)).toEqual([3000, 4_003_000]);
+  });
+
   it('keeps the byte budget, except a single indivisible page', () => {
     const big = new FakeServer(makeGroups(40, 3 * 1024 * 1024));
     let w = reduceWindow(emptyWindow(), { type: 'snapshot', token: 's1', generation: 1, seq: 1, groups: 40 });

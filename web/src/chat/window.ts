@@ -31,10 +31,10 @@ export interface Page {
   groups: readonly GroupRef[];
 }
 
-/** A group as a page frame carries it. */
+/** A group as a page frame carries it; bytes is its stored size on the server. */
 export interface WireGroup {
   index: number;
-  bytes?: number;
+  bytes: number;
   entries: Entry[];
 }
 
@@ -127,10 +127,13 @@ export function atEnd(w: WindowState): boolean {
   return !w.hasMoreAfter && w.loaded;
 }
 
+const utf8 = new TextEncoder();
+
 function groupBytes(g: WireGroup): number {
-  // The server reports each group's stored size; older servers may not, and
-  // then the JSON length is a close estimate (UTF-16 units, two bytes each).
-  return g.bytes ?? JSON.stringify(g.entries).length * 2;
+  // Every page group states its stored size (protocol v2), the figure the
+  // server budgets pages with, so the window counts the same bytes. A frame
+  // without it is measured exactly (UTF-8), never guessed.
+  return typeof g.bytes === 'number' && g.bytes > 0 ? g.bytes : utf8.encode(JSON.stringify(g)).length;
 }
 
 /** forget drops evicted groups' entries from held, except live-updated ones. */
