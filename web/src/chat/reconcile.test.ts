@@ -23,7 +23,7 @@ describe('reconciling an entry', () => {
   });
   it('a terminal value updates metadata and keeps an omitted presentation', () => {
     const tool = (status: string, presentation?: unknown) => ({ id: 't', content: { kind: 'tool', receipt: { app: 'shell', summary: 'ls', status }, ...(presentation ? { presentation } : {}) } });
-    const prev: Held = { entry: tool('', { schema: 'folio.shell/terminal', version: 1, revision: 3, payload: { screen: 'a' } }), revision: 5, open: true };
+    const prev: Held = { entry: tool('', { schema: 'folio.shell', version: 1, revision: 3, payload: { command: 'ls', output: 'a' } }), revision: 5, open: true };
     const next = reconcile(prev, { entry: tool('ok'), revision: 8, open: false }, 'settle');
     expect(next.open).toBe(false);
     expect((next.entry.content.receipt as { status: string }).status).toBe('ok');

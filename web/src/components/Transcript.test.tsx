@@ -88,7 +88,7 @@ describe('a reply through the production reducers and components', () => {
     fireEvent.click(container.querySelectorAll<HTMLButtonElement>('.strip-summary')[1]!);
     act(() => {
       seq++;
-      server.emit({ type: 'event', conversation: 'c1', generation: 1, seq, op: 'presentation', entryId: 't3', invocationId: 'inv-t3', revision: seq, presentation: { schema: 'folio.shell/terminal', version: 1, revision: 2, payload: { screen: 'line one' } } });
+      server.emit({ type: 'event', conversation: 'c1', generation: 1, seq, op: 'presentation', entryId: 't3', invocationId: 'inv-t3', revision: seq, presentation: { schema: 'folio.shell', version: 1, revision: 2, payload: { command: 'ls', output: 'line one' } } });
     });
     await until(() => container.textContent!.includes('line one'), 'presentation');
     // Completion: the tools settle (t3 without its presentation), then the failure.
@@ -105,7 +105,7 @@ describe('a reply through the production reducers and components', () => {
     expect(reply.parts[0]).toContain('t1/done/');
     expect(reply.parts[0]).toContain('t2/error/');
     // Reload: the same entries come from history.
-    const t3 = tool('t3', 'read', 'ok', { presentation: { schema: 'folio.shell/terminal', version: 1, revision: 2, payload: { screen: 'line one' } } });
+    const t3 = tool('t3', 'read', 'ok', { presentation: { schema: 'folio.shell', version: 1, revision: 2, payload: { command: 'ls', output: 'line one' } } });
     const cold = mount([
       ...history,
       { index: 2, entries: [user('u1', 'list files')] },

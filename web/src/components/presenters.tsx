@@ -15,10 +15,35 @@ export function registerPresenter(schema: string, version: number, adapter: Adap
 
 const str = (v: unknown, max = 4000): string => (typeof v === 'string' ? v.slice(0, max) : '');
 
-registerPresenter('folio.shell/terminal', 1, (p) => <pre className="presentation-terminal">{str(p.screen)}</pre>);
-registerPresenter('folio.files/diff', 1, (p) => (
-  <span className="presentation-diff">
-    {str(p.path, 300)} · {typeof p.hunks === 'number' ? p.hunks : '?'} hunks
+// The built-in tools' schemas (tools/tools.go; the terminal's adapters in
+// tui/adapters.go read the same payloads).
+registerPresenter('folio.shell', 1, (p) => (
+  <>
+    <pre className="presentation-terminal">
+      {str(p.command, 300) ? `$ ${str(p.command, 300)}\n` : ''}
+      {str(p.output)}
+    </pre>
+    {typeof p.exitCode === 'number' ? <span className="presentation-exit">exit {p.exitCode}</span> : null}
+  </>
+));
+registerPresenter('folio.diff', 1, (p) => (
+  <div className="presentation-diff">
+    <div className="presentation-path">{str(p.path, 300)}</div>
+    <pre>
+      {str(p.diff)
+        .split('\n')
+        .map((line, i) => (
+          <span key={i} className={line.startsWith('+') ? 'diff-add' : line.startsWith('-') ? 'diff-del' : undefined}>
+            {line}
+            {'\n'}
+          </span>
+        ))}
+    </pre>
+  </div>
+));
+registerPresenter('folio.task', 1, (p) => (
+  <span className="presentation-task">
+    Sub-agent: {str(p.label, 200)} · {str(p.status, 40)}
   </span>
 ));
 
