@@ -44,6 +44,30 @@ func (e *Engine) SendWithModel(ctx context.Context, commandID, text string, atta
 	return r, err
 }
 
+// SetModel switches an idle engine to m at once, for everything that
+// starts a turn later (sends, retries, edits). A host uses it to restore a
+// conversation's chosen model when it reopens the engine. It returns
+// ErrBusy while a turn runs or commands wait (use SendWithModel then), and
+// ErrClosed after Close.
+func (e *Engine) SetModel(m ModelChoice) error {
+	if m.Provider == nil || m.Model == "" {
+		return ErrEmpty
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return ErrClosed
+	}
+	if e.turn != nil || len(e.queue) > 0 {
+		return ErrBusy
+	}
+	// The loop reads the provider and model only while a turn runs, after
+	// taking e.mu to dispatch it, so writing them here under e.mu is safe.
+	e.useModelLocked(m)
+	_ = e.store.Lease().SetModel(m.Model)
+	return nil
+}
+
 // Model is the model name the next turn asks (after any switch already
 // dispatched).
 func (e *Engine) Model() string {
@@ -55,11 +79,14 @@ func (e *Engine) Model() string {
 // switchModelLocked applies c's model switch, if it has one; the loop calls
 // it with e.mu held as it dispatches c, before the turn reads the model.
 func (e *Engine) switchModelLocked(c *command) {
-	m, ok := e.modelFor[c.id]
-	if !ok {
-		return
+	if m, ok := e.modelFor[c.id]; ok {
+		delete(e.modelFor, c.id)
+		e.useModelLocked(m)
 	}
-	delete(e.modelFor, c.id)
+}
+
+// useModelLocked makes m the provider and model of turns from now on.
+func (e *Engine) useModelLocked(m ModelChoice) {
 	e.prov, e.model, e.modelName = m.Provider, m.Model, m.Model
 	switch {
 	case m.ContextWindow > 0:

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -60,5 +61,60 @@ func TestSendWithModelSwitchesLaterTurns(t *testing.T) {
 	}
 	if got := eng.Model(); got != "model-b" {
 		t.Errorf("Model() = %q, want model-b", got)
+	}
+}
+
+// SetModel switches an idle engine at once; while a turn runs it refuses,
+// so a running turn never changes model halfway.
+func TestSetModelOnlyWhenIdle(t *testing.T) {
+	answer := providertest.Fixture(t, "testdata/openai_answer.sse")
+	stall := providertest.Fixture(t, "testdata/openai_stall.sse")
+	srvA, srvB := providertest.NewServer(t, stall), providertest.NewServer(t, answer)
+	client := func(url string) provider.Provider {
+		p, err := openai.New(provider.Config{Name: "openai", Type: provider.TypeOpenAI, BaseURL: url, Model: "m", IdleTimeout: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	store := transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))
+	eng := engine.New(store, client(srvA.URL), engine.WithModel("model-a"), engine.WithBackoff(provider.Backoff{}))
+	defer eng.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	b := engine.ModelChoice{Provider: client(srvB.URL), Model: "model-b"}
+
+	if _, err := eng.Send(ctx, "k1", "stalls", nil); err != nil {
+		t.Fatal(err)
+	}
+	// Queued or already running: either way a turn is on its way.
+	if err := eng.SetModel(b); !errors.Is(err, engine.ErrBusy) {
+		t.Fatalf("SetModel while a turn runs: %v, want ErrBusy", err)
+	}
+	if got := eng.Model(); got != "model-a" {
+		t.Fatalf("a refused switch changed the model to %q", got)
+	}
+	for !eng.Stop() { // the turn may not have started yet: wait for the next change
+		select {
+		case <-eng.Changed():
+		case <-ctx.Done():
+			t.Fatal("the turn never started")
+		}
+	}
+	if _, err := eng.Wait(ctx, "k1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.SetModel(b); err != nil {
+		t.Fatalf("SetModel when idle: %v", err)
+	}
+	eng.Send(ctx, "k2", "answers", nil)
+	if r, err := eng.Wait(ctx, "k2"); err != nil || r.State != engine.Done {
+		t.Fatalf("k2: %+v %v", r, err)
+	}
+	if reqs := srvB.Requests(); len(reqs) != 1 || !bytes.Contains(reqs[0], []byte(`"model-b"`)) {
+		t.Fatalf("after the switch B got %d requests", len(reqs))
+	}
+	if got := eng.Model(); got != "model-b" {
+		t.Errorf("Model() = %q", got)
 	}
 }

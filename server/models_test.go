@@ -16,11 +16,12 @@ import (
 	"github.com/foliodev/folio/provider/demo"
 	_ "github.com/foliodev/folio/provider/openai" // registers the openai client for provider.New
 	"github.com/foliodev/folio/provider/providertest"
+	"github.com/foliodev/folio/transcript"
 )
 
 // newModelsServer runs real turns on the demo model by default, with a
 // second model served by an OpenAI-compatible loopback server.
-func newModelsServer(t *testing.T) (*testServer, *providertest.Server) {
+func newModelsServer(t *testing.T) (*testServer, *Turns, *providertest.Server) {
 	t.Helper()
 	other := providertest.NewServer(t, providertest.Fixture(t, "../engine/testdata/openai_answer.sse"))
 	turns, err := NewTurns(TurnsOptions{
@@ -37,7 +38,7 @@ func newModelsServer(t *testing.T) (*testServer, *providertest.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newTestServer(t, Options{Engine: turns, DataDir: t.TempDir()}), other
+	return newTestServer(t, Options{Engine: turns, DataDir: t.TempDir()}), turns, other
 }
 
 type modelList struct {
@@ -70,7 +71,7 @@ func getModels(t *testing.T, url string) modelList {
 // model runs that turn and the next one there; an unknown model is a
 // protocol error and nothing is sent.
 func TestModelsListAndSwitch(t *testing.T) {
-	ts, other := newModelsServer(t)
+	ts, turns, other := newModelsServer(t)
 	conv := ts.create(t)
 	l := getModels(t, ts.url+"/api/v2/models?conversation="+conv)
 	if len(l.Models) != 2 || !l.Models[0].Default || l.Models[1].Default || l.Models[1].Name != "local/small-model" {
@@ -116,6 +117,27 @@ func TestModelsListAndSwitch(t *testing.T) {
 	}
 	if l := getModels(t, ts.url+"/api/v2/models?conversation="+conv); l.Current != "local/small-model" {
 		t.Errorf("current %q after the switch", l.Current)
+	}
+
+	// The engine closes (as when idle) and reopens on the next command: an
+	// edit-and-resend, which names no model, still runs on the switched one.
+	turns.forget(conv)
+	var firstUser string
+	for _, e := range c.pageAll(t, conv) {
+		if _, ok := e.Content.(transcript.User); ok {
+			firstUser = e.ID
+			break
+		}
+	}
+	f = c.call(map[string]any{"type": "edit", "conversation": conv, "commandId": "k4", "entryId": firstUser, "text": "edited"})
+	if f.Receipt == nil || f.Receipt.State == StateRejected {
+		t.Fatalf("edit: %s", f.raw)
+	}
+	if rc := c.finished("k4"); rc.Code != "" {
+		t.Fatalf("k4 finished %+v", rc)
+	}
+	if n := len(other.Requests()); n != 3 {
+		t.Fatalf("after reopening, the edit's turn did not run on the switched model (%d requests there)", n)
 	}
 	resp, err := http.Get(ts.url + "/api/v2/models?conversation=../x")
 	if err != nil {

@@ -385,6 +385,11 @@ func (s *session) start() error {
 		log.Close()
 		return fmt.Errorf("resume: %w", err)
 	}
+	// A model the conversation switched to outlives an idle close: edits
+	// and retries run on it too, not only sends.
+	if choice, err := s.t.modelFor(s.id, ""); err == nil && choice.Provider != nil {
+		_ = s.eng.SetModel(choice) // just hydrated: idle
+	}
 	// The hydrated document is what the log (and so every follower) holds:
 	// only what comes after it is published.
 	snap := s.store.Snapshot()
