@@ -181,7 +181,7 @@ func (p *Painter) toolBody(c transcript.Tool, width int, expanded bool) []string
 	rc := c.Receipt
 	var out []string
 	if rc.Reason != "" {
-		out = append(out, styleAll(wrapIndent(sanitize(rc.Reason), width, "  ", "  "), s.bad)...)
+		out = append(out, styleAll(wrapIndent(sanitize(reasonText(rc.Reason)), width, "  ", "  "), s.bad)...)
 	}
 	if c.Presentation != nil {
 		out = append(out, p.presentation(c, width, expanded)...)
@@ -308,4 +308,16 @@ func shortDuration(ms float64) string {
 		return fmt.Sprintf("%.0fms", ms)
 	}
 	return receipt.Duration(ms)
+}
+
+// reasonText turns a machine reason key such as "awaiting_approval", which
+// the engine writes for clients to match on, into words for a person. Free
+// text passes through unchanged.
+func reasonText(r string) string {
+	for _, c := range r {
+		if (c < 'a' || c > 'z') && c != '_' {
+			return r
+		}
+	}
+	return strings.ReplaceAll(r, "_", " ")
 }
