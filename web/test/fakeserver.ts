@@ -29,8 +29,8 @@ export class FakeServer {
   received: Record<string, unknown>[] = [];
   /** Return an error code to fail a page request, or undefined to answer. */
   failPage?: (frame: Record<string, unknown>) => string | undefined;
-  /** Answer a command with this receipt (state, code) instead of queued. */
-  onCommand?: (frame: Record<string, unknown>) => { state: string; code?: string } | undefined;
+  /** Answer a command with this receipt (state, code), or an error frame ({ error: code }), instead of queued. */
+  onCommand?: (frame: Record<string, unknown>) => { state: string; code?: string } | { error: string } | undefined;
   /** Hold answers until release() (delayed transport). */
   hold = false;
   private held: (() => void)[] = [];
@@ -83,6 +83,7 @@ export class FakeServer {
         return answer({ type: 'released' });
       default: {
         const r = this.onCommand?.(f) ?? { state: 'queued' };
+        if ('error' in r) return answer({ type: 'error', code: r.error, message: 'refused on purpose', rebuild: false });
         return answer({ type: 'receipt', receipt: { commandId: f.commandId, conversation: f.conversation, kind: f.type, ...r } });
       }
     }

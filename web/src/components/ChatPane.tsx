@@ -3,7 +3,7 @@ import type { ViewCache } from '../chat/cache';
 import type { ConversationMeta } from '../chat/types';
 import type { TranscriptView } from '../chat/view';
 import type { Api, Graph, ModelInfo } from '../protocol/api';
-import { DisconnectedError, type Client } from '../protocol/client';
+import { ProtocolError, type Client } from '../protocol/client';
 import { ArtifactReaderContext, type ArtifactReader } from './ArtifactOutput';
 import { Composer } from './Composer';
 import { Transcript } from './Transcript';
@@ -79,6 +79,12 @@ function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneP
   // user's pick, sent with the next send (the server then remembers it).
   const [current, setCurrent] = useState<string | undefined>();
   const [chosen, setChosen] = useState<string | undefined>();
+  const [modelsAsked, setModelsAsked] = useState(0);
+  // forget: the pick was refused (the server's list changed): show the server's current model again.
+  const refreshModels = (forget: boolean) => {
+    if (forget) setChosen(undefined);
+    setModelsAsked((n) => n + 1);
+  };
   useEffect(() => {
     let live = true;
     // An Api without a model list (a read-only embedding) shows no picker.
@@ -94,7 +100,7 @@ function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneP
     return () => {
       live = false;
     };
-  }, [api, conversation.id]);
+  }, [api, conversation.id, modelsAsked]);
   const readArtifact = useMemo<ArtifactReader | undefined>(
     () => (api.artifact ? (ref, offset, length) => api.artifact(conversation.id, ref, offset, length) : undefined),
     [api, conversation.id],
@@ -119,10 +125,17 @@ function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneP
         else setDraft(o.text);
       } else update(o.commandId, { state: r.state, code: r.code });
     } catch (e) {
+      if (e instanceof ProtocolError) {
+        // The server refused the frame itself (an unknown model, text over
+        // the limit): nothing happened, so the text is the draft again.
+        setOutgoing((list) => list.filter((x) => x.commandId !== o.commandId));
+        setDraft(o.text);
+        if (e.code === 'unknown-model') refreshModels(true);
+        return;
+      }
       // Transport failure: delivery is uncertain. The same command ID is
       // resent on reconnect (idempotent); the text is never sent under a new ID.
-      if (e instanceof DisconnectedError || !(e instanceof Error)) update(o.commandId, { state: 'uncertain' });
-      else update(o.commandId, { state: 'uncertain' });
+      update(o.commandId, { state: 'uncertain' });
     }
   };
 

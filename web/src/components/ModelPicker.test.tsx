@@ -78,4 +78,32 @@ describe('the model picker', () => {
     ]);
     expect(container.querySelector<HTMLSelectElement>('.model-picker')!.value).toBe('local/qwen3');
   });
+
+  it('gives the text back as a draft when the server refuses the model', async () => {
+    const server = new FakeServer([{ index: 0, entries: [{ id: 'u0', content: { kind: 'user', text: 'hi' } }] }]);
+    server.onCommand = (f) => (f.model ? { error: 'unknown-model' } : undefined);
+    const client = new Client({ url: 'ws://t/api/v2/ws', WebSocket: server.WebSocket });
+    const cache = new ViewCache((key) => new TranscriptView(client, key.split('|')[0]!));
+    let asked = 0;
+    const api = {
+      models: async () => {
+        asked++;
+        return { models, current: 'demo/folio-demo' };
+      },
+    } as unknown as Api;
+    const { container } = render(
+      <ChatPane client={client} api={api} cache={cache} conversation={{ id: 'c1', title: 'T', updated: '' }} branches={[]} head={undefined} onHead={() => {}} slot={0} onOpenList={() => {}} />,
+    );
+    await until(() => container.querySelector('.model-picker') !== null, 'picker');
+    fireEvent.change(container.querySelector('.model-picker')!, { target: { value: 'local/qwen3' } });
+    await act(tick);
+    const box = container.querySelector<HTMLTextAreaElement>('.composer-input')!;
+    fireEvent.change(box, { target: { value: 'refused' } });
+    await act(tick);
+    fireEvent.keyDown(box, { key: 'Enter' });
+    await until(() => box.value === 'refused', 'draft back');
+    expect(container.querySelectorAll('.queue-item')).toHaveLength(0);
+    await until(() => asked === 2, 'the list asked again');
+    expect(container.querySelector<HTMLSelectElement>('.model-picker')!.value).toBe('demo/folio-demo');
+  });
 });
