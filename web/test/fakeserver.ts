@@ -23,6 +23,8 @@ export function makeGroups(n: number, size = 200): FakeGroup[] {
 export class FakeServer {
   groups: FakeGroup[];
   generation = 1;
+  /** The selected head a snapshot reports. */
+  head = 'main';
   seq = 0;
   sockets: FakeSocket[] = [];
   /** Frames received, for assertions. */
@@ -73,7 +75,7 @@ export class FakeServer {
       case 'hello':
         return answer({ type: 'welcome', protocol: 2, connection: 'c1', limits: {} });
       case 'open':
-        return answer({ type: 'snapshot', conversation: f.conversation, token: `s${this.generation}`, head: 'main', generation: this.generation, seq: this.seq, groups: this.groups.length, entries: 0, bytes: 0, graph: false });
+        return answer({ type: 'snapshot', conversation: f.conversation, token: `s${this.generation}`, head: this.head, generation: this.generation, seq: this.seq, groups: this.groups.length, entries: 0, bytes: 0, graph: false });
       case 'page': {
         const code = this.failPage?.(f);
         if (code) return answer({ type: 'error', code, message: 'failed on purpose', rebuild: false });

@@ -40,6 +40,8 @@ export interface ViewState {
   deleted: boolean;
   /** The view's window was replaced (new generation, jump, restore): anchoring must not carry over. */
   replacedAt: number;
+  /** A message to bring to the top of the viewport (after a branch switch); n changes per request. */
+  focus?: { id: string; n: number };
 }
 
 /** A tool call waiting for the user's decision. */
@@ -74,6 +76,13 @@ export class TranscriptView {
   private unsub: (() => void)[] = [];
   /** Pages fetched (for tests): a reload of an evicted page counts again. */
   fetches = 0;
+  /** The head the current snapshot reads (the selected one when this.head is unset). */
+  private snapHead?: string;
+  /** A message the next window should be opened around (focusOn before the new snapshot). */
+  private focusId?: string;
+  /** An open in flight, and whether a head or replaced event asked for another one meanwhile. */
+  private opening = false;
+  private reopen = false;
 
   constructor(
     private readonly client: Client,
@@ -169,8 +178,27 @@ export class TranscriptView {
 
   private async ensureOpen(): Promise<void> {
     if (this.disposed || this.client.status !== 'open' || this.opened === this.client.connects) return;
+    if (this.opening) {
+      // A replaced and a head event arrive together: one open at a time, and
+      // one more after it if something changed while it was on its way.
+      this.reopen = true;
+      return;
+    }
     this.opened = this.client.connects;
-    await this.openSnapshot();
+    this.opening = true;
+    try {
+      await this.openSnapshot();
+    } finally {
+      this.opening = false;
+    }
+    if (this.reopen) {
+      this.reopen = false;
+      this.opened = -1;
+      await this.ensureOpen();
+      return;
+    }
+    // A focus asked for while this open was already reading the latest page.
+    if (this.focusId !== undefined && this.state.window.token) this.focusOn(this.focusId);
   }
 
   private async openSnapshot(): Promise<void> {
@@ -186,6 +214,7 @@ export class TranscriptView {
       this.fail(e, () => void this.ensureOpen());
       return;
     }
+    if (typeof snap.head === 'string') this.snapHead = snap.head;
     const cp = snap.checkpoint as { replaced?: boolean; entries?: { entry: Entry; revision: number; open?: boolean; after?: string }[] } | undefined;
     const generation = Number(snap.generation);
     if (cp?.replaced || (w.generation >= 0 && generation !== w.generation)) {
@@ -207,7 +236,44 @@ export class TranscriptView {
     }
     this.failures = 0;
     this.set({ failed: false, rows: this.buildRows(this.state.window) });
-    if (!this.state.window.loaded) await this.load('latest');
+    if (!this.state.window.loaded) {
+      // One request at a time: an answer of the old window still on its way
+      // is dropped by epoch; wait it out instead of skipping the first page.
+      while (this.inflight) await new Promise((r) => setTimeout(r, 10));
+      if (this.disposed || this.state.window.loaded) return;
+      const f = this.focusId;
+      this.focusId = undefined;
+      if (f !== undefined && (await this.load({ around: f }))) this.focused(f);
+      else if (!this.state.window.loaded) await this.load('latest');
+    }
+  }
+
+  /**
+   * focusOn keeps the reader at a message after a branch switch: the window
+   * is opened (or replaced) around it, and the transcript puts it at the top.
+   * Called before the new head's snapshot exists, it waits for that snapshot;
+   * an answer of the old window arriving meanwhile is dropped by epoch.
+   */
+  focusOn(id: string): void {
+    if (this.disposed) return;
+    const w = this.state.window;
+    if (w.loaded && this.state.rows.some((r) => r.id === id)) {
+      this.focused(id);
+      return;
+    }
+    this.focusId = id;
+    if (!w.token || this.opening) return; // the next snapshot opens around it
+    void this.startIntent('restore', async () => {
+      const ok = await this.load({ around: id });
+      if (ok && this.focusId === id) this.focused(id);
+      return ok;
+    });
+  }
+
+  private focused(id: string) {
+    if (this.focusId === id) this.focusId = undefined;
+    if (!this.state.rows.some((r) => r.id === id)) return;
+    this.set({ focus: { id, n: (this.state.focus?.n ?? 0) + 1 } });
   }
 
   /**
@@ -276,7 +342,9 @@ export class TranscriptView {
   }
 
   private headOf(): string {
-    return this.head ?? 'main';
+    // A page names the head its token reads: after a switch that is the new
+    // selected head, not main.
+    return this.head ?? this.snapHead ?? 'main';
   }
 
   /** fail schedules a retry with exponential backoff; a token error re-opens at once. */

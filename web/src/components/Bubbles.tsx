@@ -2,6 +2,7 @@ import type { AssistantMessage, Message, PreambleMessage, UserMessage } from '..
 import { replyText, showsThinkingPlaceholder } from '../chat/types';
 import { useCatalog } from '../i18n/catalog';
 import { MarkdownText } from '../markdown/MarkdownText';
+import { UserMessageBody } from './BranchControls';
 import { ExecutionStrip } from './ExecutionStrip';
 import { FailureNotice } from './FailureNotice';
 import { LoadingMark } from './LoadingMark';
@@ -9,7 +10,7 @@ import { LoadingMark } from './LoadingMark';
 function UserBubble({ message }: { message: UserMessage }) {
   return (
     <div className="bubble bubble-user" data-message-id={message.id}>
-      <p className="user-text">{message.text}</p>
+      <UserMessageBody message={message} />
     </div>
   );
 }

@@ -1,11 +1,14 @@
-import { useEffect, useMemo, useState, useSyncExternalStore } from 'react';
+import { useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
+import { BranchController } from '../chat/branches';
 import type { ViewCache } from '../chat/cache';
 import type { ConversationMeta } from '../chat/types';
 import type { TranscriptView } from '../chat/view';
-import type { Api, Graph, ModelInfo } from '../protocol/api';
+import type { Api, ModelInfo } from '../protocol/api';
 import { ProtocolError, type Client } from '../protocol/client';
 import { ArtifactReaderContext, type ArtifactReader } from './ArtifactOutput';
+import { BranchContext, BranchNotice, useBranches } from './BranchControls';
 import { Composer } from './Composer';
+import { GraphPanel } from './GraphPanel';
 import { Transcript } from './Transcript';
 
 /** A message the user sent, as the pane tracks its delivery. */
@@ -28,44 +31,14 @@ export interface ChatPaneProps {
   api: Api;
   cache: ViewCache<TranscriptView>;
   conversation: ConversationMeta | undefined;
-  branches: { head: string; label: string }[];
+  /** Unused: branch navigation reads the conversation's metadata itself (BranchController). */
+  branches?: { head: string; label: string }[];
   head: string | undefined;
-  onHead: (head: string) => void;
+  /** Unused (see branches). */
+  onHead?: (head: string) => void;
   slot: number;
   onOpenList: () => void;
   onClose?: () => void;
-}
-
-function GraphPanel({ api, id }: { api: Api; id: string }) {
-  const [graph, setGraph] = useState<Graph | undefined>();
-  const [error, setError] = useState('');
-  useEffect(() => {
-    // Requested only while the panel is open.
-    let live = true;
-    api.graph(id).then(
-      (g) => live && setGraph(g),
-      (e: Error) => live && setError(e.message),
-    );
-    return () => {
-      live = false;
-    };
-  }, [api, id]);
-  if (error) return <div className="graph-panel">Graph unavailable: {error}</div>;
-  if (!graph) return <div className="graph-panel">Loading graph…</div>;
-  return (
-    <div className="graph-panel" data-testid="graph-panel">
-      <div>
-        {graph.nodes?.length ?? 0} nodes · {graph.branches?.length ?? 0} branches · {graph.compactions?.length ?? 0} compactions · {graph.links?.length ?? 0} links
-      </div>
-      <ul>
-        {(graph.branches ?? []).map((b) => (
-          <li key={b.head}>
-            {b.label} {b.forkedFrom ? `(from ${b.forkedFrom})` : ''}
-          </li>
-        ))}
-      </ul>
-    </div>
-  );
 }
 
 /** The pane's body for one view: the transcript, queue and composer. */
@@ -273,12 +246,14 @@ function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneP
 }
 
 /**
- * ChatPane shows one conversation (or one place in it): its title, branch
- * navigation, the graph on request, the transcript and the composer. Two panes
- * are independent views with their own windows and anchors.
+ * ChatPane shows one conversation (or one place in it): its title, the graph
+ * on request, the transcript (with edit and ‹ n/m › on user messages) and the
+ * composer. Two panes are independent views with their own windows and
+ * anchors. The pane follows the conversation's selected head: an edit or a
+ * switch rebuilds its window from the `head` and `replaced` events.
  */
 export function ChatPane(props: ChatPaneProps) {
-  const { cache, conversation, slot, head, branches, onHead, onOpenList, onClose, api } = props;
+  const { cache, conversation, slot, head, onOpenList, onClose, api, client } = props;
   const [graphOpen, setGraphOpen] = useState(false);
   const viewKey = conversation ? `${conversation.id}|${head ?? ''}|${slot}` : '';
   const [held, setHeld] = useState<{ key: string; view: TranscriptView } | undefined>();
@@ -292,44 +267,62 @@ export function ChatPane(props: ChatPaneProps) {
   }, [cache, viewKey]);
   // Only the view acquired for this key (never the previous key's for one render).
   const view = held?.key === viewKey ? held.view : undefined;
-  const at = branches.findIndex((b) => b.head === (head ?? branches[0]?.head));
+  const viewRef = useRef(view);
+  viewRef.current = view;
+  const id = conversation?.id;
+  const [branches, setBranches] = useState<BranchController | undefined>();
+  useEffect(() => {
+    if (!id) return;
+    const c = new BranchController({
+      client,
+      conversation: id,
+      readMeta: async () => {
+        if (!api.meta) throw new Error('no metadata');
+        const m = await api.meta(id);
+        return { head: m.head ?? 'main', branches: m.branches ?? [], alternatives: m.alternatives ?? [] };
+      },
+      view: () => viewRef.current,
+      newId,
+    });
+    setBranches(c);
+    return () => {
+      c.dispose();
+      setBranches(undefined);
+    };
+  }, [client, api, id]);
   return (
-    <main className="chat-pane" aria-label="Chat" data-slot={slot}>
-      <header className="chat-header">
-        <button type="button" className="icon-button list-toggle" aria-label="Conversations" onClick={onOpenList}>
-          ☰
-        </button>
-        <h1 className="chat-title">{conversation?.title ?? 'No conversation'}</h1>
-        {branches.length > 1 ? (
-          <span className="branch-nav" aria-label="Branch">
-            <button type="button" aria-label="Previous branch" disabled={at <= 0} onClick={() => onHead(branches[at - 1]!.head)}>
-              ‹
-            </button>
-            <span>
-              {at + 1}/{branches.length}
-            </span>
-            <button type="button" aria-label="Next branch" disabled={at >= branches.length - 1} onClick={() => onHead(branches[at + 1]!.head)}>
-              ›
-            </button>
-          </span>
-        ) : null}
-        {conversation ? (
-          <button type="button" className="link-button" aria-pressed={graphOpen} onClick={() => setGraphOpen(!graphOpen)}>
-            Graph
+    <BranchContext.Provider value={branches}>
+      <main className="chat-pane" aria-label="Chat" data-slot={slot}>
+        <header className="chat-header">
+          <button type="button" className="icon-button list-toggle" aria-label="Conversations" onClick={onOpenList}>
+            ☰
           </button>
-        ) : null}
-        {onClose ? (
-          <button type="button" className="icon-button" aria-label="Close pane" onClick={onClose}>
-            ×
-          </button>
-        ) : null}
-      </header>
-      {graphOpen && conversation ? <GraphPanel api={api} id={conversation.id} /> : null}
-      {conversation && view ? (
-        <PaneBody key={viewKey} {...props} conversation={conversation} viewKey={viewKey} view={view} />
-      ) : (
-        <div className="message-column empty-pane" data-testid="message-column" />
-      )}
-    </main>
+          <h1 className="chat-title">{conversation?.title ?? 'No conversation'}</h1>
+          {conversation ? (
+            <button type="button" className="link-button" aria-pressed={graphOpen} aria-expanded={graphOpen} onClick={() => setGraphOpen(!graphOpen)}>
+              Graph
+            </button>
+          ) : null}
+          {onClose ? (
+            <button type="button" className="icon-button" aria-label="Close pane" onClick={onClose}>
+              ×
+            </button>
+          ) : null}
+        </header>
+        {graphOpen && conversation ? <PaneGraph api={api} id={conversation.id} /> : null}
+        <BranchNotice />
+        {conversation && view ? (
+          <PaneBody key={viewKey} {...props} conversation={conversation} viewKey={viewKey} view={view} />
+        ) : (
+          <div className="message-column empty-pane" data-testid="message-column" />
+        )}
+      </main>
+    </BranchContext.Provider>
   );
+}
+
+/** PaneGraph loads the graph when opened, and again when the selected head changes. */
+function PaneGraph({ api, id }: { api: Api; id: string }) {
+  const [, s] = useBranches();
+  return <GraphPanel load={() => api.graph(id)} headKey={`${id}|${s.meta?.head ?? ''}`} />;
 }

@@ -62,6 +62,8 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
   const lastTop = useRef({ top: 0, t: 0 });
   const replacedAt = useRef(state.replacedAt);
   const pendingIntent = useRef<string | undefined>(undefined);
+  // The last focus request applied (a branch switch keeps the reader at the edited message).
+  const focusN = useRef(state.focus?.n ?? 0);
   // The rows to keep mounted, by ID (indices shift when pages come and go).
   const [mountedIds, setMountedIds] = useState<ReadonlySet<string> | undefined>(undefined);
   const rows = state.rows;
@@ -160,6 +162,15 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
       replacedAt.current = state.replacedAt;
       if (pendingIntent.current === 'jump') following.current = true;
       pendingIntent.current = undefined;
+    }
+    const focus = state.focus;
+    if (focus && focus.n !== focusN.current && rowEls.current.has(focus.id)) {
+      // Put the message at the top, by ID; a saved position waiting from the
+      // mount no longer applies.
+      focusN.current = focus.n;
+      savedPending.current = undefined;
+      following.current = false;
+      anchor.current = { id: focus.id, offset: 0 };
     }
     const wanted = savedPending.current;
     if (wanted && rowEls.current.has(wanted.id)) {

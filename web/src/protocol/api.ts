@@ -22,6 +22,8 @@ export interface Api {
   remove(id: string): Promise<void>;
   upload(id: string, file: File): Promise<{ id: string; name: string; size: number }>;
   graph(id: string): Promise<Graph>;
+  /** One conversation's metadata with its branches and alternatives (never the graph). */
+  meta?(id: string): Promise<WireMeta>;
   /** The server's models and, for a conversation, the one its next turn runs on. */
   models(conversation?: string): Promise<ModelList>;
   /** A bounded range (at most 64 KiB) of an artifact an entry of the conversation refers to. */
@@ -51,17 +53,20 @@ export interface ModelList {
 
 export interface Graph {
   id: string;
-  nodes: { id: string; kind: string; parent?: string }[];
-  branches: { head: string; label: string; forkedFrom?: string }[];
+  head: string;
+  branches: { head: string; label: string; forkedFrom?: string; after?: string; createdAt?: string }[];
   compactions: { entryId: string; fromId: string; toId: string }[];
-  links: { from: string; to: string; kind: string; conversation: string }[];
+  links: { from: string; kind: string; conversation: string }[];
 }
 
-interface WireMeta {
+export interface WireMeta {
   id: string;
   title?: string;
   updatedAt?: string;
   startedAt?: string;
+  head?: string;
+  branches?: { head: string; label: string; forkedFrom?: string; after?: string; createdAt?: string }[];
+  alternatives?: { entryId: string; heads: string[]; index: number }[];
 }
 
 function meta(m: WireMeta): ConversationMeta {
@@ -101,6 +106,7 @@ export function httpApi(token?: string, base = '/api/v2'): Api {
         attachment: { id: string; name: string; size: number };
       }).attachment,
     graph: async (id) => (await call('GET', `/conversations/${enc(id)}/graph`)) as Graph,
+    meta: async (id) => (await call('GET', `/conversations/${enc(id)}`)) as WireMeta,
     artifact: async (conversation, ref, offset, length) => {
       const headers: Record<string, string> = {};
       if (token) headers.Authorization = `Bearer ${token}`;
