@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 
@@ -43,7 +44,7 @@ func validRef(ref string) bool {
 // entries: first the open engine's live document (a running tool's output
 // may not be saved yet), then the log. It reports false when no entry of
 // the conversation refers to ref.
-func (s *Server) artifactOf(id, ref string) (transcript.Artifact, bool, error) {
+func (s *Server) artifactOf(id, ref string) (best transcript.Artifact, found bool, err error) {
 	if s.turns != nil {
 		if a, ok := s.turns.liveArtifact(id, ref); ok {
 			return a, true, nil
@@ -54,13 +55,22 @@ func (s *Server) artifactOf(id, ref string) (transcript.Artifact, bool, error) {
 		return transcript.Artifact{}, false, err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return transcript.Artifact{}, false, err
+	}
+	key := id + "/" + ref
+	if a, ok := s.artifacts.get(key, fi); ok {
+		return a, true, nil
+	}
+	defer func() {
+		if found && best.Final {
+			s.artifacts.put(key, fi, best)
+		}
+	}()
 	// Only lines that mention the ref are decoded; the scan itself is one
 	// buffered pass that holds a line at a time.
-	var (
-		best   transcript.Artifact
-		found  bool
-		needle = []byte(`"` + ref + `"`)
-	)
+	needle := []byte(`"` + ref + `"`)
 	err = scanLines(f, func(line []byte, _ int64) bool {
 		if !bytes.Contains(line, needle) {
 			return true
@@ -77,6 +87,44 @@ func (s *Server) artifactOf(id, ref string) (transcript.Artifact, bool, error) {
 		return true
 	})
 	return best, found, err
+}
+
+// maxCachedArtifacts bounds the artifact cache; past it the cache starts
+// over (a reader clicking "load more" needs only the entry it is reading).
+const maxCachedArtifacts = 1024
+
+// artifactCache remembers final artifact checkpoints found by scanning a
+// log, so reading an artifact range by range scans a long log once, not
+// once per range. A final checkpoint never changes; the entry is trusted
+// only while the log is the same file and has not shrunk (a replaced or
+// rewritten log is scanned again).
+type artifactCache struct {
+	mu sync.Mutex
+	m  map[string]cachedArtifact
+}
+
+type cachedArtifact struct {
+	fi os.FileInfo
+	a  transcript.Artifact
+}
+
+func (c *artifactCache) get(key string, fi os.FileInfo) (transcript.Artifact, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[key]
+	if !ok || !os.SameFile(e.fi, fi) || fi.Size() < e.fi.Size() {
+		return transcript.Artifact{}, false
+	}
+	return e.a, true
+}
+
+func (c *artifactCache) put(key string, fi os.FileInfo, a transcript.Artifact) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedArtifacts {
+		c.m = map[string]cachedArtifact{}
+	}
+	c.m[key] = cachedArtifact{fi: fi, a: a}
 }
 
 // walkArtifacts calls fn for every {"artifact":{"ref":ref,...}} in v,

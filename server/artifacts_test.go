@@ -155,3 +155,80 @@ func TestArtifactRefsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A log replaced on disk (renamed over, as a rewrite does) is scanned
+// again: a cached artifact of the old file is not served for the new one.
+func TestArtifactCacheFollowsTheLog(t *testing.T) {
+	ts := newTestServer(t, Options{DataDir: t.TempDir()})
+	conv, ref, _, _ := artifactFixture(t, ts, 1000)
+	url := ts.url + "/api/v2/conversations/" + conv + "/artifacts/" + ref
+	if resp, b := getArtifact(t, url); resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	tmp := ts.logOf(conv) + ".new"
+	head := `{"type":"conversation","version":3,"conversationId":"` + conv + `","startedAt":"2026-01-01T00:00:00.000Z"}` + "\n"
+	if err := os.WriteFile(tmp, []byte(head), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, ts.logOf(conv)); err != nil {
+		t.Fatal(err)
+	}
+	if resp, b := getArtifact(t, url); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("after the log was replaced: %d %s", resp.StatusCode, b)
+	}
+}
+
+// BenchmarkArtifactRange reads a 64 KiB range of an artifact referred to
+// at the end of a 30,000-message log: "cold" scans the log (the first read
+// of an artifact), "cached" is every later read of a final artifact.
+func BenchmarkArtifactRange(b *testing.B) {
+	ts := newTestServer(b, Options{DataDir: b.TempDir()})
+	ts.writeGen(b, "big", 30000, 1)
+	ref := strings.Repeat("ef", 16)
+	dir := filepath.Join(ts.data, "artifacts")
+	os.MkdirAll(dir, 0o700)
+	if err := os.WriteFile(filepath.Join(dir, ref), bytes.Repeat([]byte("x"), 200_000), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	e, err := transcript.EncodeEntry(transcript.Entry{ID: "bench-tool", Timestamp: tsAt(1), Content: transcript.Tool{
+		Receipt: transcript.ToolReceipt{App: "shell", Summary: "ls", Status: transcript.ToolOK},
+		Presentation: &transcript.Presentation{Schema: "folio.shell", Version: 1, Revision: 1,
+			Artifact: &transcript.Artifact{Ref: ref, ContentType: "text/plain", CommittedBytes: 200_000, Revision: 1, Final: true, Available: true}}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.OpenFile(ts.logOf("big"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fmt.Fprintf(f, `{"type":"ui-append","at":"2026-03-01T00:00:02.000Z","entries":[%s]}`+"\n", e)
+	f.Close()
+	fi, _ := os.Stat(ts.logOf("big"))
+	url := ts.url + "/api/v2/conversations/big/artifacts/" + ref + "?offset=65536"
+	read := func(b *testing.B) {
+		resp, err := http.Get(url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || n != 65536 {
+			b.Fatalf("%d, %d bytes", resp.StatusCode, n)
+		}
+	}
+	b.Run("cold", func(b *testing.B) {
+		b.SetBytes(fi.Size())
+		for b.Loop() {
+			ts.artifacts.mu.Lock()
+			ts.artifacts.m = nil
+			ts.artifacts.mu.Unlock()
+			read(b)
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		read(b)
+		for b.Loop() {
+			read(b)
+		}
+	})
+}

@@ -56,6 +56,7 @@ type Server struct {
 	tokens map[string]*conn // every live snapshot token → its connection
 
 	metaCache metaCache
+	artifacts artifactCache // final artifacts found in logs (artifacts.go)
 
 	onConnClosed func() // test hook: a connection finished releasing; guarded by mu
 
