@@ -13,6 +13,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { assert, browserPath, closeHarness, item, openApp, required, setupHarness, shots } from './harness.mjs';
+import { branchTests } from './branches.mjs';
 
 if (!existsSync(browserPath)) {
   if (required) {
@@ -661,6 +662,8 @@ test('the dark theme and the narrow layout', async (h) => {
   assert(errors.length === 0, errors.join('\n'));
   await context.close();
 });
+
+branchTests(test);
 
 let passed = 0;
 let failed = 0;
