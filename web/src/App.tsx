@@ -14,10 +14,6 @@ interface Pane {
   head?: string;
 }
 
-interface Branches {
-  [id: string]: { head: string; label: string }[];
-}
-
 /** tokenFromFragment reads #token=… (the fragment never reaches server logs). */
 function tokenFromFragment(): string | undefined {
   const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
@@ -37,7 +33,6 @@ export function App() {
     return new TranscriptView(client, conv!, head || undefined);
   }), [client]);
   const [conversations, setConversations] = useState<ConversationMeta[]>([]);
-  const [branches, setBranches] = useState<Branches>({});
   const [panes, setPanes] = useState<Pane[]>([{}]);
   const [theme, setTheme] = useState<Theme>(initialTheme);
   const [listOpen, setListOpen] = useState(false);
@@ -74,29 +69,12 @@ export function App() {
     [client, cache, refresh],
   );
 
-  const loadBranches = useCallback(
-    async (id: string) => {
-      try {
-        const r = await fetch(`/api/v2/conversations/${encodeURIComponent(id)}`, token ? { headers: { Authorization: `Bearer ${token}` } } : undefined);
-        if (r.ok) {
-          const m = (await r.json()) as { branches?: { head: string; label: string }[] };
-          setBranches((b) => ({ ...b, [id]: m.branches ?? [] }));
-        }
-      } catch {
-        /* no branch navigation then */
-      }
-    },
-    [token],
-  );
-
   const open = (slot: number, id: string) => {
     setPanes((ps) => ps.map((p, i) => (i === slot ? { conversation: id } : p)));
-    void loadBranches(id);
     setListOpen(false);
   };
   const split = (id: string) => {
     setPanes((ps) => [ps[0] ?? {}, { conversation: id }]);
-    void loadBranches(id);
   };
   const create = async () => {
     const m = await api.create();
@@ -144,8 +122,6 @@ export function App() {
                 cache={cache}
                 conversation={meta}
                 head={p.head}
-                branches={p.conversation ? (branches[p.conversation] ?? []) : []}
-                onHead={(head) => setPanes((ps) => ps.map((q, i) => (i === slot ? { ...q, head } : q)))}
                 onOpenList={() => setListOpen(true)}
                 onClose={slot > 0 ? () => setPanes((ps) => ps.slice(0, slot)) : undefined}
               />
