@@ -52,13 +52,8 @@ func (e *Engine) EditAndResend(ctx context.Context, commandID, userEntryID, text
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.closed {
-		return Receipt{}, ErrClosed
-	}
-	if c, ok := e.commands[commandID]; ok {
-		r := e.receiptLocked(c)
-		r.Duplicate = true
-		return r, nil
+	if r, done, err := e.admitLocked(commandID); done {
+		return r, err
 	}
 	b, err := e.brancherLocked()
 	if err != nil {

@@ -386,6 +386,22 @@ func (e *Engine) Messages() []message.Message {
 	return slices.Clone(e.msgs)
 }
 
+// admitLocked is where every command starts, with e.mu held: after Close
+// it refuses (done with ErrClosed), and a command ID seen before returns
+// that command's receipt with Duplicate set (done, nil), so a retried
+// delivery never acts twice.
+func (e *Engine) admitLocked(commandID string) (r Receipt, done bool, err error) {
+	if e.closed {
+		return Receipt{}, true, ErrClosed
+	}
+	if c, ok := e.commands[commandID]; ok {
+		r = e.receiptLocked(c)
+		r.Duplicate = true
+		return r, true, nil
+	}
+	return Receipt{}, false, nil
+}
+
 // Send queues a message. commandID is the client's own ID for it: sending
 // the same ID again (a retried delivery) returns the first receipt with
 // Duplicate set and never starts a second turn.
@@ -398,13 +414,8 @@ func (e *Engine) Send(ctx context.Context, commandID, text string, attachments [
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.closed {
-		return Receipt{}, ErrClosed
-	}
-	if c, ok := e.commands[commandID]; ok {
-		r := e.receiptLocked(c)
-		r.Duplicate = true
-		return r, nil
+	if r, done, err := e.admitLocked(commandID); done {
+		return r, err
 	}
 	c := &command{id: commandID, text: text, attachments: slices.Clone(attachments), state: Queued, done: make(chan struct{})}
 	e.commands[commandID] = c
@@ -426,13 +437,8 @@ func (e *Engine) Steer(commandID, text string) (Receipt, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.closed {
-		return Receipt{}, ErrClosed
-	}
-	if c, ok := e.commands[commandID]; ok {
-		r := e.receiptLocked(c)
-		r.Duplicate = true
-		return r, nil
+	if r, done, err := e.admitLocked(commandID); done {
+		return r, err
 	}
 	t := e.turn
 	if t == nil {
@@ -618,13 +624,8 @@ func (e *Engine) Retry(commandID string) (Receipt, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.closed {
-		return Receipt{}, ErrClosed
-	}
-	if c, ok := e.commands[commandID]; ok {
-		r := e.receiptLocked(c)
-		r.Duplicate = true
-		return r, nil
+	if r, done, err := e.admitLocked(commandID); done {
+		return r, err
 	}
 	if !e.lastFailed || e.turn != nil || len(e.queue) > 0 {
 		return Receipt{}, ErrNothingToRetry
