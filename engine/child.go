@@ -24,7 +24,11 @@ func (e *Engine) Spawn(ctx context.Context, invocationID, label, prompt string) 
 	if err != nil {
 		return "", "", err
 	}
-	defer cw.Complete()
+	stop := e.watchChild(cw.ID(), tools.ChildObserverFrom(ctx))
+	defer func() {
+		_ = cw.Complete()
+		stop()
+	}()
 	var set *tools.Set
 	if e.tools != nil {
 		set = e.tools.Without("task")
@@ -51,4 +55,42 @@ func (e *Engine) Spawn(ctx context.Context, invocationID, label, prompt string) 
 		return "", cw.ID(), err
 	}
 	return "", cw.ID(), transcript.ErrLeaseRetired
+}
+
+// watchChild reports the child's feed to obs (if any) as the store
+// publishes it, from one goroutine so calls never overlap. The subscription
+// coalesces, so a busy child costs at most one call per change the watcher
+// keeps up with. The returned stop ends the watcher and makes the last
+// call with the feed as it is then, after Complete settled it, so the
+// observer's final state is the settled one.
+func (e *Engine) watchChild(id string, obs tools.ChildObserver) (stop func()) {
+	if obs == nil {
+		return func() {}
+	}
+	sub := e.store.Subscribe()
+	quit, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		for {
+			select {
+			case <-quit:
+				return
+			case snap, ok := <-sub.C():
+				if !ok {
+					return
+				}
+				if ch, ok := snap.Live.Children.Get(id); ok {
+					obs(ch.Feed)
+				}
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-exited
+		sub.Close()
+		if ch, ok := e.store.Snapshot().Live.Children.Get(id); ok {
+			obs(ch.Feed)
+		}
+	}
 }

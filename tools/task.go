@@ -3,8 +3,13 @@ package tools
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/go-json-experiment/json"
 
 	"github.com/foliodev/folio/toolview"
+	"github.com/foliodev/folio/transcript"
 )
 
 // Spawner runs a child agent for the task tool. The engine implements it:
@@ -13,8 +18,30 @@ import (
 // totals, and it cannot touch the main answer or footer.
 type Spawner interface {
 	// Spawn runs a child agent on prompt until it finishes and returns its
-	// final answer. childID names the child's live region.
+	// final answer. childID names the child's live region. A spawner that
+	// finds a ChildObserver in ctx (see WithChildObserver) reports the
+	// child's feed to it as the child works.
 	Spawn(ctx context.Context, invocationID, label, prompt string) (answer, childID string, err error)
+}
+
+// ChildObserver receives a child's feed as it changes. Calls are
+// sequential, never concurrent, and the last one, made before Spawn
+// returns, holds the settled feed. Intermediate states may be skipped.
+type ChildObserver func(feed transcript.Document)
+
+type childObserverKey struct{}
+
+// WithChildObserver returns ctx carrying obs for the spawner. It travels in
+// the context so that every Spawner wrapper that forwards ctx passes it on
+// without a change of interface.
+func WithChildObserver(ctx context.Context, obs ChildObserver) context.Context {
+	return context.WithValue(ctx, childObserverKey{}, obs)
+}
+
+// ChildObserverFrom returns the observer ctx carries, or nil.
+func ChildObserverFrom(ctx context.Context) ChildObserver {
+	obs, _ := ctx.Value(childObserverKey{}).(ChildObserver)
+	return obs
 }
 
 // Task delegates a self-contained piece of work to a child agent.
@@ -25,10 +52,92 @@ type taskArgs struct {
 	Label  string `json:"label,omitzero"`
 }
 
-type taskView struct {
+// Bounds of the folio.task payload. A step is small and the list is
+// capped, so the payload stays far under the host's bound however long the
+// child works: 64 steps of at most ~300 bytes each plus the answer preview
+// is under 24 KiB.
+const (
+	TaskMaxSteps      = 64   // newest steps kept; older ones are counted in omitted
+	TaskSummaryBytes  = 200  // per step summary
+	TaskAnswerPreview = 1024 // the answer preview
+)
+
+// TaskStep is one step of a child's work in the folio.task payload.
+type TaskStep struct {
+	// Kind is "tool", "reasoning", "answer" (the child's text) or
+	// "notice" (a warning or the child's failure).
+	Kind string `json:"kind"`
+	// Name is the tool's name, for a tool step.
+	Name    string `json:"name,omitzero"`
+	Summary string `json:"summary"`
+	// Status is "running" while the step's entry is open, then a tool's
+	// outcome ("ok", "failed", "denied"), or "ok"/"failed" for the others.
+	Status     string   `json:"status"`
+	DurationMs *float64 `json:"durationMs,omitzero"`
+}
+
+// TaskView is the folio.task v1 payload.
+type TaskView struct {
 	Label  string `json:"label"`
 	Child  string `json:"child,omitzero"`
 	Status string `json:"status"`
+	// Steps are the newest steps of the child, oldest first.
+	Steps []TaskStep `json:"steps,omitzero"`
+	// Omitted counts older steps dropped to keep the list bounded.
+	Omitted int `json:"omitted,omitzero"`
+	// Answer is a preview of the child's final answer.
+	Answer string `json:"answer,omitzero"`
+}
+
+// TaskSteps describes a child's feed as bounded steps: the newest
+// TaskMaxSteps, and how many older ones were left out.
+func TaskSteps(feed transcript.Document) (steps []TaskStep, omitted int) {
+	for i := range feed.Len() {
+		e := feed.At(i)
+		open := i >= feed.Settled()
+		var s TaskStep
+		switch c := e.Content.(type) {
+		case transcript.Tool:
+			s = TaskStep{Kind: "tool", Name: c.Receipt.App, Summary: c.Receipt.Summary,
+				Status: string(c.Receipt.Status), DurationMs: c.Receipt.DurationMs}
+		case transcript.Reasoning:
+			s = TaskStep{Kind: "reasoning", Summary: c.Text, Status: "ok", DurationMs: c.DurationMs}
+		case transcript.Agent:
+			s = TaskStep{Kind: "answer", Summary: c.Markdown, Status: "ok"}
+		case transcript.Notice:
+			s = TaskStep{Kind: "notice", Summary: c.Text, Status: "ok"}
+		case transcript.Failure:
+			s = TaskStep{Kind: "notice", Summary: firstOf(c.Headline, c.Reason), Status: "failed"}
+		default:
+			continue
+		}
+		if open {
+			s.Status = "running"
+		}
+		s.Summary = brief(s.Summary, TaskSummaryBytes)
+		steps = append(steps, s)
+	}
+	if n := len(steps) - TaskMaxSteps; n > 0 {
+		return steps[n:], n
+	}
+	return steps, 0
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// brief folds s onto one line and clips it to n bytes, ellipsis included.
+func brief(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	c, _ := clip(s, n-len("…"))
+	return c + "…"
 }
 
 // Decl declares task.
@@ -43,7 +152,30 @@ func (Task) Decl() toolview.ToolDecl {
 // NeedsApproval is false; the child asks for approval of its own tools.
 func (Task) NeedsApproval() bool { return false }
 
-// Run spawns the child and waits for it.
+// taskPublisher keeps the task's view and replaces the presentation when
+// it changes; the host paces and coalesces the replacements, and retains
+// the last one at closure.
+type taskPublisher struct {
+	inv  *toolview.Invocation
+	mu   sync.Mutex
+	view TaskView
+	last []byte
+}
+
+func (p *taskPublisher) publish(edit func(v *TaskView)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	edit(&p.view)
+	b, err := json.Marshal(p.view)
+	if err != nil || string(b) == string(p.last) {
+		return // an unchanged view is not worth an update
+	}
+	p.last = b
+	_, _ = p.inv.Presentation().Replace(toolview.Payload{Schema: SchemaTask, Version: 1, Data: b})
+}
+
+// Run spawns the child and waits for it, publishing the child's steps as
+// they happen.
 func (t Task) Run(ctx context.Context, inv *toolview.Invocation, raw []byte) (toolview.Result, error) {
 	var a taskArgs
 	if err := decode(raw, &a); err != nil {
@@ -56,13 +188,24 @@ func (t Task) Run(ctx context.Context, inv *toolview.Invocation, raw []byte) (to
 	if label == "" {
 		label, _ = clip(oneLine(a.Prompt), 60)
 	}
-	_, _ = inv.Presentation().Replace(payload(SchemaTask, taskView{Label: label, Status: "running"}))
-	answer, child, err := t.Spawner.Spawn(ctx, inv.ID(), label, a.Prompt)
-	status := "done"
-	if err != nil {
-		status = "failed"
+	p := &taskPublisher{inv: inv}
+	p.publish(func(v *TaskView) { v.Label, v.Status = label, "running" })
+	observe := func(feed transcript.Document) {
+		steps, omitted := TaskSteps(feed)
+		p.publish(func(v *TaskView) { v.Steps, v.Omitted = steps, omitted })
 	}
-	_, _ = inv.Presentation().Replace(payload(SchemaTask, taskView{Label: label, Child: child, Status: status}))
+	answer, child, err := t.Spawner.Spawn(WithChildObserver(ctx, observe), inv.ID(), label, a.Prompt)
+	p.publish(func(v *TaskView) {
+		v.Child, v.Status = child, "done"
+		if err != nil {
+			v.Status = "failed"
+		}
+		v.Answer = answer
+		if len(answer) > TaskAnswerPreview {
+			c, _ := clip(answer, TaskAnswerPreview-len("…"))
+			v.Answer = c + "…"
+		}
+	})
 	if err != nil {
 		return toolview.Result{Summary: "task " + label}, fmt.Errorf("the sub-agent failed: %w", err)
 	}

@@ -25,8 +25,10 @@ const (
 	// SchemaDiff: {"path": "main.go", "diff": "<unified diff, bounded>"}.
 	SchemaDiff = "folio.diff"
 	// SchemaTask: {"label": "count files", "child": "<child region ID>",
-	// "status": "running" | "done" | "failed"}, linking the call to the
-	// child's live region.
+	// "status": "running" | "done" | "failed", "steps": [...],
+	// "omitted": 3, "answer": "<preview>"}, linking the call to the
+	// child's live region and listing the child's newest steps (see
+	// TaskView), so the log shows the nested calls after a reload.
 	SchemaTask = "folio.task"
 	// SchemaArgs names the host-built argument draft.
 	SchemaArgs = "folio.args"
