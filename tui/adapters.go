@@ -19,6 +19,11 @@ const (
 	// SchemaDiff (version 1) is a change to one file as a unified diff:
 	// {"path": "main.go", "diff": "@@ -1,3 +1,4 @@\n..."}.
 	SchemaDiff = "folio.diff"
+	// SchemaTask (version 1) is a sub-agent and its newest steps:
+	// {"label": "scout", "child": "<region ID>", "status": "running",
+	// "steps": [{"kind": "tool", "name": "shell", "summary": "ls",
+	// "status": "ok", "durationMs": 12}], "omitted": 3, "answer": "…"}.
+	SchemaTask = "folio.task"
 )
 
 type shellPayload struct {
@@ -32,15 +37,33 @@ type diffPayload struct {
 	Diff string `json:"diff"`
 }
 
+type taskStep struct {
+	Kind       string   `json:"kind"`
+	Name       string   `json:"name,omitzero"`
+	Summary    string   `json:"summary"`
+	Status     string   `json:"status"`
+	DurationMs *float64 `json:"durationMs,omitzero"`
+}
+
+type taskPayload struct {
+	Label   string     `json:"label"`
+	Child   string     `json:"child,omitzero"`
+	Status  string     `json:"status"`
+	Steps   []taskStep `json:"steps,omitzero"`
+	Omitted int        `json:"omitted,omitzero"`
+	Answer  string     `json:"answer,omitzero"`
+}
+
 var defaultRegistry = func() *Registry {
 	r := NewRegistry()
 	_ = r.Register(SchemaShell, 1, AdapterFunc(renderShell))
 	_ = r.Register(SchemaDiff, 1, AdapterFunc(renderDiff))
+	_ = r.Register(SchemaTask, 1, AdapterFunc(renderTask))
 	return r
 }()
 
 // DefaultRegistry returns a new registry holding the built-in adapters
-// (SchemaShell and SchemaDiff, version 1), to which more can be added.
+// (SchemaShell, SchemaDiff and SchemaTask, version 1), to which more can be added.
 func DefaultRegistry() *Registry {
 	r := NewRegistry()
 	defaultRegistry.mu.RLock()
@@ -83,6 +106,45 @@ func renderDiff(p *transcript.Presentation, width int, th Theme) ([]string, erro
 	out := []string{pal.bold.Render(truncate(oneLine(v.Path), width))}
 	for _, l := range diffLines(strings.Split(strings.TrimRight(v.Diff, "\n"), "\n"), 0, width+2, pal) {
 		out = append(out, strings.TrimPrefix(l, "  "))
+	}
+	return out, nil
+}
+
+// renderTask paints a sub-agent: its label and status, then one line per
+// nested step with the same glyphs as the main receipts, so a child's calls
+// read like the parent's. The answer preview is left to the tool result.
+func renderTask(p *transcript.Presentation, width int, th Theme) ([]string, error) {
+	var v taskPayload
+	if err := json.Unmarshal(p.Payload, &v, strictPayload); err != nil {
+		return nil, fmt.Errorf("%w: %s v%d: %v", ErrPayload, p.Schema, p.Version, err)
+	}
+	pal := th.palette()
+	out := []string{pal.bold.Render(truncate(oneLine("Sub-agent: "+v.Label+" · "+v.Status), width))}
+	if v.Omitted > 0 {
+		out = append(out, pal.faint.Render(truncate(fmt.Sprintf("  … %d earlier steps", v.Omitted), width)))
+	}
+	for _, st := range v.Steps {
+		glyph, style := "✓", pal.dim
+		switch st.Status {
+		case "running":
+			glyph = "◌"
+		case "failed":
+			glyph, style = "✗", pal.bad
+		case "denied":
+			glyph, style = "⊘", pal.warn
+		}
+		name := st.Name
+		if name == "" {
+			name = st.Kind
+		}
+		line := glyph + " " + name
+		if st.Summary != "" {
+			line += " " + st.Summary
+		}
+		if st.DurationMs != nil && st.Status != "running" {
+			line += " " + shortDuration(*st.DurationMs)
+		}
+		out = append(out, style.Render(truncate("  "+oneLine(line), width)))
 	}
 	return out, nil
 }
