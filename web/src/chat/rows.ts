@@ -44,6 +44,23 @@ function toolCall(e: Entry, open: boolean | undefined): ToolCall {
 }
 
 /**
+ * agentName is what a sub-agent step is called: the label of its folio.task
+ * presentation (present from the call's first update, live and restored
+ * alike), else the receipt summary without the tool name the task tool
+ * prefixes it with.
+ */
+function agentName(call: ToolCall): string {
+  const p = call.presentation;
+  if (p?.schema === 'folio.task') {
+    const label = str(obj(p.payload).label);
+    if (label) return label;
+  }
+  const s = call.summary ?? '';
+  if (s.startsWith(`${call.name} `)) return s.slice(call.name.length + 1) || call.name;
+  return s || call.name;
+}
+
+/**
  * replyMessage maps a reply group onto an assistant message. Entries are taken
  * in stored order: consecutive thinking and function entries form one
  * execution group; agent text, steering and notices separate groups. Nothing
@@ -74,7 +91,7 @@ export function replyMessage(id: string, held: readonly Held[], running: boolean
       case 'tool': {
         const call = toolCall(e, h.open);
         if (h.open !== false && obj(c.receipt).notDone === true && str(obj(c.receipt).reason) === 'awaiting_approval') awaiting = true;
-        if (AGENT_APPS.has(call.name)) pushStep({ kind: 'agent', id: e.id, name: call.summary ?? call.name, call });
+        if (AGENT_APPS.has(call.name)) pushStep({ kind: 'agent', id: e.id, name: agentName(call), call });
         else pushStep({ kind: 'function', id: e.id, call });
         break;
       }

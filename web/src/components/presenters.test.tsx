@@ -1,5 +1,8 @@
-import { render } from '@testing-library/react';
+import { fireEvent, render } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
+import type { Held } from '../chat/reconcile';
+import { replyMessage } from '../chat/rows';
+import { ExecutionStrip, stripSummary } from './ExecutionStrip';
 import { PresentationView } from './presenters';
 
 describe('PresentationView', () => {
@@ -33,5 +36,75 @@ describe('PresentationView', () => {
       <PresentationView presentation={{ schema: 'folio.shell', version: 9, revision: 1, payload: { command: 'rm', output: 'SHOULD-NOT-SHOW' } }} />,
     );
     expect(container.textContent).not.toContain('SHOULD-NOT-SHOW');
+  });
+});
+
+describe('folio.task', () => {
+  const taskEntry = (open: boolean, payload: Record<string, unknown>): Held => ({
+    entry: {
+      id: 't1',
+      content: {
+        kind: 'tool',
+        receipt: open ? { app: 'task', summary: 'task', status: 'failed', reason: 'running', notDone: true } : { app: 'task', summary: 'task scout', status: 'ok', durationMs: 5000 },
+        invocationId: 't1',
+        presentation: { schema: 'folio.task', version: 1, revision: 3, payload },
+      },
+    },
+    revision: 1,
+    open,
+  });
+  const settled = {
+    label: 'scout',
+    child: 'c9',
+    status: 'done',
+    steps: [
+      { kind: 'reasoning', summary: 'where to start', status: 'ok' },
+      { kind: 'tool', name: 'probe', summary: 'probe 1', status: 'ok', durationMs: 12 },
+      { kind: 'tool', name: 'slow', summary: 'slow', status: 'failed' },
+      { kind: 'answer', summary: 'Found it.', status: 'ok' },
+    ],
+    omitted: 2,
+    answer: 'Found it.',
+  };
+
+  it('lists the nested calls in order with status, name and summary', () => {
+    const { container } = render(<PresentationView presentation={{ schema: 'folio.task', version: 1, revision: 3, payload: settled }} />);
+    const items = [...container.querySelectorAll('.task-step')];
+    expect(items.map((li) => `${li.getAttribute('data-status')} ${li.querySelector('.task-step-name')!.textContent} ${li.querySelector('.task-step-summary')!.textContent}`)).toEqual([
+      'ok reasoning where to start',
+      'ok probe probe 1',
+      'failed slow slow',
+      'ok answer Found it.',
+    ]);
+    expect(container.querySelector('.task-step-omitted')!.textContent).toBe('… 2 earlier steps');
+    expect(container.querySelector('.presentation-task-head')!.textContent).toBe('Sub-agent: scout · done');
+  });
+
+  it('ignores malformed steps and bounds the list', () => {
+    const many = Array.from({ length: 100 }, (_, i) => ({ kind: 'tool', name: `t${i}`, summary: '', status: 'ok' }));
+    const { container } = render(
+      <PresentationView presentation={{ schema: 'folio.task', version: 1, revision: 1, payload: { label: 'x', status: 'running', steps: [null, 'junk', ...many] } }} />,
+    );
+    const names = [...container.querySelectorAll('.task-step-name')].map((n) => n.textContent);
+    expect(names).toHaveLength(64);
+    expect(names[63]).toBe('t99');
+  });
+
+  it('names the sub-agent step by its label, and shows the same nested calls live and restored', () => {
+    const live = replyMessage('r', [taskEntry(true, { ...settled, status: 'running', steps: settled.steps.slice(0, 2) })], true);
+    const done = replyMessage('r', [taskEntry(false, settled)], false);
+    for (const m of [live, done]) {
+      const seg = m.segments[0]!;
+      if (seg.kind !== 'steps') throw new Error(`segment ${seg.kind}`);
+      expect(seg.steps[0]!.kind).toBe('agent');
+      expect(stripSummary(seg.steps)).toBe('Sub-agent: scout');
+    }
+    const seg = done.segments[0]!;
+    if (seg.kind !== 'steps') throw new Error('no steps');
+    const { container } = render(<ExecutionStrip id="s-task" steps={seg.steps} />);
+    fireEvent.click(container.querySelector('.strip-summary')!);
+    const agentStep = container.querySelector('.step-agent')!;
+    expect(agentStep.querySelector('.step-name')!.textContent).toBe('Sub-agent: scout');
+    expect([...agentStep.querySelectorAll('.task-step-name')].map((n) => n.textContent)).toEqual(['reasoning', 'probe', 'slow', 'answer']);
   });
 });

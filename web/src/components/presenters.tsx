@@ -41,11 +41,45 @@ registerPresenter('folio.diff', 1, (p) => (
     </pre>
   </div>
 ));
-registerPresenter('folio.task', 1, (p) => (
-  <span className="presentation-task">
-    Sub-agent: {str(p.label, 200)} · {str(p.status, 40)}
-  </span>
-));
+// A sub-agent: its label and status, then its newest steps (tool calls,
+// thinking, text) as a nested list; the payload is bounded by the tool
+// (tools/task.go), and this view bounds it again.
+const TASK_STEPS = 64;
+const STEP_MARK: Record<string, string> = { running: '◌', ok: '✓', failed: '✗', denied: '⊘' };
+registerPresenter('folio.task', 1, (p) => {
+  const steps = (Array.isArray(p.steps) ? p.steps : []).slice(-TASK_STEPS).filter(
+    (s): s is Record<string, unknown> => typeof s === 'object' && s !== null && !Array.isArray(s),
+  );
+  const omitted = typeof p.omitted === 'number' && p.omitted > 0 ? Math.floor(p.omitted) : 0;
+  return (
+    <div className="presentation-task">
+      <span className="presentation-task-head">
+        Sub-agent: {str(p.label, 200)} · {str(p.status, 40)}
+      </span>
+      {steps.length > 0 || omitted > 0 ? (
+        <ul className="presentation-task-steps">
+          {omitted > 0 ? <li className="task-step-omitted">… {omitted} earlier steps</li> : null}
+          {steps.map((s, i) => {
+            const status = str(s.status, 20);
+            return (
+              <li key={i} className="task-step" data-kind={str(s.kind, 20)} data-status={status}>
+                <span className="task-step-status" title={status}>
+                  {STEP_MARK[status] ?? '·'}
+                </span>{' '}
+                <span className="task-step-name">{str(s.name, 120) || str(s.kind, 20)}</span>{' '}
+                <span className="task-step-summary">{str(s.summary, 200)}</span>
+                {typeof s.durationMs === 'number' && status !== 'running' ? (
+                  <span className="task-step-duration"> {Math.round(s.durationMs)} ms</span>
+                ) : null}
+              </li>
+            );
+          })}
+        </ul>
+      ) : null}
+      {str(p.answer, 1024) ? <p className="presentation-task-answer">{str(p.answer, 1024)}</p> : null}
+    </div>
+  );
+});
 
 /** Presentation shows a tool's current presentation through its adapter. */
 export function PresentationView({ presentation }: { presentation: Presentation }) {
