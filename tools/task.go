@@ -54,12 +54,13 @@ type taskArgs struct {
 
 // Bounds of the folio.task payload. A step is small and the list is
 // capped, so the payload stays far under the host's bound however long the
-// child works: 64 steps of at most ~300 bytes each plus the answer preview
-// is under 24 KiB.
+// child works: about 20 KiB for ordinary text, and under 100 KiB even if
+// every byte needed a six-byte JSON escape.
 const (
 	TaskMaxSteps      = 64   // newest steps kept; older ones are counted in omitted
 	TaskSummaryBytes  = 200  // per step summary
 	TaskAnswerPreview = 1024 // the answer preview
+	taskNameBytes     = 64
 )
 
 // TaskStep is one step of a child's work in the folio.task payload.
@@ -115,6 +116,7 @@ func TaskSteps(feed transcript.Document) (steps []TaskStep, omitted int) {
 			s.Status = "running"
 		}
 		s.Summary = brief(s.Summary, TaskSummaryBytes)
+		s.Name = brief(s.Name, taskNameBytes) // a model may invent a long tool name
 		steps = append(steps, s)
 	}
 	if n := len(steps) - TaskMaxSteps; n > 0 {
