@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -91,38 +92,51 @@ type TaskView struct {
 }
 
 // TaskSteps describes a child's feed as bounded steps: the newest
-// TaskMaxSteps, and how many older ones were left out.
+// TaskMaxSteps, and how many older ones were left out. It walks the feed
+// from the end and only describes the steps it keeps, since the task tool
+// calls it on every change of a child's feed.
 func TaskSteps(feed transcript.Document) (steps []TaskStep, omitted int) {
-	for i := range feed.Len() {
-		e := feed.At(i)
-		open := i >= feed.Settled()
-		var s TaskStep
-		switch c := e.Content.(type) {
-		case transcript.Tool:
-			s = TaskStep{Kind: "tool", Name: c.Receipt.App, Summary: c.Receipt.Summary,
-				Status: string(c.Receipt.Status), DurationMs: c.Receipt.DurationMs}
-		case transcript.Reasoning:
-			s = TaskStep{Kind: "reasoning", Summary: c.Text, Status: "ok", DurationMs: c.DurationMs}
-		case transcript.Agent:
-			s = TaskStep{Kind: "answer", Summary: c.Markdown, Status: "ok"}
-		case transcript.Notice:
-			s = TaskStep{Kind: "notice", Summary: c.Text, Status: "ok"}
-		case transcript.Failure:
-			s = TaskStep{Kind: "notice", Summary: firstOf(c.Headline, c.Reason), Status: "failed"}
-		default:
-			continue
+	i := feed.Len() - 1
+	for ; i >= 0 && len(steps) < TaskMaxSteps; i-- {
+		if s, ok := taskStep(feed.At(i).Content, i >= feed.Settled()); ok {
+			steps = append(steps, s)
 		}
-		if open {
-			s.Status = "running"
+	}
+	for ; i >= 0; i-- {
+		if _, ok := taskStep(feed.At(i).Content, false); ok {
+			omitted++
 		}
-		s.Summary = brief(s.Summary, TaskSummaryBytes)
-		s.Name = brief(s.Name, taskNameBytes) // a model may invent a long tool name
-		steps = append(steps, s)
 	}
-	if n := len(steps) - TaskMaxSteps; n > 0 {
-		return steps[n:], n
+	slices.Reverse(steps)
+	for k := range steps {
+		steps[k].Summary = brief(steps[k].Summary, TaskSummaryBytes)
+		steps[k].Name = brief(steps[k].Name, taskNameBytes) // a model may invent a long tool name
 	}
-	return steps, 0
+	return steps, omitted
+}
+
+// taskStep is the step an entry of a child's feed stands for, with its
+// summary not yet clipped; ok is false for entries that are not steps.
+func taskStep(ct transcript.Content, open bool) (s TaskStep, ok bool) {
+	switch c := ct.(type) {
+	case transcript.Tool:
+		s = TaskStep{Kind: "tool", Name: c.Receipt.App, Summary: c.Receipt.Summary,
+			Status: string(c.Receipt.Status), DurationMs: c.Receipt.DurationMs}
+	case transcript.Reasoning:
+		s = TaskStep{Kind: "reasoning", Summary: c.Text, Status: "ok", DurationMs: c.DurationMs}
+	case transcript.Agent:
+		s = TaskStep{Kind: "answer", Summary: c.Markdown, Status: "ok"}
+	case transcript.Notice:
+		s = TaskStep{Kind: "notice", Summary: c.Text, Status: "ok"}
+	case transcript.Failure:
+		s = TaskStep{Kind: "notice", Summary: firstOf(c.Headline, c.Reason), Status: "failed"}
+	default:
+		return TaskStep{}, false
+	}
+	if open {
+		s.Status = "running"
+	}
+	return s, true
 }
 
 func firstOf(a, b string) string {

@@ -15,7 +15,7 @@ import (
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func feedOf(t *testing.T, settled []transcript.Content, open ...transcript.Content) transcript.Document {
+func feedOf(t testing.TB, settled []transcript.Content, open ...transcript.Content) transcript.Document {
 	t.Helper()
 	d, err := transcript.NewDocument("child", nil)
 	if err != nil {
@@ -85,5 +85,22 @@ func TestTaskViewWorstCaseIsBounded(t *testing.T) {
 	}
 	if len(b) > 100<<10 || len(b) > toolview.DefaultPayloadLimit {
 		t.Errorf("worst-case payload is %d bytes", len(b))
+	}
+}
+
+// BenchmarkTaskSteps measures one observer report for a long child feed
+// (500 entries), which the task tool maps on every store publication.
+func BenchmarkTaskSteps(b *testing.B) {
+	var cs []transcript.Content
+	for i := range 500 {
+		cs = append(cs, transcript.Tool{Receipt: transcript.ToolReceipt{App: "shell", Summary: fmt.Sprintf("go test ./pkg%d/... -run TestSomething", i), Status: transcript.ToolOK}})
+	}
+	d := feedOf(b, cs)
+	b.ReportAllocs()
+	for b.Loop() {
+		steps, _ := TaskSteps(d)
+		if _, err := json.Marshal(TaskView{Label: "x", Status: "running", Steps: steps}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
