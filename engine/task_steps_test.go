@@ -62,8 +62,8 @@ func TestTaskPresentationListsChildSteps(t *testing.T) {
 		p := newScripted(
 			cat(call(0, "t1", "task", `{"prompt":"look around","label":"scout"}`), done()),
 			cat(think("where to start"), thinkDone(), call(0, "c1", "probe", `{"n":1}`), done()), // child
-			cat(call(0, "c2", "slow", `{}`), done()),                                                // child
-			cat(text("Found it.\nDetails follow."), done()),                                        // child
+			cat(call(0, "c2", "slow", `{}`), done()),                                             // child
+			cat(text("Found it.\nDetails follow."), done()),                                      // child
 			cat(text("The scout found it."), done()))
 		h := newHarness(t, p, engine.WithTools(set))
 		sp.e = h.eng
