@@ -369,9 +369,12 @@ func (l *Log) Fork(parent, afterEntry string, afterMessage int, title string) (s
 		}
 	}
 	b := Branch{ID: id, Parent: parent, AfterEntry: afterEntry, AfterMessage: afterMessage, Title: title}
-	if err := l.write(appendBranchRecord(nil, l.now(), b)); err != nil {
+	at := l.now()
+	if err := l.write(appendBranchRecord(nil, at, b)); err != nil {
 		return "", err
 	}
+	l.noteRecord(at, false, "")
+	l.storeSummary()
 	return id, nil
 }
 

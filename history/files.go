@@ -98,6 +98,11 @@ func ReadFile(path string) (*Conversation, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseFile(path, data)
+}
+
+// parseFile reads data, the content of the log at path.
+func parseFile(path string, data []byte) (*Conversation, error) {
 	st, err := parse(data, false)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -124,8 +129,9 @@ type Summary struct {
 }
 
 // List summarizes every log in a data folder's conversations folder, newest
-// first. A missing folder lists nothing. It reads each log whole; listing
-// thousands of long conversations wants an index, which is not built yet.
+// first. A missing folder lists nothing. A log whose summary file (see
+// SummaryPath) still matches it is listed from the summary; any other is
+// read whole, and its summary refreshed.
 func List(data string) ([]Summary, error) {
 	dir := ConversationsDir(data)
 	des, err := os.ReadDir(dir)
@@ -141,16 +147,7 @@ func List(data string) ([]Summary, error) {
 		if de.IsDir() || !strings.HasSuffix(name, ".jsonl") || strings.HasPrefix(name, ".") {
 			continue
 		}
-		s := Summary{ID: strings.TrimSuffix(name, ".jsonl"), Path: filepath.Join(dir, name)}
-		c, err := ReadFile(s.Path)
-		if err != nil {
-			s.Err = err
-		} else {
-			s.ID = c.Header.ConversationID
-			s.Title, s.Entries, s.Messages = c.Title, c.Document.Len(), len(c.Messages)
-			s.Problems, s.Version, s.UpdatedAt = len(c.Problems), c.Header.Version, c.UpdatedAt
-		}
-		out = append(out, s)
+		out = append(out, listOne(filepath.Join(dir, name)))
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].UpdatedAt.After(out[j].UpdatedAt) })
 	return out, nil

@@ -36,7 +36,8 @@ type Log struct {
 	uiOnDisk   bool                     // false while the document is derived
 	reserved   map[string]struct{}
 	msgs       []message.Message
-	head       string // the branch saves go to; its records are wrapped in on-branch unless it is Main
+	head       string    // the branch saves go to; its records are wrapped in on-branch unless it is Main
+	list       listState // what a listing of the file shows beyond doc and msgs, for the summary file
 }
 
 // Option configures Open.
@@ -130,6 +131,14 @@ func (l *Log) read(track bool) (*reader, []byte, error) {
 	l.reserved = st.reserved
 	l.msgs = st.conv.Messages
 	l.head = st.conv.Head
+	l.list = listState{title: st.conv.Title, problems: len(st.conv.Problems), lastAt: st.lastAt, metaTime: st.metaTime}
+	// Having read the whole log, refresh its summary: a log last written by
+	// another program lists cheaply again from here on.
+	if fi, err := os.Stat(l.path); err == nil {
+		if sf, ok := summaryOf(st.conv, data, fi); ok {
+			writeSummary(SummaryPath(l.path), sf)
+		}
+	}
 	return st, data, nil
 }
 
@@ -140,6 +149,7 @@ func (l *Log) reset() {
 	l.reserved = map[string]struct{}{}
 	l.msgs = nil
 	l.head = Main
+	l.list = listState{}
 }
 
 func (l *Log) ensureLoaded() error {
@@ -299,6 +309,8 @@ func (l *Log) Save(doc transcript.Document, msgs []message.Message) error {
 	if snapshot {
 		clear(l.reserved)
 	}
+	l.noteRecord(at, false, "")
+	l.storeSummary()
 	return nil
 }
 
@@ -308,7 +320,12 @@ func (l *Log) SetTitle(title string) error {
 		return err
 	}
 	at := l.now()
-	return l.write(appendMetaRecord(nil, at, title, at))
+	if err := l.write(appendMetaRecord(nil, at, title, at)); err != nil {
+		return err
+	}
+	l.noteRecord(at, true, title)
+	l.storeSummary()
+	return nil
 }
 
 // usesReserved reports whether an entry after the saved prefix takes an ID

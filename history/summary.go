@@ -1,0 +1,209 @@
+package history
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/foliodev/folio/transcript"
+)
+
+// The listing cache. Listing a data folder used to parse every log whole,
+// which costs about a second per hundred megabytes. Beside each log the
+// writer keeps <id>.jsonl.summary: what List would report for the log,
+// stamped with the log's exact size and modification time. List trusts a
+// summary only while both still match the file; anything else (a log written
+// by an older folio or another tool, a summary left from a deleted log, a
+// garbled summary) falls back to reading the log. The summary is a cache:
+// it is never fsynced, never consulted for anything but listing, and losing
+// it costs only time.
+
+// summaryFormat versions the summary file itself; a summary of another
+// format is ignored.
+const summaryFormat = 1
+
+// summarySuffix is appended to a log's path to name its summary.
+const summarySuffix = ".summary"
+
+// SummaryPath returns the path of the listing cache kept beside the log at
+// logPath. Whoever deletes a log should delete this file too; a stray one is
+// harmless but wastes space.
+func SummaryPath(logPath string) string { return logPath + summarySuffix }
+
+// summaryFile is the JSON of a summary file.
+type summaryFile struct {
+	Format int `json:"format"`
+	// Size and ModTime (Unix nanoseconds) describe the log file the rest
+	// was computed from.
+	Size           int64     `json:"size"`
+	ModTime        int64     `json:"mtime"`
+	Version        int       `json:"version"`
+	ConversationID string    `json:"conversationId"`
+	Title          string    `json:"title,omitempty"`
+	Entries        int       `json:"entries"`
+	Messages       int       `json:"messages"`
+	Problems       int       `json:"problems"`
+	UpdatedAt      time.Time `json:"updatedAt"`
+	Head           string    `json:"head"`
+}
+
+// listState is what a Log knows, beyond its document and messages, to say
+// what a reader of the file would list: the newest title, the number of
+// problems, and the two instants UpdatedAt is made of.
+type listState struct {
+	title            string
+	problems         int
+	lastAt, metaTime time.Time
+}
+
+func (s listState) updatedAt() time.Time {
+	if !s.metaTime.IsZero() {
+		return s.metaTime
+	}
+	return s.lastAt
+}
+
+// instant is t as a reader gets it back from a record's "at": the written
+// precision, parsed the reader's way.
+func instant(t time.Time) time.Time {
+	return looseInstant(string(transcript.AppendInstant(nil, t)))
+}
+
+// noteRecord updates the list state for a record stamped at that the writer
+// just appended; meta says it was a meta record carrying title (which may
+// be empty) and updatedAt == at.
+func (l *Log) noteRecord(at time.Time, meta bool, title string) {
+	t := instant(at)
+	if t.After(l.list.lastAt) {
+		l.list.lastAt = t
+	}
+	if meta {
+		if title != "" {
+			l.list.title = title
+		}
+		if t.After(l.list.metaTime) {
+			l.list.metaTime = t
+		}
+	}
+}
+
+// storeSummary rewrites the summary for the log as this writer knows it, or
+// removes it when the writer cannot say what a reader would list (a
+// document derived from messages counts entries the writer does not hold).
+// It is best effort: a failure leaves a summary that no longer matches the
+// log, or none, and List reads the log instead.
+func (l *Log) storeSummary() {
+	sp := SummaryPath(l.path)
+	if !l.uiOnDisk && len(l.msgs) > 0 {
+		os.Remove(sp)
+		return
+	}
+	fi, err := os.Stat(l.path)
+	if err != nil || fi.Size() != l.size {
+		os.Remove(sp)
+		return
+	}
+	writeSummary(sp, summaryFile{
+		Format: summaryFormat, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(),
+		Version: l.header.Version, ConversationID: l.header.ConversationID,
+		Title: l.list.title, Entries: l.doc.Len(), Messages: len(l.msgs),
+		Problems: l.list.problems, UpdatedAt: l.list.updatedAt(), Head: l.head,
+	})
+}
+
+// summaryOf is the summary of a conversation read from data, the whole
+// content of a log file whose stat before the read was fi. It reports false
+// when the file changed under the read, so the stamp would not describe c.
+func summaryOf(c *Conversation, data []byte, fi fs.FileInfo) (summaryFile, bool) {
+	if fi == nil || fi.Size() != int64(len(data)) {
+		return summaryFile{}, false
+	}
+	return summaryFile{
+		Format: summaryFormat, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(),
+		Version: c.Header.Version, ConversationID: c.Header.ConversationID,
+		Title: c.Title, Entries: c.Document.Len(), Messages: len(c.Messages),
+		Problems: len(c.Problems), UpdatedAt: c.UpdatedAt, Head: c.Head,
+	}, true
+}
+
+// writeSummary replaces the summary at path through a temporary file of its
+// own, so a writer and a lister refreshing the same summary at once never
+// interleave their bytes into one file.
+func writeSummary(path string, s summaryFile) {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o600) // CreateTemp's default, said explicitly
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+}
+
+// cachedSummary returns the summary beside the log at path when it
+// describes the file as it is now (fi, a fresh stat of it), else false. Any
+// summary that cannot be read, does not decode, is of another format, or
+// claims impossible counts is ignored.
+func cachedSummary(path string, fi fs.FileInfo) (summaryFile, bool) {
+	data, err := os.ReadFile(SummaryPath(path))
+	if err != nil || len(data) > 1<<20 {
+		return summaryFile{}, false
+	}
+	var s summaryFile
+	if err := json.Unmarshal(data, &s); err != nil {
+		return summaryFile{}, false
+	}
+	if s.Format != summaryFormat || s.Size != fi.Size() || s.ModTime != fi.ModTime().UnixNano() ||
+		s.Entries < 0 || s.Messages < 0 || s.Problems < 0 || s.Version <= 0 || s.ConversationID == "" {
+		return summaryFile{}, false
+	}
+	return s, true
+}
+
+// listOne summarizes the log at path: from its summary when that matches
+// the file, else by reading the log, refreshing the summary on the way.
+func listOne(path string) Summary {
+	s := Summary{ID: idFromPath(path), Path: path}
+	fi, err := os.Stat(path)
+	if err == nil {
+		if c, ok := cachedSummary(path, fi); ok {
+			s.ID, s.Title, s.Entries, s.Messages = c.ConversationID, c.Title, c.Entries, c.Messages
+			s.Problems, s.Version, s.UpdatedAt = c.Problems, c.Version, c.UpdatedAt
+			return s
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		s.Err = err
+		return s
+	}
+	c, err := parseFile(path, data)
+	if err != nil {
+		s.Err = err
+		return s
+	}
+	s.ID = c.Header.ConversationID
+	s.Title, s.Entries, s.Messages = c.Title, c.Document.Len(), len(c.Messages)
+	s.Problems, s.Version, s.UpdatedAt = len(c.Problems), c.Header.Version, c.UpdatedAt
+	if sf, ok := summaryOf(c, data, fi); ok {
+		writeSummary(SummaryPath(path), sf)
+	}
+	return s
+}
