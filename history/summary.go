@@ -37,9 +37,12 @@ func SummaryPath(logPath string) string { return logPath + summarySuffix }
 type summaryFile struct {
 	Format int `json:"format"`
 	// Size and ModTime (Unix nanoseconds) describe the log file the rest
-	// was computed from.
+	// was computed from; where the system has them, so do its inode and
+	// status-change time (see changeStamp).
 	Size           int64     `json:"size"`
 	ModTime        int64     `json:"mtime"`
+	Inode          uint64    `json:"inode,omitempty"`
+	ChangeTime     int64     `json:"ctime,omitempty"`
 	Version        int       `json:"version"`
 	ConversationID string    `json:"conversationId"`
 	Title          string    `json:"title,omitempty"`
@@ -106,8 +109,9 @@ func (l *Log) storeSummary() {
 		os.Remove(sp)
 		return
 	}
+	ino, ctime := changeStamp(fi)
 	writeSummary(sp, summaryFile{
-		Format: summaryFormat, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(),
+		Format: summaryFormat, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Inode: ino, ChangeTime: ctime,
 		Version: l.header.Version, ConversationID: l.header.ConversationID,
 		Title: l.list.title, Entries: l.doc.Len(), Messages: len(l.msgs),
 		Problems: l.list.problems, UpdatedAt: l.list.updatedAt(), Head: l.head,
@@ -121,8 +125,9 @@ func summaryOf(c *Conversation, data []byte, fi fs.FileInfo) (summaryFile, bool)
 	if fi == nil || fi.Size() != int64(len(data)) {
 		return summaryFile{}, false
 	}
+	ino, ctime := changeStamp(fi)
 	return summaryFile{
-		Format: summaryFormat, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(),
+		Format: summaryFormat, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Inode: ino, ChangeTime: ctime,
 		Version: c.Header.Version, ConversationID: c.Header.ConversationID,
 		Title: c.Title, Entries: c.Document.Len(), Messages: len(c.Messages),
 		Problems: len(c.Problems), UpdatedAt: c.UpdatedAt, Head: c.Head,
@@ -170,7 +175,9 @@ func cachedSummary(path string, fi fs.FileInfo) (summaryFile, bool) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return summaryFile{}, false
 	}
+	ino, ctime := changeStamp(fi)
 	if s.Format != summaryFormat || s.Size != fi.Size() || s.ModTime != fi.ModTime().UnixNano() ||
+		s.Inode != ino || s.ChangeTime != ctime ||
 		s.Entries < 0 || s.Messages < 0 || s.Problems < 0 || s.Version <= 0 || s.ConversationID == "" {
 		return summaryFile{}, false
 	}

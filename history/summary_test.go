@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -170,8 +171,9 @@ func TestListUsesMatchingSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ino, ctime := changeStamp(fi)
 	writeSummary(SummaryPath(path), summaryFile{Format: summaryFormat, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(),
-		Version: 3, ConversationID: "c1", Title: "FROM THE CACHE", Entries: 77, Messages: 5})
+		Inode: ino, ChangeTime: ctime, Version: 3, ConversationID: "c1", Title: "FROM THE CACHE", Entries: 77, Messages: 5})
 	if s := listOnly(t, data); s.Title != "FROM THE CACHE" || s.Entries != 77 || s.Messages != 5 {
 		t.Fatalf("List ignored a matching summary: %+v", s)
 	}
@@ -302,5 +304,43 @@ func TestListSkipsSummaryFiles(t *testing.T) {
 	os.WriteFile(filepath.Join(ConversationsDir(data), "gone.jsonl.summary"), []byte("{}"), 0o600)
 	if s := listOnly(t, data); s.ID != "c1" {
 		t.Fatalf("listed %+v", s)
+	}
+}
+
+// A log rewritten in place with the same size and its old mtime put back
+// (as a copy that preserves times does) still is not listed from the old
+// summary: its status-change time moved, and no program can set that back.
+func TestSameSizeAndMtimeStillInvalidates(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	path, _ := Path(data, "c1")
+	l := open(t, path)
+	if err := l.Save(doc(t, entries(3, "a")...), msgs("q")); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetTitle("Before"); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ino, ctime := changeStamp(fi); ino == 0 && ctime == 0 {
+		t.Skip("no inode or change time on this system; size and mtime alone are trusted")
+	}
+	body := readFile(t, path)
+	corrupt := bytes.Replace(body, []byte(`"Before"`), []byte(`"Af ter"`), 1)
+	if len(corrupt) != len(body) || bytes.Equal(corrupt, body) {
+		t.Fatal("test setup: replacement changed the size or nothing")
+	}
+	if err := os.WriteFile(path, corrupt, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if s := listOnly(t, data); s.Title != "Af ter" {
+		t.Fatalf("listed from a stale summary: %+v", s)
 	}
 }
