@@ -1,9 +1,10 @@
 package history
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -18,7 +19,7 @@ import (
 // summary only while both still match the file; anything else (a log written
 // by an older folio or another tool, a summary left from a deleted log, a
 // garbled summary) falls back to reading the log. The summary is a cache:
-// it is never fsynced, never consulted for anything but listing, and losing
+// it is written in place and never fsynced, never consulted for anything but listing, and losing
 // it costs only time.
 
 // summaryFormat versions the summary file itself; a summary of another
@@ -51,6 +52,9 @@ type summaryFile struct {
 	Problems       int       `json:"problems"`
 	UpdatedAt      time.Time `json:"updatedAt"`
 	Head           string    `json:"head"`
+	// Check is the checksum of the summary encoded without it; a file torn
+	// by concurrent rewrites does not match it.
+	Check string `json:"check,omitempty"`
 }
 
 // listState is what a Log knows, beyond its document and messages, to say
@@ -134,38 +138,46 @@ func summaryOf(c *Conversation, data []byte, fi fs.FileInfo) (summaryFile, bool)
 	}, true
 }
 
-// writeSummary replaces the summary at path through a temporary file of its
-// own, so a writer and a lister refreshing the same summary at once never
-// interleave their bytes into one file.
+// writeSummary rewrites the summary at path in place: one write at offset
+// zero, then a truncate to its length. Replacing it through a temporary file
+// and a rename would be cleaner, but ext4 flushes a file renamed over
+// another, which made every Save twice as slow. In place, a lister may read
+// a half-written summary, or a writer and a lister refreshing it at once
+// may leave a mix of both; the checksum makes every such file fail
+// decoding, so it is ignored like any other bad summary.
 func writeSummary(path string, s summaryFile) {
+	s.Check = ""
+	body, err := json.Marshal(s)
+	if err != nil {
+		return
+	}
+	s.Check = checksum(body)
 	data, err := json.Marshal(s)
 	if err != nil {
 		return
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	data = append(data, '\n')
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o600)
 	if err != nil {
 		return
 	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if _, err := f.WriteAt(data, 0); err == nil {
+		f.Truncate(int64(len(data)))
 	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o600) // CreateTemp's default, said explicitly
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
+	f.Close()
+}
+
+// checksum is the hex SHA-256 (first 16 bytes) of a summary encoded
+// without its check member.
+func checksum(body []byte) string {
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:16])
 }
 
 // cachedSummary returns the summary beside the log at path when it
 // describes the file as it is now (fi, a fresh stat of it), else false. Any
-// summary that cannot be read, does not decode, is of another format, or
-// claims impossible counts is ignored.
+// summary that cannot be read, does not decode, fails its checksum, is of
+// another format, or claims impossible counts is ignored.
 func cachedSummary(path string, fi fs.FileInfo) (summaryFile, bool) {
 	data, err := os.ReadFile(SummaryPath(path))
 	if err != nil || len(data) > 1<<20 {
@@ -173,6 +185,11 @@ func cachedSummary(path string, fi fs.FileInfo) (summaryFile, bool) {
 	}
 	var s summaryFile
 	if err := json.Unmarshal(data, &s); err != nil {
+		return summaryFile{}, false
+	}
+	check := s.Check
+	s.Check = ""
+	if body, err := json.Marshal(s); err != nil || check != checksum(body) {
 		return summaryFile{}, false
 	}
 	ino, ctime := changeStamp(fi)

@@ -344,3 +344,36 @@ func TestSameSizeAndMtimeStillInvalidates(t *testing.T) {
 		t.Fatalf("listed from a stale summary: %+v", s)
 	}
 }
+
+// A summary whose stamp matches but whose bytes were changed (a read torn
+// by a concurrent rewrite, two rewrites mixed) fails its checksum.
+func TestTamperedSummaryIgnored(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	path, _ := Path(data, "c1")
+	l := open(t, path)
+	if err := l.Save(doc(t, entries(3, "a")...), msgs("q")); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetTitle("Right"); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	checkSummary(t, path, "written")
+	sum := readFile(t, SummaryPath(path))
+	for _, edit := range [][2]string{{`"Right"`, `"Wrong"`}, {`"entries":3`, `"entries":9`}} {
+		bad := bytes.Replace(sum, []byte(edit[0]), []byte(edit[1]), 1)
+		if bytes.Equal(bad, sum) {
+			t.Fatalf("summary lacks %s: %s", edit[0], sum)
+		}
+		if err := os.WriteFile(SummaryPath(path), bad, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := cached(t, path); ok {
+			t.Fatalf("tampered summary trusted: %s", bad)
+		}
+		if s := listOnly(t, data); s.Title != "Right" || s.Entries != 3 {
+			t.Fatalf("listed %+v from %s", s, bad)
+		}
+	}
+}
