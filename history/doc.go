@@ -12,6 +12,10 @@
 // superseded presentation snapshots, and takes the per-log lock that keeps a
 // second writer out. The format is described in docs/log-format.md.
 //
+// Beside each log it keeps a listing summary (<id>.jsonl.summary), a cache
+// that List trusts only while the log's size, mtime and (on Linux) inode and
+// change time are still the ones it records, and that nothing else reads.
+//
 // Reading never guesses: a record that fails validation is reported with its
 // line, record type, entry index and JSON pointer, and everything valid around
 // it still applies. Writing only appends, except for upgrade and compaction,
@@ -20,5 +24,6 @@
 // Concurrency: a *Log is owned by one goroutine at a time; its methods are not
 // safe for concurrent use. Between processes, Open's lock admits one writer
 // per log. Read and ReadFile take no lock and may run beside a writer: they
-// see a prefix of complete records.
+// see a prefix of complete records. List may run beside a writer too: a
+// summary it catches half rewritten fails its checksum and is ignored.
 package history
