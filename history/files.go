@@ -32,7 +32,10 @@ func DataDir(flag string) (string, error) {
 }
 
 // ConversationsDir is where a data folder keeps its logs.
-func ConversationsDir(data string) string { return filepath.Join(data, "conversations") }
+func ConversationsDir(data string) string { return filepath.Join(data, conversationsDirName) }
+
+// conversationsDirName is the data folder's subfolder holding the logs.
+const conversationsDirName = "conversations"
 
 // Path returns the log file of a conversation in a data folder. The ID must
 // be usable as a file name.

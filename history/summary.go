@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -146,6 +147,11 @@ func summaryOf(c *Conversation, data []byte, fi fs.FileInfo) (summaryFile, bool)
 // may leave a mix of both; the checksum makes every such file fail
 // decoding, so it is ignored like any other bad summary.
 func writeSummary(path string, s summaryFile) {
+	// Summaries serve listings of a data folder; a log opened anywhere
+	// else (folio log upgrade ~/old.jsonl) gets no extra file beside it.
+	if filepath.Base(filepath.Dir(path)) != conversationsDirName {
+		return
+	}
 	s.Check = ""
 	body, err := json.Marshal(s)
 	if err != nil {

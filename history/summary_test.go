@@ -2,6 +2,8 @@ package history
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -375,5 +377,31 @@ func TestTamperedSummaryIgnored(t *testing.T) {
 		if s := listOnly(t, data); s.Title != "Right" || s.Entries != 3 {
 			t.Fatalf("listed %+v from %s", s, bad)
 		}
+	}
+}
+
+// A log opened outside a data folder's conversations folder (folio log
+// upgrade ~/old.jsonl) gets no summary file beside it.
+func TestNoSummaryOutsideADataFolder(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "old.jsonl")
+	l := open(t, path)
+	if err := l.Save(doc(t, user("u1", "hello")), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(SummaryPath(path)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("summary beside a log outside a data folder: stat err = %v", err)
+	}
+	in := logPath(t)
+	l = open(t, in)
+	if err := l.Save(doc(t, user("u1", "hello")), nil); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if _, err := os.Stat(SummaryPath(in)); err != nil {
+		t.Fatalf("no summary inside a data folder: %v", err)
 	}
 }
