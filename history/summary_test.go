@@ -12,6 +12,25 @@ import (
 	"github.com/go-json-experiment/json"
 )
 
+// titledLog writes a closed log of three entries and one message, titled
+// title, in a fresh data folder.
+func titledLog(t *testing.T, title string) (data, path string) {
+	t.Helper()
+	data = t.TempDir()
+	path, _ = Path(data, "c1")
+	l := open(t, path)
+	if err := l.Save(doc(t, entries(3, "a")...), msgs("q")); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetTitle(title); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return data, path
+}
+
 // truth is what List must report for the log at path: a full read of it.
 func truth(t testing.TB, path string) Summary {
 	t.Helper()
@@ -185,16 +204,7 @@ func TestListUsesMatchingSummary(t *testing.T) {
 // no longer matches its summary: List reads it and refreshes the summary.
 func TestListFallsBackWhenLogChanged(t *testing.T) {
 	t.Parallel()
-	data := t.TempDir()
-	path, _ := Path(data, "c1")
-	l := open(t, path)
-	if err := l.Save(doc(t, entries(3, "a")...), msgs("q")); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.SetTitle("Old"); err != nil {
-		t.Fatal(err)
-	}
-	l.Close()
+	data, path := titledLog(t, "Old")
 	checkSummary(t, path, "written")
 
 	// Another program appends a record: the size no longer matches.
@@ -314,16 +324,7 @@ func TestListSkipsSummaryFiles(t *testing.T) {
 // summary: its status-change time moved, and no program can set that back.
 func TestSameSizeAndMtimeStillInvalidates(t *testing.T) {
 	t.Parallel()
-	data := t.TempDir()
-	path, _ := Path(data, "c1")
-	l := open(t, path)
-	if err := l.Save(doc(t, entries(3, "a")...), msgs("q")); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.SetTitle("Before"); err != nil {
-		t.Fatal(err)
-	}
-	l.Close()
+	data, path := titledLog(t, "Before")
 	fi, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
@@ -351,16 +352,7 @@ func TestSameSizeAndMtimeStillInvalidates(t *testing.T) {
 // by a concurrent rewrite, two rewrites mixed) fails its checksum.
 func TestTamperedSummaryIgnored(t *testing.T) {
 	t.Parallel()
-	data := t.TempDir()
-	path, _ := Path(data, "c1")
-	l := open(t, path)
-	if err := l.Save(doc(t, entries(3, "a")...), msgs("q")); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.SetTitle("Right"); err != nil {
-		t.Fatal(err)
-	}
-	l.Close()
+	data, path := titledLog(t, "Right")
 	checkSummary(t, path, "written")
 	sum := readFile(t, SummaryPath(path))
 	for _, edit := range [][2]string{{`"Right"`, `"Wrong"`}, {`"entries":3`, `"entries":9`}} {
