@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -143,9 +144,11 @@ func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
 	}
 	defer s.close()
 	if f.resume.id != "" {
+		s.warn = stdio.Err
 		if err := s.resume(f.resume.id); err != nil {
 			return failure(cmd, err)
 		}
+		s.warn = nil
 	}
 
 	o := tui.Options{
@@ -175,6 +178,10 @@ type chatSession struct {
 	host    *toolview.Host
 	eng     *engine.Engine
 
+	// warn gets notices about a resumed log (a lock taken over) while
+	// nothing draws on the terminal yet; nil once the chat's view owns it.
+	warn io.Writer
+
 	mu  sync.Mutex
 	log *history.Log
 	id  string
@@ -196,7 +203,7 @@ func newChatSession(dataDir string, cfg provider.Config, prov provider.Provider,
 	if err != nil {
 		return nil, err
 	}
-	if s.log, err = history.Open(path); err != nil {
+	if s.log, err = openLog(path, nil); err != nil {
 		return nil, err
 	}
 	opts := []engine.Option{engine.WithModel(cfg.Model), engine.WithHost(s.host), engine.WithSaver(&titledLog{log: s.log})}
@@ -239,7 +246,7 @@ func (s *chatSession) list() ([]tui.Conversation, error) {
 		if c.Err != nil || c.Entries == 0 {
 			continue
 		}
-		out = append(out, tui.Conversation{ID: c.ID, Title: c.Title, Updated: c.UpdatedAt, Entries: c.Entries})
+		out = append(out, tui.Conversation{ID: conversationID(c), Title: c.Title, Updated: c.UpdatedAt, Entries: c.Entries})
 	}
 	return out, nil
 }
@@ -259,7 +266,7 @@ func (s *chatSession) resume(id string) error {
 	if id == s.id {
 		return nil
 	}
-	log, err := history.Open(path)
+	log, err := openLog(path, s.warn)
 	if err != nil {
 		return err
 	}

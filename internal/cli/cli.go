@@ -22,6 +22,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/foliodev/folio/history"
 )
 
 // Version is folio's version, set at build time with
@@ -300,4 +302,17 @@ func walk(c *cobra.Command, fn func(*cobra.Command)) {
 	for _, sub := range c.Commands() {
 		walk(sub, fn)
 	}
+}
+
+// openLog opens a log for writing and tells the user on w when it took
+// over the lock of a folio process that died holding it.
+func openLog(path string, w io.Writer) (*history.Log, error) {
+	l, err := history.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if pid := l.TookOverFrom(); pid > 0 && w != nil {
+		fmt.Fprintf(w, "folio: %s was left locked by process %d, which is no longer running; took the lock over (its last save may be incomplete: folio log validate %s)\n", path, pid, path)
+	}
+	return l, nil
 }

@@ -94,11 +94,8 @@ func TestCompletionBashLoadsAndCompletes(t *testing.T) {
 	if err != nil {
 		t.Skip("bash is not installed")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "folio")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/foliodev/folio/cmd/folio").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildFolio(t)
+	dir := filepath.Dir(bin)
 	script, errOut, err := run(t, "completion", "bash")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut)

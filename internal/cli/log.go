@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -194,7 +195,7 @@ func logUpgrade(cmd *cobra.Command, path string, stdio IO) error {
 	if _, err := os.Stat(path); err != nil {
 		return failure(cmd, err)
 	}
-	l, err := history.Open(path)
+	l, err := openLog(path, stdio.Err)
 	if err != nil {
 		return failure(cmd, err)
 	}
@@ -216,7 +217,7 @@ func logCompact(cmd *cobra.Command, path string, stdio IO) error {
 	if _, err := os.Stat(path); err != nil {
 		return failure(cmd, err)
 	}
-	l, err := history.Open(path)
+	l, err := openLog(path, stdio.Err)
 	if err != nil {
 		return failure(cmd, err)
 	}
@@ -259,14 +260,22 @@ func logList(cmd *cobra.Command, data string, stdio IO) error {
 			if errors.Is(s.Err, history.ErrNewerVersion) {
 				msg = "written by a newer folio"
 			}
-			fmt.Fprintf(tw, "%s\t(unreadable: %s)\t-\t-\n", s.ID, msg)
+			fmt.Fprintf(tw, "%s\t(unreadable: %s)\t-\t-\n", conversationID(s), msg)
 			continue
 		}
 		title := s.Title
 		if title == "" {
 			title = "(untitled)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.ID, title, s.Entries, s.UpdatedAt.Local().Format("2006-01-02 15:04"))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", conversationID(s), title, s.Entries, s.UpdatedAt.Local().Format("2006-01-02 15:04"))
 	}
 	return tw.Flush()
+}
+
+// conversationID is the one ID a conversation goes by everywhere: its log's
+// file name without ".jsonl", which --resume, the web app and the server's
+// API all take. The header's conversationId may differ (a generated or
+// copied log), so listings do not show it.
+func conversationID(s history.Summary) string {
+	return strings.TrimSuffix(filepath.Base(s.Path), ".jsonl")
 }

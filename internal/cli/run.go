@@ -117,7 +117,7 @@ func runRun(cmd *cobra.Command, f *runFlags, prompt string, stdio IO) error {
 	}))
 	var log *history.Log
 	if f.logPath != "" {
-		if log, err = history.Open(f.logPath); err != nil {
+		if log, err = openLog(f.logPath, stdio.Err); err != nil {
 			return failure(cmd, err)
 		}
 		defer log.Close()
