@@ -133,7 +133,7 @@ func logShow(cmd *cobra.Command, path string, asJSON bool, width int, stdio IO) 
 	if isTerminal(stdio.Out) {
 		theme = tui.DetectTheme(os.Environ(), true)
 	}
-	classic := tui.NewClassic(tui.NewPainter(theme, tui.ForClassic(), tui.WithLocation(time.Local)))
+	classic := tui.NewClassic(tui.NewPainter(theme, tui.ForClassic(), tui.Unattended(), tui.WithLocation(time.Local)))
 	classic.Mount()
 	frame := classic.Sync(c.Document, 1, w, 1<<30)
 	var b strings.Builder
