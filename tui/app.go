@@ -727,10 +727,8 @@ func (a *App) copyAnswer() tea.Cmd {
 		if !ok || ag.Markdown == "" {
 			continue
 		}
-		if a.classic != nil {
-			a.printQ = append(a.printQ, strings.Split(strings.TrimRight(ag.Markdown, "\n"), "\n")...)
-			return nil
-		}
+		// Both views copy with OSC 52; the classic one used to print the
+		// source into scrollback, which is not what "copy" promises.
 		a.status = fmt.Sprintf("copied the answer's markdown (%d bytes) to the clipboard", len(ag.Markdown))
 		return tea.SetClipboard(ag.Markdown)
 	}

@@ -268,40 +268,35 @@ func TestAppFramePlainAndNoColor(t *testing.T) {
 }
 
 // ctrl+y hands over the answer's markdown source, not its wrapped
-// rendering: copied with OSC 52 in the fullscreen view, printed into
-// scrollback in the classic view.
+// rendering, copied with OSC 52 in both views; the classic view prints
+// nothing into scrollback.
 func TestAppCopyAnswer(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		r := newChatRig(t, Options{Theme: PlainTheme}, 60, 20, demoProvider())
-		r.typeText("hello")
-		r.enter()
-		r.until("the turn finishes", func() bool { _, ok := r.eng.Running(); return !ok && r.store.Snapshot().Document.Len() >= 3 })
-		cmd := r.app.key(tea.KeyPressMsg{Code: 'y', Mod: tea.ModCtrl})
-		if cmd == nil {
-			t.Fatal("ctrl+y gave no command in the fullscreen view")
-		}
-		if !strings.Contains(r.app.status, "copied the answer's markdown") {
-			t.Fatalf("status after ctrl+y: %q", r.app.status)
-		}
-		msg := cmd()
-		if got := fmt.Sprint(msg); !strings.Contains(got, "**folio's built-in demo model**") {
-			t.Fatalf("the clipboard message does not carry the markdown source: %v", got)
-		}
-	})
-	synctest.Test(t, func(t *testing.T) {
-		term := newTerminal(60, 20)
-		r := newChatRig(t, Options{Theme: PlainTheme, Classic: true, Output: writerFunc(term.write)}, 60, 20, demoProvider())
-		r.typeText("hello")
-		r.enter()
-		r.until("the turn finishes", func() bool { _, ok := r.eng.Running(); return !ok && r.store.Snapshot().Document.Len() >= 3 })
-		r.send(tea.KeyPressMsg{Code: 'y', Mod: tea.ModCtrl})
-		rows := strings.Join(allRows(term), "\n")
-		// The source line is longer than the terminal: printed as it is,
-		// the terminal wraps it, and copying it back gives one line.
-		if !strings.Contains(rows, "Hello! You are talking to **folio's built-in demo model**.") {
-			t.Fatalf("the classic view did not print the markdown source:\n%s", rows)
-		}
-	})
+	for _, classic := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			term := newTerminal(60, 20)
+			r := newChatRig(t, Options{Theme: PlainTheme, Classic: classic, Output: writerFunc(term.write)}, 60, 20, demoProvider())
+			r.typeText("hello")
+			r.enter()
+			r.until("the turn finishes", func() bool { _, ok := r.eng.Running(); return !ok && r.store.Snapshot().Document.Len() >= 3 })
+			before := strings.Join(allRows(term), "\n")
+			cmd := r.app.key(tea.KeyPressMsg{Code: 'y', Mod: tea.ModCtrl})
+			if cmd == nil {
+				t.Fatalf("classic=%v: ctrl+y gave no command", classic)
+			}
+			if !strings.Contains(r.app.status, "copied the answer's markdown") {
+				t.Fatalf("classic=%v: status after ctrl+y: %q", classic, r.app.status)
+			}
+			if got := fmt.Sprint(cmd()); !strings.Contains(got, "**folio's built-in demo model**") {
+				t.Fatalf("classic=%v: the clipboard message does not carry the markdown source: %v", classic, got)
+			}
+			if classic {
+				r.send(tea.KeyPressMsg{Code: 'y', Mod: tea.ModCtrl})
+				if after := strings.Join(allRows(term), "\n"); strings.Contains(after, "**folio's") && !strings.Contains(before, "**folio's") {
+					t.Fatalf("the classic view printed the markdown source into scrollback:\n%s", after)
+				}
+			}
+		})
+	}
 }
 
 // /resume lists saved conversations (title, updated, entries); choosing

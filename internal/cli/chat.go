@@ -129,7 +129,7 @@ func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
 	}
 	cfg, prov, err := provider.Load(provider.Options{DataDir: dataDir, Provider: f.prov.provider, Model: f.prov.model, BaseURL: f.prov.baseURL})
 	if err != nil {
-		return failure(cmd, err)
+		return providerErr(cmd, f.prov, err)
 	}
 	work := f.dir
 	if work == "" {

@@ -24,6 +24,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/provider"
 )
 
 // Version is folio's version, set at build time with
@@ -315,4 +316,22 @@ func openLog(path string, w io.Writer) (*history.Log, error) {
 		fmt.Fprintf(w, "folio: %s was left locked by process %d, which is no longer running; took the lock over (its last save may be incomplete: folio log validate %s)\n", path, pid, path)
 	}
 	return l, nil
+}
+
+// providerErr is a provider that could not be loaded: a usage mistake when
+// --provider named one that does not exist, a failure otherwise (a bad
+// config file or environment).
+func providerErr(cmd *cobra.Command, f providerFlags, err error) error {
+	if f.provider != "" && errors.Is(err, provider.ErrUnknownProvider) {
+		return usage(cmd, "--provider: %v", err)
+	}
+	return failure(cmd, err)
+}
+
+// checkWidth refuses a negative --width (0 means the default).
+func checkWidth(cmd *cobra.Command, w int) error {
+	if w < 0 {
+		return usage(cmd, "--width must be a number of columns (0 for the default), got %d", w)
+	}
+	return nil
 }

@@ -118,6 +118,9 @@ func newLogListCmd(stdio IO) *cobra.Command {
 }
 
 func logShow(cmd *cobra.Command, path string, asJSON bool, width int, stdio IO) error {
+	if err := checkWidth(cmd, width); err != nil {
+		return err
+	}
 	c, err := history.ReadFile(path)
 	if err != nil {
 		return failure(cmd, err)

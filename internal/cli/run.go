@@ -113,10 +113,13 @@ func runPrompt(cmd *cobra.Command, args []string, in io.Reader) (string, error) 
 
 func runRun(cmd *cobra.Command, f *runFlags, prompt string, stdio IO) error {
 	ctx := cmd.Context()
+	if err := checkWidth(cmd, f.width); err != nil {
+		return err
+	}
 	dataDir, _ := history.DataDir(f.data) // no data folder: no config file, no artifacts
 	cfg, prov, err := provider.Load(provider.Options{DataDir: dataDir, Provider: f.prov.provider, Model: f.prov.model, BaseURL: f.prov.baseURL})
 	if err != nil {
-		return failure(cmd, err)
+		return providerErr(cmd, f.prov, err)
 	}
 	if cfg.Type == provider.TypeDemo && !f.asJSON {
 		fmt.Fprintln(stdio.Err, "folio: using the offline demo model; set FOLIO_PROVIDER and a key (or --base-url) to use a real one, see folio models")
