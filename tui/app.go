@@ -11,6 +11,7 @@ import (
 
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/foliodev/folio/engine"
 	"github.com/foliodev/folio/transcript"
@@ -717,9 +718,8 @@ func (a *App) slash(text string) (tea.Cmd, bool) {
 	return nil, false
 }
 
-// copyAnswer hands the latest answer's markdown source to the person:
-// printed into scrollback in the classic view, copied with OSC 52 in the
-// fullscreen view. Either way the text carries no wrapping of ours.
+// copyAnswer copies the latest answer's markdown source to the clipboard
+// with OSC 52. The text carries no wrapping of ours.
 func (a *App) copyAnswer() tea.Cmd {
 	d := a.snap.Document
 	for i := d.Len() - 1; i >= 0; i-- {
@@ -727,9 +727,14 @@ func (a *App) copyAnswer() tea.Cmd {
 		if !ok || ag.Markdown == "" {
 			continue
 		}
-		// Both views copy with OSC 52; the classic one used to print the
-		// source into scrollback, which is not what "copy" promises.
+		// Both views copy with OSC 52. The classic view's program writes
+		// nowhere (the view draws itself), so the sequence goes straight
+		// to the terminal, between frames; it moves no cursor.
 		a.status = fmt.Sprintf("copied the answer's markdown (%d bytes) to the clipboard", len(ag.Markdown))
+		if a.inline != nil {
+			_, _ = io.WriteString(a.o.Output, ansi.SetSystemClipboard(ag.Markdown))
+			return nil
+		}
 		return tea.SetClipboard(ag.Markdown)
 	}
 	a.status = "no answer to copy yet"

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"testing"
@@ -267,36 +268,56 @@ func TestAppFramePlainAndNoColor(t *testing.T) {
 	})
 }
 
-// ctrl+y hands over the answer's markdown source, not its wrapped
-// rendering, copied with OSC 52 in both views; the classic view prints
-// nothing into scrollback.
+// ctrl+y copies the answer's markdown source, not its wrapped rendering,
+// with OSC 52 in both views: through the program in the fullscreen view,
+// straight to the terminal in the classic one, which prints nothing into
+// scrollback.
 func TestAppCopyAnswer(t *testing.T) {
-	for _, classic := range []bool{false, true} {
-		synctest.Test(t, func(t *testing.T) {
-			term := newTerminal(60, 20)
-			r := newChatRig(t, Options{Theme: PlainTheme, Classic: classic, Output: writerFunc(term.write)}, 60, 20, demoProvider())
-			r.typeText("hello")
-			r.enter()
-			r.until("the turn finishes", func() bool { _, ok := r.eng.Running(); return !ok && r.store.Snapshot().Document.Len() >= 3 })
-			before := strings.Join(allRows(term), "\n")
-			cmd := r.app.key(tea.KeyPressMsg{Code: 'y', Mod: tea.ModCtrl})
-			if cmd == nil {
-				t.Fatalf("classic=%v: ctrl+y gave no command", classic)
-			}
-			if !strings.Contains(r.app.status, "copied the answer's markdown") {
-				t.Fatalf("classic=%v: status after ctrl+y: %q", classic, r.app.status)
-			}
-			if got := fmt.Sprint(cmd()); !strings.Contains(got, "**folio's built-in demo model**") {
-				t.Fatalf("classic=%v: the clipboard message does not carry the markdown source: %v", classic, got)
-			}
-			if classic {
-				r.send(tea.KeyPressMsg{Code: 'y', Mod: tea.ModCtrl})
-				if after := strings.Join(allRows(term), "\n"); strings.Contains(after, "**folio's") && !strings.Contains(before, "**folio's") {
-					t.Fatalf("the classic view printed the markdown source into scrollback:\n%s", after)
-				}
-			}
-		})
-	}
+	const source = "**folio's built-in demo model**"
+	synctest.Test(t, func(t *testing.T) {
+		r := newChatRig(t, Options{Theme: PlainTheme}, 60, 20, demoProvider())
+		r.typeText("hello")
+		r.enter()
+		r.until("the turn finishes", func() bool { _, ok := r.eng.Running(); return !ok && r.store.Snapshot().Document.Len() >= 3 })
+		cmd := r.app.key(tea.KeyPressMsg{Code: 'y', Mod: tea.ModCtrl})
+		if cmd == nil {
+			t.Fatal("ctrl+y gave no command in the fullscreen view")
+		}
+		if !strings.Contains(r.app.status, "copied the answer's markdown") {
+			t.Fatalf("status after ctrl+y: %q", r.app.status)
+		}
+		if got := fmt.Sprint(cmd()); !strings.Contains(got, source) {
+			t.Fatalf("the clipboard message does not carry the markdown source: %v", got)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		term := newTerminal(60, 20)
+		var raw strings.Builder
+		out := writerFunc(func(b []byte) { raw.Write(b); term.write(b) })
+		r := newChatRig(t, Options{Theme: PlainTheme, Classic: true, Output: out}, 60, 20, demoProvider())
+		r.typeText("hello")
+		r.enter()
+		r.until("the turn finishes", func() bool { _, ok := r.eng.Running(); return !ok && r.store.Snapshot().Document.Len() >= 3 })
+		raw.Reset()
+		before := strings.Count(strings.Join(allRows(term), "\n"), source)
+		r.send(tea.KeyPressMsg{Code: 'y', Mod: tea.ModCtrl})
+		if !strings.Contains(r.app.status, "copied the answer's markdown") {
+			t.Fatalf("status after ctrl+y: %q", r.app.status)
+		}
+		i := strings.Index(raw.String(), "\x1b]52;c;")
+		if i < 0 {
+			t.Fatalf("the classic view wrote no OSC 52 sequence: %q", raw.String())
+		}
+		enc := raw.String()[i+len("\x1b]52;c;"):]
+		enc = enc[:strings.IndexByte(enc, '\a')]
+		md, err := base64.StdEncoding.DecodeString(enc)
+		if err != nil || !strings.Contains(string(md), source) {
+			t.Fatalf("the OSC 52 payload is not the markdown source: %q, %v", md, err)
+		}
+		if rows := strings.Join(allRows(term), "\n"); strings.Count(rows, source) != before {
+			t.Fatalf("the classic view printed the markdown source into scrollback:\n%s", rows)
+		}
+	})
 }
 
 // /resume lists saved conversations (title, updated, entries); choosing
