@@ -136,23 +136,25 @@ func logShow(cmd *cobra.Command, path string, asJSON bool, width int, stdio IO) 
 	if isTerminal(stdio.Out) {
 		theme = tui.DetectTheme(os.Environ(), true)
 	}
-	classic := tui.NewClassic(tui.NewPainter(theme, tui.ForClassic(), tui.Unattended(), tui.WithLocation(time.Local)))
-	classic.Mount()
-	frame := classic.Sync(c.Document, 1, w, 1<<30)
-	var b strings.Builder
-	for _, l := range frame.Print {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
-	for _, l := range frame.Live {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
 	if len(c.Problems) > 0 {
 		fmt.Fprintf(stdio.Err, "folio: %s: %d problem(s); run folio log validate %s\n", path, len(c.Problems), path)
 	}
-	_, err = io.WriteString(stdio.Out, b.String())
+	_, err = io.WriteString(stdio.Out, renderDocument(c.Document, theme, w))
 	return err
+}
+
+// renderDocument is the whole document as the classic view paints it, for
+// output nobody interacts with (folio log show, the chat's /export).
+func renderDocument(d transcript.Document, theme tui.Theme, width int) string {
+	classic := tui.NewClassic(tui.NewPainter(theme, tui.ForClassic(), tui.Unattended(), tui.WithLocation(time.Local)))
+	classic.Mount()
+	frame := classic.Sync(d, 1, width, 1<<30)
+	var b strings.Builder
+	for _, l := range append(frame.Print, frame.Live...) {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 func showJSON(c *history.Conversation, w io.Writer) error {
