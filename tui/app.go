@@ -315,6 +315,9 @@ func (a *App) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // approval prompt takes the editor's place while a call waits.
 func (a *App) setSnapshot(s transcript.Snapshot) {
 	a.snap = s
+	if a.status == stoppingStatus && !a.running() {
+		a.status = "" // the stop is done; the transcript says so
+	}
 	a.shown = visibleDocument(s)
 	if a.view != nil {
 		a.view.SetDocument(a.shown, s.Generation)
@@ -326,6 +329,9 @@ func (a *App) setSnapshot(s transcript.Snapshot) {
 	}
 	a.layout()
 }
+
+// stoppingStatus is the status line while a stop takes effect.
+const stoppingStatus = "stopping the turn"
 
 // visibleDocument returns s's document with every open entry the pacer has
 // not fully revealed cut to its visible prefix (Live.Visible). The source
@@ -573,7 +579,11 @@ func (a *App) chrome() []string {
 		out = append(out, a.finish(a.pal.info.Render(truncate(a.status, a.width))))
 	}
 	if a.o.Notice != "" {
-		out = append(out, a.finish(a.pal.warn.Render(truncate(a.o.Notice, a.width))))
+		// Wrapped, not cut: the notice names the settings to change, and
+		// a cut would lose them on a narrow terminal.
+		for _, l := range wrap(a.o.Notice, a.width) {
+			out = append(out, a.finish(a.pal.warn.Render(l)))
+		}
 	}
 	return out
 }
@@ -640,7 +650,7 @@ func (a *App) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 	case "esc":
 		if a.eng.Stop() {
-			a.status = "stopping the turn"
+			a.status = stoppingStatus
 		}
 		return nil
 	case "enter":

@@ -185,8 +185,13 @@ func TestAppQueueSteerStop(t *testing.T) {
 		if !stopped {
 			t.Fatalf("esc did not stop the turn: the document does not end with a stopped entry")
 		}
+		r.catchUp()
 		if !strings.Contains(r.grid(), "Stopped after") {
 			t.Fatalf("the frame does not show the stop:\n%s", r.grid())
+		}
+		// Once stopped, the frame no longer says it is stopping.
+		if strings.Contains(r.grid(), "stopping the turn") {
+			t.Fatalf("\"stopping the turn\" stays after the turn stopped:\n%s", r.grid())
 		}
 	})
 }
@@ -566,6 +571,21 @@ func TestAppRetryCountdown(t *testing.T) {
 		}
 		if grid := r.grid(); strings.Contains(grid, "retrying") {
 			t.Fatalf("the footer still counts down:\n%s", grid)
+		}
+	})
+}
+
+// The standing notice wraps on a narrow terminal instead of losing the
+// names of the settings it points to.
+func TestAppNoticeWrapsAtSixtyColumns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		notice := "demo model — for a real one set OPENAI_API_KEY and FOLIO_PROVIDER=openai, or see docs/providers.md"
+		r := newChatRig(t, Options{Theme: PlainTheme, Notice: notice}, 60, 20, demoProvider())
+		grid := strings.Join(strings.Fields(r.grid()), " ")
+		for _, want := range []string{"OPENAI_API_KEY", "FOLIO_PROVIDER=openai", "docs/providers.md"} {
+			if !strings.Contains(grid, want) {
+				t.Errorf("at 60 columns the notice lost %q:\n%s", want, r.grid())
+			}
 		}
 	})
 }
