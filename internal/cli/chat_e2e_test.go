@@ -93,6 +93,9 @@ func TestChatEndToEndInTmux(t *testing.T) {
 	if len(list) != 1 || list[0].Title != "hello folio" || list[0].Entries < 3 {
 		t.Fatalf("the conversation was not saved with its title and entries: %+v", list)
 	}
+	if l := locks(t, home); len(l) > 0 {
+		t.Errorf("lock files left after the chat quit: %v", l)
+	}
 	// Quitting says how to come back, with the ID folio log ls lists.
 	hint := "Resume this conversation with: folio --resume " + conversationID(list[0])
 	if pane := x.run("capture-pane", "-p", "-J", "-S", "-", "-t", "chat"); !strings.Contains(pane, hint) {

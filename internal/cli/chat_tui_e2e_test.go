@@ -84,7 +84,7 @@ func TestChatSlashMenuInTmux(t *testing.T) {
 
 // /help opens an overlay that lists every key, and esc closes it.
 func TestChatHelpOverlayInTmux(t *testing.T) {
-	x, _ := startChatInTmux(t)
+	x, home := startChatInTmux(t)
 	x.waitFor("ready")
 	x.keys("/help")
 	x.waitFor("› /help")
@@ -101,6 +101,17 @@ func TestChatHelpOverlayInTmux(t *testing.T) {
 	}
 	x.keys("", "Escape")
 	x.waitPane("the help to close", paneWait, func(p string) bool { return !strings.Contains(p, "folio help") })
+	// A chat that sent nothing leaves no lock and nothing to resume.
+	x.keys("", "C-c")
+	x.waitPane("folio to exit", paneWait, func(string) bool {
+		return strings.TrimSpace(x.run("list-panes", "-t", "chat", "-F", "#{pane_dead}")) == "1"
+	})
+	if l := locks(t, home); len(l) > 0 {
+		t.Errorf("lock files left after a chat that sent nothing: %v", l)
+	}
+	if all := x.run("capture-pane", "-p", "-J", "-S", "-", "-t", "chat"); strings.Contains(all, "folio --resume") {
+		t.Errorf("a chat that saved nothing offers to resume it:\n%s", all)
+	}
 }
 
 // Up and down recall the prompts sent before, also in the next chat over

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -170,4 +171,35 @@ func buildFolio(t *testing.T) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// A lock file left by a folio process that no longer runs is taken over,
+// and the command says so on standard error.
+func TestStaleLockIsTakenOverWithANotice(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "conversations", "c.jsonl")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, "gen", "--messages", "10", "--out", path); err != nil {
+		t.Fatal(err)
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skipf("no true to make a dead PID: %v", err)
+	}
+	pid := dead.Process.Pid
+	if err := os.WriteFile(path+".lock", []byte(strconv.Itoa(pid)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, err := run(t, "log", "compact", path)
+	if err != nil {
+		t.Fatalf("compact over a stale lock: %v\n%s", err, errOut)
+	}
+	if !strings.Contains(errOut, "process "+strconv.Itoa(pid)+", which is no longer running") {
+		t.Errorf("no takeover notice on stderr: %q", errOut)
+	}
+	if l := locks(t, dir); len(l) > 0 {
+		t.Errorf("lock files left: %v", l)
+	}
 }
