@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -84,7 +85,7 @@ git diff | folio run --allow shell -`,
 	fs.StringVar(&f.dir, "dir", "", "workspace folder the tools work in (default: the current folder)")
 	fs.StringVar(&f.logPath, "log", "", "conversation log to continue and save to (default: none)")
 	fs.IntVar(&f.width, "width", 0, "wrap width (default: $COLUMNS, else 100)")
-	fs.StringVar(&f.system, "system", engine.DefaultSystem, "system prompt")
+	fs.StringVar(&f.system, "system", "", "system prompt (default: folio's built-in one, which describes the tools)")
 	return cmd
 }
 
@@ -139,7 +140,7 @@ func runRun(cmd *cobra.Command, f *runFlags, prompt string, stdio IO) error {
 	host := toolview.New(hostOpts...)
 	defer host.Close()
 
-	opts := []engine.Option{engine.WithModel(cfg.Model), engine.WithHost(host), engine.WithSystem(f.system)}
+	opts := []engine.Option{engine.WithModel(cfg.Model), engine.WithHost(host), engine.WithSystem(cmp.Or(f.system, engine.DefaultSystem))}
 	if cfg.ContextWindow > 0 {
 		opts = append(opts, engine.WithContextWindow(cfg.ContextWindow))
 	}
