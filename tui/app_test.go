@@ -589,3 +589,40 @@ func TestAppNoticeWrapsAtSixtyColumns(t *testing.T) {
 		}
 	})
 }
+
+// /clear in the classic view starts a new conversation on an empty
+// screen and scrollback; /new keeps what is already printed.
+func TestAppClassicNewAndClear(t *testing.T) {
+	for _, cmd := range []string{"/new", "/clear"} {
+		synctest.Test(t, func(t *testing.T) {
+			term := newTerminal(60, 20)
+			var r *chatRig
+			o := Options{Theme: PlainTheme, Classic: true, Output: writerFunc(term.write), New: func() error {
+				doc, err := transcript.NewDocument("fresh", nil)
+				if err != nil {
+					return err
+				}
+				return r.eng.Resume(doc, nil)
+			}}
+			r = newChatRig(t, o, 60, 20, demoProvider())
+			r.typeText("hello")
+			r.enter()
+			r.until("the turn finishes", func() bool { _, ok := r.eng.Running(); return !ok && r.store.Snapshot().Document.Len() >= 3 })
+			r.catchUp()
+			r.typeText(cmd)
+			r.enter()
+			r.catchUp()
+			rows := strings.Join(allRows(term), "\n")
+			if got := r.store.Snapshot().Document.Len(); got != 0 {
+				t.Fatalf("%s: the document has %d entries", cmd, got)
+			}
+			kept := strings.Contains(rows, "› hello")
+			if cmd == "/new" && !kept || cmd == "/clear" && kept {
+				t.Fatalf("%s: the earlier turn on screen or in scrollback: %v\n%s", cmd, kept, rows)
+			}
+			if !strings.Contains(rows, "Message folio") {
+				t.Fatalf("%s: the editor is not drawn again:\n%s", cmd, rows)
+			}
+		})
+	}
+}
