@@ -143,6 +143,9 @@ func newRoot(stdio IO) *cobra.Command {
 // Run runs folio with the given arguments (without the program name).
 func Run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer) error {
 	root := newRoot(IO{In: in, Out: out, Err: errOut})
+	if args == nil {
+		args = []string{} // cobra reads os.Args when given nil
+	}
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
