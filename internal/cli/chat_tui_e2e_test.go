@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -228,5 +231,53 @@ func TestChatLeavesTheMouseAloneInTmux(t *testing.T) {
 	y.waitFor("ready")
 	if got := mouse(y); got == "0000" {
 		t.Errorf("folio --mouse did not turn mouse reporting on")
+	}
+}
+
+// folioPID finds the folio process in the pane: the pane's process, or its
+// child when the shell did not exec it.
+func (x tmux) folioPID(bin string) int {
+	x.t.Helper()
+	pid, err := strconv.Atoi(strings.TrimSpace(x.run("display-message", "-p", "-t", "chat", "#{pane_pid}")))
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	for range 2 {
+		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); filepath.Base(exe) == filepath.Base(bin) {
+			return pid
+		}
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+		f := strings.Fields(string(b))
+		if len(f) != 1 {
+			break
+		}
+		pid, _ = strconv.Atoi(f[0])
+	}
+	x.t.Skip("cannot find folio's process in the pane (no /proc?)")
+	return 0
+}
+
+// SIGTERM to a chat with a saved conversation ends it cleanly: no lock is
+// left, and the conversation is readable.
+func TestChatSIGTERMLeavesNoLockInTmux(t *testing.T) {
+	x, home := startChatInTmux(t)
+	x.waitFor("ready")
+	x.keys("hello folio", "Enter")
+	x.waitFor("tok/s")
+	if l := locks(t, home); len(l) != 1 {
+		t.Fatalf("want the chat's one lock while it runs, got %v", l)
+	}
+	if err := syscall.Kill(x.folioPID("folio"), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	x.waitPane("folio to exit", paneWait, func(string) bool {
+		return strings.TrimSpace(x.run("list-panes", "-t", "chat", "-F", "#{pane_dead}")) == "1"
+	})
+	if l := locks(t, home); len(l) > 0 {
+		t.Errorf("lock files left after SIGTERM: %v", l)
+	}
+	list, err := history.List(home)
+	if err != nil || len(list) != 1 || list[0].Err != nil {
+		t.Fatalf("the conversation after SIGTERM: %+v, %v", list, err)
 	}
 }
