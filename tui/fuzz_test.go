@@ -41,12 +41,18 @@ func FuzzMathToText(f *testing.F) {
 	f.Add(`\(d_t\) and $x^2$ cost $5 and $10; \[\frac{a}{b}\] ` + "`$x$`")
 	f.Add(`$$\alpha \le \beta$$`)
 	f.Add(`\( unclosed and $ alone \`)
+	f.Add(`\(\bar{v} = \frac{1}{T} \sum_{t=1}^{T} v_t\)`)
+	f.Add("$$\nA = \\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}\n$$")
+	f.Add(`\(\sqrt[3]{x} \begin{cases} a & b \end{cases} \mathbb{R}^{n\times m}\)`)
+	f.Add(`\(\begin{matrix} \begin{pmatrix} 1 \end{pmatrix} \end{matrix} \weird\)`)
 	f.Fuzz(func(t *testing.T, s string) {
 		out := mathToText(s)
 		if !strings.ContainsAny(s, `\$`) && out != s {
 			t.Fatalf("text without math changed: %q -> %q", s, out)
 		}
 		_ = texText(s)
+		_ = texDisplay(s)
+		_, _ = tableWidth(s)
 	})
 }
 
