@@ -31,3 +31,12 @@ func TestPaintMathGolden(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkTexText is the whole-formula conversion of a typical inline
+// formula, which runs for every formula in every answer block painted.
+func BenchmarkTexText(b *testing.B) {
+	const tex = `\bar{v} = \frac{1}{T} \sum_{t=1}^{T} v_t \quad \text{with} \quad v_t \in \mathbb{R}^n`
+	for b.Loop() {
+		_ = texText(tex)
+	}
+}

@@ -144,3 +144,11 @@ printf '%s\n' "${COMPREPLY[@]}"`
 		t.Errorf("folio serve --ad<TAB> = %q, want --addr", got)
 	}
 }
+
+// BenchmarkNewRoot is the cost of assembling the command tree, which Run
+// does on every call.
+func BenchmarkNewRoot(b *testing.B) {
+	for b.Loop() {
+		_ = newRoot(IO{})
+	}
+}
