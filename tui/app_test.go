@@ -626,3 +626,20 @@ func TestAppClassicNewAndClear(t *testing.T) {
 		})
 	}
 }
+
+// The fullscreen view asks for mouse reports only with Options.Mouse.
+func TestAppMouseModeIsOptIn(t *testing.T) {
+	for _, mouse := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			r := newChatRig(t, Options{Theme: PlainTheme, Mouse: mouse}, 60, 20, demoProvider())
+			got := r.app.View().MouseMode
+			want := tea.MouseModeNone
+			if mouse {
+				want = tea.MouseModeCellMotion
+			}
+			if got != want {
+				t.Fatalf("Mouse=%v: the view asks for mouse mode %v, want %v", mouse, got, want)
+			}
+		})
+	}
+}
