@@ -294,6 +294,12 @@ func (r *reader) record(lineNo int, line []byte, unterminated bool) lineInfo {
 		} else {
 			m, err = message.Decode(rec.message)
 		}
+		if err != nil && m.Role == message.System {
+			// Jazz wrote system prompts in an older format and skips them
+			// when reading; so does folio. The line stays in the file.
+			r.seen(looseInstant(rec.at))
+			return lineInfo{kind: lineMessage, accepted: true}
+		}
 		if err != nil {
 			ptr, msg := pointerOf(err)
 			return reject(&Problem{Entry: -1, Pointer: "/message" + ptr, Msg: msg})

@@ -29,7 +29,7 @@ func TestInvalidPersistedFieldsRejectTheWholeBatch(t *testing.T) {
 		{"timestamp without offset", uiRec(TypeUIAppend, `{"id":"u","content":{"kind":"user","text":"x"},"timestamp":"2026-03-04 05:06"}`), "/entries/0/timestamp", 0},
 		{"missing id", uiRec(TypeUIAppend, `{"content":{"kind":"user","text":"x"},"timestamp":"2026-03-04T05:06:07.000Z"}`), "/entries/0/id", 0},
 		{"unknown kind", uiRec(TypeUIAppend, `{"id":"u","content":{"kind":"painting"},"timestamp":"2026-03-04T05:06:07.000Z"}`), "/entries/0/content/kind", 0},
-		{"bad report row", uiRec(TypeUIAppend, `{"id":"r","content":{"kind":"report","report":{"label":"x","rows":[{"kind":"meter","label":"m","value":"high","max":1}]}},"timestamp":"2026-03-04T05:06:07.000Z"}`), "/entries/0/content/report/rows/0/value", 0},
+		{"bad report row", uiRec(TypeUIAppend, `{"id":"r","content":{"kind":"report","report":{"label":"x","rows":[{"kind":"meter","used":"high","total":1,"caption":"m"}]}},"timestamp":"2026-03-04T05:06:07.000Z"}`), "/entries/0/content/report/rows/0/used", 0},
 		{"bad tool status", uiRec(TypeUIAppend, `{"id":"t","content":{"kind":"tool","receipt":{"app":"a","summary":"s","status":"maybe"}},"timestamp":"2026-03-04T05:06:07.000Z"}`), "/entries/0/content/receipt/status", 0},
 		{"repeated id in batch", uiRec(TypeUIAppend, ok, ok), "/entries/1/id", 1},
 		{"append id already present", uiRec(TypeUIAppend, entryJSON(t, user("first", "again"))), "/entries/0/id", 0},
@@ -171,8 +171,8 @@ func TestMessageRecordsAreStrict(t *testing.T) {
 	t.Parallel()
 	data := logOf(v3Header,
 		goodMsg,
-		`{"type":"message","at":"2026-03-04T05:06:08.000Z","message":{"role":"system","content":"x"}}`,
-		`{"type":"message","at":"2026-03-04T05:06:08.000Z","message":{"role":"user","content":"x","mood":"ok"}}`,
+		`{"type":"message","at":"2026-03-04T05:06:08.000Z","message":{"role":"ghost","content":"x"}}`,
+		`{"type":"message","at":"2026-03-04T05:06:08.000Z","message":{"role":"user"}}`,
 		`{"type":"message","at":"2026-03-04T05:06:08.000Z"}`,
 		`{"type":"message","at":"2026-03-04T05:06:08.000Z","message":{"role":"assistant","content":"fine"}}`)
 	c := readConv(t, data)
@@ -180,7 +180,7 @@ func TestMessageRecordsAreStrict(t *testing.T) {
 		t.Fatalf("messages %+v", c.Messages)
 	}
 	rej := problemsOf(c, ProblemRejected)
-	want := []string{"/message/role", "/message/mood", "/message"}
+	want := []string{"/message/role", "/message/content", "/message"}
 	if len(rej) != 3 {
 		t.Fatalf("problems %v", c.Problems)
 	}

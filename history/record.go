@@ -274,6 +274,10 @@ func pointerOf(err error) (string, string) {
 	if errors.As(err, &se) {
 		msg := "invalid value"
 		if se.Err != nil {
+			// message's own checks say "/pointer: text" inside the value.
+			if p, m := pointerOf(se.Err); p != "" {
+				return string(se.JSONPointer) + p, m
+			}
 			msg = se.Err.Error()
 		} else if se.JSONKind != 0 && se.GoType != nil {
 			msg = fmt.Sprintf("cannot use JSON %s as %s", se.JSONKind, se.GoType)
