@@ -58,6 +58,10 @@ type lineInfo struct {
 	// converted to version 3.
 	legacy []transcript.Entry
 	at     time.Time
+	// atText is the record's at as written; upgrade writes it back as it
+	// was (hasAt false: the record had none).
+	atText string
+	hasAt  bool
 	// branch is the branch an accepted record belongs to ("" for main; an
 	// on-branch record's wrapped kind is in kind); parent is the branch a
 	// branch record forks from.
@@ -68,7 +72,8 @@ type lineInfo struct {
 type parsed struct {
 	conv *Conversation
 	// reserved holds the IDs of rejected UI batches since the last accepted
-	// snapshot; see docs/log-format.md.
+	// snapshot. Reading ignores it (a rejected batch reserves nothing, as
+	// in Jazz); folio's writer uses it to avoid reusing those IDs.
 	reserved map[string]struct{}
 	// uiLines counts UI records, accepted or not. Without any, the document
 	// was derived from the messages and has never been written.
@@ -266,9 +271,7 @@ func (r *reader) record(lineNo int, line []byte, unterminated bool) lineInfo {
 	if extra := rec.members &^ allowed; extra != 0 {
 		return reject(&Problem{Entry: -1, Pointer: "/" + memberName(extra), Msg: "unknown field for this record type"})
 	}
-	if rec.members&memAt == 0 {
-		return reject(&Problem{Entry: -1, Pointer: "/at", Msg: "at is missing"})
-	}
+	// A record without at is kept at the Unix epoch, as Jazz reads it.
 
 	switch rec.typ {
 	case TypeUITranscript, TypeUIAppend, TypeUIOpen:
@@ -313,11 +316,9 @@ func (r *reader) record(lineNo int, line []byte, unterminated bool) lineInfo {
 		if rec.title != "" {
 			r.conv.Title = rec.title
 		}
-		u := rec.updatedAt
-		if u == "" {
-			u = rec.endedAt
-		}
-		if u != "" {
+		// endedAt, which version 2 wrote, is the time of a save, not of
+		// anything said: "updated" is the latest record's at instead.
+		if u := rec.updatedAt; u != "" {
 			if t := looseInstant(u); t.After(r.metaTime) {
 				r.metaTime = t
 			}
@@ -349,11 +350,7 @@ func (r *reader) seen(t time.Time) {
 // ui applies a version 3 UI record as one batch.
 func (r *reader) ui(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 	snapshot, open := rec.typ == TypeUITranscript, rec.typ == TypeUIOpen
-	at, err := transcript.ParseInstant(rec.at)
-	if err != nil {
-		r.reserveBatch(rec)
-		return reject(&Problem{Entry: -1, Pointer: "/at", Msg: err.Error()})
-	}
+	at := looseInstant(rec.at)
 	if rec.members&memEntries == 0 {
 		return reject(&Problem{Entry: -1, Pointer: "/entries", Msg: "entries is missing"})
 	}
@@ -374,11 +371,6 @@ func (r *reader) ui(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 			r.reserveBatch(rec)
 			return reject(&Problem{Entry: i, Pointer: "/entries/" + strconv.Itoa(i) + "/id",
 				Msg: fmt.Sprintf("id %q is already in the document", e.ID)})
-		}
-		if _, res := r.reserved[e.ID]; res {
-			r.reserveBatch(rec)
-			return reject(&Problem{Entry: i, Pointer: "/entries/" + strconv.Itoa(i) + "/id",
-				Msg: fmt.Sprintf("id %q was used by a rejected batch", e.ID)})
 		}
 	}
 	switch {
@@ -739,6 +731,12 @@ func decodeHeader(line []byte) (Header, []Problem, error) {
 	if typ != TypeConversation {
 		return fail("/type must be %q, got %q", TypeConversation, typ)
 	}
+	if h.AgentID == "" {
+		h.Missing = append(h.Missing, "agentId")
+	}
+	if h.ConversationID == "" {
+		h.Missing = append(h.Missing, "conversationId")
+	}
 	if !haveVersion {
 		return fail("/version is missing")
 	}
@@ -754,17 +752,11 @@ func decodeHeader(line []byte) (Header, []Problem, error) {
 		h.StartedAt = looseInstant(started)
 		return h, nil, nil
 	}
-	if h.ConversationID == "" {
-		return fail("/conversationId is missing or empty")
-	}
 	h.StartedAt, err = transcript.ParseInstant(started)
 	if err != nil {
 		return fail("/startedAt: %v", err)
 	}
-	var probs []Problem
-	for _, m := range h.Extra {
-		probs = append(probs, Problem{Kind: ProblemHeader, Line: 1, Type: TypeConversation, Entry: -1,
-			Pointer: "/" + escapePointerToken(m.Name), Msg: "unknown header field, kept"})
-	}
-	return h, probs, nil
+	// Members folio does not know (Jazz writes titleFormat, older Jazz
+	// cwd) are kept in Extra and written back on rewrite.
+	return h, nil, nil
 }

@@ -53,6 +53,9 @@ type Header struct {
 	// Extra holds members this folio does not know, verbatim and in order,
 	// so rewriting the header (on upgrade) keeps them.
 	Extra []Member
+	// Missing names the members Jazz needs to open a log (agentId,
+	// conversationId) that this header lacks. folio reads the log anyway.
+	Missing []string
 }
 
 // Member is one JSON object member kept as its encoded value.
@@ -209,7 +212,11 @@ func appendRecordStart(dst []byte, typ string, at time.Time) []byte {
 
 // appendUIRecord writes a ui-transcript or ui-append record of entries.
 func appendUIRecord(dst []byte, typ string, at time.Time, entries func(yield func(transcript.Entry) bool)) ([]byte, error) {
-	dst = appendRecordStart(dst, typ, at)
+	return appendUIRecordAt(appendRecordStart(dst, typ, at), entries)
+}
+
+// appendUIRecordAt finishes a UI record whose type and at dst already holds.
+func appendUIRecordAt(dst []byte, entries func(yield func(transcript.Entry) bool)) ([]byte, error) {
 	dst = append(dst, `,"entries":[`...)
 	first := true
 	var err error
