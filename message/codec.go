@@ -144,3 +144,21 @@ func openAIArguments(v jsontext.Value) (jsontext.Value, error) {
 	}
 	return bytes.Clone(v), nil
 }
+
+// Typed is the text the person typed: Jazz's memorySource.text when the
+// message was read with one (Jazz appends a memory tag to the model-facing
+// content), else Content.
+func (m Message) Typed() string {
+	if len(m.Source) == 0 {
+		return m.Content
+	}
+	var w struct {
+		MemorySource *struct {
+			Text *string `json:"text"`
+		} `json:"memorySource"`
+	}
+	if json.Unmarshal(m.Source, &w) == nil && w.MemorySource != nil && w.MemorySource.Text != nil {
+		return *w.MemorySource.Text
+	}
+	return m.Content
+}
