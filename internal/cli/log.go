@@ -163,6 +163,10 @@ func logValidate(args []string, stdio IO) error {
 	if err != nil {
 		return failed("validate", err)
 	}
+	if len(c.Header.Missing) > 0 {
+		fmt.Fprintf(stdio.Err, "%s:1: note: the header has no %s; Jazz will not open this log (folio log export --format jazz writes one it will)\n",
+			path, strings.Join(c.Header.Missing, " or "))
+	}
 	if len(c.Problems) == 0 {
 		_, err := fmt.Fprintf(stdio.Out, "%s: valid, version %d, %d entries, %d messages\n",
 			path, c.Header.Version, c.Document.Len(), len(c.Messages))
@@ -274,7 +278,11 @@ func logList(args []string, stdio IO) error {
 		if title == "" {
 			title = "(untitled)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.ID, title, s.Entries, s.UpdatedAt.Local().Format("2006-01-02 15:04"))
+		updated := "-" // a log with only its header has no date
+		if !s.UpdatedAt.IsZero() {
+			updated = s.UpdatedAt.Local().Format("2006-01-02 15:04")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.ID, title, s.Entries, updated)
 	}
 	return tw.Flush()
 }
