@@ -30,7 +30,9 @@ const logUsage = `usage: folio log <command> [flags]
   validate FILE                    check every record; exit 1 and list problems if any
   upgrade FILE                     rewrite a version 2 log as version 3, atomically
   compact FILE                     drop superseded UI snapshots, atomically
-  ls [--data DIR]                  list conversations in the data folder`
+  ls [--data DIR]                  list conversations in the data folder
+  export --format jazz|markdown FILE
+                                   write the conversation for Jazz, or as Markdown`
 
 func runLog(ctx context.Context, args []string, stdio IO) error {
 	if len(args) == 0 {
@@ -48,6 +50,8 @@ func runLog(ctx context.Context, args []string, stdio IO) error {
 		return logCompact(args, stdio)
 	case "ls":
 		return logList(args, stdio)
+	case "export":
+		return logExport(args, stdio)
 	case "help", "-h", "--help":
 		_, err := fmt.Fprintln(stdio.Out, logUsage)
 		return err
