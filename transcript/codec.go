@@ -360,6 +360,40 @@ func (r *ReportRow) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return nil
 }
 
+type reportWire struct {
+	Tag   string      `json:"_tag"`
+	Label string      `json:"label"`
+	Rows  []ReportRow `json:"rows"`
+	Note  string      `json:"note,omitzero"`
+}
+
+// MarshalJSONTo writes the report with Jazz's "_tag":"report" first.
+func (r Report) MarshalJSONTo(enc *jsontext.Encoder) error {
+	rows := r.Rows
+	if rows == nil {
+		rows = []ReportRow{}
+	}
+	return json.MarshalEncode(enc, reportWire{"report", r.Label, rows, r.Note}, json.Deterministic(true))
+}
+
+// UnmarshalJSONFrom reads a report strictly; "_tag" may be absent (older
+// folio logs) but otherwise must be "report".
+func (r *Report) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	var w reportWire
+	if err := json.Unmarshal(raw, &w, strict); err != nil {
+		return asFieldError("", err)
+	}
+	if w.Tag != "" && w.Tag != "report" {
+		return fieldErr("/_tag", "_tag %q is not \"report\"", w.Tag)
+	}
+	*r = Report{Label: w.Label, Rows: w.Rows, Note: w.Note}
+	return nil
+}
+
 // NotDoneLegacy is the text a receipt's notDone gets when an older folio
 // log wrote it as true.
 const NotDoneLegacy = "not done"

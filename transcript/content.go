@@ -157,10 +157,12 @@ type ReportContent struct {
 }
 
 // Report is a labelled set of rows: fields, items, meters, text and groups.
+// Its JSON carries "_tag":"report", as Jazz writes it; reports of older
+// folio logs without it still read.
 type Report struct {
-	Label string      `json:"label"`
-	Rows  []ReportRow `json:"rows"`
-	Note  string      `json:"note,omitzero"`
+	Label string
+	Rows  []ReportRow
+	Note  string
 }
 
 // RowKind names a report row variant.

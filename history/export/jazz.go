@@ -58,6 +58,11 @@ func Jazz(w io.Writer, c *history.Conversation) ([]Mapped, error) {
 		rec = append(rec, b...)
 		bw.Write(append(rec, "}\n"...))
 	}
+	if c.Document.Len() == 0 && !c.Derived && len(c.Messages) > 0 {
+		// An empty screen is a fact: without a UI record Jazz, like folio,
+		// would show the messages instead.
+		bw.Write(append(recordStart(nil, "ui-transcript", at), `,"entries":[]}`+"\n"...))
+	}
 	for _, e := range c.Document.All() {
 		es, notes := jazzEntries(e)
 		for _, n := range notes {
