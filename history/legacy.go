@@ -95,9 +95,14 @@ func legacyContent(v jsontext.Value) (c transcript.Content, legacy bool, p *Prob
 	if err := json.Unmarshal(v, &m); err != nil {
 		return nil, false, nil
 	}
+	_, hasID := m["id"]
+	_, hasContent := m["content"]
+	if hasID || hasContent {
+		return nil, false, nil // a version 3 entry, valid or not
+	}
 	for k := range m {
 		if k != "type" && k != "message" {
-			return nil, false, nil
+			return nil, true, &Problem{Pointer: "/" + escapePointerToken(k), Msg: "a legacy entry has only type and message"}
 		}
 	}
 	var typ, msg string

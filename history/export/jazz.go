@@ -184,7 +184,9 @@ func jazzMessage(m message.Message) ([]byte, []string, error) {
 // Jazz's schema has room for all of it, else the nearest Jazz kind plus,
 // where needed, a debug notice (ID "<id>:folio") carrying the rest.
 func jazzEntries(e transcript.Entry) ([]transcript.Entry, []string) {
-	with := func(c transcript.Content) transcript.Entry { return transcript.Entry{ID: e.ID, Content: c, Timestamp: e.Timestamp} }
+	with := func(c transcript.Content) transcript.Entry {
+		return transcript.Entry{ID: e.ID, Content: c, Timestamp: e.Timestamp}
+	}
 	extra := func(what string, v any) transcript.Entry {
 		b, _ := json.Marshal(v, json.Deterministic(true))
 		return transcript.Entry{ID: e.ID + ":folio", Timestamp: e.Timestamp,
