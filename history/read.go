@@ -11,7 +11,6 @@ import (
 
 	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/transcript"
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -546,7 +545,7 @@ func (r *reader) decodeRecordWith(line []byte, fast bool) (*rawRecord, error) {
 			rec.entriesRaw = bytes.Clone(v)
 		case memMessage:
 			if fast && rec.typ == TypeMessage {
-				if err := json.UnmarshalDecode(dec, &rec.msg, json.RejectUnknownMembers(true)); err != nil {
+				if err := message.DecodeCanonical(dec, &rec.msg); err != nil {
 					return nil, errSlowPath
 				}
 				rec.msgDone = true

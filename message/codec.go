@@ -37,24 +37,24 @@ func (m Message) MarshalJSONTo(enc *jsontext.Encoder) error {
 	return json.MarshalEncode(enc, m.canonical(), json.Deterministic(true))
 }
 
-// UnmarshalJSONFrom reads a message in folio's or Jazz's spelling. Members
-// it does not interpret are kept through Source.
+// UnmarshalJSONFrom reads a message in folio's or Jazz's spelling. A
+// message in any other form than folio's own, with only the members folio
+// interprets, keeps the bytes it was read from in Source.
 func (m *Message) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	v, err := dec.ReadValue()
 	if err != nil {
 		return err
 	}
+	// folio's own spelling with only the members folio knows carries
+	// nothing a rewrite could lose, so it needs no Source.
+	if err := DecodeCanonical(jsontext.NewDecoder(bytes.NewReader(v)), m); err == nil {
+		return nil
+	}
 	var got Message
 	if err := decodeFields(v, &got); err != nil {
 		return err
 	}
-	out, err := json.Marshal(got.canonical(), json.Deterministic(true))
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(out, v) {
-		got.Source = bytes.Clone(v)
-	}
+	got.Source = bytes.Clone(v)
 	*m = got
 	return nil
 }
@@ -161,4 +161,33 @@ func (m Message) Typed() string {
 		return *w.MemorySource.Text
 	}
 	return m.Content
+}
+
+// canonicalWire is folio's own spelling, read strictly.
+type canonicalWire struct {
+	Role         Role        `json:"role"`
+	Content      *string     `json:"content"`
+	Reasoning    []Reasoning `json:"reasoning"`
+	ToolCalls    []ToolCall  `json:"toolCalls"`
+	ToolCallID   string      `json:"toolCallId"`
+	Name         string      `json:"name"`
+	IsError      bool        `json:"isError"`
+	Continuation bool        `json:"continuation"`
+}
+
+// DecodeCanonical reads one message from dec in folio's own spelling,
+// strictly: any other member, or a missing content, is an error, and dec is
+// then somewhere inside the value. Readers use it as a fast path and fall
+// back to Decode on the same bytes, which also reads Jazz's spelling.
+func DecodeCanonical(dec *jsontext.Decoder, m *Message) error {
+	var f canonicalWire
+	if err := json.UnmarshalDecode(dec, &f, json.RejectUnknownMembers(true)); err != nil {
+		return err
+	}
+	if f.Content == nil {
+		return fmt.Errorf("/content: content is missing")
+	}
+	*m = Message{Role: f.Role, Content: *f.Content, Reasoning: f.Reasoning, ToolCalls: f.ToolCalls,
+		ToolCallID: f.ToolCallID, Name: f.Name, IsError: f.IsError, Continuation: f.Continuation}
+	return nil
 }
