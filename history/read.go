@@ -222,6 +222,7 @@ func (r *reader) finishHead() error {
 		return fmt.Errorf("history: building the document: %w", err)
 	}
 	c.Document = doc
+	c.MessageAt = slices.Clip(r.msgAt)
 	return nil
 }
 

@@ -155,6 +155,9 @@ type Conversation struct {
 	Document transcript.Document
 	// Messages is the model-facing conversation since the last rewrite.
 	Messages []message.Message
+	// MessageAt holds the at of each message's record (the Unix epoch
+	// where it was missing or unreadable), index for index with Messages.
+	MessageAt []time.Time
 	// Problems lists, in file order, everything that did not apply.
 	Problems []Problem
 	// Unknown keeps unknown record types and unreadable lines verbatim.

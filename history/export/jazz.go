@@ -30,8 +30,9 @@ func (m Mapped) String() string { return m.Where + ": " + m.What }
 
 // Jazz writes c as a version 3 log that Jazz opens: a header with an
 // agentId (c's, else DefaultAgent), every model message in Jazz's
-// OpenAI-style spelling, and every presentation entry as one ui-append
-// record of entries that pass Jazz's schema. One record per entry keeps
+// OpenAI-style spelling at the time it was recorded, and every
+// presentation entry as one ui-append record, dated by the entry, of
+// entries that pass Jazz's schema. One record per entry keeps
 // Jazz's all-or-nothing batch rule from hiding a whole conversation behind
 // one entry it might refuse. It returns what it mapped.
 func Jazz(w io.Writer, c *history.Conversation) ([]Mapped, error) {
@@ -53,7 +54,11 @@ func Jazz(w io.Writer, c *history.Conversation) ([]Mapped, error) {
 		for _, n := range notes {
 			mapped = append(mapped, Mapped{Where: "message " + strconv.Itoa(i), What: n})
 		}
-		rec := recordStart(nil, "message", at)
+		msgAt := at
+		if i < len(c.MessageAt) {
+			msgAt = c.MessageAt[i]
+		}
+		rec := recordStart(nil, "message", msgAt)
 		rec = append(rec, `,"message":`...)
 		rec = append(rec, b...)
 		bw.Write(append(rec, "}\n"...))
@@ -73,7 +78,7 @@ func Jazz(w io.Writer, c *history.Conversation) ([]Mapped, error) {
 			if err != nil {
 				return mapped, fmt.Errorf("export: entry %s: %w", je.ID, err)
 			}
-			rec := recordStart(nil, "ui-append", at)
+			rec := recordStart(nil, "ui-append", je.Timestamp)
 			rec = append(rec, `,"entries":[`...)
 			rec = append(rec, b...)
 			bw.Write(append(rec, "]}\n"...))
