@@ -106,12 +106,26 @@ func newLogCompactCmd(stdio IO) *cobra.Command {
 func newLogListCmd(stdio IO) *cobra.Command {
 	var data string
 	cmd := &cobra.Command{
-		Use:     "ls",
-		Short:   "List conversations in the data folder",
-		Long:    "List the conversations in the data folder, newest first, with the ID that folio --resume and the web app take.",
-		Example: "folio log ls\nfolio log ls --data ~/notes/folio",
-		Args:    noArgs,
-		RunE:    func(cmd *cobra.Command, _ []string) error { return logList(cmd, data, stdio) },
+		Use:   "ls [DIR]",
+		Short: "List conversations in the data folder",
+		Long: "List the conversations in the data folder (DIR, else --data), newest first, with the ID that folio --resume and the web app take. " +
+			"Logs in Jazz's layout, conversations/<agentId>/<conversationId>.jsonl, are listed too.",
+		Example: "folio log ls\nfolio log ls --data ~/notes/folio\nfolio log ls ~/.jazz",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usage(cmd, "want at most one DIR, got %d arguments", len(args))
+			}
+			if len(args) == 1 && data != "" && data != args[0] {
+				return usage(cmd, "give the data folder as DIR or as --data, not both")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				data = args[0]
+			}
+			return logList(cmd, data, stdio)
+		},
 	}
 	dataFlag(cmd.Flags(), &data)
 	return cmd

@@ -182,6 +182,9 @@ func TestLogListFindsJazzLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if again, _, err := run(t, "log", "ls", dir); err != nil || again != out {
+		t.Fatalf("ls DIR differs from ls --data DIR: %v\n%s", err, again)
+	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 4 || !strings.Contains(out, "conv-1") || !strings.Contains(out, "plan the trip") || !strings.Contains(out, "c1") {
 		t.Fatalf("ls:\n%s", out)
