@@ -165,7 +165,7 @@ func parse(data []byte, track bool) (*reader, error) {
 		last := next == len(data)
 		unterminated := last && end == len(data)
 		if lineNo == 0 {
-			h, probs, err := decodeHeader(line)
+			h, err := decodeHeader(line)
 			if err != nil {
 				return nil, err
 			}
@@ -173,7 +173,6 @@ func parse(data []byte, track bool) (*reader, error) {
 			r.conv.Header = h
 			r.conv.Title = h.Title
 			r.conv.Legacy = h.Version == 2
-			r.conv.Problems = append(r.conv.Problems, probs...)
 			if track {
 				r.lines = append(r.lines, lineInfo{kind: lineHeader, accepted: true, start: start, end: end})
 			}
@@ -666,14 +665,14 @@ func (r *reader) decodeEntries(dec *jsontext.Decoder, rec *rawRecord, fast bool)
 	return err
 }
 
-// decodeHeader reads line 0. Problems are unknown members of a version 3
-// header; they do not stop the read.
-func decodeHeader(line []byte) (Header, []Problem, error) {
+// decodeHeader reads line 0. Members folio does not know are kept in
+// Extra, and the IDs Jazz needs but the header lacks are named in Missing.
+func decodeHeader(line []byte) (Header, error) {
 	var h Header
 	var dec jsontext.Decoder
 	dec.Reset(bytes.NewBuffer(line))
-	fail := func(format string, args ...any) (Header, []Problem, error) {
-		return Header{}, nil, fmt.Errorf("%w: line 1: %s", ErrNoHeader, fmt.Sprintf(format, args...))
+	fail := func(format string, args ...any) (Header, error) {
+		return Header{}, fmt.Errorf("%w: line 1: %s", ErrNoHeader, fmt.Sprintf(format, args...))
 	}
 	tok, err := dec.ReadToken()
 	if err != nil || tok.Kind() != '{' {
@@ -741,7 +740,7 @@ func decodeHeader(line []byte) (Header, []Problem, error) {
 		return fail("/version is missing")
 	}
 	if h.Version > Version {
-		return Header{}, nil, fmt.Errorf("%w (the log is version %d; this folio reads up to %d)", ErrNewerVersion, h.Version, Version)
+		return Header{}, fmt.Errorf("%w (the log is version %d; this folio reads up to %d)", ErrNewerVersion, h.Version, Version)
 	}
 	if h.Version < 2 {
 		return fail("/version %d is not supported (2 and 3 are)", h.Version)
@@ -750,7 +749,7 @@ func decodeHeader(line []byte) (Header, []Problem, error) {
 		// Version 2 headers were written by Jazz; read what folio knows and
 		// keep the rest, without judging it.
 		h.StartedAt = looseInstant(started)
-		return h, nil, nil
+		return h, nil
 	}
 	h.StartedAt, err = transcript.ParseInstant(started)
 	if err != nil {
@@ -758,5 +757,5 @@ func decodeHeader(line []byte) (Header, []Problem, error) {
 	}
 	// Members folio does not know (Jazz writes titleFormat, older Jazz
 	// cwd) are kept in Extra and written back on rewrite.
-	return h, nil, nil
+	return h, nil
 }

@@ -80,8 +80,6 @@ const (
 	// ProblemTorn: the last line is incomplete (a crash mid-append). It is
 	// ignored and re-terminated by the next save.
 	ProblemTorn ProblemKind = "torn"
-	// ProblemHeader: the header carries a member this folio does not know.
-	ProblemHeader ProblemKind = "header"
 )
 
 // Problem is one thing the reader could not apply, with where it is. Line is
