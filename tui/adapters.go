@@ -59,6 +59,7 @@ var defaultRegistry = func() *Registry {
 	_ = r.Register(SchemaShell, 1, AdapterFunc(renderShell))
 	_ = r.Register(SchemaDiff, 1, AdapterFunc(renderDiff))
 	_ = r.Register(SchemaTask, 1, AdapterFunc(renderTask))
+	_ = r.Register(SchemaMCP, 1, AdapterFunc(renderMCP))
 	return r
 }()
 
