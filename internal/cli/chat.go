@@ -60,6 +60,7 @@ type chatFlags struct {
 	prov    providerFlags
 	dir     string
 	yes     bool
+	allow   string
 }
 
 const chatExample = `folio
@@ -114,6 +115,7 @@ func chatCmd(stdio IO, asRoot bool, run func(*cobra.Command, *chatFlags, IO) err
 	f.prov.add(fs)
 	fs.StringVar(&f.dir, "dir", "", "workspace folder the tools work in (default: the current folder)")
 	fs.BoolVar(&f.yes, "yes", false, "allow every tool call without asking")
+	fs.StringVar(&f.allow, "allow", "", "comma-separated tools to allow without asking (shell,write_file; an MCP server's tools as github__* or github__search)")
 	return cmd
 }
 
@@ -137,7 +139,14 @@ func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
 		}
 	}
 
-	s, err := newChatSession(dataDir, cfg, prov, work, f.yes)
+	extra, mgr, err := loadMCP(ctx, dataDir, work, stdio.Err)
+	if err != nil {
+		return failure(cmd, err)
+	}
+	if mgr != nil {
+		defer mgr.Close()
+	}
+	s, err := newChatSession(dataDir, cfg, prov, work, allowList(f.yes, f.allow), extra...)
 	if err != nil {
 		return failure(cmd, err)
 	}
@@ -180,7 +189,7 @@ type chatSession struct {
 	id  string
 }
 
-func newChatSession(dataDir string, cfg provider.Config, prov provider.Provider, work string, yes bool) (*chatSession, error) {
+func newChatSession(dataDir string, cfg provider.Config, prov provider.Provider, work string, allow []string, extra ...tools.Tool) (*chatSession, error) {
 	s := &chatSession{dataDir: dataDir, id: newConversationID()}
 	doc, err := transcript.NewDocument(s.id, nil)
 	if err != nil {
@@ -203,11 +212,12 @@ func newChatSession(dataDir string, cfg provider.Config, prov provider.Provider,
 	if cfg.ContextWindow > 0 {
 		opts = append(opts, engine.WithContextWindow(cfg.ContextWindow))
 	}
-	if yes {
-		opts = append(opts, engine.WithAllowed("*"))
-	}
+	opts = append(opts, engine.WithAllowed(allow...))
 	sp := &spawner{}
 	set, err := tools.Builtin(work, sp)
+	if err == nil && len(extra) > 0 {
+		set, err = set.With(extra...)
+	}
 	if err != nil {
 		s.log.Close()
 		return nil, err

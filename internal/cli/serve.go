@@ -73,8 +73,15 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 	if f.allow != "" {
 		allowed = strings.Split(f.allow, ",")
 	}
+	extra, mgr, err := loadMCP(ctx, dir, f.work, stdio.Err)
+	if err != nil {
+		return failure(cmd, err)
+	}
+	if mgr != nil {
+		defer mgr.Close()
+	}
 	turns, err := server.NewTurns(server.TurnsOptions{Provider: prov, Model: cfg.Model, ContextWindow: cfg.ContextWindow,
-		Workspace: f.work, Allow: allowed, Models: models})
+		Workspace: f.work, Allow: allowed, Models: models, Tools: extra})
 	if err != nil {
 		return failure(cmd, err)
 	}
