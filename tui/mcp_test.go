@@ -56,7 +56,7 @@ func TestMCPAdapterLongTextAndStrictness(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("line\\n", 40)
 	out, err := renderMCP(&transcript.Presentation{Schema: SchemaMCP, Version: 1, Payload: transcript.RawJSON(
-		`{"server":"s","tool":"t","status":"ok","content":[{"type":"text","text":"`+long+`","truncated":true,"bytes":90000,"item":"result","ref":"ab"}]}`)}, 40, DarkTheme)
+		`{"server":"s","tool":"t","status":"ok","content":[{"type":"text","text":"` + long + `","truncated":true,"bytes":90000,"item":"result","ref":"ab"}]}`)}, 40, DarkTheme)
 	if err != nil {
 		t.Fatal(err)
 	}

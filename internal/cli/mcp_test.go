@@ -16,8 +16,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/foliodev/folio/history"
-	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/mcp"
+	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/transcript"
 )
 
