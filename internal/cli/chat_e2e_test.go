@@ -99,6 +99,13 @@ func TestChatEndToEndInTmux(t *testing.T) {
 // pane on the demo model, with a data folder of its own (home).
 func startChatInTmux(t *testing.T, args ...string) (x tmux, home string) {
 	t.Helper()
+	return startChatInTmuxWith(t, nil, args...)
+}
+
+// startChatInTmuxWith is startChatInTmux with prepare called on the data
+// folder (created empty) before folio starts, to write a config file.
+func startChatInTmuxWith(t *testing.T, prepare func(home string), args ...string) (x tmux, home string) {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if requireSuites() {
 			t.Fatal("tmux is required here (CI=true or FOLIO_REQUIRE_SUITES=1) but is not installed")
@@ -112,6 +119,12 @@ func startChatInTmux(t *testing.T, args ...string) (x tmux, home string) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	home = filepath.Join(dir, "home")
+	if prepare != nil {
+		if err := os.MkdirAll(home, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		prepare(home)
+	}
 	x = tmux{t: t, socket: filepath.Join(dir, "tmux.sock")}
 	t.Cleanup(func() { _ = exec.Command("tmux", "-S", x.socket, "kill-server").Run() })
 	cmd := strings.Join(append([]string{bin}, args...), " ")
