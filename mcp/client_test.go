@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/foliodev/folio/transcript"
 )
@@ -256,16 +255,4 @@ func allZombies(pgid int) bool {
 		}
 	}
 	return true
-}
-
-func TestBackoff(t *testing.T) {
-	want := []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}
-	for i, w := range want {
-		if got := backoff(i + 1); got != w {
-			t.Errorf("backoff(%d) = %v, want %v", i+1, got, w)
-		}
-	}
-	if got := backoff(100); got != BackoffMax {
-		t.Errorf("backoff(100) = %v", got)
-	}
 }

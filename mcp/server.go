@@ -2,18 +2,17 @@ package mcp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/foliodev/folio/internal/proc"
 )
 
 // State is where a server is in its lifecycle.
@@ -27,24 +26,6 @@ const (
 	StateFailed  State = "failed"  // the last start failed
 	StateStopped State = "stopped" // the manager was closed
 )
-
-// Backoff bounds the wait before restarting a server that crashed: the
-// first restart waits BackoffBase, each further consecutive crash doubles
-// it up to BackoffMax. A call that succeeds resets it.
-const (
-	BackoffBase = 100 * time.Millisecond
-	BackoffMax  = 10 * time.Second
-)
-
-// backoff is the wait before the restart that follows the n-th consecutive
-// crash (n ≥ 1).
-func backoff(n int) time.Duration {
-	d := BackoffBase
-	for i := 1; i < n && d < BackoffMax; i++ {
-		d *= 2
-	}
-	return min(d, BackoffMax)
-}
 
 // server is one configured MCP server and its current session.
 type server struct {
@@ -108,7 +89,7 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 	}
 	wait := time.Duration(0)
 	if s.crashes > 0 {
-		wait = backoff(s.crashes) - s.m.since(s.lastCrash)
+		wait = proc.RestartDelay(s.crashes) - s.m.since(s.lastCrash)
 	}
 	s.mu.Unlock()
 	if wait > 0 {
@@ -139,7 +120,7 @@ func (s *server) start(ctx context.Context) (*sdk.ClientSession, error) {
 	sess, err := s.client.Connect(cctx, transport, nil)
 	if err != nil {
 		if cmd != nil && cmd.Process != nil {
-			killGroup(cmd)
+			proc.KillGroup(cmd)
 		}
 		err = fmt.Errorf("%w: %s: %v", ErrUnavailable, s.cfg.Name, err)
 		s.fail(err)
@@ -157,7 +138,7 @@ func (s *server) start(ctx context.Context) (*sdk.ClientSession, error) {
 		s.mu.Unlock()
 		_ = sess.Close()
 		if cmd != nil {
-			killGroup(cmd)
+			proc.KillGroup(cmd)
 		}
 		return nil, ErrClosed
 	}
@@ -178,7 +159,7 @@ func (s *server) start(ctx context.Context) (*sdk.ClientSession, error) {
 func (s *server) watch(sess *sdk.ClientSession, cmd *exec.Cmd) {
 	_ = sess.Wait()
 	if cmd != nil {
-		killGroup(cmd)
+		proc.KillGroup(cmd)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -227,7 +208,7 @@ func (s *server) transport() (sdk.Transport, *exec.Cmd, error) {
 		return &sdk.StreamableClientTransport{Endpoint: c.URL, MaxRetries: -1,
 			HTTPClient: &http.Client{Transport: headerTransport{base: base, h: hdr}}}, nil, nil
 	}
-	env := minimalEnv(s.m.getenv)
+	env := proc.MinimalEnv(s.m.getenv, "FOLIO_MCP=1")
 	keys := make([]string, 0, len(c.Env))
 	for k := range c.Env {
 		keys = append(keys, k)
@@ -245,7 +226,7 @@ func (s *server) transport() (sdk.Transport, *exec.Cmd, error) {
 	cmd.Dir = s.m.dir
 	cmd.Stderr = countWriter{s.m}
 	// Its own process group, so stopping it stops whatever it started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	proc.NewGroup(cmd)
 	return &sdk.CommandTransport{Command: cmd, TerminateDuration: s.m.grace}, cmd, nil
 }
 
@@ -260,7 +241,7 @@ func (s *server) stop() {
 	s.state = StateStopped
 	s.mu.Unlock()
 	if cmd != nil {
-		killGroup(cmd)
+		proc.KillGroup(cmd)
 	}
 	if sess != nil {
 		_ = sess.Close()
@@ -275,29 +256,6 @@ func (s *server) pid() int {
 		return 0
 	}
 	return s.cmd.Process.Pid
-}
-
-// killGroup kills the process group a stdio server leads. It is harmless
-// when the group is already gone.
-func killGroup(cmd *exec.Cmd) {
-	if cmd.Process == nil {
-		return
-	}
-	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		_ = cmd.Process.Kill()
-	}
-}
-
-// minimalEnv passes a server only what a program needs to run; everything
-// else it gets from its own env section, so folio's secrets do not leak.
-func minimalEnv(getenv func(string) string) []string {
-	env := []string{"FOLIO_MCP=1"}
-	for _, k := range []string{"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER"} {
-		if v := getenv(k); v != "" {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
 }
 
 type headerTransport struct {
@@ -319,5 +277,3 @@ func (w countWriter) Write(b []byte) (int, error) {
 	w.m.stderrBytes.Add(int64(len(b)))
 	return len(b), nil
 }
-
-var _ = os.Getenv

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/foliodev/folio/internal/proc"
 	"github.com/foliodev/folio/tools"
 	"github.com/foliodev/folio/toolview"
 )
@@ -184,7 +185,7 @@ func (s *server) lost(sess *sdk.ClientSession) {
 	}
 	s.mu.Unlock()
 	if cmd != nil {
-		killGroup(cmd)
+		proc.KillGroup(cmd)
 	}
 	go func() { _ = sess.Close() }()
 }
