@@ -2,11 +2,13 @@ package engine_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-json-experiment/json"
 
@@ -248,5 +250,70 @@ func TestMCPToolsNeedApproval(t *testing.T) {
 		if asked != c.asked || st != c.status {
 			t.Errorf("allow %v: asked %v status %q, want %v %q", c.allow, asked, st, c.asked, c.status)
 		}
+	}
+}
+
+// Stopping a turn while an MCP call runs cancels the call: the server is
+// told (the SDK sends notifications/cancelled) and the entry ends canceled.
+func TestMCPStopCancelsTheCall(t *testing.T) {
+	bin := buildMCPDemo(t)
+	events := filepath.Join(t.TempDir(), "events")
+	m := mcp.New([]mcp.ServerConfig{{Name: "demo", Command: bin, Env: map[string]string{"MCPDEMO_EVENTS": events}}})
+	defer m.Close()
+	ts, err := m.Tools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := tools.NewSet(ts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))
+	eng := engine.New(store, demo.New(demo.Options{}), engine.WithTools(set), engine.WithAllowed("demo__*"))
+	defer eng.Close()
+	sub := store.Subscribe()
+	defer sub.Close()
+	if _, err := eng.Send(context.Background(), "c", `/demo call demo__progress {"steps":50,"delay_ms":1000}`, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the first progress value in the entry, then stop.
+	for snap := range sub.C() {
+		running := false
+		for _, e := range snap.Document.Entries() {
+			if tc, ok := e.Content.(transcript.Tool); ok && tc.Presentation != nil && strings.Contains(string(tc.Presentation.Payload), `"updates":1`) {
+				running = true
+			}
+		}
+		if running {
+			break
+		}
+	}
+	if !eng.Stop() {
+		t.Fatal("no turn to stop")
+	}
+	if _, err := eng.Wait(context.Background(), "c"); err != nil {
+		t.Fatal(err)
+	}
+	var tc transcript.Tool
+	for _, e := range store.Snapshot().Document.Entries() {
+		if c, ok := e.Content.(transcript.Tool); ok {
+			tc = c
+		}
+	}
+	if tc.Receipt.Status != transcript.ToolFailed || tc.Receipt.Reason != "canceled" {
+		t.Fatalf("receipt %+v", tc.Receipt)
+	}
+	// The server saw the cancellation (it writes the line when its
+	// handler's context ends); poll, since it is another process.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, _ := os.ReadFile(events)
+		if strings.Contains(string(b), "cancelled progress") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server saw no cancellation:\n%s", b)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
