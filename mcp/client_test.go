@@ -6,11 +6,14 @@ import (
 	"errors"
 	"image/png"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/foliodev/folio/tools"
+	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -255,4 +258,59 @@ func allZombies(pgid int) bool {
 		}
 	}
 	return true
+}
+
+// With a cache, a later session offers the tools without starting the
+// server; the first call starts it. Another configuration is not served
+// from the cache.
+func TestCachedToolsStartOnFirstUse(t *testing.T) {
+	cache := t.TempDir()
+	cfg := ServerConfig{Name: "demo", Command: demoBin}
+	m := New([]ServerConfig{cfg}, WithCache(cache))
+	if _, err := m.Tools(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := m.Status()[0]; st.Starts != 1 {
+		t.Fatalf("first session %+v", st)
+	}
+	m.Close()
+	b, err := os.ReadFile(filepath.Join(cache, "demo.tools.json"))
+	if err != nil || !strings.Contains(string(b), `"progress"`) {
+		t.Fatalf("cache %s %v", b, err)
+	}
+
+	m = New([]ServerConfig{cfg}, WithCache(cache))
+	defer m.Close()
+	ts, err := m.Tools(context.Background())
+	if err != nil || len(ts) != 2 {
+		t.Fatalf("%v %d tools", err, len(ts))
+	}
+	if st := m.Status()[0]; st.State != StateIdle || st.Starts != 0 || m.byName["demo"].pid() != 0 {
+		t.Fatalf("listing from the cache started the server: %+v", st)
+	}
+	set, err := tools.NewSet(ts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := toolview.New(toolview.WithArtifactDir(t.TempDir()))
+	defer host.Close()
+	tl, _ := set.Get("demo__progress")
+	rec, err := host.Run(context.Background(), toolview.Spec{Tool: "demo__progress", Producer: set.Manifest()}, []byte(`{"steps":1,"delay_ms":1}`), tl.Run)
+	if err != nil || rec.Outcome.Status != transcript.ToolOK {
+		t.Fatalf("%v %+v", err, rec)
+	}
+	if st := m.Status()[0]; st.State != StateRunning || st.Starts != 1 {
+		t.Fatalf("after the first call %+v", st)
+	}
+
+	changed := cfg
+	changed.Args = []string{"--other"}
+	m2 := New([]ServerConfig{changed}, WithCache(cache))
+	defer m2.Close()
+	if _, err := m2.Tools(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := m2.Status()[0]; st.Starts != 1 {
+		t.Fatalf("a changed configuration was served from the cache: %+v", st)
+	}
 }

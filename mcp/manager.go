@@ -30,6 +30,7 @@ type Manager struct {
 	grace        time.Duration
 	version      string
 	now          func() time.Time
+	cacheDir     string
 
 	seq         atomic.Int64
 	stderrBytes atomic.Int64
@@ -59,6 +60,12 @@ func WithStartTimeout(d time.Duration) Option { return func(m *Manager) { m.star
 // WithVersion sets the client version folio announces.
 func WithVersion(v string) Option { return func(m *Manager) { m.version = v } }
 
+// WithCache keeps each server's tool list in dir (folio uses the data
+// folder's mcp/ folder). A server whose list is cached for its current
+// configuration is not started by Tools: it starts on the first call of
+// one of its tools.
+func WithCache(dir string) Option { return func(m *Manager) { m.cacheDir = dir } }
+
 // New returns a manager for the configured servers. Nothing starts until a
 // server's tools are listed or called.
 func New(cfgs []ServerConfig, opts ...Option) *Manager {
@@ -77,10 +84,12 @@ func New(cfgs []ServerConfig, opts ...Option) *Manager {
 
 func (m *Manager) since(t time.Time) time.Duration { return m.now().Sub(t) }
 
-// Tools connects to every server (those already running are reused) and
-// returns their tools as server__tool. A server that cannot be started
-// offers no tools; its error is in the joined error, and the others'
-// tools are still returned.
+// Tools returns every server's tools as server__tool. A server's list comes
+// from the cache when it holds one for the server's configuration (the
+// server is not started); otherwise the server is started (or the running
+// one reused) and asked. A server that cannot be started offers no tools;
+// its error is in the joined error, and the others' tools are still
+// returned.
 func (m *Manager) Tools(ctx context.Context) ([]tools.Tool, error) {
 	type res struct {
 		ts  []tools.Tool
@@ -90,6 +99,10 @@ func (m *Manager) Tools(ctx context.Context) ([]tools.Tool, error) {
 	var wg sync.WaitGroup
 	for i, s := range m.servers {
 		wg.Go(func() {
+			if s.loadCache() {
+				out[i].ts, out[i].err = s.toolList()
+				return
+			}
 			if _, err := s.session(ctx); err != nil {
 				out[i].err = err
 				return

@@ -148,6 +148,7 @@ func (s *server) start(ctx context.Context) (*sdk.ClientSession, error) {
 		s.tools = listed
 	}
 	s.mu.Unlock()
+	s.saveCache(listed)
 	go s.watch(sess, cmd)
 	return sess, nil
 }

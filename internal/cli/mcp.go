@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -28,16 +29,21 @@ func init() {
 // start and list their tools.
 const mcpListTimeout = 30 * time.Second
 
-// loadMCP starts the data folder's configured MCP servers and returns their
-// tools, and the manager the caller closes at exit (which stops them). A
-// server that fails is reported on errOut and offers no tools; a malformed
-// config is an error.
+// loadMCP returns the tools of the data folder's configured MCP servers and
+// the manager the caller closes at exit (which stops them). A server whose
+// tool list is cached in the data folder's mcp/ folder starts on its first
+// call; any other is started now to list them. A server that fails is
+// reported on errOut and offers no tools; a malformed config is an error.
 func loadMCP(ctx context.Context, dataDir, work string, errOut io.Writer) ([]tools.Tool, *mcp.Manager, error) {
 	cfgs, err := mcp.LoadConfig(dataDir)
 	if err != nil || len(cfgs) == 0 {
 		return nil, nil, err
 	}
-	m := mcp.New(cfgs, mcp.WithDir(work), mcp.WithVersion(Version))
+	opts := []mcp.Option{mcp.WithDir(work), mcp.WithVersion(Version)}
+	if dataDir != "" {
+		opts = append(opts, mcp.WithCache(filepath.Join(dataDir, "mcp")))
+	}
+	m := mcp.New(cfgs, opts...)
 	lctx, cancel := context.WithTimeout(ctx, mcpListTimeout)
 	defer cancel()
 	ts, err := m.Tools(lctx)
