@@ -190,7 +190,8 @@ folio mcp serve --data ~/.local/share/folio`,
 				return failure(cmd, err)
 			}
 			t := &sdk.IOTransport{Reader: readCloser{stdio.In}, Writer: writeCloser{stdio.Out}}
-			if err := mcp.Serve(cmd.Context(), dataDir, Version, t); err != nil && cmd.Context().Err() == nil && !isEOF(err) {
+			// The client closing stdin ends Serve with no error.
+			if err := mcp.Serve(cmd.Context(), dataDir, Version, t); err != nil && cmd.Context().Err() == nil {
 				return failure(cmd, err)
 			}
 			return nil
@@ -207,9 +208,3 @@ func (readCloser) Close() error { return nil }
 type writeCloser struct{ io.Writer }
 
 func (writeCloser) Close() error { return nil }
-
-// isEOF reports the client closing the connection, which ends serve
-// normally.
-func isEOF(err error) bool {
-	return err == io.EOF || strings.Contains(err.Error(), "EOF") || strings.Contains(err.Error(), "closed")
-}
