@@ -35,9 +35,12 @@ func RestartDelay(n int) time.Duration {
 }
 
 // NewGroup makes cmd start in a process group of its own, which KillGroup
-// can then stop whole.
+// can then stop whole. Where the system can (Linux), the process is also
+// killed if folio dies without stopping it (SIGKILL, a crash), since a
+// process in its own group gets no hangup from the terminal.
 func NewGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	parentDeath(cmd.SysProcAttr)
 }
 
 // KillGroup kills the process group cmd leads (cmd started after NewGroup).
