@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -21,6 +22,10 @@ import (
 // the server unavailable without the token in any message.
 func TestStreamableHTTPServer(t *testing.T) {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "http-test"}, nil)
+	// The tool answers only once folio has shown its progress, since a
+	// notification still in flight when the result lands is dropped.
+	shown := make(chan struct{})
+	var once sync.Once
 	type args struct {
 		Word string `json:"word"`
 	}
@@ -29,6 +34,11 @@ func TestStreamableHTTPServer(t *testing.T) {
 			if tok := req.Params.GetProgressToken(); tok != nil {
 				for i := 1; i <= 2; i++ {
 					_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: 2, Message: "warming up"})
+				}
+				select {
+				case <-shown:
+				case <-ctx.Done():
+					return nil, nil, ctx.Err()
 				}
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.ToUpper(a.Word) + "!"}}}, nil, nil
@@ -70,6 +80,7 @@ func TestStreamableHTTPServer(t *testing.T) {
 	host.Subscribe(func(ch toolview.Change) {
 		if ch.Open && ch.Value != nil && strings.Contains(string(ch.Value.Payload), `"warming up"`) {
 			updates.Add(1)
+			once.Do(func() { close(shown) })
 		}
 	})
 	rec, err := host.Run(t.Context(), toolview.Spec{Tool: "web__shout", Producer: set.Manifest()}, []byte(`{"word":"hi"}`), tl.Run)
@@ -92,5 +103,21 @@ func TestStreamableHTTPServer(t *testing.T) {
 	}
 	if st := m2.Status()[0]; st.State != StateFailed || strings.Contains(st.Error, "wrong-token-value") {
 		t.Fatalf("status %+v", st)
+	}
+}
+
+// A URL's query never reaches an error or the status: it may carry a key.
+func TestURLQueryIsRedacted(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "gone", http.StatusNotFound)
+	}))
+	defer ts.Close()
+	url := ts.URL + "/mcp?api_key=query-secret"
+	m := New([]ServerConfig{{Name: "q", URL: url}})
+	defer m.Close()
+	_, err := m.Tools(t.Context())
+	st := m.Status()[0]
+	if err == nil || strings.Contains(err.Error(), "query-secret") || strings.Contains(st.Error+st.Target, "query-secret") {
+		t.Fatalf("err %v, status %+v", err, st)
 	}
 }

@@ -122,7 +122,7 @@ func (s *server) start(ctx context.Context) (*sdk.ClientSession, error) {
 		if cmd != nil && cmd.Process != nil {
 			proc.KillGroup(cmd)
 		}
-		err = fmt.Errorf("%w: %s: %v", ErrUnavailable, s.cfg.Name, err)
+		err = fmt.Errorf("%w: %s: %s", ErrUnavailable, s.cfg.Name, s.redact(err.Error()))
 		s.fail(err)
 		return nil, err
 	}
@@ -180,6 +180,15 @@ func (s *server) fail(err error) {
 	defer s.mu.Unlock()
 	s.state = StateFailed
 	s.lastErr = err.Error()
+}
+
+// redact takes the configured URL out of a transport error, which may
+// quote it whole, query (and any key in it) included.
+func (s *server) redact(msg string) string {
+	if s.cfg.URL == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, s.cfg.URL, redactURL(s.cfg.URL))
 }
 
 // succeeded resets the backoff after a good call.
