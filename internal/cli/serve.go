@@ -40,7 +40,7 @@ folio serve --addr 0.0.0.0:7878 --token "$(openssl rand -hex 16)"`,
 	dataFlag(fs, &f.data)
 	fs.StringVar(&f.token, "token", "", "bearer token required on every API request")
 	f.prov.add(fs)
-	fs.StringVar(&f.allow, "allow", "", "comma-separated tools that run without approval (shell,write_file,edit_file; * for all)")
+	fs.StringVar(&f.allow, "allow", "", "comma-separated tools that run without approval (shell,write_file,edit_file; github__* for one MCP server's tools; * for all)")
 	fs.StringVar(&f.work, "dir", "", "workspace folder the tools work in (default: the folder folio serve starts in)")
 	return cmd
 }
