@@ -226,6 +226,9 @@ func (p *Plugin) call(ctx context.Context, inv *toolview.Invocation, args []byte
 	cmd.Stdin = bytes.NewReader(append(req, '\n'))
 	cmd.Stderr = countWriter{&p.stderrBytes}
 	cmd.WaitDelay = p.grace
+	// Cancelling stops the plugin and anything it started.
+	proc.NewGroup(cmd)
+	cmd.Cancel = func() error { proc.KillGroup(cmd); return nil }
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return toolview.Result{}, err
@@ -240,7 +243,7 @@ func (p *Plugin) call(ctx context.Context, inv *toolview.Invocation, args []byte
 	res, resErr, done := s.readUntilResult(r)
 	// Whatever follows the result arrived after it: count it, apply nothing.
 	// A plugin that lingers after its result is stopped after a grace period.
-	kill := time.AfterFunc(p.grace, func() { _ = cmd.Process.Kill() })
+	kill := time.AfterFunc(p.grace, func() { proc.KillGroup(cmd) })
 	go func() {
 		defer p.wg.Done()
 		defer kill.Stop()
