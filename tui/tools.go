@@ -107,7 +107,7 @@ func (p *Painter) tools(r Run, width int) []string {
 		}
 		flush()
 		out = append(out, p.styleReceipt(c, open, truncate(plain, width)))
-		out = append(out, p.toolBody(c, width, expanded)...)
+		out = append(out, p.toolBody(c, width, expanded, open)...)
 	}
 	flush()
 	return out
@@ -117,7 +117,7 @@ func (p *Painter) tools(r Run, width int) []string {
 func packable(c transcript.Tool) bool {
 	rc := c.Receipt
 	return c.Presentation == nil && rc.Status == transcript.ToolOK && rc.Detail == "" &&
-		rc.OutputPreview == "" && rc.DiffPreview == nil && rc.DiffText == "" && rc.Reason == ""
+		rc.OutputPreview == "" && rc.DiffPreview == nil && rc.DiffText == "" && rc.Reason == "" && rc.NotDone == ""
 }
 
 // receiptText is the unstyled receipt line: status glyph, tool, summary and
@@ -176,12 +176,17 @@ func oneLine(s string) string {
 // toolBody is what a tool shows under its receipt line: why it failed, its
 // presentation (through an adapter, or host metadata), and when expanded,
 // its arguments, detail, output and diff.
-func (p *Painter) toolBody(c transcript.Tool, width int, expanded bool) []string {
+func (p *Painter) toolBody(c transcript.Tool, width int, expanded, open bool) []string {
 	s := p.pal
 	rc := c.Receipt
 	var out []string
 	if rc.Reason != "" {
 		out = append(out, styleAll(wrapIndent(sanitize(reasonText(rc.Reason)), width, "  ", "  "), s.bad)...)
+	}
+	// What a settled call left undone (Jazz writes it in words); an open
+	// call's placeholder says so only until it settles.
+	if rc.NotDone != "" && !open {
+		out = append(out, styleAll(wrapIndent("not done: "+sanitize(string(rc.NotDone)), width, "  ", "  "), s.dim)...)
 	}
 	if c.Presentation != nil {
 		out = append(out, p.presentation(c, width, expanded)...)

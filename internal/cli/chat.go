@@ -201,7 +201,7 @@ func newChatSession(dataDir string, cfg provider.Config, prov provider.Provider,
 	// Settlement reveals the rest. (folio run prints as text arrives.)
 	store := transcript.NewStore(transcript.WithPacing(transcript.DefaultPacing), transcript.WithDocument(doc))
 	s.host = toolview.New(toolview.WithArtifactDir(dataDir + "/artifacts"))
-	path, err := history.Path(dataDir, s.id)
+	path, err := history.Locate(dataDir, s.id)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +257,7 @@ func (s *chatSession) list() ([]tui.Conversation, error) {
 // resume continues conversation id: its log is opened (taking its lock),
 // the engine is hydrated from it, and later saves go to it.
 func (s *chatSession) resume(id string) error {
-	path, err := history.Path(s.dataDir, id)
+	path, err := history.Locate(s.dataDir, id)
 	if err != nil {
 		return err
 	}

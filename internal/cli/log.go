@@ -27,13 +27,14 @@ func init() {
 	register("log", newLogUpgradeCmd)
 	register("log", newLogCompactCmd)
 	register("log", newLogListCmd)
+	register("log", newLogExportCmd)
 }
 
 // newLogCmd is the group; its subcommands register under "log".
 func newLogCmd(IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "log",
-		Short: "Inspect, validate, upgrade and compact conversation logs",
+		Short: "Inspect, validate, upgrade, compact and export conversation logs",
 		Long:  "Work with conversation logs: the JSON Lines files in the data folder's conversations/ that hold each conversation.",
 		Example: `folio log ls
 folio log show ~/.local/share/folio/conversations/20260304-050607-a1b2c3.jsonl
@@ -45,7 +46,7 @@ folio log validate big.jsonl`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usage(cmd, "missing command (show, validate, upgrade, compact, ls)")
+			return usage(cmd, "missing command (show, validate, upgrade, compact, ls, export)")
 		},
 	}
 }
@@ -105,12 +106,26 @@ func newLogCompactCmd(stdio IO) *cobra.Command {
 func newLogListCmd(stdio IO) *cobra.Command {
 	var data string
 	cmd := &cobra.Command{
-		Use:     "ls",
-		Short:   "List conversations in the data folder",
-		Long:    "List the conversations in the data folder, newest first, with the ID that folio --resume and the web app take.",
-		Example: "folio log ls\nfolio log ls --data ~/notes/folio",
-		Args:    noArgs,
-		RunE:    func(cmd *cobra.Command, _ []string) error { return logList(cmd, data, stdio) },
+		Use:   "ls [DIR]",
+		Short: "List conversations in the data folder",
+		Long: "List the conversations in the data folder (DIR, else --data), newest first, with the ID that folio --resume and the web app take. " +
+			"Logs in Jazz's layout, conversations/<agentId>/<conversationId>.jsonl, are listed too.",
+		Example: "folio log ls\nfolio log ls --data ~/notes/folio\nfolio log ls ~/.jazz",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usage(cmd, "want at most one DIR, got %d arguments", len(args))
+			}
+			if len(args) == 1 && data != "" && data != args[0] {
+				return usage(cmd, "give the data folder as DIR or as --data, not both")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				data = args[0]
+			}
+			return logList(cmd, data, stdio)
+		},
 	}
 	dataFlag(cmd.Flags(), &data)
 	return cmd
@@ -176,6 +191,10 @@ func logValidate(cmd *cobra.Command, path string, stdio IO) error {
 	c, err := history.ReadFile(path)
 	if err != nil {
 		return failure(cmd, err)
+	}
+	if len(c.Header.Missing) > 0 {
+		fmt.Fprintf(stdio.Err, "%s:1: note: the header has no %s; Jazz will not open this log (folio log export --format jazz writes one it will)\n",
+			path, strings.Join(c.Header.Missing, " or "))
 	}
 	if len(c.Problems) == 0 {
 		_, err := fmt.Fprintf(stdio.Out, "%s: valid, version %d, %d entries, %d messages\n",
@@ -266,7 +285,11 @@ func logList(cmd *cobra.Command, data string, stdio IO) error {
 		if title == "" {
 			title = "(untitled)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.ID, title, s.Entries, s.UpdatedAt.Local().Format("2006-01-02 15:04"))
+		updated := "-" // a log with only its header has no date
+		if !s.UpdatedAt.IsZero() {
+			updated = s.UpdatedAt.Local().Format("2006-01-02 15:04")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.ID, title, s.Entries, updated)
 	}
 	return tw.Flush()
 }
