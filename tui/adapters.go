@@ -70,11 +70,12 @@ var defaultRegistry = func() *Registry {
 	_ = r.Register(SchemaDiff, 1, AdapterFunc(renderDiff))
 	_ = r.Register(SchemaTask, 1, AdapterFunc(renderTask))
 	_ = r.Register(SchemaArgs, 1, AdapterFunc(renderArgs))
+	_ = r.Register(SchemaMCP, 1, AdapterFunc(renderMCP))
 	return r
 }()
 
 // DefaultRegistry returns a new registry holding the built-in adapters
-// (SchemaShell, SchemaDiff, SchemaTask and SchemaArgs, version 1), to which more can be added.
+// (SchemaShell, SchemaDiff, SchemaTask, SchemaArgs and SchemaMCP, version 1), to which more can be added.
 func DefaultRegistry() *Registry {
 	r := NewRegistry()
 	defaultRegistry.mu.RLock()

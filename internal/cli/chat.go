@@ -65,6 +65,7 @@ type chatFlags struct {
 	dir     string
 	yes     bool
 	mouse   bool
+	allow   string
 }
 
 const chatExample = `folio
@@ -120,6 +121,7 @@ func chatCmd(stdio IO, asRoot bool, run func(*cobra.Command, *chatFlags, IO) err
 	fs.StringVar(&f.dir, "dir", "", "workspace folder the tools work in (default: the current folder)")
 	fs.BoolVar(&f.yes, "yes", false, "allow every tool call without asking")
 	fs.BoolVar(&f.mouse, "mouse", os.Getenv("FOLIO_MOUSE") == "1", "fullscreen: capture the mouse so the wheel scrolls (selecting text then needs shift); default $FOLIO_MOUSE=1, else off")
+	fs.StringVar(&f.allow, "allow", "", "comma-separated tools to allow without asking (shell,write_file; an MCP server's tools as github__* or github__search)")
 	return cmd
 }
 
@@ -144,7 +146,14 @@ func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
 		}
 	}
 
-	s, err := newChatSession(dataDir, cfg, prov, work, f.yes)
+	extra, mgr, err := loadMCP(ctx, dataDir, work, stdio.Err)
+	if err != nil {
+		return failure(cmd, err)
+	}
+	if mgr != nil {
+		defer mgr.Close()
+	}
+	s, err := newChatSession(dataDir, cfg, prov, work, allowList(f.yes, f.allow), extra...)
 	if err != nil {
 		return failure(cmd, err)
 	}
@@ -208,7 +217,7 @@ type chatSession struct {
 	id  string
 }
 
-func newChatSession(dataDir string, cfg provider.Config, prov provider.Provider, work string, yes bool) (*chatSession, error) {
+func newChatSession(dataDir string, cfg provider.Config, prov provider.Provider, work string, allow []string, extra ...tools.Tool) (*chatSession, error) {
 	s := &chatSession{dataDir: dataDir, id: newConversationID()}
 	doc, err := transcript.NewDocument(s.id, nil)
 	if err != nil {
@@ -231,11 +240,12 @@ func newChatSession(dataDir string, cfg provider.Config, prov provider.Provider,
 	if cfg.ContextWindow > 0 {
 		opts = append(opts, engine.WithContextWindow(cfg.ContextWindow))
 	}
-	if yes {
-		opts = append(opts, engine.WithAllowed("*"))
-	}
+	opts = append(opts, engine.WithAllowed(allow...))
 	sp := &spawner{}
 	set, err := tools.Builtin(work, sp)
+	if err == nil && len(extra) > 0 {
+		set, err = set.With(extra...)
+	}
 	if err != nil {
 		s.log.Close()
 		return nil, err

@@ -114,6 +114,18 @@ func startChatInTmux(t *testing.T, args ...string) (x tmux, home string) {
 // one when empty).
 func startChatInTmuxAt(t *testing.T, home string, args ...string) (x tmux, _ string) {
 	t.Helper()
+	return startChat(t, home, nil, args...)
+}
+
+// startChatInTmuxWith is startChatInTmux with prepare called on the data
+// folder (created empty) before folio starts, to write a config file.
+func startChatInTmuxWith(t *testing.T, prepare func(home string), args ...string) (x tmux, home string) {
+	t.Helper()
+	return startChat(t, "", prepare, args...)
+}
+
+func startChat(t *testing.T, home string, prepare func(home string), args ...string) (x tmux, _ string) {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if requireSuites() {
 			t.Fatal("tmux is required here (CI=true or FOLIO_REQUIRE_SUITES=1) but is not installed")
@@ -128,6 +140,12 @@ func startChatInTmuxAt(t *testing.T, home string, args ...string) (x tmux, _ str
 	}
 	if home == "" {
 		home = filepath.Join(dir, "home")
+	}
+	if prepare != nil {
+		if err := os.MkdirAll(home, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		prepare(home)
 	}
 	x = tmux{t: t, socket: filepath.Join(dir, "tmux.sock")}
 	t.Cleanup(func() { _ = exec.Command("tmux", "-S", x.socket, "kill-server").Run() })

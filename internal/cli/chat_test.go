@@ -98,7 +98,7 @@ func fastSession(t *testing.T, data string) *chatSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := newChatSession(data, cfg, prov, t.TempDir(), false)
+	s, err := newChatSession(data, cfg, prov, t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

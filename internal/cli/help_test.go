@@ -27,6 +27,12 @@ func TestEveryCommandHelpListsItsFlags(t *testing.T) {
 	}
 	for _, c := range cmds {
 		path := strings.Fields(c.CommandPath())[1:]
+		// Cobra builds a command's flag sets lazily, writing its parents'
+		// too: collect them here, not in the parallel subtests.
+		var flags []*pflag.Flag
+		collect := func(f *pflag.Flag) { flags = append(flags, f) }
+		c.LocalFlags().VisitAll(collect)
+		c.InheritedFlags().VisitAll(collect)
 		t.Run(strings.Join(append([]string{"folio"}, path...), "_"), func(t *testing.T) {
 			t.Parallel()
 			out, errOut, err := run(t, append(path, "--help")...)
@@ -38,13 +44,11 @@ func TestEveryCommandHelpListsItsFlags(t *testing.T) {
 					t.Errorf("help lacks %q:\n%s", want, out)
 				}
 			}
-			visit := func(f *pflag.Flag) {
+			for _, f := range flags {
 				if !f.Hidden && !strings.Contains(out, "--"+f.Name+" ") {
 					t.Errorf("help does not list --%s:\n%s", f.Name, out)
 				}
 			}
-			c.LocalFlags().VisitAll(visit)
-			c.InheritedFlags().VisitAll(visit)
 		})
 	}
 }

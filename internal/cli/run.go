@@ -79,7 +79,7 @@ git diff | folio run --allow shell -`,
 	fs := cmd.Flags()
 	fs.BoolVar(&f.asJSON, "json", false, "print the turn's entries and messages as one JSON object")
 	fs.BoolVar(&f.yes, "yes", false, "allow every tool call without asking")
-	fs.StringVar(&f.allow, "allow", "", "comma-separated tools to allow without asking (shell,write_file,edit_file)")
+	fs.StringVar(&f.allow, "allow", "", "comma-separated tools to allow without asking (shell,write_file,edit_file; an MCP server's tools as github__* or github__search)")
 	f.prov.add(fs)
 	fs.StringVar(&f.data, "data", "", "data folder for config.json and artifacts (default $FOLIO_HOME, else $XDG_DATA_HOME/folio)")
 	fs.StringVar(&f.dir, "dir", "", "workspace folder the tools work in (default: the current folder)")
@@ -144,12 +144,7 @@ func runRun(cmd *cobra.Command, f *runFlags, prompt string, stdio IO) error {
 	if cfg.ContextWindow > 0 {
 		opts = append(opts, engine.WithContextWindow(cfg.ContextWindow))
 	}
-	switch {
-	case f.yes:
-		opts = append(opts, engine.WithAllowed("*"))
-	case f.allow != "":
-		opts = append(opts, engine.WithAllowed(strings.Split(f.allow, ",")...))
-	}
+	opts = append(opts, engine.WithAllowed(allowList(f.yes, f.allow)...))
 	// Nobody can answer an approval here: a call that needs one stops the
 	// turn, and the exit says what would have allowed it.
 	var (
@@ -178,7 +173,17 @@ func runRun(cmd *cobra.Command, f *runFlags, prompt string, stdio IO) error {
 	// The task tool needs the engine, which needs the tools: a small
 	// indirection breaks the cycle.
 	sp := &spawner{}
+	extra, mgr, err := loadMCP(ctx, dataDir, work, stdio.Err)
+	if err != nil {
+		return failure(cmd, err)
+	}
+	if mgr != nil {
+		defer mgr.Close()
+	}
 	set, err := tools.Builtin(work, sp)
+	if err == nil && len(extra) > 0 {
+		set, err = set.With(extra...)
+	}
 	if err != nil {
 		return failure(cmd, err)
 	}

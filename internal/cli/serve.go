@@ -41,7 +41,7 @@ folio serve --addr 0.0.0.0:7878 --token "$(openssl rand -hex 16)"`,
 	dataFlag(fs, &f.data)
 	fs.StringVar(&f.token, "token", "", "bearer token required on every API request")
 	f.prov.add(fs)
-	fs.StringVar(&f.allow, "allow", "", "comma-separated tools that run without approval (shell,write_file,edit_file; * for all)")
+	fs.StringVar(&f.allow, "allow", "", "comma-separated tools that run without approval (shell,write_file,edit_file; github__* for one MCP server's tools; * for all)")
 	fs.StringVar(&f.work, "dir", "", "workspace folder the tools work in (default: the folder folio serve starts in)")
 	return cmd
 }
@@ -77,8 +77,15 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 	if f.allow != "" {
 		allowed = strings.Split(f.allow, ",")
 	}
+	extra, mgr, err := loadMCP(ctx, dir, f.work, stdio.Err)
+	if err != nil {
+		return failure(cmd, err)
+	}
+	if mgr != nil {
+		defer mgr.Close()
+	}
 	turns, err := server.NewTurns(server.TurnsOptions{Provider: prov, Model: cfg.Model, ContextWindow: cfg.ContextWindow,
-		Workspace: f.work, Allow: allowed, Models: models})
+		Workspace: f.work, Allow: allowed, Models: models, Tools: extra})
 	if err != nil {
 		return failure(cmd, err)
 	}
