@@ -117,11 +117,19 @@ func (s *Scanner) Records(src io.Reader) iter.Seq2[Record, error] {
 		}
 		br := bufio.NewReaderSize(src, 64<<10)
 		if s.skipNL {
-			b, err := br.Peek(1)
-			if err == nil && b[0] == '\n' {
-				br.Discard(1)
-				s.off++
-				s.size++
+			// The newline (or CRLF) that completes the line already applied.
+			b, _ := br.Peek(2)
+			n := 0
+			switch {
+			case len(b) > 0 && b[0] == '\n':
+				n = 1
+			case len(b) > 1 && b[0] == '\r' && b[1] == '\n':
+				n = 2
+			}
+			if n > 0 {
+				br.Discard(n)
+				s.off += int64(n)
+				s.size = s.off
 				s.last = '\n'
 				s.skipNL = false
 			}

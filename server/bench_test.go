@@ -96,9 +96,14 @@ func BenchmarkColdCapture(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		var scan logScan
-		snap, err := pager.Build(dir, logItems(f, newIDSet(), &scan))
+		sc := history.NewScanner()
+		for _, err := range sc.Records(f) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
 		f.Close()
+		snap, err := pager.Build(dir, entryItems(sc.Document()))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -59,15 +60,17 @@ type conv struct {
 	lastID    string     // the document's last entry, for "after"
 	deleted   bool
 	control   *controlState // the engine's latest queue, turn and approvals
-	followed  string        // the branch the follower applies ("" is main)
+	// engine is set while the server's engine holds the conversation open:
+	// it alone produces live changes then, and the follower only keeps its
+	// reading of the log current (see handover).
+	engine bool
 
-	// The follower: the log file and how far it has been read.
-	f       *os.File    // open only while followed
-	fi      os.FileInfo // the file off and ids describe
-	off     int64
-	ids     *idSet
-	synced  bool // off/ids describe the file
-	syncing bool // a capture is doing the first read
+	// The follower: the log file and the reader that has read it so far.
+	f       *os.File         // open only while followed
+	fi      os.FileInfo      // the file sc read
+	sc      *history.Scanner // nil until the first read, or while the log is missing
+	synced  bool             // sc (or its absence) describes the file
+	syncing bool             // a capture is doing the first read
 	stop    chan struct{}
 }
 
@@ -139,6 +142,14 @@ func (c *conv) follow(stop chan struct{}) {
 	}
 }
 
+// off is how far the follower has read the log.
+func (c *conv) off() int64 {
+	if c.sc == nil {
+		return 0
+	}
+	return c.sc.Offset()
+}
+
 // pollLocked reads what was appended to the log since the last poll and
 // publishes it. A log that was replaced (renamed over, or shrunk) advances
 // the generation.
@@ -153,17 +164,17 @@ func (c *conv) pollLocked() {
 			return
 		}
 		c.f = f
-		if c.fi == nil && c.synced && c.off == 0 {
+		if c.fi == nil && c.synced && c.sc == nil {
 			// The log appeared after a capture saw none: reading it from
 			// the start publishes everything in it.
-			c.fi = fi
+			c.fi, c.sc = fi, history.NewScanner()
 		}
 	}
-	if c.fi == nil || !os.SameFile(c.fi, fi) || fi.Size() < c.off {
+	if c.fi == nil || c.sc == nil || !os.SameFile(c.fi, fi) || fi.Size() < c.off() {
 		// First sight of this file, or another file (or a shorter one) took
 		// its place: read it whole, quietly.
 		wasSynced := c.synced
-		c.off, c.ids, c.lastID, c.fi = 0, newIDSet(), "", fi
+		c.sc, c.lastID, c.fi = history.NewScanner(), "", fi
 		if f, err := os.Open(c.path); err == nil {
 			c.f.Close()
 			c.f = f
@@ -174,66 +185,74 @@ func (c *conv) pollLocked() {
 		}
 		return
 	}
-	if fi.Size() > c.off {
-		c.readLocked(true)
+	if fi.Size() > c.off() {
+		c.readLocked(!c.engine)
 	}
 }
 
-// readLocked reads the complete lines after c.off. With emit, each accepted
-// record becomes live events; without, it only brings the follower's state
-// up to date.
+// readLocked reads the lines after the follower's offset with package
+// history's reader. With emit, each change of the head's document becomes
+// live events; without, it only brings the follower's reading up to date
+// (the engine has published those changes, or nobody needs them).
 func (c *conv) readLocked(emit bool) {
-	r := io.NewSectionReader(c.f, c.off, 1<<62)
-	start := c.off
-	first := c.off == 0
-	scanLines(r, func(line []byte, end int64) bool {
-		c.off = start + end
-		ids := c.ids
-		if c.fbranch() != history.Main {
-			ids = newIDSet() // main's records must not touch the followed branch's IDs
+	start := c.sc.Offset()
+	for rec, err := range c.sc.Records(io.NewSectionReader(c.f, start, 1<<62)) {
+		if err != nil {
+			// No valid header yet (a log being created): read it again at
+			// the next poll.
+			c.sc, c.fi = nil, nil
+			break
 		}
-		rec := parseLogLine(line, ids)
-		if first {
-			first = false
-			return rec.typ == "conversation"
-		}
-		if rec.err != nil {
-			return true
-		}
-		if rec.typ == history.TypeHead {
-			c.switchFollowLocked(rec.branch, emit)
-			return true
-		}
-		rec, ok := c.unwrapLocked(rec)
-		if !ok || rec.err != nil {
-			return true
-		}
-		switch rec.typ {
-		case "ui-transcript":
-			c.lastID = ""
-			if emit {
-				c.replaceLocked()
-			}
-		case "ui-append":
-		default:
-			return true
-		}
-		for _, le := range rec.entries {
-			// A superseding snapshot's entries reach clients through the new
-			// snapshot they open after "replaced", not as events.
-			if emit && rec.typ == "ui-append" {
-				c.applyLocked(Change{Op: OpSettle, Entry: le.entry, After: c.lastID}, le.raw, true)
-				// The engine may have published it first; either way it is
-				// in the log from here on.
-				if l := c.live[le.entry.ID]; l != nil && l.durableAt == 0 {
-					l.durableAt = c.off
-				}
-			}
-			c.lastID = le.entry.ID
-		}
-		return true
-	})
+		c.applyRecordLocked(rec, emit)
+	}
 	c.synced = true
+}
+
+// applyRecordLocked turns one record's change of the head's document into
+// live events.
+func (c *conv) applyRecordLocked(rec history.Record, emit bool) {
+	ch := rec.Change
+	switch ch.Kind {
+	case history.Replaced:
+		c.lastID = lastOf(c.sc.Document())
+		head := c.sc.Head()
+		if emit {
+			c.replaceLocked()
+			if head != c.head {
+				c.head = head
+				c.seq++
+				c.broadcastLocked(eventFrame{Op: OpHead, Head: head})
+			}
+		}
+		c.head = head
+	case history.Appended, history.Opened:
+		open := ch.Kind == history.Opened
+		for _, e := range ch.Entries {
+			if emit {
+				op := OpSettle
+				if open {
+					op = OpUpsert
+				}
+				var at int64
+				if !open {
+					at = rec.End
+				}
+				c.applyLocked(Change{Op: op, Entry: e, After: c.lastID}, at)
+			}
+			// Whoever published it, it is in the log from here on.
+			if l := c.live[e.ID]; l != nil && l.durableAt == 0 && !open {
+				l.durableAt = rec.End
+			}
+			c.lastID = e.ID
+		}
+	}
+}
+
+func lastOf(es []transcript.Entry) string {
+	if len(es) == 0 {
+		return ""
+	}
+	return es[len(es)-1].ID
 }
 
 // replaceLocked starts a new generation: the document was replaced.
@@ -247,52 +266,53 @@ func (c *conv) replaceLocked() {
 	c.broadcastLocked(eventFrame{Op: OpReplaced, Generation: g})
 }
 
-// applyLocked publishes one change. raw, when set, is the entry's stored
-// bytes. fromLog marks entries read from the log: they are settled facts.
-func (c *conv) applyLocked(ch Change, raw []byte, fromLog bool) error {
+// applyLocked publishes one change. durableAt, for an entry the follower
+// read from the log, is the offset just past its record.
+//
+// There is one producer at a time (the engine while it holds the
+// conversation, else the follower), so an entry's state is taken as it
+// comes: nothing is merged with what clients received before. The only
+// thing skipped is a repeat of exactly what was last sent, which is what a
+// handover between the two producers can cause.
+func (c *conv) applyLocked(ch Change, durableAt int64) error {
 	switch ch.Op {
 	case OpUpsert, OpSettle:
 		open := ch.Op == OpUpsert
 		prev := c.live[ch.Entry.ID]
-		if prev == nil && fromLog && c.ids != nil && c.synced && ch.After == "" {
-			ch.After = c.lastID
-		}
-		e, changed := reconcile(prev, ch.Entry, open)
-		if !changed {
+		e := ch.Entry
+		if prev != nil && prev.open == open && sameEntry(prev.entry, e) {
+			if durableAt > 0 && prev.durableAt == 0 {
+				prev.durableAt = durableAt
+			}
 			return nil
 		}
-		if prev != nil || e.ID != ch.Entry.ID || raw == nil || !sameEntry(e, ch.Entry) {
-			b, err := transcript.EncodeEntry(e)
-			if err != nil {
-				return err
-			}
-			raw = b
-		}
-		op := OpUpsert
-		if prev != nil && prev.open && !open {
-			op = OpSettle
+		raw, err := transcript.EncodeEntry(e)
+		if err != nil {
+			return err
 		}
 		after := ch.After
 		if prev != nil {
 			after = prev.after
 		}
 		c.seq++
-		le := &liveEntry{entry: e, raw: raw, rev: c.seq, open: open, after: after}
-		if fromLog {
-			le.durableAt = c.off
-		}
+		le := &liveEntry{entry: e, raw: raw, rev: c.seq, open: open, after: after, durableAt: durableAt}
 		if prev != nil {
-			le.pres = prev.pres
-			if !open && le.pres != nil && le.pres.ephemeral {
-				le.pres = nil // an ephemeral value ends with its invocation
+			if open {
+				// A live value outlives upserts of its open entry; closure
+				// ends it (the settled entry carries what is retained).
+				le.pres = prev.pres
 			}
 			c.liveBytes -= len(prev.raw)
 		}
 		c.live[e.ID] = le
 		c.liveBytes += len(raw)
 		c.remember(e.ID)
-		if prev == nil && !fromLog {
+		if prev == nil && durableAt == 0 {
 			c.lastID = e.ID
+		}
+		op := OpUpsert
+		if prev != nil && prev.open && !open {
+			op = OpSettle
 		}
 		c.broadcastLocked(eventFrame{Op: op, Entry: raw, Revision: c.seq, Open: open, After: after})
 	case OpPresentation:
@@ -532,9 +552,11 @@ type captured struct {
 	control    *controlState
 }
 
-// capture builds (or shares) a snapshot of the selected branch. The log is
-// read once, in one pass; the first capture of a followed conversation also
-// brings the follower up to date with that same pass.
+// capture builds (or shares) a snapshot of the selected branch. The
+// follower's reader of the log is the source: its head's document as of
+// the offset it read to is what the snapshot pages, so a capture shows
+// exactly what package history reads. The first capture does that first
+// read without holding the conversation's lock.
 func (c *conv) capture(head string, since *Since, opts ...pager.Option) (captured, error) {
 	c.buildMu.Lock()
 	defer c.buildMu.Unlock()
@@ -544,20 +566,30 @@ func (c *conv) capture(head string, since *Since, opts ...pager.Option) (capture
 	if head == "" {
 		head = c.head
 	}
-	// Before the first read c.head is only a guess (a log's head record
-	// may name another branch): the read below checks it then.
-	if head != c.head && c.synced {
+	if !c.synced {
+		c.syncing = true
 		c.mu.Unlock()
-		return captured{}, fmt.Errorf("%w: %q (selected: %q)", errHeadNotFound, head, c.head)
+		err := c.firstRead()
+		c.mu.Lock()
+		c.syncing = false
+		if err != nil {
+			c.mu.Unlock()
+			return captured{}, err
+		}
+		if !explicit {
+			head = c.head
+		}
 	}
-	if c.synced {
-		c.pollLocked()
+	c.pollLocked()
+	if head != c.head {
+		cur := c.head
+		c.mu.Unlock()
+		return captured{}, fmt.Errorf("%w: %q (selected: %q)", errHeadNotFound, head, cur)
 	}
-	first := !c.synced
-	gen, seq, off := c.gen.Load(), c.seq, c.off
+	gen, seq, off := c.gen.Load(), c.seq, c.off()
 	// A snapshot captured earlier in this generation serves a later open
 	// too: the checkpoint carries what changed since it was captured.
-	if !first && c.shared.snap != nil && c.shared.gen == gen && c.shared.head == head && c.shared.seq >= c.forgotten && len(opts) == 0 && c.shared.snap.TryRetain() {
+	if c.shared.snap != nil && c.shared.gen == gen && c.shared.head == head && c.shared.seq >= c.forgotten && len(opts) == 0 && c.shared.snap.TryRetain() {
 		cp := c.checkpointLocked(since, c.shared.seq, c.shared.off)
 		snapSeq := c.shared.seq
 		snap := c.shared.snap
@@ -565,105 +597,96 @@ func (c *conv) capture(head string, since *Since, opts ...pager.Option) (capture
 		c.mu.Unlock()
 		return captured{snap: snap, gen: gen, seq: snapSeq, head: head, checkpoint: cp, control: control}, nil
 	}
-	if first {
-		c.syncing = true
+	var entries []transcript.Entry
+	if c.sc != nil {
+		entries = c.sc.Document()
 	}
 	c.mu.Unlock()
 
-	f, err := os.Open(c.path)
-	var size int64
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		f = nil
-	case err != nil:
-		c.endSync(first)
-		return captured{}, err
-	default:
-		defer func() {
-			if f != nil {
-				f.Close()
-			}
-		}()
-		if first {
-			fi, err := f.Stat()
-			if err != nil {
-				c.endSync(first)
-				return captured{}, err
-			}
-			size = fi.Size()
-		} else {
-			size = off
-		}
-	}
-	ids := newIDSet()
-	var scan logScan
-	var items = emptyItems
-	if f != nil {
-		items = logItems(io.NewSectionReader(f, 0, size), ids, &scan)
-	}
-	snap, err := pager.Build(c.srv.snapDir, items, opts...)
-	logHead := "" // set when the log has branches: then it, not c.head, says which is selected
-	if errors.Is(err, errBranched) {
-		// A branched log is read whole; the capture is its head.
-		ids, scan = newIDSet(), logScan{}
-		items, logHead, err = branchedItems(f, size, ids, &scan)
-		if err == nil {
-			snap, err = pager.Build(c.srv.snapDir, items, opts...)
-		}
-	}
+	snap, err := pager.Build(c.srv.snapDir, entryItems(entries), opts...)
 	if err != nil {
-		c.endSync(first)
 		return captured{}, err
-	}
-	if logHead != "" {
-		if explicit && head != logHead {
-			snap.Release()
-			c.endSync(first)
-			return captured{}, fmt.Errorf("%w: %q (selected: %q)", errHeadNotFound, head, logHead)
-		}
-		head = logHead
 	}
 
 	c.mu.Lock()
-	if first {
-		c.syncing = false
-		if !c.synced {
-			if c.f != nil {
-				c.f.Close()
-			}
-			c.fi = nil
-			if f != nil {
-				c.fi, _ = f.Stat()
-			}
-			c.f, f = f, nil // the follower keeps the handle (nil: no log yet)
-			c.off, c.ids, c.lastID, c.synced = scan.consumed, ids, scan.lastID, true
-			if logHead != "" {
-				c.followed, c.head = logHead, logHead
-			}
-		}
-	}
-	// Entries the engine published that this read found in the log.
-	for id, le := range c.live {
-		if le.durableAt == 0 && ids.has(id) {
-			le.durableAt = scan.consumed
-		}
-	}
-	// gen and seq stay what they were when the read began: if the document
+	// gen and seq stay what they were when the read ended: if the document
 	// was replaced meanwhile, the token is stale at once and the client
 	// already has the "replaced" event.
-	cp := c.checkpointLocked(since, seq, scan.consumed)
-	c.shared.snap, c.shared.gen, c.shared.seq, c.shared.off, c.shared.head = snap, gen, seq, scan.consumed, head
+	cp := c.checkpointLocked(since, seq, off)
+	c.shared.snap, c.shared.gen, c.shared.seq, c.shared.off, c.shared.head = snap, gen, seq, off, head
 	control := c.controlCopyLocked()
 	c.mu.Unlock()
 	return captured{snap: snap, gen: gen, seq: seq, head: head, checkpoint: cp, control: control}, nil
 }
 
-func (c *conv) endSync(first bool) {
-	if first {
+// firstRead reads the log whole, without the conversation's lock, and
+// makes that reading the follower's.
+func (c *conv) firstRead() error {
+	f, err := os.Open(c.path)
+	if errors.Is(err, fs.ErrNotExist) {
 		c.mu.Lock()
-		c.syncing = false
+		c.synced = true
 		c.mu.Unlock()
+		return nil
 	}
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	sc := history.NewScanner()
+	for _, err := range sc.Records(io.NewSectionReader(f, 0, fi.Size())) {
+		if err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if sc.Offset() == 0 {
+		f.Close()
+		return fmt.Errorf("%w: the log is empty", history.ErrNoHeader)
+	}
+	doc := sc.Document()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.synced { // a poll got there first
+		f.Close()
+		return nil
+	}
+	if c.f != nil {
+		c.f.Close()
+	}
+	c.f, c.fi, c.sc, c.synced = f, fi, sc, true
+	c.head, c.lastID = sc.Head(), lastOf(doc)
+	// Entries the engine published that this read found in the log.
+	for _, e := range doc {
+		if le := c.live[e.ID]; le != nil && le.durableAt == 0 && !le.open {
+			le.durableAt = sc.Offset()
+		}
+	}
+	return nil
 }
 
-func emptyItems(func(pager.Item, error) bool) {}
+// entryItems yields a document's entries as pager items, in the canonical
+// encoding package transcript writes.
+func entryItems(entries []transcript.Entry) iter.Seq2[pager.Item, error] {
+	return func(yield func(pager.Item, error) bool) {
+		for _, e := range entries {
+			raw, err := transcript.EncodeEntry(e)
+			if err != nil {
+				yield(pager.Item{}, fmt.Errorf("entry %q: %w", e.ID, err))
+				return
+			}
+			it := pager.Item{ID: e.ID, Kind: e.Content.Kind(), Raw: raw}
+			if cp, ok := e.Content.(transcript.Compaction); ok {
+				cov := cp.Covers
+				it.Covers = &cov
+			}
+			if !yield(it, nil) {
+				return
+			}
+		}
+	}
+}

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"strings"
-
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -95,7 +93,7 @@ type liveEntry struct {
 	rev   int64
 	open  bool
 	after string
-	pres  *livePresentation
+	pres  *livePresentation // the live value of an open call; closure ends it
 	// durableAt is the log offset just past the record the follower read
 	// this entry from, 0 while it is known only from the engine. A
 	// snapshot read up to offset N holds exactly the entries with
@@ -108,62 +106,4 @@ type livePresentation struct {
 	p            transcript.Presentation
 	rev          int64
 	ephemeral    bool
-}
-
-// reconcile merges an incoming state of an entry with what clients already
-// received, so live events only ever move forward:
-//
-//   - a settled entry never reopens and never changes again (settled facts
-//     are immutable; a changed earlier fact arrives as a replaced document);
-//   - while open, agent and reasoning text never get shorter;
-//   - at settlement, text the final state omits is kept, and a tool's
-//     received presentation is kept when the final state has none.
-//
-// It returns the entry to send and whether anything changed.
-func reconcile(prev *liveEntry, next transcript.Entry, open bool) (transcript.Entry, bool) {
-	if prev == nil {
-		return next, true
-	}
-	if !prev.open {
-		return prev.entry, false
-	}
-	merged := next
-	switch n := next.Content.(type) {
-	case transcript.Agent:
-		if p, ok := prev.entry.Content.(transcript.Agent); ok && keepLonger(p.Markdown, n.Markdown) {
-			n.Markdown = p.Markdown
-			merged.Content = n
-		}
-	case transcript.Reasoning:
-		if p, ok := prev.entry.Content.(transcript.Reasoning); ok && keepLonger(p.Text, n.Text) {
-			n.Text = p.Text
-			merged.Content = n
-		}
-	case transcript.Tool:
-		// The latest presentation a client received is the live one, else
-		// the one the entry carried.
-		if n.Presentation == nil {
-			// An ephemeral value ends with its invocation: never keep it.
-			if prev.pres != nil && !prev.pres.ephemeral {
-				p := prev.pres.p
-				n.Presentation = &p
-			} else if p, ok := prev.entry.Content.(transcript.Tool); ok {
-				n.Presentation = p.Presentation
-			}
-			merged.Content = n
-		}
-	}
-	if open && prev.open {
-		fpPrev, fpNext := transcript.FingerprintOf(prev.entry), transcript.FingerprintOf(merged)
-		if fpPrev == fpNext {
-			return prev.entry, false
-		}
-	}
-	return merged, true
-}
-
-// keepLonger reports whether received text should survive an incoming one
-// that is a strict prefix of it (a stale or truncated state).
-func keepLonger(received, incoming string) bool {
-	return len(incoming) < len(received) && strings.HasPrefix(received, incoming)
 }

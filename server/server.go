@@ -262,5 +262,5 @@ func (s *Server) Publish(conversation string, ch Change) error {
 	c := s.conv(conversation)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.applyLocked(ch, nil, false)
+	return c.applyLocked(ch, 0)
 }
