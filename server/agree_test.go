@@ -383,3 +383,78 @@ func FuzzPagesAgreeWithHistoryRead(f *testing.F) {
 		}
 	})
 }
+
+// TestHandoverBetweenProducers follows a conversation through both
+// producers: the log follower (another process writes), the engine (it
+// holds the log; what it writes is published by it alone), and the
+// follower again. Every entry reaches the client exactly once, and the
+// client's document is history.Read's.
+func TestHandoverBetweenProducers(t *testing.T) {
+	ts := newTestServer(t, Options{FollowInterval: 1 << 40}) // the test polls
+	const id = "hand"
+	path := ts.logPath(id)
+	u1, a1 := agreeEntry("u1", "user", "hi"), agreeEntry("a1", "agent", "hello")
+	if err := os.WriteFile(path, []byte(agreeHeader+"\n"+agreeRec("ui-append", u1)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := ts.dial(t)
+	doc := openDoc(t, c, id)
+	cv := ts.conv(id)
+	poll := func() {
+		cv.mu.Lock()
+		cv.pollLocked()
+		cv.mu.Unlock()
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	events := map[string]int{}
+	follow := func() {
+		c.call(map[string]any{"type": "ping"})
+		for _, fr := range c.held {
+			if fr.Type == "event" && (fr.Op == "upsert" || fr.Op == "settle") {
+				events[entryID(t, fr.Entry)]++
+			}
+		}
+		doc = followDoc(t, c, id, doc)
+	}
+
+	// The follower produces: another writer's record.
+	f.WriteString(agreeRec("ui-append", a1) + "\n")
+	poll()
+	follow()
+
+	// The engine takes over; what it saves is published by it, not read
+	// back from the log.
+	cv.acquire()
+	u2 := transcript.Entry{ID: "u2", Content: transcript.User{Text: "more"}, Timestamp: tsAt(3)}
+	must(t, ts.Publish(id, Change{Op: OpSettle, Entry: u2, After: "a1"}))
+	raw, _ := transcript.EncodeEntry(u2)
+	f.WriteString(agreeRec("ui-append", string(raw)) + "\n")
+	poll()
+	follow()
+	cv.release()
+	follow()
+
+	// The follower again.
+	a2 := agreeEntry("a2", "agent", "again")
+	f.WriteString(agreeRec("ui-append", a2) + "\n")
+	poll()
+	follow()
+
+	for _, e := range []string{"a1", "u2", "a2"} {
+		if events[e] != 1 {
+			t.Errorf("entry %s reached the client %d times", e, events[e])
+		}
+	}
+	data, _ := os.ReadFile(path)
+	want, err := historyEntries(t, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(doc.entries, want) {
+		t.Fatalf("followed\n%s\nhistory.Read\n%s", strings.Join(doc.entries, "\n"), strings.Join(want, "\n"))
+	}
+}

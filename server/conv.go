@@ -142,6 +142,31 @@ func (c *conv) follow(stop chan struct{}) {
 	}
 }
 
+// acquire hands live changes over from the follower to the server's
+// engine, which has just taken the log's lock: the follower first
+// publishes whatever the log gained before (another writer's last
+// records), and from then on only keeps its reading current.
+func (c *conv) acquire() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.synced && !c.syncing {
+		c.pollLocked()
+	}
+	c.engine = true
+}
+
+// release hands live changes back to the follower once the engine has
+// closed the log: what the engine wrote (and published) is read quietly,
+// so the follower publishes only what comes after it.
+func (c *conv) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.synced && !c.syncing {
+		c.pollLocked()
+	}
+	c.engine = false
+}
+
 // off is how far the follower has read the log.
 func (c *conv) off() int64 {
 	if c.sc == nil {
@@ -270,22 +295,15 @@ func (c *conv) replaceLocked() {
 // read from the log, is the offset just past its record.
 //
 // There is one producer at a time (the engine while it holds the
-// conversation, else the follower), so an entry's state is taken as it
-// comes: nothing is merged with what clients received before. The only
-// thing skipped is a repeat of exactly what was last sent, which is what a
-// handover between the two producers can cause.
+// conversation, else the follower; see acquire and release), so an entry's
+// state is taken as it comes: nothing is merged with what clients received
+// before, and nothing needs de-duplicating.
 func (c *conv) applyLocked(ch Change, durableAt int64) error {
 	switch ch.Op {
 	case OpUpsert, OpSettle:
 		open := ch.Op == OpUpsert
 		prev := c.live[ch.Entry.ID]
 		e := ch.Entry
-		if prev != nil && prev.open == open && sameEntry(prev.entry, e) {
-			if durableAt > 0 && prev.durableAt == 0 {
-				prev.durableAt = durableAt
-			}
-			return nil
-		}
 		raw, err := transcript.EncodeEntry(e)
 		if err != nil {
 			return err

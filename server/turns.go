@@ -398,6 +398,9 @@ func (s *session) start() error {
 	s.unsub = s.host.Subscribe(s.onTool)
 	s.quit, s.done = make(chan struct{}), make(chan struct{})
 	s.saveC, s.poke = make(chan struct{}, 1), make(chan struct{}, 1)
+	// From here the engine is the conversation's one producer of live
+	// changes; close hands them back to the log follower.
+	s.srv.conv(s.id).acquire()
 	go s.run()
 	return nil
 }
@@ -412,9 +415,11 @@ func (s *session) close() error {
 	s.sub.Close()
 	s.host.Close()
 	s.logMu.Lock()
-	defer s.logMu.Unlock()
 	s.closed = true
-	return errors.Join(err, s.log.Close())
+	err = errors.Join(err, s.log.Close())
+	s.logMu.Unlock()
+	s.srv.conv(s.id).release()
+	return err
 }
 
 // saver saves through the log and tells the publisher what is durable.
