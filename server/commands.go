@@ -46,12 +46,22 @@ type Command struct {
 	Reply        string `json:"reply,omitzero"`
 	InvocationID string `json:"invocationId,omitzero"`
 	Allow        bool   `json:"allow,omitzero"`
+	// Scope, on an approve, is how far an allow reaches: ScopeOnce (the
+	// default) runs this call, ScopeConversation also every later call of
+	// the same tool in this conversation.
+	Scope string `json:"scope,omitzero"`
 	FailureID    string `json:"failureId,omitzero"`
 	EntryID      string `json:"entryId,omitzero"`
 	// Model, on a send, is the model (a name from GET /api/v2/models) that
 	// turn and later ones run on.
 	Model string `json:"model,omitzero"`
 }
+
+// Approval scopes.
+const (
+	ScopeOnce         = "once"
+	ScopeConversation = "conversation"
+)
 
 // Attachment is an uploaded file a send refers to. Path is where the server
 // stored it, inside the data folder.

@@ -739,7 +739,10 @@ func (s *session) do(ctx context.Context, cmd Command) (Receipt, error) {
 		return Receipt{State: StateDone}, nil
 	case CmdApprove:
 		d := engine.Deny
-		if cmd.Allow {
+		switch {
+		case cmd.Allow && cmd.Scope == ScopeConversation:
+			d = engine.AllowSession
+		case cmd.Allow:
 			d = engine.AllowOnce
 		}
 		if err := e.Approve(cmd.InvocationID, d); err != nil {

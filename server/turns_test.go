@@ -953,3 +953,39 @@ func TestStopARetry(t *testing.T) {
 		t.Fatalf("retry: %+v", rc)
 	}
 }
+
+// TestApprovalForTheConversation allows the shell for the conversation:
+// the next turn's shell call runs without asking. A scope the protocol
+// does not know is refused.
+func TestApprovalForTheConversation(t *testing.T) {
+	ts, _ := newTurnsServer(t, 0, "")
+	id := ts.create(t)
+	c := ts.dial(t)
+	c.open(id)
+	c.send(id, "a1", "list the files in this folder")
+	ap := c.await(func(f frame) bool {
+		return f.Type == "event" && f.Op == "approvals" && bytes.Contains(f.raw, []byte(`"shell"`))
+	}).control(t)
+	inv := ap.Approvals[0].InvocationID
+	bad := c.call(map[string]any{"type": "approve", "conversation": id, "commandId": "ap0", "invocationId": inv, "allow": true, "scope": "forever"})
+	if bad.Type != "error" || bad.Code != "bad-request" {
+		t.Fatalf("unknown scope: %s", bad.raw)
+	}
+	ok := c.call(map[string]any{"type": "approve", "conversation": id, "commandId": "ap1", "invocationId": inv, "allow": true, "scope": "conversation"})
+	if ok.Receipt.State != StateDone {
+		t.Fatalf("approve: %s", ok.raw)
+	}
+	if rc := c.finished("a1"); rc.Code != "" {
+		t.Fatalf("turn: %+v", rc)
+	}
+	c.held = nil
+	c.send(id, "a2", "list the files in this folder")
+	if rc := c.finished("a2"); rc.Code != "" {
+		t.Fatalf("second turn: %+v", rc)
+	}
+	for _, f := range c.held {
+		if f.Type == "event" && f.Op == "approvals" && bytes.Contains(f.raw, []byte(`"shell"`)) {
+			t.Fatalf("the shell asked again after a conversation-wide allow: %s", f.raw)
+		}
+	}
+}

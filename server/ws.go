@@ -594,6 +594,7 @@ type commandFrame struct {
 	Reply        string   `json:"reply"`
 	InvocationID string   `json:"invocationId"`
 	Allow        *bool    `json:"allow"`
+	Scope        string   `json:"scope"`
 	FailureID    string   `json:"failureId"`
 	EntryID      string   `json:"entryId"`
 	Model        string   `json:"model"`
@@ -604,7 +605,7 @@ var needs = map[string]struct{ required, allowed string }{
 	CmdSend:         {"text", "text attachments head model"},
 	CmdSteer:        {"text", "text"},
 	CmdStop:         {"turn", "turn reply"},
-	CmdApprove:      {"invocationId allow", "invocationId allow"},
+	CmdApprove:      {"invocationId allow", "invocationId allow scope"},
 	CmdRetry:        {"failureId", "failureId"},
 	CmdEdit:         {"entryId text", "entryId text"},
 	CmdSelectBranch: {"head", "head"},
@@ -614,6 +615,7 @@ func (m *commandFrame) present() map[string]bool {
 	return map[string]bool{
 		"text": m.Text != nil, "attachments": m.Attachments != nil, "head": m.Head != "", "turn": m.Turn != "",
 		"reply": m.Reply != "", "invocationId": m.InvocationID != "", "allow": m.Allow != nil,
+		"scope": m.Scope != "",
 		"failureId": m.FailureID != "", "entryId": m.EntryID != "", "model": m.Model != "",
 	}
 }
@@ -653,6 +655,12 @@ func (c *conn) onCommand(env envelope, frame []byte) {
 		c.protoError(env.ID, "bad-request", fmt.Sprintf("at most %d attachments", maxAttachments), false)
 		return
 	}
+	switch m.Scope {
+	case "", ScopeOnce, ScopeConversation:
+	default:
+		c.protoError(env.ID, "bad-request", fmt.Sprintf("approve: scope must be %q or %q", ScopeOnce, ScopeConversation), false)
+		return
+	}
 	if m.Model != "" {
 		if err := c.srv.checkModel(m.Model); err != nil {
 			c.protoError(env.ID, "unknown-model", err.Error(), false)
@@ -661,7 +669,7 @@ func (c *conn) onCommand(env envelope, frame []byte) {
 	}
 	cmd := Command{Kind: env.Type, Conversation: m.Conversation, CommandID: m.CommandID, Head: m.Head,
 		Turn: m.Turn, Reply: m.Reply, InvocationID: m.InvocationID, FailureID: m.FailureID, EntryID: m.EntryID,
-		Model: m.Model}
+		Model: m.Model, Scope: m.Scope}
 	if m.Text != nil {
 		cmd.Text = *m.Text
 	}
