@@ -49,9 +49,9 @@ type Command struct {
 	// Scope, on an approve, is how far an allow reaches: ScopeOnce (the
 	// default) runs this call, ScopeConversation also every later call of
 	// the same tool in this conversation.
-	Scope string `json:"scope,omitzero"`
-	FailureID    string `json:"failureId,omitzero"`
-	EntryID      string `json:"entryId,omitzero"`
+	Scope     string `json:"scope,omitzero"`
+	FailureID string `json:"failureId,omitzero"`
+	EntryID   string `json:"entryId,omitzero"`
 	// Model, on a send, is the model (a name from GET /api/v2/models) that
 	// turn and later ones run on.
 	Model string `json:"model,omitzero"`

@@ -114,6 +114,7 @@ func TestSendIsIdempotent(t *testing.T) {
 func TestStopIsCompareAndSet(t *testing.T) {
 	eng := &recordingEngine{running: "u-7", reply: "a-7"}
 	ts := newTestServer(t, Options{Engine: eng})
+	ts.writeGen(t, "c", 2, 1)
 	c := ts.dial(t)
 	stale := c.call(map[string]any{"type": "stop", "conversation": "c", "commandId": "s-1", "turn": "u-6"})
 	if stale.Receipt.State != StateRejected || stale.Receipt.Code != "stop-conflict" {

@@ -81,8 +81,55 @@ type ringItem struct {
 
 func newConv(s *Server, id, path string) *conv {
 	c := &conv{srv: s, id: id, path: path, head: defaultHead, subs: map[*conn]struct{}{}, live: map[string]*liveEntry{}}
-	c.gen.Store(1)
+	// Generations start from the clock, so a conversation evicted and read
+	// again (or a restarted server) never reuses one a client still holds.
+	c.gen.Store(time.Now().UnixMicro())
 	return c
+}
+
+// convIdle is how long a conversation's live state outlives its last
+// follower and its engine: long enough for a dropped tab to reconnect and
+// get only what it missed.
+const convIdle = 2 * time.Minute
+
+// evictLater evicts c once it has been idle for convIdle.
+func (s *Server) evictLater(c *conv) {
+	if s.convIdle == 0 {
+		s.evict(c)
+		return
+	}
+	time.AfterFunc(s.convIdle, func() { s.evict(c) })
+}
+
+// evict forgets a conversation's live state once nothing needs it: no
+// connection follows it and no engine holds it. A later open reads the log
+// again, under a new generation.
+func (s *Server) evict(c *conv) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.subs) > 0 || c.engine || c.syncing || s.convs[c.id] != c {
+		return
+	}
+	for _, le := range c.live {
+		if le.open {
+			return // an open entry only the live state knows
+		}
+	}
+	delete(s.convs, c.id)
+	if c.f != nil {
+		c.f.Close()
+		c.f = nil
+	}
+	c.sc = nil
+}
+
+// lookupConv returns a conversation's live state when it has one.
+func (s *Server) lookupConv(id string) *conv {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.convs[id]
 }
 
 // subscribe adds cn to the followers and starts the file follower with the
@@ -98,6 +145,7 @@ func (c *conv) subscribe(cn *conn) {
 }
 
 func (c *conv) unsubscribe(cn *conn) {
+	defer c.srv.evictLater(c)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.subs, cn)
@@ -159,6 +207,7 @@ func (c *conv) acquire() {
 // closed the log: what the engine wrote (and published) is read quietly,
 // so the follower publishes only what comes after it.
 func (c *conv) release() {
+	defer c.srv.evictLater(c)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.synced && !c.syncing {

@@ -37,6 +37,7 @@ func FuzzFrame(f *testing.F) {
 		c.lru = newTestLRU()
 		defer c.lru.Close()
 		c.handle(data)
+		c.cmds.Wait()
 		answers := 0
 		for len(c.out) > 0 {
 			if fr := <-c.out; fr.closeCode == 0 { // a wrong hello also queues a close

@@ -50,10 +50,13 @@ type Server struct {
 	done    chan struct{}
 	closeMu sync.Once
 
-	mu     sync.Mutex
-	convs  map[string]*conv
-	conns  map[*conn]struct{}
-	tokens map[string]*conn // every live snapshot token → its connection
+	mu    sync.Mutex
+	convs map[string]*conv
+	// convIdle is how long an unfollowed conversation's live state stays
+	// (convIdle; tests set 0 to evict at once).
+	convIdle time.Duration
+	conns    map[*conn]struct{}
+	tokens   map[string]*conn // every live snapshot token → its connection
 
 	metaCache metaCache
 	artifacts artifactCache // final artifacts found in logs (artifacts.go)
@@ -89,12 +92,13 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("server: snapshot folder: %w", err)
 	}
 	s := &Server{
-		opts:    opts,
-		snapDir: dir,
-		done:    make(chan struct{}),
-		convs:   map[string]*conv{},
-		conns:   map[*conn]struct{}{},
-		tokens:  map[string]*conn{},
+		opts:     opts,
+		snapDir:  dir,
+		done:     make(chan struct{}),
+		convs:    map[string]*conv{},
+		convIdle: convIdle,
+		conns:    map[*conn]struct{}{},
+		tokens:   map[string]*conn{},
 	}
 	if t, ok := opts.Engine.(*Turns); ok {
 		s.turns = t

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -27,6 +28,8 @@ const (
 	maxFollows     = 16
 	maxConns       = 512
 	outQueue       = 1024
+	outQueueBytes  = 16 << 20 // bytes queued for one connection before it is "lagged"
+	maxCommands    = 64       // commands of one connection waiting or running
 	writeTimeout   = 10 * time.Second
 	maxOpens       = 2 // concurrent snapshot captures per connection
 )
@@ -42,9 +45,13 @@ type conn struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
-	opens     chan struct{} // semaphore for captures
+	opens     chan struct{}  // semaphore for captures
+	queued    atomic.Int64   // bytes in out
+	cmds      sync.WaitGroup // command goroutines
 
 	mu      sync.Mutex
+	lanes   map[string]*lane // per conversation, the commands waiting to run in order
+	running int              // commands waiting or running
 	hello   bool
 	tokens  map[string]tokenScope // live tokens of this connection
 	expired map[string]bool       // tokens evicted from the LRU
@@ -98,13 +105,18 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	c.close(websocket.StatusNormalClosure, "")
 }
 
-// send queues a frame. A client that lets its queue fill is disconnected
-// (4008); it reconnects and resumes from a checkpoint.
+// send queues a frame. A client that lets its queue fill, in frames or in
+// bytes, is disconnected (4008); it reconnects and resumes from a
+// checkpoint.
 func (c *conn) send(b []byte, pooled bool) {
 	select {
 	case <-c.closed:
 		return
 	default:
+	}
+	if c.queued.Add(int64(len(b))) > outQueueBytes {
+		go c.close(4008, "lagged")
+		return
 	}
 	select {
 	case c.out <- outFrame{b: b, pooled: pooled}:
@@ -126,6 +138,7 @@ func (c *conn) writeLoop() {
 			ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 			err := c.ws.Write(ctx, websocket.MessageText, f.b)
 			cancel()
+			c.queued.Add(-int64(len(f.b)))
 			if f.pooled && cap(f.b) <= 8<<20 {
 				b := f.b[:0]
 				framePool.Put(&b)
@@ -615,7 +628,7 @@ func (m *commandFrame) present() map[string]bool {
 	return map[string]bool{
 		"text": m.Text != nil, "attachments": m.Attachments != nil, "head": m.Head != "", "turn": m.Turn != "",
 		"reply": m.Reply != "", "invocationId": m.InvocationID != "", "allow": m.Allow != nil,
-		"scope": m.Scope != "",
+		"scope":     m.Scope != "",
 		"failureId": m.FailureID != "", "entryId": m.EntryID != "", "model": m.Model != "",
 	}
 }
@@ -679,16 +692,75 @@ func (c *conn) onCommand(env envelope, frame []byte) {
 	for _, id := range m.Attachments {
 		cmd.Attachments = append(cmd.Attachments, Attachment{ID: id})
 	}
-	rc := c.srv.do(context.Background(), cmd)
-	c.reply(struct {
-		Type    string  `json:"type"`
-		Re      string  `json:"re"`
-		Receipt Receipt `json:"receipt"`
-	}{"receipt", env.ID, rc})
+	// The command runs off the read loop (opening a conversation's engine
+	// may read a long log), after the connection's earlier commands on the
+	// same conversation, so pages, pings and other conversations' commands
+	// never wait for it.
+	if !c.inOrder(cmd.Conversation, func() {
+		rc := c.srv.do(context.Background(), cmd)
+		c.reply(struct {
+			Type    string  `json:"type"`
+			Re      string  `json:"re"`
+			Receipt Receipt `json:"receipt"`
+		}{"receipt", env.ID, rc})
+	}) {
+		c.protoError(env.ID, "too-many", fmt.Sprintf("at most %d commands may wait on one connection", maxCommands), false)
+	}
 }
 
-// do runs a command once per command ID.
+// lane holds one conversation's commands waiting behind the running one.
+type lane struct{ waiting []func() }
+
+// inOrder runs fn on its own goroutine after the connection's earlier
+// commands on conversation. It reports false, running nothing, when
+// maxCommands are already waiting or running.
+func (c *conn) inOrder(conversation string, fn func()) bool {
+	c.mu.Lock()
+	if c.running >= maxCommands {
+		c.mu.Unlock()
+		return false
+	}
+	c.running++
+	if c.lanes == nil {
+		c.lanes = map[string]*lane{}
+	}
+	if l := c.lanes[conversation]; l != nil {
+		l.waiting = append(l.waiting, fn)
+		c.mu.Unlock()
+		return true
+	}
+	l := &lane{}
+	c.lanes[conversation] = l
+	c.mu.Unlock()
+	c.cmds.Add(1)
+	go func() {
+		defer c.cmds.Done()
+		for {
+			fn()
+			c.mu.Lock()
+			c.running--
+			if len(l.waiting) == 0 {
+				delete(c.lanes, conversation)
+				c.mu.Unlock()
+				return
+			}
+			fn, l.waiting = l.waiting[0], l.waiting[1:]
+			c.mu.Unlock()
+		}
+	}()
+	return true
+}
+
+// do runs a command once per command ID. A conversation that does not
+// exist gets no live state: the command is refused.
 func (s *Server) do(ctx context.Context, cmd Command) Receipt {
+	if s.opts.Engine == nil {
+		return Receipt{CommandID: cmd.CommandID, Conversation: cmd.Conversation, Kind: cmd.Kind, State: StateRejected,
+			Code: "engine-unavailable", Reason: "this server has no engine; it only reads conversations"}
+	}
+	if _, err := os.Stat(s.logPath(cmd.Conversation)); err != nil {
+		return rejection(cmd, fmt.Errorf("%w: no conversation %s", ErrNotFound, cmd.Conversation))
+	}
 	cv := s.conv(cmd.Conversation)
 	return cv.book.do(ctx, cmd, func() Receipt {
 		if s.opts.Engine == nil {
