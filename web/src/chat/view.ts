@@ -440,8 +440,8 @@ export class TranscriptView {
       case 'presentation': {
         const held = w.held.get(String(f.entryId));
         if (!held || gen !== w.generation) return;
-        const entry = { ...held.entry, content: { ...held.entry.content, presentation: f.presentation } };
-        this.dispatch({ type: 'entry', how: 'running', entry, revision: Number(f.revision), open: true, seq: Number(f.seq) });
+        if (held.open === false) return; // closed: its settle replaced the live value
+        this.dispatch({ type: 'entry', how: 'running', entry: held.entry, revision: Number(f.revision), open: true, seq: Number(f.seq), live: f.presentation });
         break;
       }
       case 'replaced':
