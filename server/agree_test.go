@@ -234,6 +234,37 @@ func TestFollowedDocumentAgreesWithHistoryRead(t *testing.T) {
 type clientDoc struct {
 	gen     int64
 	entries []string
+	revs    map[string]int64
+}
+
+// apply applies one live event of the document's generation.
+func (d *clientDoc) apply(t testing.TB, f frame) {
+	t.Helper()
+	if f.Generation != d.gen {
+		return
+	}
+	switch f.Op {
+	case "upsert", "settle":
+		d.put(t, f.Entry, f.After)
+		if d.revs == nil {
+			d.revs = map[string]int64{}
+		}
+		d.revs[entryID(t, f.Entry)] = f.Revision
+	case "append":
+		for i, raw := range d.entries {
+			if entryID(t, []byte(raw)) != f.EntryID {
+				continue
+			}
+			e, err := transcript.DecodeEntry([]byte(raw))
+			must(t, err)
+			b, err := transcript.EncodeEntry(f.appendTo(t, e, d.revs[f.EntryID]))
+			must(t, err)
+			d.entries[i] = string(b)
+			d.revs[f.EntryID] = f.Revision
+			return
+		}
+		t.Fatalf("append to an entry the client does not hold: %s", f.raw)
+	}
 }
 
 func entryID(t testing.TB, raw []byte) string {
@@ -297,6 +328,10 @@ func openDoc(t testing.TB, c *client, id string) *clientDoc {
 	if f.Checkpoint != nil {
 		for _, ce := range f.Checkpoint.Entries {
 			d.put(t, ce.Entry, ce.After)
+			if d.revs == nil {
+				d.revs = map[string]int64{}
+			}
+			d.revs[entryID(t, ce.Entry)] = ce.Revision
 		}
 	}
 	c.call(map[string]any{"type": "release", "token": f.Token})
@@ -316,10 +351,8 @@ func followDoc(t testing.TB, c *client, id string, d *clientDoc) *clientDoc {
 		switch f.Op {
 		case "replaced":
 			return openDoc(t, c, id)
-		case "upsert", "settle":
-			if f.Generation == d.gen {
-				d.put(t, f.Entry, f.After)
-			}
+		default:
+			d.apply(t, f)
 		}
 	}
 	return d

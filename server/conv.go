@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -361,8 +362,18 @@ func (c *conv) applyLocked(ch Change, durableAt int64) error {
 		if prev != nil {
 			after = prev.after
 		}
+		grown, isAppend := "", false
+		if prev != nil && prev.open && open {
+			grown, isAppend = appended(prev.entry, e)
+		}
 		c.seq++
 		le := &liveEntry{entry: e, raw: raw, rev: c.seq, open: open, after: after, durableAt: durableAt}
+		switch {
+		case isAppend:
+			le.n16 = prev.n16 + utf16Len(grown)
+		case open:
+			le.n16 = utf16Len(textOf(e))
+		}
 		if prev != nil {
 			if open {
 				// A live value outlives upserts of its open entry; closure
@@ -376,6 +387,13 @@ func (c *conv) applyLocked(ch Change, durableAt int64) error {
 		c.remember(e.ID)
 		if prev == nil && durableAt == 0 {
 			c.lastID = e.ID
+		}
+		if isAppend {
+			// Streaming text: only what was appended travels, against the
+			// revision the client must hold.
+			c.broadcastLocked(eventFrame{Op: OpAppend, EntryID: e.ID, Base: prev.rev, Revision: c.seq,
+				Offset: prev.n16, Text: grown})
+			return nil
 		}
 		op := OpUpsert
 		if prev != nil && prev.open && !open {
@@ -444,8 +462,57 @@ func (c *conv) applyLocked(ch Change, durableAt int64) error {
 	return nil
 }
 
-func sameEntry(a, b transcript.Entry) bool {
-	return transcript.FingerprintOf(a) == transcript.FingerprintOf(b)
+// textOf is the streaming text of an agent or reasoning entry.
+func textOf(e transcript.Entry) string {
+	switch c := e.Content.(type) {
+	case transcript.Agent:
+		return c.Markdown
+	case transcript.Reasoning:
+		return c.Text
+	}
+	return ""
+}
+
+// withText returns e with its streaming text replaced.
+func withText(e transcript.Entry, text string) transcript.Entry {
+	switch c := e.Content.(type) {
+	case transcript.Agent:
+		c.Markdown = text
+		e.Content = c
+	case transcript.Reasoning:
+		c.Text = text
+		e.Content = c
+	}
+	return e
+}
+
+// appended reports whether next is prev with text appended to its
+// streaming text and nothing else changed, and returns that text.
+func appended(prev, next transcript.Entry) (string, bool) {
+	before, after := textOf(prev), textOf(next)
+	if len(after) <= len(before) || after[:len(before)] != before || !utf8.ValidString(after[len(before):]) {
+		return "", false
+	}
+	// Everything but the text must be equal (compared without the text, so
+	// the cost does not grow with the answer).
+	if transcript.FingerprintOf(withText(prev, "")) != transcript.FingerprintOf(withText(next, "")) {
+		return "", false
+	}
+	return after[len(before):], true
+}
+
+// utf16Len is the length of s in UTF-16 code units: the offsets of append
+// events count what a browser's strings count.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
 }
 
 // remember records a change in the ring and forgets the oldest settled
@@ -493,6 +560,9 @@ type eventFrame struct {
 	Open         bool                     `json:"open,omitzero"`
 	After        string                   `json:"after,omitzero"`
 	EntryID      string                   `json:"entryId,omitzero"`
+	Base         int64                    `json:"base,omitzero"`
+	Offset       int                      `json:"offset,omitzero"`
+	Text         string                   `json:"text,omitzero"`
 	InvocationID string                   `json:"invocationId,omitzero"`
 	Presentation *transcript.Presentation `json:"presentation,omitzero"`
 	Head         string                   `json:"head,omitzero"`

@@ -36,7 +36,7 @@ func TestDemoTurnsConverge(t *testing.T) {
 		for {
 			f := c.await(func(f frame) bool { return f.Type == "event" })
 			switch f.Op {
-			case "upsert", "settle", "replaced":
+			case "upsert", "settle", "append", "replaced":
 				events = append(events, f)
 			case "approvals":
 				var ap struct {
@@ -79,10 +79,8 @@ func TestDemoTurnsConverge(t *testing.T) {
 		switch f.Op {
 		case "replaced":
 			live = openDoc(t, c, id)
-		case "upsert", "settle":
-			if f.Generation == live.gen {
-				live.put(t, f.Entry, f.After)
-			}
+		default:
+			live.apply(t, f)
 		}
 	}
 

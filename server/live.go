@@ -10,6 +10,7 @@ type ChangeOp string
 // Live change operations; they map one-to-one to the protocol's event ops.
 const (
 	OpUpsert       ChangeOp = "upsert"
+	OpAppend       ChangeOp = "append" // sent only: an upsert that only appended text
 	OpSettle       ChangeOp = "settle"
 	OpPresentation ChangeOp = "presentation"
 	OpReplaced     ChangeOp = "replaced"
@@ -94,6 +95,7 @@ type liveEntry struct {
 	open  bool
 	after string
 	pres  *livePresentation // the live value of an open call; closure ends it
+	n16   int               // an open entry's streaming text length in UTF-16 units
 	// durableAt is the log offset just past the record the follower read
 	// this entry from, 0 while it is known only from the engine. A
 	// snapshot read up to offset N holds exactly the entries with

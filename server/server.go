@@ -16,7 +16,7 @@ import (
 )
 
 // ProtocolVersion is the protocol this server speaks (docs/protocol.md).
-const ProtocolVersion = 2
+const ProtocolVersion = 3
 
 // Options configure a Server.
 type Options struct {

@@ -185,6 +185,7 @@ func TestTurnStreamsLiveAndReloadShowsTheSame(t *testing.T) {
 	final := map[string]transcript.Entry{}
 	var agentTexts []string
 	settled := map[string]bool{}
+	revs := map[string]int64{}
 	for {
 		f := c.await(func(f frame) bool { return f.Type == "event" })
 		if f.Op == "receipt" && f.Receipt.CommandID == "k1" && f.Receipt.State == StateDone {
@@ -193,10 +194,16 @@ func TestTurnStreamsLiveAndReloadShowsTheSame(t *testing.T) {
 			}
 			break
 		}
-		if f.Op != "upsert" && f.Op != "settle" {
+		if f.Op != "upsert" && f.Op != "settle" && f.Op != "append" {
 			continue
 		}
-		e := f.entry(t)
+		var e transcript.Entry
+		if f.Op == "append" {
+			e = f.appendTo(t, final[f.EntryID], revs[f.EntryID])
+		} else {
+			e = f.entry(t)
+		}
+		revs[e.ID] = f.Revision
 		if settled[e.ID] {
 			t.Fatalf("entry %s changed after it settled: %s", e.ID, f.raw)
 		}
@@ -204,7 +211,7 @@ func TestTurnStreamsLiveAndReloadShowsTheSame(t *testing.T) {
 			order = append(order, e.ID)
 		}
 		final[e.ID] = e
-		if !f.Open {
+		if !f.Open && f.Op != "append" {
 			settled[e.ID] = true
 		}
 		if a, ok := e.Content.(transcript.Agent); ok {

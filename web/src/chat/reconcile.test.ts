@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mergeGroup, reconcile, type Held } from './reconcile';
+import { appendText, mergeGroup, reconcile, type Held } from './reconcile';
 
 const agent = (id: string, markdown: string) => ({ id, content: { kind: 'agent', markdown } });
 
@@ -55,5 +55,14 @@ describe('merging a group from a page with received entries', () => {
   });
   it('keeps two calls of the same function distinct', () => {
     expect(mergeGroup(['r1', 'call-1'], ['r1', 'call-1', 'call-2'])).toEqual(['r1', 'call-1', 'call-2']);
+  });
+});
+
+describe('appending streamed text', () => {
+  it('appends at the offset the tab holds, and refuses any other', () => {
+    const a = agent('a', 'héllo 😀');
+    expect(appendText(a, 8, ' world')?.content.markdown).toBe('héllo 😀 world');
+    expect(appendText(a, 7, ' world')).toBeUndefined();
+    expect(appendText({ id: 't', content: { kind: 'tool' } }, 0, 'x')).toBeUndefined();
   });
 });

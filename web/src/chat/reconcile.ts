@@ -82,3 +82,16 @@ export function mergeGroup(pageIds: readonly string[], heldIds: readonly string[
   }
   return out;
 }
+
+/**
+ * appendText returns entry with text appended to its streaming text (an
+ * agent's markdown, a reasoning's text) when that text is exactly offset
+ * UTF-16 units long, and undefined otherwise: the tab missed something.
+ */
+export function appendText(entry: Entry, offset: number, text: string): Entry | undefined {
+  const member = entry.content.kind === 'agent' ? 'markdown' : entry.content.kind === 'reasoning' ? 'text' : undefined;
+  if (!member) return undefined;
+  const before = entry.content[member];
+  if (typeof before !== 'string' || before.length !== offset) return undefined;
+  return { ...entry, content: { ...entry.content, [member]: before + text } };
+}

@@ -4,7 +4,7 @@
 // latest, restore a saved position). React reads it through subscribe and
 // getState (useSyncExternalStore).
 import { DisconnectedError, ProtocolError, type Client, type ServerFrame } from '../protocol/client';
-import type { Entry, Held } from './reconcile';
+import { appendText, type Entry, type Held } from './reconcile';
 import { groupMessage } from './rows';
 import type { Message } from './types';
 import { atEnd, edgeAnchors, emptyWindow, groupsOf, reduceWindow, type Direction, type WindowAction, type WindowState, type WirePage } from './window';
@@ -437,6 +437,28 @@ export class TranscriptView {
           seq: Number(f.seq),
         });
         break;
+      case 'append': {
+        // Streaming text: the appended text, against the revision the tab
+        // must hold. Anything else (a gap, a reconnect, a mismatch) makes
+        // the tab rebuild from a fresh snapshot, whose checkpoint carries
+        // the entry whole.
+        if (gen !== w.generation && w.generation >= 0) return;
+        if (!w.loaded) {
+          this.early.push(f);
+          return;
+        }
+        const held = w.held.get(String(f.entryId));
+        const grown = held && held.open !== false && held.revision === Number(f.base) ? appendText(held.entry, Number(f.offset), String(f.text)) : undefined;
+        if (!held || !grown) {
+          this.early = [];
+          this.dispatch({ type: 'replaced' }, { replacedAt: this.state.replacedAt + 1 });
+          this.opened = -1;
+          void this.ensureOpen();
+          return;
+        }
+        this.dispatch({ type: 'entry', how: 'running', entry: grown, revision: Number(f.revision), open: true, seq: Number(f.seq) });
+        break;
+      }
       case 'presentation': {
         const held = w.held.get(String(f.entryId));
         if (!held || gen !== w.generation) return;
