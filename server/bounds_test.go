@@ -3,12 +3,14 @@ package server
 import (
 	"context"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/foliodev/folio/server/pager"
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -102,4 +104,83 @@ func itoa(n int) string {
 		return digits[n : n+1]
 	}
 	return itoa(n/10) + digits[n%10:n%10+1]
+}
+
+// blockingEngine holds every command until released.
+type blockingEngine struct{ release chan struct{} }
+
+func (e *blockingEngine) Do(ctx context.Context, cmd Command) (Receipt, error) {
+	<-e.release
+	return Receipt{State: StateDone}, nil
+}
+
+// TestCommandsDoNotStallTheConnection: while a command is held in the
+// engine (as the first command of a huge conversation is while its log
+// loads), the same connection's pings, pages and commands on another
+// conversation are answered.
+func TestCommandsDoNotStallTheConnection(t *testing.T) {
+	eng := &blockingEngine{release: make(chan struct{})}
+	ts := newTestServer(t, Options{Engine: eng})
+	ts.writeGen(t, "big", 50, 1)
+	ts.writeGen(t, "other", 5, 2)
+	c := ts.dial(t)
+	snap := c.open("big")
+	c.write([]byte(`{"type":"send","id":"s1","conversation":"big","commandId":"k1","text":"hi"}`))
+	c.write([]byte(`{"type":"send","id":"s2","conversation":"big","commandId":"k2","text":"next"}`))
+	if f := c.call(map[string]any{"type": "ping"}); f.Type != "pong" {
+		t.Fatalf("ping: %s", f.raw)
+	}
+	if f := c.page(snap.Token, "big", "latest", "before", 4096); f.Type != "page" {
+		t.Fatalf("page: %s", f.raw)
+	}
+	for _, f := range c.held {
+		if f.Re == "s1" || f.Re == "s2" {
+			t.Fatalf("a held command answered: %s", f.raw)
+		}
+	}
+	close(eng.release)
+	// The conversation's commands answer in the order they were sent.
+	first := c.await(func(f frame) bool { return f.Re == "s1" || f.Re == "s2" })
+	if first.Re != "s1" {
+		t.Fatalf("commands answered out of order: %s first", first.Re)
+	}
+	c.await(func(f frame) bool { return f.Re == "s2" })
+}
+
+// TestLargeCatchUpIsPagedNotSent: after 5,000 appends since the shared
+// capture, a new open does not carry them all in its answer (it would be
+// megabytes): it gets a fresh capture and pages them, and no frame is
+// larger than the largest page.
+func TestLargeCatchUpIsPagedNotSent(t *testing.T) {
+	ts := newTestServer(t, Options{FollowInterval: 1 << 40})
+	path := ts.writeGen(t, "c", 10, 1)
+	a := ts.dial(t)
+	a.open("c")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	must(t, err)
+	pad := strings.Repeat("p", 1000)
+	var buf strings.Builder
+	for i := range 5000 {
+		buf.WriteString(appendRecord(t, userEntry("n-"+itoa(i), pad)) + "\n")
+	}
+	_, err = f.WriteString(buf.String())
+	must(t, err)
+	f.Close()
+	cv := ts.conv("c")
+	cv.mu.Lock()
+	cv.pollLocked()
+	cv.mu.Unlock()
+	b := ts.dial(t)
+	s := b.open("c")
+	if len(s.raw) > pager.MaxBudget {
+		t.Fatalf("the open's answer is %d bytes, over the %d page maximum", len(s.raw), pager.MaxBudget)
+	}
+	if s.Entries < 5010 {
+		t.Fatalf("the snapshot holds %d entries; the appends should be in its pages", s.Entries)
+	}
+	for _, fr := range a.held {
+		if len(fr.raw) > pager.MaxBudget {
+			t.Fatalf("a %d-byte frame", len(fr.raw))
+		}
+	}
 }

@@ -627,6 +627,22 @@ type checkpointPres struct {
 	Presentation transcript.Presentation `json:"presentation"`
 }
 
+// maxCheckpoint bounds the entries and presentations a snapshot answer
+// carries, so no frame exceeds the largest page.
+const maxCheckpoint = pager.MaxBudget
+
+// size is about how many bytes the checkpoint adds to a frame.
+func (cp *checkpoint) size() int {
+	n := 0
+	for _, e := range cp.Entries {
+		n += len(e.Entry) + len(e.After) + 64
+	}
+	for _, p := range cp.Presentations {
+		n += len(p.Presentation.Payload) + len(p.EntryID) + len(p.InvocationID) + 128
+	}
+	return n
+}
+
 // Since is what a reconnecting client last applied.
 type Since struct {
 	Generation int64 `json:"generation"`
@@ -728,11 +744,16 @@ func (c *conv) capture(head string, since *Since, opts ...pager.Option) (capture
 	// too: the checkpoint carries what changed since it was captured.
 	if c.shared.snap != nil && c.shared.gen == gen && c.shared.head == head && c.shared.seq >= c.forgotten && len(opts) == 0 && c.shared.snap.TryRetain() {
 		cp := c.checkpointLocked(since, c.shared.seq, c.shared.off)
-		snapSeq := c.shared.seq
-		snap := c.shared.snap
-		control := c.controlCopyLocked()
-		c.mu.Unlock()
-		return captured{snap: snap, gen: gen, seq: snapSeq, head: head, checkpoint: cp, control: control}, nil
+		if cp.size() <= maxCheckpoint {
+			snapSeq := c.shared.seq
+			snap := c.shared.snap
+			control := c.controlCopyLocked()
+			c.mu.Unlock()
+			return captured{snap: snap, gen: gen, seq: snapSeq, head: head, checkpoint: cp, control: control}, nil
+		}
+		// Too much changed since that capture for one frame: capture anew,
+		// so the changes travel in pages.
+		c.shared.snap.Release()
 	}
 	var entries []transcript.Entry
 	if c.sc != nil {
@@ -750,6 +771,13 @@ func (c *conv) capture(head string, since *Since, opts ...pager.Option) (capture
 	// was replaced meanwhile, the token is stale at once and the client
 	// already has the "replaced" event.
 	cp := c.checkpointLocked(since, seq, off)
+	if cp.size() > maxCheckpoint {
+		// A reconnecting tab missed more than one frame holds: it rebuilds
+		// from this snapshot's pages, which hold all but what is open or
+		// not yet in the log.
+		cp = c.checkpointLocked(nil, seq, off)
+		cp.Replaced = true
+	}
 	c.shared.snap, c.shared.gen, c.shared.seq, c.shared.off, c.shared.head = snap, gen, seq, off, head
 	control := c.controlCopyLocked()
 	c.mu.Unlock()
