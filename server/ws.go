@@ -310,12 +310,15 @@ type limits struct {
 	Snapshots     int `json:"snapshots"`
 }
 
+// helloFrame is the client's hello.
+type helloFrame struct {
+	envelope
+	Protocol int    `json:"protocol"`
+	Client   string `json:"client"`
+}
+
 func (c *conn) onHello(env envelope, frame []byte) {
-	var m struct {
-		envelope
-		Protocol int    `json:"protocol"`
-		Client   string `json:"client"`
-	}
+	var m helloFrame
 	if !c.decode(env, frame, &m) {
 		return
 	}
@@ -336,13 +339,16 @@ func (c *conn) onHello(env envelope, frame []byte) {
 	if size < 1 {
 		size = pager.DefaultLRUSize
 	}
-	c.reply(struct {
-		Type       string `json:"type"`
-		Re         string `json:"re"`
-		Protocol   int    `json:"protocol"`
-		Connection string `json:"connection"`
-		Limits     limits `json:"limits"`
-	}{"welcome", env.ID, ProtocolVersion, c.id, limits{maxFrame, pager.MinBudget, pager.MaxBudget, pager.DefaultBudget, size}})
+	c.reply(welcomeFrame{"welcome", env.ID, ProtocolVersion, c.id, limits{maxFrame, pager.MinBudget, pager.MaxBudget, pager.DefaultBudget, size}})
+}
+
+// welcomeFrame answers hello.
+type welcomeFrame struct {
+	Type       string `json:"type"`
+	Re         string `json:"re"`
+	Protocol   int    `json:"protocol"`
+	Connection string `json:"connection"`
+	Limits     limits `json:"limits"`
 }
 
 // follow subscribes the connection to a conversation's live events.
@@ -380,13 +386,16 @@ type snapshotFrame struct {
 	State *controlState `json:"state,omitzero"`
 }
 
+// openFrame is the client's open.
+type openFrame struct {
+	envelope
+	Conversation string `json:"conversation"`
+	Head         string `json:"head"`
+	Since        *Since `json:"since"`
+}
+
 func (c *conn) onOpen(env envelope, frame []byte) {
-	var m struct {
-		envelope
-		Conversation string `json:"conversation"`
-		Head         string `json:"head"`
-		Since        *Since `json:"since"`
-	}
+	var m openFrame
 	if !c.decode(env, frame, &m) {
 		return
 	}
@@ -494,16 +503,19 @@ func (c *conn) scope(token, conversation, head string) (tokenScope, string, stri
 	return sc, "", ""
 }
 
+// pageRequest is the client's page request.
+type pageRequest struct {
+	envelope
+	Token        string `json:"token"`
+	Conversation string `json:"conversation"`
+	Head         string `json:"head"`
+	Anchor       string `json:"anchor"`
+	Direction    string `json:"direction"`
+	BudgetBytes  int    `json:"budgetBytes"`
+}
+
 func (c *conn) onPage(env envelope, frame []byte) {
-	var m struct {
-		envelope
-		Token        string `json:"token"`
-		Conversation string `json:"conversation"`
-		Head         string `json:"head"`
-		Anchor       string `json:"anchor"`
-		Direction    string `json:"direction"`
-		BudgetBytes  int    `json:"budgetBytes"`
-	}
+	var m pageRequest
 	if !c.decode(env, frame, &m) {
 		return
 	}
@@ -558,11 +570,14 @@ func (c *conn) onPage(env envelope, frame []byte) {
 	c.send(b, true)
 }
 
+// releaseFrame is the client's release.
+type releaseFrame struct {
+	envelope
+	Token string `json:"token"`
+}
+
 func (c *conn) onRelease(env envelope, frame []byte) {
-	var m struct {
-		envelope
-		Token string `json:"token"`
-	}
+	var m releaseFrame
 	if !c.decode(env, frame, &m) {
 		return
 	}
@@ -578,11 +593,14 @@ func (c *conn) onRelease(env envelope, frame []byte) {
 	c.reply(map[string]string{"type": "released", "re": env.ID})
 }
 
+// unfollowFrame is the client's unfollow.
+type unfollowFrame struct {
+	envelope
+	Conversation string `json:"conversation"`
+}
+
 func (c *conn) onUnfollow(env envelope, frame []byte) {
-	var m struct {
-		envelope
-		Conversation string `json:"conversation"`
-	}
+	var m unfollowFrame
 	if !c.decode(env, frame, &m) {
 		return
 	}
@@ -698,14 +716,17 @@ func (c *conn) onCommand(env envelope, frame []byte) {
 	// never wait for it.
 	if !c.inOrder(cmd.Conversation, func() {
 		rc := c.srv.do(context.Background(), cmd)
-		c.reply(struct {
-			Type    string  `json:"type"`
-			Re      string  `json:"re"`
-			Receipt Receipt `json:"receipt"`
-		}{"receipt", env.ID, rc})
+		c.reply(receiptFrame{"receipt", env.ID, rc})
 	}) {
 		c.protoError(env.ID, "too-many", fmt.Sprintf("at most %d commands may wait on one connection", maxCommands), false)
 	}
+}
+
+// receiptFrame answers a command.
+type receiptFrame struct {
+	Type    string  `json:"type"`
+	Re      string  `json:"re"`
+	Receipt Receipt `json:"receipt"`
 }
 
 // lane holds one conversation's commands waiting behind the running one.
