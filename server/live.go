@@ -56,7 +56,8 @@ type Change struct {
 type ApprovalItem struct {
 	InvocationID string `json:"invocationId"`
 	Tool         string `json:"tool"`
-	// Args is the call's complete arguments as JSON text.
+	// Args is the call's arguments as JSON text, cut to
+	// transcript.PreviewBytes as the terminal shows them.
 	Args string `json:"args"`
 	// Child names the sub-agent region the call belongs to ("" for the
 	// main agent).

@@ -602,14 +602,19 @@ func (s *session) turnState() TurnState {
 // receipts of commands that changed state. The document goes first, so a
 // receipt never announces a turn's end before its entries.
 func (s *session) publishControl() {
-	s.publishDoc(s.store.Snapshot())
+	// The queue and the approvals are read from the store's live state,
+	// the same snapshot the terminal reads them from.
+	snap := s.store.Snapshot()
+	s.publishDoc(snap)
 	ts := s.turnState()
 	q := []QueueItem{}
-	for _, r := range s.eng.Queue() {
-		q = append(q, QueueItem{CommandID: r.CommandID, Text: r.Text, State: StateQueued})
+	for _, c := range snap.Live.Queue.All() {
+		if c.State == transcript.CommandQueued && !c.Steer {
+			q = append(q, QueueItem{CommandID: c.ID, Text: c.Preview, State: string(c.State)})
+		}
 	}
 	a := []ApprovalItem{}
-	for _, ap := range s.eng.Approvals() {
+	for _, ap := range snap.Live.Approvals.All() {
 		a = append(a, ApprovalItem{InvocationID: ap.ID, Tool: ap.Tool, Args: ap.Args, Child: ap.Child})
 	}
 	if !s.control || ts != s.lastTurn {
