@@ -63,7 +63,7 @@ func branchErr(err error) error {
 }
 
 // edit runs an edit command: edit-and-resend on a new branch.
-func (s *session) edit(ctx context.Context, cmd Command) (Receipt, error) {
+func (s *runner) edit(ctx context.Context, cmd Command) (Receipt, error) {
 	r, err := s.eng.EditAndResend(ctx, cmd.CommandID, cmd.EntryID, cmd.Text)
 	if errors.Is(err, engine.ErrEmpty) {
 		return Receipt{State: StateRejected, Code: "bad-request", Reason: "edit: the text is empty"}, nil
@@ -84,7 +84,7 @@ func (s *session) edit(ctx context.Context, cmd Command) (Receipt, error) {
 }
 
 // selectBranch runs a select-branch command.
-func (s *session) selectBranch(cmd Command) (Receipt, error) {
+func (s *runner) selectBranch(cmd Command) (Receipt, error) {
 	cur, err := saver{s}.Head()
 	if err != nil {
 		return Receipt{}, err

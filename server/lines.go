@@ -12,7 +12,7 @@ const maxLogLine = 64 << 20
 
 // The listing's metadata and the artifact lookup look for a few members in
 // raw lines without applying the log's rules; documents are read only by
-// package history's Scanner (conv.go).
+// package history's Scanner (livestate.go).
 
 // scanLines calls fn with each complete, non-blank line of r (without its
 // newline) and the offset just past it. A torn last line is left alone; a

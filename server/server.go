@@ -51,7 +51,7 @@ type Server struct {
 	closeMu sync.Once
 
 	mu    sync.Mutex
-	convs map[string]*conv
+	convs map[string]*liveState
 	// convIdle is how long an unfollowed conversation's live state stays
 	// (convIdle; tests set 0 to evict at once).
 	convIdle time.Duration
@@ -95,7 +95,7 @@ func New(opts Options) (*Server, error) {
 		opts:     opts,
 		snapDir:  dir,
 		done:     make(chan struct{}),
-		convs:    map[string]*conv{},
+		convs:    map[string]*liveState{},
 		convIdle: convIdle,
 		conns:    map[*conn]struct{}{},
 		tokens:   map[string]*conn{},
@@ -240,7 +240,7 @@ func (s *Server) authorize(next http.Handler) http.Handler {
 }
 
 // conv returns the live state of a conversation, creating it.
-func (s *Server) conv(id string) *conv {
+func (s *Server) conv(id string) *liveState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.convs[id]

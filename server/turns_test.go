@@ -899,7 +899,7 @@ func TestReplacedStoreDocumentIsAnnounced(t *testing.T) {
 	c := ts.dial(t)
 	first := c.open(id)
 	store := transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))
-	s := &session{t: &Turns{}, srv: ts.Server, id: id, pub: map[string]pubState{}, gen: store.Snapshot().Generation}
+	s := &runner{t: &Turns{}, srv: ts.Server, id: id, pub: map[string]pubState{}, gen: store.Snapshot().Generation}
 	if _, err := store.Lease().Append(transcript.User{Text: "one"}); err != nil {
 		t.Fatal(err)
 	}

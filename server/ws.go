@@ -55,11 +55,11 @@ type conn struct {
 	hello   bool
 	tokens  map[string]tokenScope // live tokens of this connection
 	expired map[string]bool       // tokens evicted from the LRU
-	follows map[string]*conv
+	follows map[string]*liveState
 }
 
 type tokenScope struct {
-	conv *conv
+	conv *liveState
 	head string
 	gen  int64
 	seq  int64
@@ -95,7 +95,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		opens:   make(chan struct{}, maxOpens),
 		tokens:  map[string]tokenScope{},
 		expired: map[string]bool{},
-		follows: map[string]*conv{},
+		follows: map[string]*liveState{},
 	}
 	s.mu.Lock()
 	s.conns[c] = struct{}{}
@@ -159,7 +159,7 @@ func (c *conn) close(code websocket.StatusCode, reason string) {
 		c.ws.Close(code, reason)
 		c.mu.Lock()
 		follows := c.follows
-		c.follows = map[string]*conv{}
+		c.follows = map[string]*liveState{}
 		tokens := c.tokens
 		c.tokens = map[string]tokenScope{}
 		c.mu.Unlock()
@@ -352,7 +352,7 @@ type welcomeFrame struct {
 }
 
 // follow subscribes the connection to a conversation's live events.
-func (c *conn) follow(cv *conv) error {
+func (c *conn) follow(cv *liveState) error {
 	c.mu.Lock()
 	if _, ok := c.follows[cv.id]; ok {
 		c.mu.Unlock()

@@ -30,10 +30,10 @@ const maxLiveBytes = 32 << 20
 // defaultHead is the single head of a linear conversation.
 const defaultHead = "main"
 
-// conv is the live state of one conversation: its generation and change
+// liveState is the live state of one conversation: its generation and change
 // sequence, the entries changed in this generation, its subscribers, and the
 // follower of its log file.
-type conv struct {
+type liveState struct {
 	srv  *Server
 	id   string
 	path string
@@ -80,8 +80,8 @@ type ringItem struct {
 	rev int64
 }
 
-func newConv(s *Server, id, path string) *conv {
-	c := &conv{srv: s, id: id, path: path, head: defaultHead, subs: map[*conn]struct{}{}, live: map[string]*liveEntry{}}
+func newConv(s *Server, id, path string) *liveState {
+	c := &liveState{srv: s, id: id, path: path, head: defaultHead, subs: map[*conn]struct{}{}, live: map[string]*liveEntry{}}
 	// Generations start from the clock, so a conversation evicted and read
 	// again (or a restarted server) never reuses one a client still holds.
 	c.gen.Store(time.Now().UnixMicro())
@@ -94,7 +94,7 @@ func newConv(s *Server, id, path string) *conv {
 const convIdle = 2 * time.Minute
 
 // evictLater evicts c once it has been idle for convIdle.
-func (s *Server) evictLater(c *conv) {
+func (s *Server) evictLater(c *liveState) {
 	if s.convIdle == 0 {
 		s.evict(c)
 		return
@@ -105,7 +105,7 @@ func (s *Server) evictLater(c *conv) {
 // evict forgets a conversation's live state once nothing needs it: no
 // connection follows it and no engine holds it. A later open reads the log
 // again, under a new generation.
-func (s *Server) evict(c *conv) {
+func (s *Server) evict(c *liveState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c.mu.Lock()
@@ -127,7 +127,7 @@ func (s *Server) evict(c *conv) {
 }
 
 // lookupConv returns a conversation's live state when it has one.
-func (s *Server) lookupConv(id string) *conv {
+func (s *Server) lookupConv(id string) *liveState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.convs[id]
@@ -135,7 +135,7 @@ func (s *Server) lookupConv(id string) *conv {
 
 // subscribe adds cn to the followers and starts the file follower with the
 // first one.
-func (c *conv) subscribe(cn *conn) {
+func (c *liveState) subscribe(cn *conn) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.subs[cn] = struct{}{}
@@ -145,7 +145,7 @@ func (c *conv) subscribe(cn *conn) {
 	}
 }
 
-func (c *conv) unsubscribe(cn *conn) {
+func (c *liveState) unsubscribe(cn *conn) {
 	defer c.srv.evictLater(c)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -166,7 +166,7 @@ func (c *conv) unsubscribe(cn *conn) {
 
 // follow polls the log on a tick while the conversation has followers. The
 // cost per tick is one stat; only appended bytes are read.
-func (c *conv) follow(stop chan struct{}) {
+func (c *liveState) follow(stop chan struct{}) {
 	t := time.NewTicker(c.srv.opts.FollowInterval)
 	defer t.Stop()
 	for {
@@ -195,7 +195,7 @@ func (c *conv) follow(stop chan struct{}) {
 // engine, which has just taken the log's lock: the follower first
 // publishes whatever the log gained before (another writer's last
 // records), and from then on only keeps its reading current.
-func (c *conv) acquire() {
+func (c *liveState) acquire() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.synced && !c.syncing {
@@ -207,7 +207,7 @@ func (c *conv) acquire() {
 // release hands live changes back to the follower once the engine has
 // closed the log: what the engine wrote (and published) is read quietly,
 // so the follower publishes only what comes after it.
-func (c *conv) release() {
+func (c *liveState) release() {
 	defer c.srv.evictLater(c)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -218,7 +218,7 @@ func (c *conv) release() {
 }
 
 // off is how far the follower has read the log.
-func (c *conv) off() int64 {
+func (c *liveState) off() int64 {
 	if c.sc == nil {
 		return 0
 	}
@@ -228,7 +228,7 @@ func (c *conv) off() int64 {
 // pollLocked reads what was appended to the log since the last poll and
 // publishes it. A log that was replaced (renamed over, or shrunk) advances
 // the generation.
-func (c *conv) pollLocked() {
+func (c *liveState) pollLocked() {
 	fi, err := os.Stat(c.path)
 	if err != nil {
 		return // not there (yet); a deleted conversation is announced by its handler
@@ -269,7 +269,7 @@ func (c *conv) pollLocked() {
 // history's reader. With emit, each change of the head's document becomes
 // live events; without, it only brings the follower's reading up to date
 // (the engine has published those changes, or nobody needs them).
-func (c *conv) readLocked(emit bool) {
+func (c *liveState) readLocked(emit bool) {
 	start := c.sc.Offset()
 	for rec, err := range c.sc.Records(io.NewSectionReader(c.f, start, 1<<62)) {
 		if err != nil {
@@ -285,7 +285,7 @@ func (c *conv) readLocked(emit bool) {
 
 // applyRecordLocked turns one record's change of the head's document into
 // live events.
-func (c *conv) applyRecordLocked(rec history.Record, emit bool) {
+func (c *liveState) applyRecordLocked(rec history.Record, emit bool) {
 	ch := rec.Change
 	switch ch.Kind {
 	case history.Replaced:
@@ -331,7 +331,7 @@ func lastOf(es []transcript.Entry) string {
 }
 
 // replaceLocked starts a new generation: the document was replaced.
-func (c *conv) replaceLocked() {
+func (c *liveState) replaceLocked() {
 	g := c.gen.Add(1)
 	c.seq = 0
 	c.live = map[string]*liveEntry{}
@@ -348,7 +348,7 @@ func (c *conv) replaceLocked() {
 // conversation, else the follower; see acquire and release), so an entry's
 // state is taken as it comes: nothing is merged with what clients received
 // before, and nothing needs de-duplicating.
-func (c *conv) applyLocked(ch Change, durableAt int64) error {
+func (c *liveState) applyLocked(ch Change, durableAt int64) error {
 	switch ch.Op {
 	case OpUpsert, OpSettle:
 		open := ch.Op == OpUpsert
@@ -517,7 +517,7 @@ func utf16Len(s string) int {
 
 // remember records a change in the ring and forgets the oldest settled
 // entries past maxLive.
-func (c *conv) remember(id string) {
+func (c *liveState) remember(id string) {
 	c.ring = append(c.ring, ringItem{id, c.seq})
 	// Each pass looks at every ring item at most once, so a ring of only
 	// open entries cannot spin.
@@ -575,7 +575,7 @@ type eventFrame struct {
 }
 
 // controlLocked returns the conversation's control state, making it.
-func (c *conv) controlLocked() *controlState {
+func (c *liveState) controlLocked() *controlState {
 	if c.control == nil {
 		c.control = &controlState{Queue: []QueueItem{}, Approvals: []ApprovalItem{}}
 	}
@@ -584,7 +584,7 @@ func (c *conv) controlLocked() *controlState {
 
 // controlCopyLocked returns a copy of the control state, or nil when no
 // engine ever reported one.
-func (c *conv) controlCopyLocked() *controlState {
+func (c *liveState) controlCopyLocked() *controlState {
 	if c.control == nil {
 		return nil
 	}
@@ -592,7 +592,7 @@ func (c *conv) controlCopyLocked() *controlState {
 	return &cs
 }
 
-func (c *conv) broadcastLocked(ev eventFrame) {
+func (c *liveState) broadcastLocked(ev eventFrame) {
 	ev.Type = "event"
 	ev.Conversation = c.id
 	ev.Generation = c.gen.Load()
@@ -661,7 +661,7 @@ type Since struct {
 // past snapOff, the log offset the snapshot was read to) is in neither the
 // snapshot nor, by its revision, above the snapshot's seq: it goes in the
 // checkpoint too, so nothing published is lost between the two.
-func (c *conv) checkpointLocked(since *Since, snapSeq, snapOff int64) *checkpoint {
+func (c *liveState) checkpointLocked(since *Since, snapSeq, snapOff int64) *checkpoint {
 	cp := &checkpoint{Entries: []checkpointEntry{}, Presentations: []checkpointPres{}}
 	after := snapSeq
 	if since != nil {
@@ -710,7 +710,7 @@ type captured struct {
 // the offset it read to is what the snapshot pages, so a capture shows
 // exactly what package history reads. The first capture does that first
 // read without holding the conversation's lock.
-func (c *conv) capture(head string, since *Since, opts ...pager.Option) (captured, error) {
+func (c *liveState) capture(head string, since *Since, opts ...pager.Option) (captured, error) {
 	c.buildMu.Lock()
 	defer c.buildMu.Unlock()
 
@@ -786,7 +786,7 @@ func (c *conv) capture(head string, since *Since, opts ...pager.Option) (capture
 
 // firstRead reads the log whole, without the conversation's lock, and
 // makes that reading the follower's.
-func (c *conv) firstRead() error {
+func (c *liveState) firstRead() error {
 	f, err := os.Open(c.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		c.mu.Lock()
