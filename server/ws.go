@@ -30,6 +30,7 @@ const (
 	outQueue       = 1024
 	outQueueBytes  = 16 << 20 // bytes queued for one connection before it is "lagged"
 	maxCommands    = 64       // commands of one connection waiting or running
+	maxOpenWaiting = 16       // opens of one connection waiting or capturing
 	writeTimeout   = 10 * time.Second
 	maxOpens       = 2 // concurrent snapshot captures per connection
 )
@@ -49,13 +50,14 @@ type conn struct {
 	queued    atomic.Int64   // bytes in out
 	cmds      sync.WaitGroup // command goroutines
 
-	mu      sync.Mutex
-	lanes   map[string]*lane // per conversation, the commands waiting to run in order
-	running int              // commands waiting or running
-	hello   bool
-	tokens  map[string]tokenScope // live tokens of this connection
-	expired map[string]bool       // tokens evicted from the LRU
-	follows map[string]*liveState
+	mu        sync.Mutex
+	lanes     map[string]*lane // per conversation, the commands waiting to run in order
+	running   int              // commands waiting or running
+	openCount int              // opens waiting or capturing
+	hello     bool
+	tokens    map[string]tokenScope // live tokens of this connection
+	expired   map[string]bool       // tokens evicted from the LRU
+	follows   map[string]*liveState
 }
 
 type tokenScope struct {
@@ -413,12 +415,27 @@ func (c *conn) onOpen(env envelope, frame []byte) {
 		c.protoError(env.ID, "too-many", fmt.Sprintf("a connection may follow at most %d conversations", maxFollows), false)
 		return
 	}
-	select {
-	case c.opens <- struct{}{}:
-	case <-c.closed:
+	// Captures run beside the read loop, at most maxOpens at a time; an
+	// open past that waits on its own goroutine, never in the read loop.
+	c.mu.Lock()
+	if c.openCount >= maxOpenWaiting {
+		c.mu.Unlock()
+		c.protoError(env.ID, "too-many", fmt.Sprintf("at most %d opens may wait on one connection", maxOpenWaiting), false)
 		return
 	}
+	c.openCount++
+	c.mu.Unlock()
 	go func() {
+		defer func() {
+			c.mu.Lock()
+			c.openCount--
+			c.mu.Unlock()
+		}()
+		select {
+		case c.opens <- struct{}{}:
+		case <-c.closed:
+			return
+		}
 		defer func() { <-c.opens }()
 		cp, err := cv.capture(m.Head, m.Since)
 		if err != nil {
