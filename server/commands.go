@@ -75,11 +75,11 @@ type Attachment struct {
 
 // Receipt states.
 const (
-	StateQueued     = "queued"
-	StateDispatched = "dispatched"
-	StateDone       = "done"
-	StateRejected   = "rejected"
-	StateUnknown    = "unknown"
+	StateQueued   = "queued"
+	StateRunning  = "running"
+	StateDone     = "done"
+	StateRejected = "rejected"
+	StateUnknown  = "unknown"
 )
 
 // Receipt is a command's current state.
@@ -187,7 +187,7 @@ func receiptRank(state string) int {
 	switch state {
 	case StateQueued:
 		return 1
-	case StateDispatched:
+	case StateRunning:
 		return 2
 	case StateDone, StateRejected:
 		return 3

@@ -173,7 +173,7 @@ func protoReceipt(r engine.Receipt) Receipt {
 	case engine.Queued:
 		return Receipt{State: StateQueued}
 	case engine.Running:
-		return Receipt{State: StateDispatched}
+		return Receipt{State: StateRunning}
 	case engine.Applied, engine.Done:
 		return Receipt{State: StateDone}
 	case engine.Failed:

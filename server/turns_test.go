@@ -176,7 +176,7 @@ func TestTurnStreamsLiveAndReloadShowsTheSame(t *testing.T) {
 	c := ts.dial(t)
 	c.open(id)
 	rc := c.send(id, "k1", "hello there")
-	if rc.State != StateQueued && rc.State != StateDispatched {
+	if rc.State != StateQueued && rc.State != StateRunning {
 		t.Fatalf("send receipt: %+v", rc)
 	}
 
@@ -746,7 +746,7 @@ func TestSteerAppliesInsideTheRunningTurn(t *testing.T) {
 	c.await(func(f frame) bool {
 		return f.Type == "event" && f.Op == "upsert" && f.Open && bytes.Contains(f.Entry, []byte(`"kind":"agent"`))
 	})
-	if rc := c.call(map[string]any{"type": "steer", "conversation": id, "commandId": "s1", "text": "hello instead"}).Receipt; rc.State != StateDispatched {
+	if rc := c.call(map[string]any{"type": "steer", "conversation": id, "commandId": "s1", "text": "hello instead"}).Receipt; rc.State != StateRunning {
 		t.Fatalf("steer: %+v", rc)
 	}
 	if rc := c.finished("s1"); rc.State != StateDone {

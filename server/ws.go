@@ -818,7 +818,7 @@ func (s *Server) do(ctx context.Context, cmd Command) Receipt {
 		}
 		rc.CommandID, rc.Conversation, rc.Kind = cmd.CommandID, cmd.Conversation, cmd.Kind
 		if rc.State == "" {
-			rc.State = StateDispatched
+			rc.State = StateRunning
 		}
 		return rc
 	})

@@ -284,7 +284,7 @@ export interface Page {
   links?: { [member: string]: unknown }[];
 }
 
-export type ReceiptState = "queued" | "dispatched" | "done" | "rejected" | "unknown";
+export type ReceiptState = "queued" | "running" | "done" | "rejected" | "unknown";
 
 export interface Receipt {
   commandId: string;
