@@ -194,7 +194,7 @@ func (s *Scanner) line(raw []byte, terminated bool) (Record, bool) {
 	s.last = raw[len(raw)-1]
 	rec := Record{Line: s.lineNo + 1, Start: start, End: end}
 	if s.lineNo == 0 {
-		h, probs, err := decodeHeader(line)
+		h, err := decodeHeader(line)
 		if err != nil {
 			s.err = err
 			return rec, false
@@ -203,7 +203,6 @@ func (s *Scanner) line(raw []byte, terminated bool) (Record, bool) {
 		r.conv.Header = h
 		r.conv.Title = h.Title
 		r.conv.Legacy = h.Version == 2
-		r.conv.Problems = append(r.conv.Problems, probs...)
 		if s.track {
 			r.lines = append(r.lines, lineInfo{kind: lineHeader, accepted: true, start: int(start), end: int(end)})
 		}

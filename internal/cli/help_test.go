@@ -94,11 +94,8 @@ func TestCompletionBashLoadsAndCompletes(t *testing.T) {
 	if err != nil {
 		t.Skip("bash is not installed")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "folio")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/foliodev/folio/cmd/folio").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildFolio(t)
+	dir := filepath.Dir(bin)
 	script, errOut, err := run(t, "completion", "bash")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
@@ -145,5 +142,13 @@ printf '%s\n' "${COMPREPLY[@]}"`
 	}
 	if got := complete("folio", "serve", "--ad"); !strings.Contains(got, "--addr") {
 		t.Errorf("folio serve --ad<TAB> = %q, want --addr", got)
+	}
+}
+
+// BenchmarkNewRoot is the cost of assembling the command tree, which Run
+// does on every call.
+func BenchmarkNewRoot(b *testing.B) {
+	for b.Loop() {
+		_ = newRoot(IO{})
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -48,7 +49,10 @@ folio serve --addr 0.0.0.0:7878 --token "$(openssl rand -hex 16)"`,
 func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 	ctx := cmd.Context()
 	if err := server.CheckAddr(f.addr, f.token); err != nil {
-		return usageErr("serve: "+err.Error(), "folio serve --addr "+f.addr+" --token SECRET")
+		if errors.Is(err, server.ErrNonLoopback) {
+			return usageErr("serve: --addr: "+err.Error(), "folio serve --addr "+f.addr+" --token SECRET")
+		}
+		return usageErr("serve: --addr: "+err.Error(), "folio serve --addr 127.0.0.1:7878")
 	}
 	dir, err := history.DataDir(f.data)
 	if err != nil {
@@ -57,7 +61,7 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 	popts := provider.Options{DataDir: dir, Provider: f.prov.provider, Model: f.prov.model, BaseURL: f.prov.baseURL}
 	cfg, prov, err := provider.Load(popts)
 	if err != nil {
-		return failure(cmd, err)
+		return providerErr(cmd, f.prov, err)
 	}
 	// The models a browser may switch to; the first is cfg itself.
 	models, err := server.ConfiguredModels(popts)
