@@ -483,7 +483,10 @@ func (s *Server) getReceipt(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "invalid-id", err.Error())
 		return
 	}
-	rc := s.conv(id).book.get(cmd)
+	rc := Receipt{CommandID: cmd, State: StateUnknown}
+	if c := s.lookupConv(id); c != nil {
+		rc = c.book.get(cmd)
+	}
 	rc.Conversation = id
 	writeJSON(w, http.StatusOK, rc)
 }

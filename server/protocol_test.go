@@ -21,7 +21,7 @@ func TestMalformedFramesKeepTheConnection(t *testing.T) {
 	if f := c.await(func(f frame) bool { return f.Re == "early" }); f.Code != "hello-required" {
 		t.Fatalf("before hello: %s", f.raw)
 	}
-	if f := c.call(map[string]any{"type": "hello", "protocol": 2}); f.Type != "welcome" {
+	if f := c.call(map[string]any{"type": "hello", "protocol": ProtocolVersion}); f.Type != "welcome" {
 		t.Fatalf("hello: %s", f.raw)
 	}
 	cases := []struct {

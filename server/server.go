@@ -16,7 +16,7 @@ import (
 )
 
 // ProtocolVersion is the protocol this server speaks (docs/protocol.md).
-const ProtocolVersion = 2
+const ProtocolVersion = 3
 
 // Options configure a Server.
 type Options struct {
@@ -50,10 +50,13 @@ type Server struct {
 	done    chan struct{}
 	closeMu sync.Once
 
-	mu     sync.Mutex
-	convs  map[string]*conv
-	conns  map[*conn]struct{}
-	tokens map[string]*conn // every live snapshot token → its connection
+	mu    sync.Mutex
+	convs map[string]*liveState
+	// convIdle is how long an unfollowed conversation's live state stays
+	// (convIdle; tests set 0 to evict at once).
+	convIdle time.Duration
+	conns    map[*conn]struct{}
+	tokens   map[string]*conn // every live snapshot token → its connection
 
 	metaCache metaCache
 	artifacts artifactCache // final artifacts found in logs (artifacts.go)
@@ -89,12 +92,13 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("server: snapshot folder: %w", err)
 	}
 	s := &Server{
-		opts:    opts,
-		snapDir: dir,
-		done:    make(chan struct{}),
-		convs:   map[string]*conv{},
-		conns:   map[*conn]struct{}{},
-		tokens:  map[string]*conn{},
+		opts:     opts,
+		snapDir:  dir,
+		done:     make(chan struct{}),
+		convs:    map[string]*liveState{},
+		convIdle: convIdle,
+		conns:    map[*conn]struct{}{},
+		tokens:   map[string]*conn{},
 	}
 	if t, ok := opts.Engine.(*Turns); ok {
 		s.turns = t
@@ -236,7 +240,7 @@ func (s *Server) authorize(next http.Handler) http.Handler {
 }
 
 // conv returns the live state of a conversation, creating it.
-func (s *Server) conv(id string) *conv {
+func (s *Server) conv(id string) *liveState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.convs[id]
@@ -262,5 +266,5 @@ func (s *Server) Publish(conversation string, ch Change) error {
 	c := s.conv(conversation)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.applyLocked(ch, nil, false)
+	return c.applyLocked(ch, 0)
 }
