@@ -104,3 +104,49 @@ func TestMaxSteps(t *testing.T) {
 		}
 	})
 }
+
+// Supplemental items and ephemeral values are in the open tool entry while
+// the invocation runs, so the terminal and the server (which read the
+// store) show them; closure replaces the entry with the record, which keeps
+// only the retained checkpoints.
+func TestRunningToolSupplementalsAreLiveInTheStore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		step := make(chan struct{})
+		tool := &fakeTool{name: "work", run: func(ctx context.Context, inv *toolview.Invocation, _ []byte) (toolview.Result, error) {
+			inv.Supplemental("stats").Replace(toolview.Payload{Schema: tools.SchemaTask, Version: 1, Data: []byte(`{"files":1}`)})
+			inv.Supplemental("spinner", toolview.WithRetention(toolview.Ephemeral)).Replace(toolview.Payload{Schema: tools.SchemaTask, Version: 1, Data: []byte(`{"note":"spinning"}`)})
+			<-step
+			return toolview.Result{Text: "done"}, nil
+		}}
+		p := newScripted(cat(call(0, "k", "work", `{}`), done()), cat(text("ok"), done()))
+		h := newHarness(t, p, engine.WithTools(toolSet(t, tool)))
+		h.eng.Send(context.Background(), "c1", "go", nil)
+		released := false
+		defer func() {
+			if !released {
+				close(step)
+			}
+		}()
+		synctest.Wait()
+		snap := h.store.Snapshot()
+		if !snap.Document.IsOpen(1) {
+			t.Fatalf("tool entry not open: %s", kinds(snap.Document.Entries()))
+		}
+		open := snap.Document.At(1).Content.(transcript.Tool)
+		var keys []string
+		for _, kp := range open.Supplementals {
+			keys = append(keys, kp.Key+"="+string(kp.Presentation.Payload))
+		}
+		if got := strings.Join(keys, " "); got != `stats={"files":1} spinner={"note":"spinning"}` {
+			t.Fatalf("open entry's supplementals: %s", got)
+		}
+		close(step)
+		released = true
+		h.eng.Wait(context.Background(), "c1")
+		es := h.wantKinds("user tool agent turn-receipt")
+		final := es[1].Content.(transcript.Tool)
+		if len(final.Supplementals) != 1 || final.Supplementals[0].Key != "stats" {
+			t.Fatalf("settled supplementals %+v, want only the retained stats", final.Supplementals)
+		}
+	})
+}

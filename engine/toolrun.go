@@ -77,13 +77,16 @@ func (a *agent) openCall(c *call) error {
 	return nil
 }
 
-// onToolChange is the host subscriber: the current value of an open
-// invocation's primary item goes into its tool entry, so every view sees it
-// through the store. A draft (the arguments as they stream) is shown only
-// while the model writes them; endDraft removes it before the step's save,
-// so request fragments never reach the log.
+// onToolChange is the host subscriber: the current value of each item of an
+// open invocation goes into its tool entry, so every view sees it through
+// the store: the primary item as the entry's Presentation, supplemental
+// items as its Supplementals (in first-use order), retained and ephemeral
+// alike. Settlement replaces the entry with the closure record, which keeps
+// only the retained checkpoints. A draft (the arguments as they stream) is
+// shown only while the model writes them; endDraft removes it before the
+// step's save, so request fragments never reach the log.
 func (e *Engine) onToolChange(ch toolview.Change) {
-	if !ch.Open || ch.Record != nil || ch.Item != "" || ch.Value == nil {
+	if !ch.Open || ch.Record != nil {
 		return
 	}
 	e.bridgeMu.Lock()
@@ -92,20 +95,59 @@ func (e *Engine) onToolChange(ch toolview.Change) {
 	if b == nil {
 		return
 	}
-	p := &transcript.Presentation{Schema: ch.Value.Schema, Version: ch.Value.Version,
-		Revision: int64(ch.Revision), Payload: transcript.RawJSON(ch.Value.Payload)}
-	if ch.Value.Artifact != nil {
-		art := *ch.Value.Artifact
-		p.Artifact = &art
-	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if ch.Item != "" {
+		b.setSupplemental(ch.Item, ch.Value, ch.Revision)
+		_ = b.reg.update(b.entryID, b.content)
+		return
+	}
+	if ch.Value == nil {
+		return
+	}
+	p := presentationOf(ch.Value, ch.Revision)
 	if ch.Value.Draft && !b.drafting {
 		return // a late draft delivery after the arguments ended
 	}
 	b.content.Presentation = p
 	b.isDraft = ch.Value.Draft
 	_ = b.reg.update(b.entryID, b.content) // fails harmlessly once settled
+}
+
+// presentationOf is an item's current value in the transcript's form.
+func presentationOf(v *toolview.Value, rev toolview.Revision) *transcript.Presentation {
+	p := &transcript.Presentation{Schema: v.Schema, Version: v.Version,
+		Revision: int64(rev), Payload: transcript.RawJSON(v.Payload)}
+	if v.Artifact != nil {
+		art := *v.Artifact
+		p.Artifact = &art
+	}
+	return p
+}
+
+// setSupplemental puts a supplemental item's current value into the
+// entry's content (nil takes it out). The slice is copied, never changed in
+// place: snapshots the store published still hold the old one.
+func (b *bridge) setSupplemental(key string, v *toolview.Value, rev toolview.Revision) {
+	sup := make([]transcript.KeyedPresentation, 0, len(b.content.Supplementals)+1)
+	found := false
+	for _, kp := range b.content.Supplementals {
+		if kp.Key == key {
+			found = true
+			if v == nil {
+				continue
+			}
+			kp = transcript.KeyedPresentation{Key: key, Presentation: *presentationOf(v, rev)}
+		}
+		sup = append(sup, kp)
+	}
+	if !found && v != nil {
+		sup = append(sup, transcript.KeyedPresentation{Key: key, Presentation: *presentationOf(v, rev)})
+	}
+	if len(sup) == 0 {
+		sup = nil
+	}
+	b.content.Supplementals = sup
 }
 
 // endDraft ends the call's draft: a draft value in its entry is removed.

@@ -49,6 +49,8 @@ func TestPainters(t *testing.T) {
 		{"presentation_shell", Run{Entries: []transcript.Entry{ent("t", transcript.Tool{Receipt: transcript.ToolReceipt{App: "shell", Summary: "go test", Status: transcript.ToolFailed, DurationMs: f64(2000)}, Presentation: presShell})}}, 60},
 		{"presentation_diff", Run{Entries: []transcript.Entry{ent("t", transcript.Tool{Receipt: transcript.ToolReceipt{App: "edit", Summary: "main.go", Status: transcript.ToolOK, DurationMs: f64(10)}, Presentation: presDiff})}}, 60},
 		{"presentation_fallback", Run{Entries: []transcript.Entry{ent("t", transcript.Tool{Receipt: transcript.ToolReceipt{App: "chart", Summary: "plot", Status: transcript.ToolOK, DurationMs: f64(900)}, Presentation: presUnknown})}}, 60},
+		{"presentation_supplementals", Run{Entries: []transcript.Entry{ent("t", transcript.Tool{Receipt: transcript.ToolReceipt{App: "shell", Summary: "go test", Status: transcript.ToolOK},
+			Presentation: presShell, Supplementals: []transcript.KeyedPresentation{{Key: "patch", Presentation: *presDiff}, {Key: "chart", Presentation: *presUnknown}}})}, Open: []bool{true}}, 60},
 		{"notice_info", Run{Entries: []transcript.Entry{ent("n", transcript.Notice{Text: "Resumed conversation from yesterday.", Tone: transcript.ToneInfo})}}, 60},
 		{"notice_success", Run{Entries: []transcript.Entry{ent("n", transcript.Notice{Text: "Saved.", Tone: transcript.ToneSuccess})}}, 60},
 		{"notice_warn", Run{Entries: []transcript.Entry{ent("n", transcript.Notice{Text: "Rate limited; retrying in 3s.", Tone: transcript.ToneWarn})}}, 60},
@@ -103,6 +105,22 @@ func TestPresentationFallbackNeverShowsPayload(t *testing.T) {
 	out := ansi.Strip(strings.Join(NewPainter(DarkTheme).PaintEntry(bad, 80, false), "\n"))
 	if strings.Contains(out, "hunter2") || strings.Contains(out, "folio.shell") || !strings.Contains(out, "not shown here") {
 		t.Fatalf("unreadable payload not handled by the fallback:\n%s", out)
+	}
+}
+
+// A tool row shows each supplemental item under the primary, through its
+// adapter, and is never packed with other receipts.
+func TestToolRowShowsSupplementals(t *testing.T) {
+	t.Parallel()
+	tc := transcript.Tool{Receipt: transcript.ToolReceipt{App: "work", Summary: "count", Status: transcript.ToolOK},
+		Supplementals: []transcript.KeyedPresentation{{Key: "patch", Presentation: transcript.Presentation{Schema: SchemaDiff, Version: 1,
+			Payload: transcript.RawJSON(`{"path":"notes.md","diff":"+supplemental line"}`)}}}}
+	out := ansi.Strip(strings.Join(NewPainter(DarkTheme).Paint(Run{Entries: []transcript.Entry{ent("t", tc), okTool("t2", "read", "a.go", 3)}}, 80), "\n"))
+	if !strings.Contains(out, "+supplemental line") || !strings.Contains(out, "notes.md") {
+		t.Fatalf("the supplemental item is not shown:\n%s", out)
+	}
+	if strings.Contains(out, "count   ") {
+		t.Fatalf("a receipt with a supplemental item was packed:\n%s", out)
 	}
 }
 

@@ -118,7 +118,7 @@ func (p *Painter) tools(r Run, width int) []string {
 // packable reports whether a receipt has nothing to show beyond its line.
 func packable(c transcript.Tool) bool {
 	rc := c.Receipt
-	return c.Presentation == nil && rc.Status == transcript.ToolOK && rc.Detail == "" &&
+	return c.Presentation == nil && len(c.Supplementals) == 0 && rc.Status == transcript.ToolOK && rc.Detail == "" &&
 		rc.OutputPreview == "" && rc.DiffPreview == nil && rc.DiffText == "" && rc.Reason == "" && rc.NotDone == ""
 }
 
@@ -193,11 +193,16 @@ func (p *Painter) toolBody(c transcript.Tool, width int, expanded, open bool) []
 		out = append(out, styleAll(wrapIndent("not done: "+sanitize(string(rc.NotDone)), width, "  ", "  "), s.dim)...)
 	}
 	if c.Presentation != nil {
-		out = append(out, p.presentation(c, width, expanded)...)
+		out = append(out, p.presentation(c.Presentation, c.Receipt.Summary, width, expanded)...)
 	} else if rc.DiffPreview != nil && !expanded {
 		out = append(out, diffLines(rc.DiffPreview.Lines, rc.DiffPreview.HiddenLines, width, s)...)
 	} else if rc.OutputPreview != "" && !expanded {
 		out = append(out, tail(styleAll(wrapIndent(sanitize(rc.OutputPreview), width, "  ", "  "), s.dim), presentationLinesCollapsed, s)...)
+	}
+	// Supplemental items (retained ones, and while the call is open its
+	// ephemeral ones too) each show under the primary.
+	for i := range c.Supplementals {
+		out = append(out, p.presentation(&c.Supplementals[i].Presentation, "", width, expanded)...)
 	}
 	if !expanded {
 		return out
@@ -223,18 +228,19 @@ func (p *Painter) toolBody(c transcript.Tool, width int, expanded, open bool) []
 	return out
 }
 
-// presentation shows a tool's retained presentation through its adapter,
-// bounded in lines; with no adapter, or one that cannot read the payload,
-// it shows host metadata only. The payload itself is never printed.
-func (p *Painter) presentation(c transcript.Tool, width int, expanded bool) []string {
+// presentation shows one of a tool's presentations (its primary or a
+// supplemental item) through its adapter, bounded in lines; with no
+// adapter, or one that cannot read the payload, it shows host metadata
+// only. The payload itself is never printed. summary is the receipt's, for
+// the primary.
+func (p *Painter) presentation(pr *transcript.Presentation, summary string, width int, expanded bool) []string {
 	s := p.pal
-	pr := c.Presentation
 	if a, ok := p.adapters.Lookup(pr.Schema, pr.Version); ok {
 		lines, err := a.Render(pr, width-2, p.theme)
 		if err == nil {
 			// The receipt line already says what the adapter's first
 			// line would (the shell tool's "$ command"): say it once.
-			if len(lines) > 0 && c.Receipt.Summary != "" && strings.TrimSpace(ansi.Strip(lines[0])) == oneLine(c.Receipt.Summary) {
+			if len(lines) > 0 && summary != "" && strings.TrimSpace(ansi.Strip(lines[0])) == oneLine(summary) {
 				lines = lines[1:]
 			}
 			for i, l := range lines {

@@ -45,6 +45,13 @@ function toolCall(e: Entry, open: boolean | undefined): ToolCall {
     durationMs: num(r.durationMs),
     presentation: pres,
   };
+  if (Array.isArray(c.supplementals)) {
+    const sup = c.supplementals
+      .map((v) => obj(v))
+      .filter((v) => typeof v.key === 'string' && typeof v.presentation === 'object' && v.presentation !== null)
+      .map((v) => ({ key: v.key as string, presentation: obj(v.presentation) as unknown as Presentation }));
+    if (sup.length > 0) call.supplementals = sup;
+  }
   return call;
 }
 

@@ -50,6 +50,11 @@ export interface ToolCall {
   invocationId?: string;
   durationMs?: number;
   presentation?: Presentation;
+  /**
+   * The call's supplemental items, keyed, in first-use order: the retained
+   * ones, and while the call runs its ephemeral ones too.
+   */
+  supplementals?: { key: string; presentation: Presentation }[];
   /** Calls made by a sub-agent this call started. */
   children?: ToolCall[];
 }

@@ -28,6 +28,11 @@ function FunctionStep({ call, nested = false }: { call: ToolCall; nested?: boole
         {call.summary ? <span className="step-summary">{call.summary}</span> : null}
       </button>
       {call.presentation ? <PresentationView presentation={call.presentation} /> : null}
+      {call.supplementals?.map((s) => (
+        <div key={s.key} className="step-supplemental" data-key={s.key}>
+          <PresentationView presentation={s.presentation} />
+        </div>
+      ))}
       {open ? (
         <div className="step-detail">
           {call.args ? (

@@ -108,3 +108,43 @@ describe('folio.task', () => {
     expect([...agentStep.querySelectorAll('.task-step-name')].map((n) => n.textContent)).toEqual(['reasoning', 'probe', 'slow', 'answer']);
   });
 });
+
+describe('supplemental items', () => {
+  const work = (open: boolean, supplementals: unknown[]): Held => ({
+    entry: {
+      id: 'w1',
+      content: {
+        kind: 'tool',
+        receipt: open ? { app: 'work', summary: 'work', status: 'failed', reason: 'running', notDone: 'the call did not complete' } : { app: 'work', summary: 'work', status: 'ok', durationMs: 5 },
+        invocationId: 'w1',
+        presentation: { schema: 'folio.shell', version: 1, revision: 2, payload: { command: 'make', output: 'primary out' } },
+        supplementals,
+      },
+    },
+    revision: 1,
+    open,
+  });
+  const stats = { key: 'stats', presentation: { schema: 'folio.diff', version: 1, revision: 1, payload: { path: 'stats.txt', diff: '+12 files' } } };
+  const spinner = { key: 'spinner', presentation: { schema: 'folio.shell', version: 1, revision: 4, payload: { command: 'spin', output: 'ephemeral now' } } };
+
+  let strips = 0;
+  const shown = (h: Held): string[] => {
+    const m = replyMessage('r', [h], h.open === true);
+    const seg = m.segments[0]!;
+    if (seg.kind !== 'steps') throw new Error(`segment ${seg.kind}`);
+    const { container, unmount } = render(<ExecutionStrip id={`s-sup-${++strips}`} steps={seg.steps} />);
+    fireEvent.click(container.querySelector('.strip-summary')!);
+    const keys = [...container.querySelectorAll('.step-supplemental')].map((el) => `${el.getAttribute('data-key')}: ${el.textContent!.trim().replace(/\n/g, ' | ')}`);
+    unmount();
+    return keys;
+  };
+
+  it('shows every supplemental under the primary while the call runs, and what closure retained after', () => {
+    expect(shown(work(true, [stats, spinner]))).toEqual(['stats: stats.txt+12 files', 'spinner: $ spin | ephemeral now']);
+    expect(shown(work(false, [stats]))).toEqual(['stats: stats.txt+12 files']);
+  });
+
+  it('ignores malformed supplementals', () => {
+    expect(shown(work(true, [null, 'junk', { key: 3 }, stats]))).toEqual(['stats: stats.txt+12 files']);
+  });
+});
