@@ -27,7 +27,7 @@ func TestArtifactCheckpointsAndBoundedReads(t *testing.T) {
 	if _, err := p.ReplaceArtifact(cp); err != nil {
 		t.Fatal(err)
 	}
-	st, _ := h.Attach(inv.ID())
+	st, _ := attach(h, inv.ID())
 	it, _ := st.Item("")
 	a := *it.Value.Artifact
 	if a.CommittedBytes != 2000 || a.Revision != 1 || a.Final || !a.Available || a.ContentType != "text/plain" {
@@ -91,7 +91,7 @@ func TestActiveArtifactDoesNotKeepTimerRunning(t *testing.T) {
 			t.Fatalf("duration %v", rec.Duration)
 		}
 		time.Sleep(time.Hour)
-		st, _ := h.Attach("timer")
+		st, _ := attach(h, "timer")
 		if st.Duration != 1500*time.Millisecond {
 			t.Fatalf("duration moved after closure: %v", st.Duration)
 		}

@@ -26,7 +26,7 @@ func TestCadenceCoalescesAndKeepsLatest(t *testing.T) {
 			t.Fatalf("inside the first window: delivered %v, want [v1]", got)
 		}
 		// The latest accepted value is available to attach at once.
-		st, _ := h.Attach(inv.ID())
+		st, _ := attach(h, inv.ID())
 		if it, _ := st.Item(""); it.Revision != 4 {
 			t.Fatalf("attach revision %d, want 4", it.Revision)
 		}

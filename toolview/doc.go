@@ -14,14 +14,16 @@
 // inside a payload.
 //
 // The host does not depend on the transcript store. It reports item changes to
-// subscribers (the engine bridges them into the store's live state), answers
-// Attach with the current bounded state of an invocation for reconnecting
-// clients, and hands out Records at closure.
+// subscribers and hands out Records at closure. The engine bridges changes
+// into the invocation's open tool entry in the store and settles it with the
+// Record, so every view, and every client that connects or reconnects, reads
+// an invocation's current items from the document (the server's checkpoint
+// carries open entries whole); the host keeps no second reconnect path.
 //
 // Concurrency: a Host and the handles it gives out are safe for concurrent
 // use. Each invocation has its own lock, so invocations never wait on each
 // other. Changes of one invocation reach subscribers in the order they
 // happened, one at a time, and never while the host holds a lock, so a
 // subscriber may call back into the host. Values handed to subscribers and
-// returned by Attach are immutable and may be shared.
+// in Records are immutable and may be shared.
 package toolview

@@ -41,7 +41,7 @@ func FuzzDraft(f *testing.F) {
 				}
 			}
 		}
-		st, _ := h.Attach(inv.ID())
+		st, _ := attach(h, inv.ID())
 		it, _ := st.Item("")
 		if it.Value == nil {
 			return

@@ -10,7 +10,7 @@ import (
 
 func draftText(t *testing.T, h *Host, id string) (string, bool) {
 	t.Helper()
-	st, err := h.Attach(id)
+	st, err := attach(h, id)
 	if err != nil {
 		t.Fatal(err)
 	}

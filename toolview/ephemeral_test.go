@@ -60,7 +60,7 @@ func TestEphemeralNeverReachesDiskLogsOrMetrics(t *testing.T) {
 	}
 
 	// While open, the ephemeral value is live: the test can see it.
-	st, _ := h.Attach("inv-unique-8812")
+	st, _ := attach(h, "inv-unique-8812")
 	if it, _ := st.Item("spinner"); it.Value == nil || !strings.Contains(string(it.Value.Payload), canary) {
 		t.Fatal("the ephemeral value was not visible while open")
 	}
@@ -74,7 +74,7 @@ func TestEphemeralNeverReachesDiskLogsOrMetrics(t *testing.T) {
 	}
 
 	// After closure the ephemeral item is gone from every answer.
-	st, _ = h.Attach("inv-unique-8812")
+	st, _ = attach(h, "inv-unique-8812")
 	if it, ok := st.Item("spinner"); ok && it.Value != nil {
 		t.Fatalf("attach after closure still has the ephemeral value: %+v", it)
 	}

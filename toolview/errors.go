@@ -12,7 +12,7 @@ var ErrClosed = errors.New("toolview: invocation is closed")
 // ErrHostClosed is returned by Open after the host was torn down.
 var ErrHostClosed = errors.New("toolview: host is shut down")
 
-// ErrUnknownInvocation is returned by Attach, Release and lookups for an ID the
+// ErrUnknownInvocation is returned by Release and lookups for an ID the
 // host does not hold (never opened, or already released).
 var ErrUnknownInvocation = errors.New("toolview: unknown invocation")
 

@@ -81,8 +81,9 @@ func WithGeneration(g Generation) Option { return func(h *Host) { h.gen = g } }
 // WithLogger sets where bounded diagnostics are logged. The default discards.
 func WithLogger(l *slog.Logger) Option { return func(h *Host) { h.log = l } }
 
-// WithKeepClosed sets how many closed invocations the host keeps for Attach
-// before it forgets the oldest. Release forgets one at once.
+// WithKeepClosed sets how many closed invocations the host remembers (their
+// IDs stay taken, so a late Open with the same ID is refused) before it
+// forgets the oldest. Release forgets one at once.
 func WithKeepClosed(n int) Option { return func(h *Host) { h.keepClosed = n } }
 
 // New returns a ready host.
@@ -171,37 +172,8 @@ func (h *Host) Run(ctx context.Context, spec Spec, args []byte, fn ToolFunc) (Re
 	return inv.Invoke(ctx, args, fn), nil
 }
 
-// Attach returns the current bounded state of an invocation: for an open one
-// the current value of each item with its revision, for a closed one what its
-// record retained. Either way it carries the generation.
-func (h *Host) Attach(id string) (State, error) {
-	h.mu.Lock()
-	inv, open := h.open[id]
-	rec, closed := h.closed[id]
-	h.mu.Unlock()
-	switch {
-	case open:
-		return inv.snapshot(), nil
-	case closed:
-		return stateOfRecord(rec), nil
-	}
-	return State{}, fmt.Errorf("%w: %q", ErrUnknownInvocation, id)
-}
-
-// OpenInvocations lists the IDs of the open invocations, for a client that
-// attaches to everything at once.
-func (h *Host) OpenInvocations() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	ids := make([]string, 0, len(h.open))
-	for id := range h.open {
-		ids = append(ids, id)
-	}
-	return ids
-}
-
 // Release forgets a closed invocation once the engine has written its record
-// to the transcript; later Attach calls for it fail.
+// to the transcript; its ID may then be opened again.
 func (h *Host) Release(id string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -218,7 +218,7 @@ func TestClosedIsAbsorbing(t *testing.T) {
 	if n := len(rec.all()); n != before {
 		t.Errorf("%d changes published after closure", n-before)
 	}
-	st, err := h.Attach("abs")
+	st, err := attach(h, "abs")
 	if err != nil || st.Open || st.Duration != first.Duration {
 		t.Fatalf("attach after closure: %+v, %v", st, err)
 	}
@@ -302,7 +302,7 @@ func TestHostTeardownCloses(t *testing.T) {
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := h.Attach("td")
+	st, err := attach(h, "td")
 	if err != nil || st.Open || st.Outcome.Reason != "host_shutdown" {
 		t.Fatalf("after teardown: %+v, %v", st, err)
 	}
@@ -316,13 +316,13 @@ func TestHostTeardownCloses(t *testing.T) {
 	}
 }
 
-func TestAttachOpenAndUnknown(t *testing.T) {
+func TestInspectOpenAndUnknown(t *testing.T) {
 	h := New(WithCadence(0), WithGeneration(7))
 	inv := mustOpen(t, h, Spec{ID: "a", Tool: "echo", Producer: testManifest(t)})
 	if _, err := inv.Presentation().Replace(text("now")); err != nil {
 		t.Fatal(err)
 	}
-	st, err := h.Attach("a")
+	st, err := attach(h, "a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +330,7 @@ func TestAttachOpenAndUnknown(t *testing.T) {
 	if !st.Open || st.Generation != 7 || it.Revision != 1 || string(it.Value.Payload) != `{"text":"now"}` {
 		t.Fatalf("attach = %+v", st)
 	}
-	if _, err := h.Attach("missing"); !errors.Is(err, ErrUnknownInvocation) {
+	if _, err := attach(h, "missing"); !errors.Is(err, ErrUnknownInvocation) {
 		t.Fatalf("attach unknown: %v", err)
 	}
 	if _, err := h.Open(Spec{ID: "a", Tool: "echo"}); !errors.Is(err, ErrDuplicateInvocation) {
@@ -340,7 +340,7 @@ func TestAttachOpenAndUnknown(t *testing.T) {
 	if err := h.Release("a"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Attach("a"); !errors.Is(err, ErrUnknownInvocation) {
+	if _, err := attach(h, "a"); !errors.Is(err, ErrUnknownInvocation) {
 		t.Fatalf("attach after release: %v", err)
 	}
 }
@@ -351,10 +351,10 @@ func TestKeepClosedBound(t *testing.T) {
 		inv := mustOpen(t, h, Spec{ID: fmt.Sprint("k", i), Tool: "echo"})
 		inv.Close(Outcome{}, Result{})
 	}
-	if _, err := h.Attach("k0"); !errors.Is(err, ErrUnknownInvocation) {
+	if _, err := attach(h, "k0"); !errors.Is(err, ErrUnknownInvocation) {
 		t.Fatalf("oldest closed invocation still held: %v", err)
 	}
-	if _, err := h.Attach("k2"); err != nil {
+	if _, err := attach(h, "k2"); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -323,19 +323,6 @@ func (inv *Invocation) Diagnostics() []Diagnostic {
 	return inv.diagnostics()
 }
 
-func (inv *Invocation) snapshot() State {
-	inv.mu.Lock()
-	defer inv.mu.Unlock()
-	if inv.record != nil {
-		return stateOfRecord(inv.record)
-	}
-	s := State{Invocation: inv.id, Tool: inv.tool, Generation: inv.host.gen, Open: true, Start: inv.start}
-	for _, it := range inv.order {
-		s.Items = append(s.Items, ItemState{Key: it.key, Retention: it.retention, Revision: it.rev, Value: it.cur})
-	}
-	return s
-}
-
 // Invoke validates the complete arguments against the tool's schema, runs fn
 // with them and closes the scope when fn returns, panics or fails. It returns
 // the closure record. Calling it twice, or after closure, returns the record

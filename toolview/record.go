@@ -130,56 +130,7 @@ func TerminalOfTool(t transcript.Tool) Terminal {
 	}
 }
 
-// TerminalOfState reads the semantic item from a closed State (an Attach
-// answer or a replica). It reports false while the invocation is open.
-func TerminalOfState(s State) (Terminal, bool) {
-	if s.Open {
-		return Terminal{}, false
-	}
-	t := Terminal{
-		Tool:       s.Tool,
-		Status:     s.Outcome.Status,
-		Reason:     s.Outcome.Reason,
-		DurationMs: float64(s.Duration.Nanoseconds()) / 1e6,
-	}
-	for _, it := range s.Items {
-		if it.Value == nil {
-			continue
-		}
-		p := it.Value.checkpoint(it.Revision)
-		if it.Key == "" {
-			t.Primary = p
-		} else {
-			t.Supplementals = append(t.Supplementals, transcript.KeyedPresentation{Key: it.Key, Presentation: *p})
-		}
-	}
-	return t, true
-}
-
-// stateOfRecord is the Attach answer for a closed invocation: exactly what
-// the record retained, nothing of ephemeral items.
-func stateOfRecord(r *Record) State {
-	s := State{
-		Invocation: r.Invocation,
-		Tool:       r.Tool,
-		Generation: r.Generation,
-		Start:      r.Start,
-		End:        r.End,
-		Duration:   r.Duration,
-		Outcome:    r.Outcome,
-	}
-	v, rev := valueOf(r.Presentation)
-	s.Items = append(s.Items, ItemState{Key: "", Revision: rev, Value: v})
-	for _, kp := range r.Supplementals {
-		p := kp.Presentation
-		v, rev := valueOf(&p)
-		s.Items = append(s.Items, ItemState{Key: kp.Key, Revision: rev, Value: v})
-	}
-	return s
-}
-
-// clone copies the record so a caller cannot change the one the host keeps
-// for Attach. Payload bytes are shared: they are immutable by contract.
+// clone copies the record so a caller cannot change the one the host keeps. Payload bytes are shared: they are immutable by contract.
 func (r *Record) clone() Record {
 	c := *r
 	c.Presentation = clonePresentation(r.Presentation)

@@ -11,9 +11,8 @@ import (
 // revision strictly above the item's previous one.
 type Revision int64
 
-// Generation names one lifetime of the host's item state. A client holding
-// state of another generation must replace it from Attach instead of applying
-// changes to it.
+// Generation names one lifetime of the host's item state; changes and
+// records carry it.
 type Generation uint64
 
 // Retention says what happens to an item's value at closure.
@@ -98,20 +97,6 @@ func (v *Value) checkpoint(rev Revision) *transcript.Presentation {
 	return p
 }
 
-// valueOf is the inverse of checkpoint, used when a state is rebuilt from a
-// record or a transcript entry.
-func valueOf(p *transcript.Presentation) (*Value, Revision) {
-	if p == nil {
-		return nil, 0
-	}
-	v := &Value{Schema: p.Schema, Version: p.Version, Payload: jsontext.Value(p.Payload)}
-	if p.Artifact != nil {
-		a := *p.Artifact
-		v.Artifact = &a
-	}
-	return v, Revision(p.Revision)
-}
-
 // Change reports that an item's value or open state changed. Subscribers get
 // the changes of one invocation in order. Value is nil when the item has no
 // value, or when closure removed an ephemeral value.
@@ -129,7 +114,7 @@ type Change struct {
 	Record *Record
 }
 
-// ItemState is one item in an Attach answer.
+// ItemState is one item of a State.
 type ItemState struct {
 	Key       string
 	Retention Retention
@@ -137,9 +122,10 @@ type ItemState struct {
 	Value     *Value
 }
 
-// State is the authoritative bounded state of one invocation, as Attach
-// returns it to a client that connects or reconnects. A client replaces its
-// local state with it; it never replays intermediate values.
+// State is the bounded state of one invocation: its items' current values
+// with their revisions, and once closed its fixed timing and outcome.
+// MetaOf reads one for a view's fallback, and a legacy envelope parses into
+// one.
 type State struct {
 	Invocation string
 	Tool       string
