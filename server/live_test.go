@@ -101,3 +101,48 @@ func indexOf(s, sub string) int {
 	}
 	return -1
 }
+
+// TestEntryCheckpointAfterAGap: a tab that missed an append asks for that
+// one entry; the answer is its whole current value at its latest revision,
+// ordered among the events (appends after it build on its revision), and
+// an entry the live state does not hold, or a conversation not followed,
+// answers not-found with rebuild.
+func TestEntryCheckpointAfterAGap(t *testing.T) {
+	ts := newTestServer(t, Options{})
+	ts.writeGen(t, "c", 10, 1)
+	c := ts.dial(t)
+	c.open("c")
+	pub := func(ch Change) { t.Helper(); must(t, ts.Publish("c", ch)) }
+	agent := func(text string) transcript.Entry {
+		return transcript.Entry{ID: "r1", Content: transcript.Agent{Markdown: text}, Timestamp: tsAt(1)}
+	}
+	pub(Change{Op: OpUpsert, Entry: agent("Hel")})
+	pub(Change{Op: OpUpsert, Entry: agent("Hello")})
+	pub(Change{Op: OpUpsert, Entry: agent("Hello, wor")})
+	c.event("upsert")
+	c.event("append")
+	missed := c.event("append") // the tab acts as if it never got the first append
+
+	f := c.call(map[string]any{"type": "entry", "conversation": "c", "entryId": "r1"})
+	if f.Type != "entry" || !f.Open || f.Revision != missed.Revision || f.Seq != missed.Seq || f.Generation != missed.Generation {
+		t.Fatalf("entry answer %s after the append %s", f.raw, missed.raw)
+	}
+	e, err := transcript.DecodeEntry(f.Entry)
+	must(t, err)
+	if e.Content.(transcript.Agent).Markdown != "Hello, wor" {
+		t.Fatalf("entry answer holds %s", f.Entry)
+	}
+	pub(Change{Op: OpUpsert, Entry: agent("Hello, world")})
+	if a := c.event("append"); a.Base != f.Revision || a.Offset != len("Hello, wor") || a.Text != "ld" {
+		t.Fatalf("the next append does not build on the answer: %s", a.raw)
+	}
+
+	for _, m := range []map[string]any{
+		{"type": "entry", "conversation": "c", "entryId": "nope"},
+		{"type": "entry", "conversation": "other", "entryId": "r1"},
+	} {
+		if f := c.call(m); f.Type != "error" || f.Code != "not-found" || !f.Rebuild {
+			t.Errorf("%v: %s", m, f.raw)
+		}
+	}
+}

@@ -68,6 +68,8 @@ func TestProtocolSchemaMatchesTheFrames(t *testing.T) {
 		"pageRequest":            reflect.TypeFor[pageRequest](),
 		"release":                reflect.TypeFor[releaseFrame](),
 		"unfollow":               reflect.TypeFor[unfollowFrame](),
+		"entry":                  reflect.TypeFor[entryRequest](),
+		"entryAnswer":            reflect.TypeFor[entryFrame](),
 		"welcome":                reflect.TypeFor[welcomeFrame](),
 		"limits":                 reflect.TypeFor[limits](),
 		"error":                  reflect.TypeFor[errorFrame](),

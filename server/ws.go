@@ -287,6 +287,8 @@ func (c *conn) handle(frame []byte) {
 		c.onRelease(env, frame)
 	case "unfollow":
 		c.onUnfollow(env, frame)
+	case "entry":
+		c.onEntry(env, frame)
 	case CmdSend, CmdSteer, CmdStop, CmdApprove, CmdRetry, CmdEdit, CmdSelectBranch:
 		c.onCommand(env, frame)
 	case "":
@@ -629,6 +631,62 @@ func (c *conn) onUnfollow(env envelope, frame []byte) {
 		cv.unsubscribe(c)
 	}
 	c.reply(map[string]string{"type": "ok", "re": env.ID})
+}
+
+// entryRequest is the client's entry: the current value of one entry of a
+// followed conversation, asked for after a gap in its live events.
+type entryRequest struct {
+	envelope
+	Conversation string `json:"conversation"`
+	EntryID      string `json:"entryId"`
+}
+
+// entryFrame answers entry with the entry's whole current value, as an
+// upsert or settle event would carry it. Seq is the conversation's seq when
+// it was read: every event sent before the answer is at or below it, every
+// later one above.
+type entryFrame struct {
+	Type         string         `json:"type"`
+	Re           string         `json:"re"`
+	Conversation string         `json:"conversation"`
+	Generation   int64          `json:"generation"`
+	Seq          int64          `json:"seq"`
+	Entry        jsontext.Value `json:"entry"`
+	Revision     int64          `json:"revision"`
+	Open         bool           `json:"open"`
+	After        string         `json:"after,omitzero"`
+}
+
+// onEntry answers a checkpoint of one entry. The answer is read and queued
+// under the conversation's lock, so it takes its place among the live events
+// exactly: a client drops the events for that entry that came before it and
+// applies those after. An entry the conversation's live state does not hold
+// (settled before this generation's changes began, or forgotten past the
+// checkpoint bounds) is not-found with rebuild: the client opens again.
+func (c *conn) onEntry(env envelope, frame []byte) {
+	var m entryRequest
+	if !c.decode(env, frame, &m) {
+		return
+	}
+	c.mu.Lock()
+	cv := c.follows[m.Conversation]
+	c.mu.Unlock()
+	if cv == nil {
+		c.protoError(env.ID, "not-found", "this connection does not follow conversation "+clip(m.Conversation)+"; open it first", true)
+		return
+	}
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	le := cv.live[m.EntryID]
+	switch {
+	case le == nil:
+		c.protoError(env.ID, "not-found", "the live state holds no entry "+clip(m.EntryID)+"; open the conversation again", true)
+	case len(le.raw) > maxCheckpoint:
+		c.protoError(env.ID, "too-large", fmt.Sprintf("entry %s is %d bytes, more than one frame carries; open the conversation again", clip(m.EntryID), len(le.raw)), true)
+	default:
+		c.reply(entryFrame{Type: "entry", Re: env.ID, Conversation: cv.id, Generation: cv.gen.Load(), Seq: cv.seq,
+			Entry: le.raw, Revision: le.rev, Open: le.open, After: le.after})
+	}
 }
 
 type commandFrame struct {

@@ -33,6 +33,8 @@ export class FakeServer {
   failPage?: (frame: Record<string, unknown>) => string | undefined;
   /** Answer a command with this receipt (state, code), or an error frame ({ error: code }), instead of queued. */
   onCommand?: (frame: Record<string, unknown>) => { state: string; code?: string } | { error: string } | undefined;
+  /** Answer an entry request with this frame (type entry or error); unset: not-found with rebuild. */
+  onEntry?: (frame: Record<string, unknown>) => Record<string, unknown>;
   /** Hold answers until release() (delayed transport). */
   hold = false;
   private held: (() => void)[] = [];
@@ -68,7 +70,7 @@ export class FakeServer {
     this.received.push(f);
     const answer = (a: Record<string, unknown>) => {
       const send = () => sock.deliver({ ...a, re: f.id });
-      if (this.hold && f.type === 'page') this.held.push(send);
+      if (this.hold && (f.type === 'page' || f.type === 'entry')) this.held.push(send);
       else queueMicrotask(send);
     };
     switch (f.type) {
@@ -83,6 +85,8 @@ export class FakeServer {
       }
       case 'release':
         return answer({ type: 'released' });
+      case 'entry':
+        return answer(this.onEntry?.(f) ?? { type: 'error', code: 'not-found', message: 'no such entry', rebuild: true });
       default: {
         const r = this.onCommand?.(f) ?? { state: 'queued' };
         if ('error' in r) return answer({ type: 'error', code: r.error, message: 'refused on purpose', rebuild: false });

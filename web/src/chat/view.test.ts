@@ -200,19 +200,49 @@ describe('streamed text', () => {
     const held = view.getState().window.held.get('a');
     return held?.entry.content.markdown;
   };
-  it('appends at the revision the tab holds, and reopens when it missed one', async () => {
+  const streaming = async () => {
     const server = new FakeServer([]);
     const client = new Client({ url: 'ws://t/api/v2/ws', WebSocket: server.WebSocket });
     const view = new TranscriptView(client, 'c1');
     await until(() => view.getState().window.loaded, 'loaded');
     const opens = () => server.received.filter((f) => f.type === 'open').length;
+    const asked = () => server.received.filter((f) => f.type === 'entry');
     server.emit({ type: 'event', conversation: 'c1', generation: 1, seq: 1, op: 'upsert', entry: { id: 'a', content: { kind: 'agent', markdown: 'Hel' } }, revision: 1, open: true });
     server.emit({ type: 'event', conversation: 'c1', generation: 1, seq: 2, op: 'append', entryId: 'a', base: 1, revision: 2, offset: 3, text: 'lo' });
     await until(() => agentText(view) === 'Hello', 'appended text');
-    expect(opens()).toBe(1);
-    // Revision 3 never arrived: the tab cannot apply 4 and opens again.
+    return { server, view, opens, asked };
+  };
+
+  it('appends at the revision the tab holds, and asks for that one entry when it missed one', async () => {
+    const { server, view, opens, asked } = await streaming();
+    server.hold = true;
+    server.onEntry = () => ({ type: 'entry', conversation: 'c1', generation: 1, seq: 5, entry: { id: 'a', content: { kind: 'agent', markdown: 'Hello there' } }, revision: 5, open: true });
+    // Revision 3 never arrived: the tab cannot apply 4 and asks for entry a.
     server.emit({ type: 'event', conversation: 'c1', generation: 1, seq: 4, op: 'append', entryId: 'a', base: 3, revision: 4, offset: 9, text: '!' });
-    await until(() => opens() === 2, 'a second open');
-    expect(agentText(view)).not.toBe('Hello!');
+    await until(() => asked().length === 1, 'an entry request');
+    expect(asked()[0]).toMatchObject({ conversation: 'c1', entryId: 'a' });
+    // Appends sent before the answer are older than it: dropped, no second request.
+    server.emit({ type: 'event', conversation: 'c1', generation: 1, seq: 5, op: 'append', entryId: 'a', base: 4, revision: 5, offset: 10, text: 'e' });
+    server.release();
+    await until(() => agentText(view) === 'Hello there', 'the entry checkpoint');
+    // Streaming goes on from the answer's revision.
+    server.emit({ type: 'event', conversation: 'c1', generation: 1, seq: 6, op: 'append', entryId: 'a', base: 5, revision: 6, offset: 11, text: '!' });
+    await until(() => agentText(view) === 'Hello there!', 'the next append');
+    expect(asked().length).toBe(1);
+    expect(opens()).toBe(1); // the window was kept: no snapshot was opened again
+    expect(view.getState().window.seq).toBe(6);
+    expect(view.fetchedEntries).toBe(1);
+  });
+
+  it('opens again when the server cannot give the entry, or gives it from another generation', async () => {
+    const { server, opens, asked } = await streaming();
+    server.emit({ type: 'event', conversation: 'c1', generation: 1, seq: 4, op: 'append', entryId: 'a', base: 3, revision: 4, offset: 9, text: '!' });
+    await until(() => opens() === 2, 'a second open after not-found');
+    expect(asked().length).toBe(1);
+
+    const again = await streaming();
+    again.server.onEntry = () => ({ type: 'entry', conversation: 'c1', generation: 2, seq: 1, entry: { id: 'a', content: { kind: 'agent', markdown: 'x' } }, revision: 1, open: true });
+    again.server.emit({ type: 'event', conversation: 'c1', generation: 1, seq: 4, op: 'append', entryId: 'a', base: 3, revision: 4, offset: 9, text: '!' });
+    await until(() => again.opens() === 2, 'a second open after another generation');
   });
 });

@@ -4,7 +4,7 @@
 // latest, restore a saved position). React reads it through subscribe and
 // getState (useSyncExternalStore).
 import { DisconnectedError, ProtocolError, type Client, type ServerFrame } from '../protocol/client';
-import type { EventFrame } from '../protocol/frames';
+import type { EntryAnswer, EventFrame } from '../protocol/frames';
 import { appendText, type Entry, type Held } from './reconcile';
 import { groupMessage } from './rows';
 import type { Message } from './types';
@@ -84,6 +84,8 @@ export class TranscriptView {
   /** An open in flight, and whether a head or replaced event asked for another one meanwhile. */
   private opening = false;
   private reopen = false;
+  /** Entries whose checkpoint was asked for after a gap; their appends wait for it. */
+  private fetching = new Set<string>();
 
   constructor(
     private readonly client: Client,
@@ -443,21 +445,19 @@ export class TranscriptView {
         break;
       case 'append': {
         // Streaming text: the appended text, against the revision the tab
-        // must hold. Anything else (a gap, a reconnect, a mismatch) makes
-        // the tab rebuild from a fresh snapshot, whose checkpoint carries
-        // the entry whole.
+        // must hold. After a gap or a mismatch the tab asks for that one
+        // entry's checkpoint; appends of it that arrive before the answer
+        // are older than the answer, so they are dropped.
         if (gen !== w.generation && w.generation >= 0) return;
         if (!w.loaded) {
           this.early.push(frame);
           return;
         }
+        if (this.fetching.has(f.entryId)) return;
         const held = w.held.get(f.entryId);
         const grown = held && held.open !== false && held.revision === f.base ? appendText(held.entry, f.offset, f.text) : undefined;
         if (!held || !grown) {
-          this.early = [];
-          this.dispatch({ type: 'replaced' }, { replacedAt: this.state.replacedAt + 1 });
-          this.opened = -1;
-          void this.ensureOpen();
+          void this.fetchEntry(f.entryId, gen);
           return;
         }
         this.dispatch({ type: 'entry', how: 'running', entry: grown, revision: f.revision, open: true, seq: f.seq });
@@ -472,10 +472,7 @@ export class TranscriptView {
       }
       case 'replaced':
       case 'head':
-        this.early = [];
-        this.dispatch({ type: 'replaced' }, { replacedAt: this.state.replacedAt + 1 });
-        this.opened = -1;
-        void this.ensureOpen();
+        this.rebuild();
         break;
       case 'queue':
         this.set({ queue: (f.items as QueueItem[]) ?? [] });
@@ -493,6 +490,55 @@ export class TranscriptView {
         this.set({ deleted: true });
         break;
     }
+  }
+
+  /**
+   * fetchEntry asks the server for one entry's current value after a gap in
+   * its live events and applies it like an upsert or settle. The answer
+   * comes in order with the events, so it is at least as new as anything
+   * received before it. A failure, or an answer of another generation,
+   * opens the conversation again.
+   */
+  private async fetchEntry(entryId: string, generation: number): Promise<void> {
+    this.fetching.add(entryId);
+    let a: EntryAnswer;
+    try {
+      a = (await this.client.request({ type: 'entry', conversation: this.conversation, entryId })) as unknown as EntryAnswer;
+    } catch (e) {
+      this.fetching.delete(entryId);
+      if (e instanceof DisconnectedError) return; // the reconnect resumes
+      this.rebuild();
+      return;
+    } finally {
+      this.fetchedEntries++;
+    }
+    this.fetching.delete(entryId);
+    if (this.disposed) return;
+    const w = this.state.window;
+    if (a.generation !== generation || a.generation !== w.generation) {
+      this.rebuild();
+      return;
+    }
+    this.dispatch({
+      type: 'entry',
+      how: a.open ? 'running' : 'settle',
+      entry: a.entry as unknown as Entry,
+      revision: a.revision,
+      open: a.open,
+      after: a.after,
+      seq: a.seq,
+    });
+  }
+
+  /** Entry checkpoints asked for after a gap (for tests). */
+  fetchedEntries = 0;
+
+  /** rebuild drops the window and opens a fresh snapshot. */
+  private rebuild() {
+    this.early = [];
+    this.dispatch({ type: 'replaced' }, { replacedAt: this.state.replacedAt + 1 });
+    this.opened = -1;
+    void this.ensureOpen();
   }
 
   /** dispose releases the snapshot and stops listening. */

@@ -66,6 +66,15 @@ export interface Unfollow {
   conversation: string;
 }
 
+/** Asks for the current value of one entry of a followed conversation, after a gap in its live events (an append against a revision or length the client does not hold). */
+export interface Entry {
+  type: "entry";
+  /** request ID */
+  id?: string;
+  conversation: string;
+  entryId: string;
+}
+
 /** Sends a message. */
 export interface Send {
   type: "send";
@@ -305,6 +314,22 @@ export interface ReceiptAnswer {
   receipt: Receipt;
 }
 
+/** Answers entry: the entry's whole current value, applied like an upsert (open) or settle event. */
+export interface EntryAnswer {
+  type: "entry";
+  /** the request this answers */
+  re: string;
+  conversation: string;
+  generation: number;
+  /** the conversation's seq when the entry was read: events before this answer are at or below it */
+  seq: number;
+  /** A transcript entry (docs/schema/log-v3.schema.json) */
+  entry: { [member: string]: unknown };
+  revision: number;
+  open: boolean;
+  after?: string;
+}
+
 /** An entry was added or changed. */
 export interface EventUpsert {
   type: "event";
@@ -432,8 +457,8 @@ export interface EventDeleted {
   op: "deleted";
 }
 
-export type ClientFrame = Hello | Ping | Open | PageRequest | Release | Unfollow | Send | Steer | Stop | Approve | Retry | Edit | SelectBranch;
+export type ClientFrame = Hello | Ping | Open | PageRequest | Release | Unfollow | Entry | Send | Steer | Stop | Approve | Retry | Edit | SelectBranch;
 
-export type ServerFrame = Welcome | Pong | Released | Ok | Error | Snapshot | Page | ReceiptAnswer | EventUpsert | EventSettle | EventAppend | EventPresentation | EventReplaced | EventHead | EventQueue | EventTurn | EventApprovals | EventReceipt | EventDeleted;
+export type ServerFrame = Welcome | Pong | Released | Ok | Error | Snapshot | Page | ReceiptAnswer | EntryAnswer | EventUpsert | EventSettle | EventAppend | EventPresentation | EventReplaced | EventHead | EventQueue | EventTurn | EventApprovals | EventReceipt | EventDeleted;
 
 export type EventFrame = EventUpsert | EventSettle | EventAppend | EventPresentation | EventReplaced | EventHead | EventQueue | EventTurn | EventApprovals | EventReceipt | EventDeleted;
