@@ -67,6 +67,15 @@ func Open(path string, opts ...Option) (*Log, error) {
 	return l, nil
 }
 
+// Lock takes path's writer lock without opening a log: for a caller that
+// must exclude every writer while it does something else to the file (the
+// server deletes a conversation under it) or that uses the lock only to
+// mark a folder as in use by a live process. It returns the release func,
+// or a *LockedError while another holder has it.
+func Lock(path string) (release func() error, err error) {
+	return acquire(path)
+}
+
 // Path returns the log's file path.
 func (l *Log) Path() string { return l.path }
 

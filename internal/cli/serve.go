@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"strings"
 
@@ -26,7 +27,10 @@ func runServe(ctx context.Context, args []string, stdio IO) error {
 	fs.SetOutput(io.Discard)
 	addr := fs.String("addr", "127.0.0.1:7878", "listen address; non-loopback needs --token")
 	data := fs.String("data", "", "data folder (default $FOLIO_HOME, else $XDG_DATA_HOME/folio)")
-	token := fs.String("token", "", "bearer token required on every API request")
+	token := fs.String("token", "", "token required on every API request (at least 16 characters; default: a new random one per launch)")
+	noToken := fs.Bool("no-token", false, "serve without a token (loopback addresses only)")
+	var hosts hostList
+	fs.Var(&hosts, "allowed-host", "another name the Host header may carry, NAME or NAME:PORT (repeatable)")
 	provName := fs.String("provider", "", "provider name (default $FOLIO_PROVIDER, else the config file, else demo)")
 	model := fs.String("model", "", "model name (default $FOLIO_MODEL)")
 	baseURL := fs.String("base-url", "", "OpenAI-compatible server URL (default $FOLIO_BASE_URL)")
@@ -39,8 +43,18 @@ func runServe(ctx context.Context, args []string, stdio IO) error {
 	if fs.NArg() > 0 {
 		return usageErr(fmt.Sprintf("serve: unexpected argument %q", fs.Arg(0)), try)
 	}
+	switch {
+	case *noToken && *token != "":
+		return usageErr("serve: --token and --no-token contradict each other", try)
+	case *token != "":
+		if err := server.CheckToken(*token); err != nil {
+			return usageErr("serve: --token: "+err.Error(), "folio serve --token \"$(openssl rand -base64 24)\"")
+		}
+	case !*noToken:
+		*token = server.NewToken()
+	}
 	if err := server.CheckAddr(*addr, *token); err != nil {
-		return usageErr("serve: "+err.Error(), "folio serve --addr "+*addr+" --token SECRET")
+		return usageErr("serve: --no-token: "+err.Error(), "folio serve --addr "+*addr+" (a token is made for you)")
 	}
 	dir, err := history.DataDir(*data)
 	if err != nil {
@@ -71,20 +85,40 @@ func runServe(ctx context.Context, args []string, stdio IO) error {
 		return ExitError{Code: 1, Msg: "serve: " + err.Error()}
 	}
 	srv, err := server.New(server.Options{
-		DataDir: dir,
-		Token:   *token,
-		Engine:  turns,
-		App:     webui.Handler(),
-		Logger:  slog.New(slog.NewTextHandler(stdio.Err, nil)),
+		DataDir:      dir,
+		Token:        *token,
+		AllowedHosts: hosts,
+		Engine:       turns,
+		App:          webui.Handler(),
+		Logger:       slog.New(slog.NewTextHandler(stdio.Err, nil)),
 	})
 	if err != nil {
 		return ExitError{Code: 1, Msg: "serve: " + err.Error()}
 	}
 	err = srv.ListenAndServe(ctx, *addr, func(a net.Addr) {
-		fmt.Fprintf(stdio.Out, "folio serving %s on http://%s/ (model: %s %s; tools work in %s)\n", dir, a, cfg.Name, cfg.Model, *work)
+		// The token goes in the fragment, which browsers never send to a
+		// server; the app moves it to the tab's session storage.
+		open := "http://" + a.String() + "/"
+		if *token != "" {
+			open += "#token=" + url.QueryEscape(*token)
+		}
+		fmt.Fprintf(stdio.Out, "folio serving %s (model: %s %s; tools work in %s)\nopen %s\n", dir, cfg.Name, cfg.Model, *work, open)
 	})
 	if err != nil {
 		return ExitError{Code: 1, Msg: "serve: " + err.Error()}
 	}
+	return nil
+}
+
+// hostList collects --allowed-host values.
+type hostList []string
+
+func (h *hostList) String() string { return strings.Join(*h, ",") }
+
+func (h *hostList) Set(v string) error {
+	if v == "" || strings.ContainsAny(v, " /") {
+		return fmt.Errorf("allowed host %q is not a host name (NAME or NAME:PORT)", v)
+	}
+	*h = append(*h, v)
 	return nil
 }
