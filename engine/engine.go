@@ -604,6 +604,21 @@ func (e *Engine) Allow(tool string) {
 	e.allowed[tool] = true
 }
 
+// Allowed lists, sorted, the tools allowed for the rest of the session
+// (by AllowSession, Allow or the engine's options).
+func (e *Engine) Allowed() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]string, 0, len(e.allowed))
+	for t, ok := range e.allowed {
+		if ok {
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Approvals lists the calls waiting for a decision.
 func (e *Engine) Approvals() []Approval {
 	e.mu.Lock()

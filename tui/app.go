@@ -97,6 +97,7 @@ type App struct {
 	resizeSeq   uint64
 
 	input     textarea.Model
+	appr      approvalPrompt // approval.go
 	picker    *picker
 	chromeBuf []string // the chrome as last laid out; nil when stale
 	status    string   // a transient line: what the last key did
@@ -283,7 +284,7 @@ func (a *App) setSnapshot(s transcript.Snapshot) {
 	if a.view != nil {
 		a.view.SetDocument(a.shown, s.Generation)
 	}
-	if s.Live.Approvals.Len() > 0 {
+	if a.approvalFocused() {
 		a.input.Blur()
 	} else if !a.input.Focused() && a.picker == nil {
 		a.input.Focus()
@@ -476,7 +477,7 @@ func (a *App) View() tea.View {
 	top := len(lines)
 	lines = append(lines, chrome...)
 	v.Content = strings.Join(lines, "\n")
-	if c := a.input.Cursor(); c != nil && a.snap.Live.Approvals.Len() == 0 && a.picker == nil {
+	if c := a.input.Cursor(); c != nil && !a.approvalFocused() && a.picker == nil {
 		c.Y += top + a.editorRow()
 		v.Cursor = c
 	}
@@ -485,7 +486,11 @@ func (a *App) View() tea.View {
 
 // editorRow is the row of the editor's first line within the chrome.
 func (a *App) editorRow() int {
-	return len(a.childLines()) + len(a.draftLines()) + 1
+	n := len(a.childLines()) + len(a.draftLines()) + 1
+	if a.approvalPending() {
+		n += len(a.approvalLines())
+	}
+	return n
 }
 
 // chrome is everything under the transcript: child agents, drafts, a rule,
@@ -495,12 +500,11 @@ func (a *App) chrome() []string {
 	out = append(out, a.childLines()...)
 	out = append(out, a.draftLines()...)
 	out = append(out, a.rule())
-	if a.snap.Live.Approvals.Len() > 0 {
+	if a.approvalPending() {
 		out = append(out, a.approvalLines()...)
-	} else {
-		for _, l := range strings.Split(a.input.View(), "\n") {
-			out = append(out, a.finish(l))
-		}
+	}
+	for _, l := range strings.Split(a.input.View(), "\n") {
+		out = append(out, a.finish(l))
 	}
 	out = append(out, a.footer())
 	if a.status != "" {
@@ -532,24 +536,8 @@ func (a *App) key(k tea.KeyPressMsg) tea.Cmd {
 	if a.picker != nil {
 		return a.pickerKey(s)
 	}
-	if a.snap.Live.Approvals.Len() > 0 {
-		switch s {
-		case "y", "a", "n":
-			d := map[string]engine.Decision{"y": engine.AllowOnce, "a": engine.AllowSession, "n": engine.Deny}[s]
-			if err := a.eng.Approve(a.snap.Live.Approvals.At(0).ID, d); err != nil {
-				a.status = err.Error()
-			}
-			return nil
-		case "esc":
-			a.eng.Stop()
-			return nil
-		case "ctrl+c", "ctrl+d":
-			return a.quit()
-		}
-		if a.view != nil {
-			return a.view.Update(k)
-		}
-		return nil
+	if cmd, ok := a.approvalKey(k); ok {
+		return cmd
 	}
 	switch s {
 	case "ctrl+c":
