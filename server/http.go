@@ -361,6 +361,7 @@ func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	os.Remove(history.SummaryPath(s.logPath(id))) // its listing cache; a stray one would be ignored anyway
+	os.Remove(history.CommandsPath(s.logPath(id)))
 	os.RemoveAll(s.attachmentDir(id))
 	c := s.conv(id)
 	c.mu.Lock()
