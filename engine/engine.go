@@ -343,6 +343,9 @@ func (e *Engine) resumeLocked(doc transcript.Document, msgs []message.Message) e
 		_ = e.store.Lease().SetModel(e.model)
 	}
 	e.msgs = answerDangling(slices.Clip(msgs))
+	if m, ok := recoverFailure(doc, e.msgs); ok { // a failure saved without its message
+		e.msgs = append(e.msgs, m)
+	}
 	e.msgEntry = make([]string, len(e.msgs))
 	e.lastPrompt, e.lastPromptMsgs = 0, 0
 	// A conversation that ended in a failure can be retried after resume;
