@@ -96,4 +96,3 @@ func (l *Log) LoadCommands() ([]CommandRecord, error) {
 	}
 	return out, nil
 }
-

@@ -103,7 +103,40 @@ func (l *Log) Load() (*Conversation, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := l.settleInterrupted(st); err != nil {
+		return nil, err
+	}
 	return st.conv, nil
+}
+
+// InterruptedNotice is the notice a writer adds under a streamed answer that
+// its previous writer never finished (it was killed mid-stream).
+const InterruptedNotice = "interrupted: folio stopped while this was being written; the answer is kept as far as it got and was not restarted"
+
+// settleInterrupted: a log whose document ends in a ui-open tail nothing
+// superseded was left by a writer that died mid-stream. The new writer (it
+// holds the lock, so that writer is gone) settles the partial entries as
+// they are, with a notice saying so, in one ui-append: every reader then
+// shows them as history, and no stream or approval is restarted.
+func (l *Log) settleInterrupted(st *reader) error {
+	c := st.conv
+	if c.Derived || st.settledLen >= c.Document.Len() {
+		return nil
+	}
+	entries := append(c.Document.Entries(), transcript.Entry{
+		ID:        transcript.NewIDSource().Next(),
+		Content:   transcript.Notice{Text: InterruptedNotice, Tone: transcript.ToneWarn},
+		Timestamp: l.now().UTC(),
+	})
+	doc, err := transcript.NewDocument(c.Document.ID(), entries)
+	if err != nil {
+		return err
+	}
+	if err := l.Save(doc, c.Messages); err != nil {
+		return fmt.Errorf("settle the interrupted answer: %w", err)
+	}
+	c.Document, c.Interrupted = doc, true
+	return nil
 }
 
 // read loads the file and resets the writer's view of it. It returns nil

@@ -253,7 +253,7 @@ func TestClientTextHasNoPaths(t *testing.T) {
 	for in, want := range map[string]string{
 		"/home/u/.local/share/folio/conversations/c.jsonl is being written by folio process 7": "c.jsonl is being written by folio process 7",
 		`open "/tmp/x/folio-serve-1/snapshots/s-1": no such file`:                              `open "s-1": no such file`,
-		"read C:\\Users\\u\\folio\\c.jsonl: denied":                                           "read c.jsonl: denied",
+		"read C:\\Users\\u\\folio\\c.jsonl: denied":                                            "read c.jsonl: denied",
 		"no such resource: GET /api/v2/nope":                                                   "no such resource: GET /api/v2/nope",
 		"a/b and 1/2 stay":                                                                     "a/b and 1/2 stay",
 	} {
