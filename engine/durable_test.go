@@ -55,3 +55,27 @@ func TestStreamingAnswerIsSavedWhileItStreams(t *testing.T) {
 		h.eng.Stop()
 	})
 }
+
+// The turn receipt's finishedAt is when the turn's last step completed, not
+// when the turn started: with the bubble's clock, the answer takes 5 s
+// after a 3 s tool-free first step.
+func TestReceiptFinishedAtIsTheLastStepsEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newScripted(cat(pause(3*time.Second), text("an answer"), pause(2*time.Second), done()))
+		h := newHarness(t, p)
+		start := time.Now()
+		h.send("c1", "go")
+		var rc transcript.TurnReceipt
+		for _, e := range h.entries() {
+			if r, ok := e.Content.(transcript.TurnReceipt); ok {
+				rc = r
+			}
+		}
+		if rc.FinishedAt == nil {
+			t.Fatal("no finishedAt")
+		}
+		if want := start.Add(5 * time.Second).UnixMilli(); *rc.FinishedAt != want {
+			t.Fatalf("finishedAt %d, want %d (the turn started at %d)", *rc.FinishedAt, want, start.UnixMilli())
+		}
+	})
+}
