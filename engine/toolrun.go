@@ -45,7 +45,7 @@ type bridge struct {
 // know the entry is open and show it as running.
 func placeholder(name, reason string) transcript.Tool {
 	return transcript.Tool{Receipt: transcript.ToolReceipt{App: name, Summary: name,
-		Status: transcript.ToolFailed, Reason: reason, NotDone: true}}
+		Status: transcript.ToolFailed, Reason: reason, NotDone: "the call did not complete"}}
 }
 
 // openCall opens the call's tool entry and its invocation as soon as the

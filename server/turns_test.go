@@ -859,7 +859,7 @@ func TestEphemeralPresentationEndsWithItsInvocation(t *testing.T) {
 	c := ts.dial(t)
 	c.open(id)
 	open := transcript.Entry{ID: "t-1", Timestamp: tsAt(1), Content: transcript.Tool{InvocationID: "t-1",
-		Receipt: transcript.ToolReceipt{App: "shell", Summary: "shell", Status: transcript.ToolFailed, Reason: "running", NotDone: true}}}
+		Receipt: transcript.ToolReceipt{App: "shell", Summary: "shell", Status: transcript.ToolFailed, Reason: "running", NotDone: "the call did not complete"}}}
 	if err := ts.Publish(id, Change{Op: OpUpsert, Entry: open}); err != nil {
 		t.Fatal(err)
 	}

@@ -198,7 +198,6 @@ func (a *App) draftLines() []string {
 	return out
 }
 
-// approvalLines is the inline approval prompt for the first pending call.
 // approvalArgs shows a call's arguments readably: a shell command as the
 // command line, other arguments as compact JSON.
 func approvalArgs(args string) string {

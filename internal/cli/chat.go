@@ -1,23 +1,25 @@
 package cli
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/foliodev/folio/engine"
 	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/provider"
 	_ "github.com/foliodev/folio/provider/builtin" // every client: openai, anthropic, demo
+	"github.com/foliodev/folio/server"
 	"github.com/foliodev/folio/tools"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
@@ -25,104 +27,163 @@ import (
 )
 
 func init() {
-	register("chat", "chat in the terminal: fullscreen, or --classic inline (the default on a terminal)", runChat)
+	register("", func(stdio IO) *cobra.Command { return newChatCmd(stdio, false) })
 }
-
-const chatTry = "folio chat --classic --resume"
 
 // DemoNotice is what the chat says under its footer while the offline demo
 // model answers.
 const DemoNotice = "demo model — for a real one set OPENAI_API_KEY and FOLIO_PROVIDER=openai, or see docs/providers.md"
 
-// chatArgs pulls --resume's optional ID out of args: "--resume ID",
-// "--resume=ID" or a bare "--resume" (open the picker).
-func chatArgs(args []string) (rest []string, resume bool, id string) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--resume" || a == "-resume":
-			resume = true
-			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-				id = args[i+1]
-				i++
-			}
-		case strings.HasPrefix(a, "--resume=") || strings.HasPrefix(a, "-resume="):
-			resume, id = true, a[strings.IndexByte(a, '=')+1:]
-		default:
-			rest = append(rest, a)
-		}
-	}
-	return rest, resume, id
+// resumeValue is --resume's value: set alone it opens the picker, with an
+// ID (--resume=ID, or --resume ID) it opens that conversation.
+type resumeValue struct {
+	set bool
+	id  string
 }
 
-func runChat(ctx context.Context, args []string, stdio IO) error {
-	args, resume, resumeID := chatArgs(args)
-	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	classic := fs.Bool("classic", false, "the inline view, printing into the terminal's scrollback")
-	data := fs.String("data", "", "data folder (default $FOLIO_HOME, else $XDG_DATA_HOME/folio)")
-	provName := fs.String("provider", "", "provider name (default $FOLIO_PROVIDER, else the config file, else demo)")
-	model := fs.String("model", "", "model name (default $FOLIO_MODEL)")
-	baseURL := fs.String("base-url", "", "OpenAI-compatible server URL (default $FOLIO_BASE_URL)")
-	dir := fs.String("dir", "", "workspace folder the tools work in (default: the current folder)")
-	yes := fs.Bool("yes", false, "allow every tool call without asking")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdio.Out, "usage: folio [chat] [--classic] [--resume [ID]] [flags]\n\n  --resume [ID]\n    \tcontinue a saved conversation; without an ID, pick one from a list")
-			fs.SetOutput(stdio.Out)
-			fs.PrintDefaults()
-			return nil
-		}
-		return usageErr("chat: "+err.Error(), chatTry)
-	}
-	if fs.NArg() > 0 {
-		return usageErr(fmt.Sprintf("chat: unexpected argument %q", fs.Arg(0)), chatTry)
-	}
-	if !isTTY(stdio.In) || !isTTY(stdio.Out) {
-		return usageErr("chat: needs a terminal on standard input and output", `folio run "your prompt"`)
-	}
+// pickSentinel is what pflag stores for a bare --resume: the help shows
+// it as --resume ID[=pick].
+const pickSentinel = "pick"
 
-	dataDir, err := history.DataDir(*data)
-	if err != nil {
-		return ExitError{Code: 1, Msg: "chat: " + err.Error()}
+func (r *resumeValue) String() string { return r.id }
+func (r *resumeValue) Type() string   { return "ID" }
+func (r *resumeValue) Set(s string) error {
+	r.set = true
+	r.id = strings.TrimSpace(s)
+	if r.id == pickSentinel {
+		r.id = ""
 	}
-	cfg, prov, err := provider.Load(provider.Options{DataDir: dataDir, Provider: *provName, Model: *model, BaseURL: *baseURL})
-	if err != nil {
-		return ExitError{Code: 1, Msg: "chat: " + err.Error()}
+	return nil
+}
+
+// chatFlags are the chat's options, on folio itself and on folio chat.
+type chatFlags struct {
+	classic bool
+	resume  resumeValue
+	data    string
+	prov    providerFlags
+	dir     string
+	yes     bool
+	mouse   bool
+}
+
+const chatExample = `folio
+folio --classic
+folio --resume
+folio chat --resume 20260304-050607-a1b2c3 --classic`
+
+// newChatCmd builds the chat command; asRoot makes it folio itself, which
+// chats on a terminal and prints help elsewhere.
+func newChatCmd(stdio IO, asRoot bool) *cobra.Command {
+	return chatCmd(stdio, asRoot, runChat)
+}
+
+// chatCmd builds the chat command around run, which tests replace.
+func chatCmd(stdio IO, asRoot bool, run func(*cobra.Command, *chatFlags, IO) error) *cobra.Command {
+	f := &chatFlags{}
+	cmd := &cobra.Command{
+		Use:     "chat [--classic] [--resume [ID]]",
+		Short:   "Chat in the terminal: fullscreen, or --classic inline",
+		Long:    "Chat with a model in the terminal. Fullscreen by default; --classic draws inline and leaves the conversation in the terminal's scrollback.\n\nEach conversation is saved in the data folder under its ID; --resume continues one.",
+		Example: chatExample,
+		Args: func(cmd *cobra.Command, args []string) error {
+			// --resume ID: pflag leaves a separate ID as a positional.
+			if f.resume.set && f.resume.id == "" && len(args) == 1 {
+				f.resume.id = args[0]
+				return nil
+			}
+			if len(args) > 0 && asRoot {
+				return usageErr(fmt.Sprintf("unknown command %q", args[0]), "folio --help")
+			}
+			return noArgs(cmd, args)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if asRoot && cmd.Flags().NFlag() == 0 && (!isTTY(stdio.In) || !isTTY(stdio.Out)) {
+				// In a pipe or a CI log folio prints something useful
+				// instead of waiting for keys.
+				return cmd.Help()
+			}
+			return run(cmd, f, stdio)
+		},
 	}
-	work := *dir
+	if asRoot {
+		cmd.Use = "folio"
+		cmd.Short = "A conversation engine for AI agent applications"
+		cmd.Long = "folio chats with a model in the terminal (the default on a terminal), serves the web app, runs one turn headless, and inspects conversation logs."
+	}
+	fs := cmd.Flags()
+	fs.BoolVar(&f.classic, "classic", false, "the inline view, printing into the terminal's scrollback")
+	fs.Var(&f.resume, "resume", "continue the conversation with this ID (as folio log ls lists it); alone, pick one from a list")
+	fs.Lookup("resume").NoOptDefVal = pickSentinel
+	dataFlag(fs, &f.data)
+	f.prov.add(fs)
+	fs.StringVar(&f.dir, "dir", "", "workspace folder the tools work in (default: the current folder)")
+	fs.BoolVar(&f.yes, "yes", false, "allow every tool call without asking")
+	fs.BoolVar(&f.mouse, "mouse", os.Getenv("FOLIO_MOUSE") == "1", "fullscreen: capture the mouse so the wheel scrolls (selecting text then needs shift); default $FOLIO_MOUSE=1, else off")
+	return cmd
+}
+
+func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
+	if !isTTY(stdio.In) || !isTTY(stdio.Out) {
+		return usageErr(prefix(cmd)+"needs a terminal on standard input and output", `folio run "your prompt"`)
+	}
+	ctx := cmd.Context()
+	dataDir, err := history.DataDir(f.data)
+	if err != nil {
+		return failure(cmd, err)
+	}
+	popts := provider.Options{DataDir: dataDir, Provider: f.prov.provider, Model: f.prov.model, BaseURL: f.prov.baseURL}
+	cfg, prov, err := provider.Load(popts)
+	if err != nil {
+		return providerErr(cmd, f.prov, err)
+	}
+	work := f.dir
 	if work == "" {
 		if work, err = os.Getwd(); err != nil {
-			return ExitError{Code: 1, Msg: "chat: " + err.Error()}
+			return failure(cmd, err)
 		}
 	}
 
-	s, err := newChatSession(dataDir, cfg, prov, work, *yes)
+	s, err := newChatSession(dataDir, cfg, prov, work, f.yes)
 	if err != nil {
-		return ExitError{Code: 1, Msg: "chat: " + err.Error()}
+		return failure(cmd, err)
 	}
+	s.popts, s.work = popts, work
 	defer s.close()
-	if resume && resumeID != "" {
-		if err := s.resume(resumeID); err != nil {
-			return ExitError{Code: 1, Msg: "chat: " + err.Error()}
+	if f.resume.id != "" {
+		s.warn = stdio.Err
+		if err := s.resume(f.resume.id); err != nil {
+			return failure(cmd, err)
 		}
+		s.warn = nil
 	}
 
 	o := tui.Options{
 		Engine:        s.eng,
-		Classic:       *classic,
+		Classic:       f.classic,
 		Theme:         tui.DetectTheme(os.Environ(), true),
 		Location:      time.Local,
 		Conversations: s.list,
 		Resume:        s.resume,
-		Picker:        resume && resumeID == "",
+		Picker:        f.resume.set && f.resume.id == "",
+		Mouse:         f.mouse,
+		Welcome:       &tui.Welcome{Model: cfg.Name + "/" + cfg.Model, Folder: work, Data: dataDir},
+		Models:        s.models,
+		SetModel:      s.setModel,
+		New:           s.newConversation,
+		Export:        s.export,
 	}
+	hist := newPromptHistory(dataDir)
+	o.History, o.OnPrompt = hist.load(), hist.add
 	if cfg.Type == provider.TypeDemo {
 		o.Notice = DemoNotice
 	}
 	in, out := stdio.In.(*os.File), stdio.Out.(*os.File) // isTTY checked both
 	if err := tui.Chat(ctx, o, in, out); err != nil {
-		return ExitError{Code: 1, Msg: "chat: " + err.Error()}
+		return failure(cmd, err)
+	}
+	if id, ok := s.saved(); ok {
+		fmt.Fprintf(stdio.Out, "Resume this conversation with: folio --resume %s\n", id)
 	}
 	return nil
 }
@@ -134,6 +195,13 @@ type chatSession struct {
 	dataDir string
 	host    *toolview.Host
 	eng     *engine.Engine
+
+	popts provider.Options // for /model's list
+	work  string           // the tools' folder, where /export writes
+
+	// warn gets notices about a resumed log (a lock taken over) while
+	// nothing draws on the terminal yet; nil once the chat's view owns it.
+	warn io.Writer
 
 	mu  sync.Mutex
 	log *history.Log
@@ -152,11 +220,11 @@ func newChatSession(dataDir string, cfg provider.Config, prov provider.Provider,
 	// Settlement reveals the rest. (folio run prints as text arrives.)
 	store := transcript.NewStore(transcript.WithPacing(transcript.DefaultPacing), transcript.WithDocument(doc))
 	s.host = toolview.New(toolview.WithArtifactDir(dataDir + "/artifacts"))
-	path, err := history.Path(dataDir, s.id)
+	path, err := history.Locate(dataDir, s.id)
 	if err != nil {
 		return nil, err
 	}
-	if s.log, err = history.Open(path); err != nil {
+	if s.log, err = openLog(path, nil); err != nil {
 		return nil, err
 	}
 	opts := []engine.Option{engine.WithModel(cfg.Model), engine.WithHost(s.host), engine.WithSaver(&titledLog{log: s.log})}
@@ -199,7 +267,7 @@ func (s *chatSession) list() ([]tui.Conversation, error) {
 		if c.Err != nil || c.Entries == 0 {
 			continue
 		}
-		out = append(out, tui.Conversation{ID: c.ID, Title: c.Title, Updated: c.UpdatedAt, Entries: c.Entries})
+		out = append(out, tui.Conversation{ID: conversationID(c), Title: c.Title, Updated: c.UpdatedAt, Entries: c.Entries})
 	}
 	return out, nil
 }
@@ -207,7 +275,7 @@ func (s *chatSession) list() ([]tui.Conversation, error) {
 // resume continues conversation id: its log is opened (taking its lock),
 // the engine is hydrated from it, and later saves go to it.
 func (s *chatSession) resume(id string) error {
-	path, err := history.Path(s.dataDir, id)
+	path, err := history.Locate(s.dataDir, id)
 	if err != nil {
 		return err
 	}
@@ -219,7 +287,7 @@ func (s *chatSession) resume(id string) error {
 	if id == s.id {
 		return nil
 	}
-	log, err := history.Open(path)
+	log, err := openLog(path, s.warn)
 	if err != nil {
 		return err
 	}
@@ -238,6 +306,95 @@ func (s *chatSession) resume(id string) error {
 	s.log.Close()
 	s.log, s.id = log, id
 	return nil
+}
+
+// saved returns the current conversation's ID if anything of it is saved.
+func (s *chatSession) saved() (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	path, err := history.Locate(s.dataDir, s.id)
+	if err != nil {
+		return "", false
+	}
+	st, err := os.Stat(path)
+	return s.id, err == nil && st.Size() > 0
+}
+
+// newConversation switches to a new, empty conversation under a fresh ID;
+// the one before stays saved as it was.
+func (s *chatSession) newConversation() error {
+	id := newConversationID()
+	path, err := history.Path(s.dataDir, id)
+	if err != nil {
+		return err
+	}
+	doc, err := transcript.NewDocument(id, nil)
+	if err != nil {
+		return err
+	}
+	log, err := openLog(path, nil)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.eng.Resume(doc, nil); err != nil {
+		log.Close()
+		return err
+	}
+	s.eng.SetSaver(&titledLog{log: log})
+	s.log.Close()
+	s.log, s.id = log, id
+	return nil
+}
+
+// export writes the conversation as plain text into the tools' folder.
+func (s *chatSession) export() (string, error) {
+	s.mu.Lock()
+	id := s.id
+	s.mu.Unlock()
+	doc := s.eng.Store().Snapshot().Document
+	if doc.Len() == 0 {
+		return "", errors.New("the conversation is empty")
+	}
+	path := filepath.Join(s.work, "folio-"+id+".txt")
+	if err := os.WriteFile(path, []byte(renderDocument(doc, tui.PlainTheme, 100)), 0o600); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// models lists what /model offers: the models folio models shows as
+// usable, as provider/model.
+func (s *chatSession) models() ([]string, error) {
+	opts, err := server.ConfiguredModels(s.popts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(opts))
+	for i, o := range opts {
+		out[i] = o.Name
+	}
+	return out, nil
+}
+
+// setModel switches the engine to the named model for the turns after.
+func (s *chatSession) setModel(name string) error {
+	opts, err := server.ConfiguredModels(s.popts)
+	if err != nil {
+		return err
+	}
+	for _, o := range opts {
+		if o.Name != name {
+			continue
+		}
+		p, err := provider.New(o.Config)
+		if err != nil {
+			return err
+		}
+		return s.eng.SetModel(engine.ModelChoice{Provider: p, Model: o.Model, ContextWindow: o.Config.ContextWindow})
+	}
+	return fmt.Errorf("no model %q", name)
 }
 
 // titledLog saves to a log and gives a new conversation its title, the
@@ -276,10 +433,4 @@ func newConversationID() string {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
-}
-
-// isTTY reports whether v, a reader or a writer, is a terminal.
-func isTTY(v any) bool {
-	f, ok := v.(*os.File)
-	return ok && isTerminal(f)
 }

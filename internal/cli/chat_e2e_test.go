@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/transcript"
@@ -91,11 +94,26 @@ func TestChatEndToEndInTmux(t *testing.T) {
 	if len(list) != 1 || list[0].Title != "hello folio" || list[0].Entries < 3 {
 		t.Fatalf("the conversation was not saved with its title and entries: %+v", list)
 	}
+	if l := locks(t, home); len(l) > 0 {
+		t.Errorf("lock files left after the chat quit: %v", l)
+	}
+	// Quitting says how to come back, with the ID folio log ls lists.
+	hint := "Resume this conversation with: folio --resume " + conversationID(list[0])
+	if pane := x.run("capture-pane", "-p", "-J", "-S", "-", "-t", "chat"); !strings.Contains(pane, hint) {
+		t.Errorf("no resume hint %q after quitting:\n%s", hint, pane)
+	}
 }
 
 // startChatInTmux builds folio and runs "folio" with args in a 100×30 tmux
 // pane on the demo model, with a data folder of its own (home).
 func startChatInTmux(t *testing.T, args ...string) (x tmux, home string) {
+	t.Helper()
+	return startChatInTmuxAt(t, "", args...)
+}
+
+// startChatInTmuxAt is startChatInTmux over the data folder home (a new
+// one when empty).
+func startChatInTmuxAt(t *testing.T, home string, args ...string) (x tmux, _ string) {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if requireSuites() {
@@ -109,13 +127,15 @@ func startChatInTmux(t *testing.T, args ...string) (x tmux, home string) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	home = filepath.Join(dir, "home")
+	if home == "" {
+		home = filepath.Join(dir, "home")
+	}
 	x = tmux{t: t, socket: filepath.Join(dir, "tmux.sock")}
 	t.Cleanup(func() { _ = exec.Command("tmux", "-S", x.socket, "kill-server").Run() })
 	cmd := strings.Join(append([]string{bin}, args...), " ")
 	x.run("-f", "/dev/null", "new-session", "-d", "-s", "chat", "-x", "100", "-y", "30",
 		"-e", "FOLIO_HOME="+home, "-e", "FOLIO_DEMO_RATE=2000", "-e", "TERM=xterm-256color",
-		"-e", "FOLIO_PROVIDER=", "-e", "FOLIO_MODEL=", "-e", "FOLIO_BASE_URL=",
+		"-e", "FOLIO_PROVIDER=", "-e", "FOLIO_MODEL=", "-e", "FOLIO_BASE_URL=", "-e", "FOLIO_MOUSE=",
 		"-c", dir, "sh", "-c", cmd+" 2>"+filepath.Join(dir, "stderr.txt"))
 	// Keep the pane after folio exits, so its last screen can be read.
 	x.run("set-option", "-t", "chat", "remain-on-exit", "on")
@@ -171,7 +191,7 @@ func TestNoCommandWithoutTerminalPrintsHelp(t *testing.T) {
 	if err := Run(context.Background(), nil, strings.NewReader(""), &out, &out); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "usage: folio <command>") || !strings.Contains(out.String(), "chat") {
+	if !strings.Contains(out.String(), "Usage:") || !strings.Contains(out.String(), "chat") {
 		t.Fatalf("folio without a terminal printed:\n%s", out.String())
 	}
 	err := Run(context.Background(), []string{"chat"}, strings.NewReader(""), &out, &out)
@@ -180,24 +200,33 @@ func TestNoCommandWithoutTerminalPrintsHelp(t *testing.T) {
 	}
 }
 
-func TestChatArgs(t *testing.T) {
+// --resume takes an optional ID in every GNU spelling; alone it asks for
+// the picker.
+func TestChatResumeFlag(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		args   []string
-		rest   []string
-		resume bool
-		id     string
+		args    []string
+		classic bool
+		resume  bool
+		id      string
 	}{
-		{[]string{"--classic"}, []string{"--classic"}, false, ""},
-		{[]string{"--resume"}, nil, true, ""},
-		{[]string{"--resume", "abc", "--classic"}, []string{"--classic"}, true, "abc"},
-		{[]string{"--resume", "--classic"}, []string{"--classic"}, true, ""},
-		{[]string{"--resume=xyz"}, nil, true, "xyz"},
+		{[]string{"--classic"}, true, false, ""},
+		{[]string{"--resume"}, false, true, ""},
+		{[]string{"--resume", "abc", "--classic"}, true, true, "abc"},
+		{[]string{"--resume", "--classic"}, true, true, ""},
+		{[]string{"--resume=xyz"}, false, true, "xyz"},
+		{[]string{"--classic", "--resume", "abc"}, true, true, "abc"},
 	}
 	for _, tt := range tests {
-		rest, resume, id := chatArgs(tt.args)
-		if strings.Join(rest, " ") != strings.Join(tt.rest, " ") || resume != tt.resume || id != tt.id {
-			t.Errorf("chatArgs(%q) = %q, %v, %q; want %q, %v, %q", tt.args, rest, resume, id, tt.rest, tt.resume, tt.id)
+		var got *chatFlags
+		cmd := chatCmd(IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}, true,
+			func(_ *cobra.Command, f *chatFlags, _ IO) error { got = f; return nil })
+		cmd.SetArgs(tt.args)
+		if err := cmd.Execute(); err != nil {
+			t.Fatalf("%q: %v", tt.args, err)
+		}
+		if got.classic != tt.classic || got.resume.set != tt.resume || got.resume.id != tt.id {
+			t.Errorf("%q: classic %v resume %v id %q; want %v %v %q", tt.args, got.classic, got.resume.set, got.resume.id, tt.classic, tt.resume, tt.id)
 		}
 	}
 }
