@@ -197,7 +197,7 @@ func receiptRank(state string) int {
 
 // rejection maps an engine error to a rejected receipt.
 func rejection(cmd Command, err error) Receipt {
-	rc := Receipt{CommandID: cmd.CommandID, Conversation: cmd.Conversation, Kind: cmd.Kind, State: StateRejected, Reason: err.Error()}
+	rc := Receipt{CommandID: cmd.CommandID, Conversation: cmd.Conversation, Kind: cmd.Kind, State: StateRejected, Reason: clientText(err.Error())}
 	switch {
 	case errors.Is(err, ErrNotRunning):
 		rc.Code = "not-running"

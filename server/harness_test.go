@@ -21,6 +21,9 @@ import (
 	"github.com/foliodev/folio/transcript"
 )
 
+// testToken is a token that passes CheckToken.
+const testToken = "test-token-0123456789"
+
 // testServer is a real server on a loopback port.
 type testServer struct {
 	*Server
@@ -126,7 +129,11 @@ func (ts *testServer) dialRaw(t testing.TB) *client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
-	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.url, "http")+"/api/v2/ws", nil)
+	var do *websocket.DialOptions
+	if ts.opts.Token != "" {
+		do = &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + ts.opts.Token}}}
+	}
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.url, "http")+"/api/v2/ws", do)
 	if err != nil {
 		t.Fatal(err)
 	}

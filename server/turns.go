@@ -374,7 +374,8 @@ func (s *runner) start() error {
 		return fmt.Errorf("tools: %w", err)
 	}
 	o := s.t.opts
-	opts := []engine.Option{engine.WithTools(set), engine.WithHost(s.host), engine.WithSaver(saver{s}), engine.WithModel(o.Model)}
+	opts := []engine.Option{engine.WithTools(set), engine.WithHost(s.host), engine.WithSaver(saver{s}), engine.WithModel(o.Model),
+		engine.WithCommandLog(log)} // receipts survive a restart (history.CommandsPath)
 	if o.ContextWindow > 0 {
 		opts = append(opts, engine.WithContextWindow(o.ContextWindow))
 	}

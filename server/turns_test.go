@@ -26,7 +26,7 @@ import (
 
 // newTurnsServer starts a server whose commands run real turns at the given
 // demo rate (tokens per second).
-func newTurnsServer(t *testing.T, rate float64, data string) (*testServer, *Turns) {
+func newTurnsServer(t *testing.T, rate float64, data string, token ...string) (*testServer, *Turns) {
 	t.Helper()
 	turns, err := NewTurns(TurnsOptions{
 		Provider:  demo.New(demo.Options{TokensPerSecond: rate}),
@@ -36,13 +36,22 @@ func newTurnsServer(t *testing.T, rate float64, data string) (*testServer, *Turn
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newTestServer(t, Options{Engine: turns, DataDir: data}), turns
+	opts := Options{Engine: turns, DataDir: data}
+	if len(token) > 0 {
+		opts.Token = token[0]
+	}
+	return newTestServer(t, opts), turns
 }
 
 // create makes an empty conversation over HTTP.
 func (ts *testServer) create(t *testing.T) string {
 	t.Helper()
-	resp, err := http.Post(ts.url+"/api/v2/conversations", "application/json", strings.NewReader(`{}`))
+	req, _ := http.NewRequest(http.MethodPost, ts.url+"/api/v2/conversations", strings.NewReader(`{}`))
+	req.Header.Set("Content-Type", "application/json")
+	if ts.opts.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+ts.opts.Token)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -607,6 +616,7 @@ func TestRenameWhileEngineOpen(t *testing.T) {
 	c.send(id, "k1", "hello")
 	c.finished("k1")
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPatch, ts.url+"/api/v2/conversations/"+id, strings.NewReader(`{"title":"renamed"}`))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -766,9 +776,12 @@ func TestSteerAppliesInsideTheRunningTurn(t *testing.T) {
 }
 
 func TestSendWithAttachment(t *testing.T) {
-	ts, _ := newTurnsServer(t, 0, "")
+	ts, _ := newTurnsServer(t, 0, "", testToken)
 	id := ts.create(t)
-	resp, err := http.Post(ts.url+"/api/v2/conversations/"+id+"/attachments?name=notes.txt", "text/plain", strings.NewReader("the word is plum"))
+	req, _ := http.NewRequest(http.MethodPost, ts.url+"/api/v2/conversations/"+id+"/attachments?name=notes.txt", strings.NewReader("the word is plum"))
+	req.Header.Set("Content-Type", "text/plain")
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

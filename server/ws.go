@@ -76,15 +76,19 @@ type outFrame struct {
 var framePool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	n := len(s.conns)
-	s.mu.Unlock()
-	if n >= maxConns {
+	// A slot is taken before the upgrade and held until the connection
+	// is gone, so concurrent upgrades cannot overshoot the limit.
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	default:
 		httpError(w, http.StatusServiceUnavailable, "too-many", "too many connections")
 		return
 	}
-	// Accept checks Origin: absent, or the request's own host.
-	ws, err := websocket.Accept(w, r, nil)
+	// Accept checks Origin as well (admit did first): absent, or the
+	// request's own host. Browsers offer the token as a subprotocol next to
+	// Subprotocol, and need the server to select one of their offers.
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}})
 	if err != nil {
 		return // Accept wrote the 403
 	}
@@ -231,7 +235,7 @@ type errorFrame struct {
 }
 
 func (c *conn) protoError(re, code, msg string, rebuild bool) {
-	c.reply(errorFrame{Type: "error", Re: re, Code: code, Message: msg, Rebuild: rebuild})
+	c.reply(errorFrame{Type: "error", Re: re, Code: code, Message: clientText(msg), Rebuild: rebuild})
 }
 
 func (c *conn) reply(v any) {
