@@ -275,7 +275,6 @@ type runner struct {
 	host  *toolview.Host
 	eng   *engine.Engine
 	sub   *transcript.Subscription
-	unsub func()
 	quit  chan struct{}
 	done  chan struct{}
 	saveC chan struct{} // a save succeeded: failures held back may go out
@@ -400,7 +399,6 @@ func (s *runner) start() error {
 	snap := s.store.Snapshot()
 	s.gen, s.published, s.pub = snap.Generation, snap.Document.Len(), map[string]pubState{}
 	s.sub = s.store.Subscribe()
-	s.unsub = s.host.Subscribe(s.onTool)
 	s.quit, s.done = make(chan struct{}), make(chan struct{})
 	s.saveC, s.poke = make(chan struct{}, 1), make(chan struct{}, 1)
 	// From here the engine is the conversation's one producer of live
@@ -416,7 +414,6 @@ func (s *runner) close() error {
 	err := s.eng.Close()
 	close(s.quit)
 	<-s.done
-	s.unsub()
 	s.sub.Close()
 	s.host.Close()
 	s.logMu.Lock()

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -216,17 +215,4 @@ func (s *runner) publishControl() {
 	for i := range changed {
 		_ = s.srv.Publish(s.id, Change{Op: OpReceipt, Receipt: &changed[i]})
 	}
-}
-
-// onTool publishes a presentation that never reaches the document: the
-// current value of an ephemeral primary item, shown only while its
-// invocation is open (retained values travel inside the tool entry).
-func (s *runner) onTool(ch toolview.Change) {
-	if !ch.Open || ch.Record != nil || ch.Item != "" || ch.Value == nil || ch.Value.Draft || ch.Retention != toolview.Ephemeral {
-		return
-	}
-	p := &transcript.Presentation{Schema: ch.Value.Schema, Version: ch.Value.Version,
-		Revision: int64(ch.Revision), Payload: transcript.RawJSON(ch.Value.Payload)}
-	_ = s.srv.Publish(s.id, Change{Op: OpPresentation, EntryID: ch.Invocation, InvocationID: ch.Invocation,
-		Presentation: p, Ephemeral: true})
 }
