@@ -254,18 +254,9 @@ func (t *titledLog) Save(doc transcript.Document, msgs []message.Message) error 
 	if t.titled {
 		return nil
 	}
-	for _, e := range doc.All() {
-		if u, ok := e.Content.(transcript.User); ok {
-			title := strings.TrimSpace(u.Text)
-			if i := strings.IndexByte(title, '\n'); i >= 0 {
-				title = title[:i]
-			}
-			if r := []rune(title); len(r) > 60 {
-				title = string(r[:60]) + "…"
-			}
-			t.titled = true
-			return t.log.SetTitle(title)
-		}
+	if title, ok := history.FirstMessageTitle(doc); ok {
+		t.titled = true
+		return t.log.SetTitle(title)
 	}
 	return nil
 }
