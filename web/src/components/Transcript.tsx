@@ -1,8 +1,10 @@
+import { ArrowDown } from 'lucide-react';
 import { memo, useCallback, useEffect, useLayoutEffect, useRef, useState, useSyncExternalStore } from 'react';
 import type { Message } from '../chat/types';
 import type { Anchor, TranscriptView } from '../chat/view';
 import { atEnd } from '../chat/window';
 import { typesetMath } from '../markdown/math';
+import { useCatalog } from '../i18n/catalog';
 import { MessageBubble } from './Bubbles';
 
 // How close to the bottom, in pixels, still counts as reading the latest.
@@ -50,6 +52,7 @@ const Row = memo(function Row({ message }: { message: Message }) {
  * Rows far outside the viewport are unmounted and keep their measured height.
  */
 export function Transcript({ view, heights, saved, onSave, visible = true }: TranscriptProps) {
+  const t = useCatalog();
   const state = useSyncExternalStore(view.subscribe, view.getState);
   const w = state.window;
   const column = useRef<HTMLDivElement>(null);
@@ -241,7 +244,7 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
         data-loading={state.loading}
       >
         <div className="message-list">
-          {w.hasMoreBefore ? <div className="history-edge">Earlier messages</div> : null}
+          {w.hasMoreBefore ? <div className="history-edge">{t.earlierMessages}</div> : null}
           {rows.map((m) => {
             const h = heights.get(m.id);
             const mountIt = h === undefined || mountedIds === undefined || mountedIds.has(m.id);
@@ -260,7 +263,7 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
               </div>
             );
           })}
-          {w.hasMoreAfter ? <div className="history-edge">Later messages</div> : null}
+          {w.hasMoreAfter ? <div className="history-edge">{t.laterMessages}</div> : null}
         </div>
       </div>
       {showJump ? (
@@ -270,7 +273,8 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
           data-state={state.intent === 'jump' ? 'pending' : state.jumpFailed ? 'failed' : 'idle'}
           onClick={jump}
         >
-          {state.jumpFailed ? 'Jump to latest (retry)' : 'Jump to latest'}
+          <ArrowDown aria-hidden="true" size={14} />
+          {state.jumpFailed ? t.jumpToLatestRetry : t.jumpToLatest}
         </button>
       ) : null}
     </div>

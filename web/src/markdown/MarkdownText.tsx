@@ -1,4 +1,5 @@
-import { useLayoutEffect, useMemo, useRef } from 'react';
+import { useLayoutEffect, useMemo, useRef, type MouseEvent } from 'react';
+import { useCatalog } from '../i18n/catalog';
 import { renderMarkdown } from './render';
 import { typesetMath } from './math';
 
@@ -9,20 +10,51 @@ export interface MarkdownTextProps {
   cached?: boolean;
 }
 
+/** addCopyButtons gives every code block a copy button (the app's own element, added after sanitizing). */
+function addCopyButtons(root: HTMLElement | null, label: string) {
+  if (!root) return;
+  for (const pre of root.querySelectorAll('pre')) {
+    if (pre.querySelector(':scope > .code-copy')) continue;
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'code-copy';
+    b.textContent = label;
+    b.setAttribute('aria-label', label);
+    pre.prepend(b);
+  }
+}
+
+/** copyCode copies the code of the block whose copy button was clicked. */
+function copyCode(e: MouseEvent<HTMLDivElement>, done: string, label: string) {
+  const b = (e.target as Element).closest?.('button.code-copy');
+  if (!(b instanceof HTMLButtonElement)) return;
+  const code = b.parentElement?.querySelector('code')?.textContent ?? '';
+  void navigator.clipboard?.writeText(code).then(() => {
+    b.textContent = done;
+    setTimeout(() => (b.textContent = label), 1500);
+  });
+}
+
 /**
  * MarkdownText shows chat markdown. The HTML is sanitized (render.ts); math is
  * typeset in a layout effect, after React has committed the new HTML and before
  * the browser shows it, so a bubble never flashes raw TeX. React leaves the
- * typeset DOM alone until the HTML string itself changes.
+ * typeset DOM (and the code blocks' copy buttons) alone until the HTML string
+ * itself changes.
  */
 export function MarkdownText({ source, className, cached = true }: MarkdownTextProps) {
+  const t = useCatalog();
   const ref = useRef<HTMLDivElement>(null);
   const html = useMemo(() => renderMarkdown(source, cached), [source, cached]);
-  useLayoutEffect(() => typesetMath(ref.current), [html]);
+  useLayoutEffect(() => {
+    typesetMath(ref.current);
+    addCopyButtons(ref.current, t.copyCode);
+  }, [html, t]);
   return (
     <div
       ref={ref}
       className={className ? `markdown ${className}` : 'markdown'}
+      onClick={(e) => copyCode(e, t.copied, t.copyCode)}
       dangerouslySetInnerHTML={{ __html: html }}
     />
   );

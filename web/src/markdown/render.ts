@@ -3,14 +3,15 @@
 import DOMPurify from 'dompurify';
 import { Marked } from 'marked';
 import { MarkdownCache } from './cache';
+import { highlightExtension } from './highlight';
 import { restoreMath, stashMath } from './math';
 
 // One private instance, so no other code's marked.use() changes chat output.
-const marked = new Marked({ gfm: true, breaks: false, async: false });
+const marked = new Marked(highlightExtension, { gfm: true, breaks: false, async: false });
 
 /**
  * renderMarkdownUncached turns chat markdown into sanitized HTML: math is
- * stashed, marked parses, DOMPurify sanitizes, and the math comes back as
+ * stashed, marked parses (highlighting fenced code), DOMPurify sanitizes, and the math comes back as
  * escaped text in spans that typesetMath later typesets. Every result passes
  * through DOMPurify; nothing the cache does can skip this function's sanitizer.
  */
@@ -25,6 +26,13 @@ export function renderMarkdownUncached(source: string): string {
     FORBID_ATTR: ['style'],
   });
   restoreMath(fragment, spans);
+  // A wide table scrolls sideways in its own box instead of breaking words.
+  for (const table of fragment.querySelectorAll('table')) {
+    const box = document.createElement('div');
+    box.className = 'table-scroll';
+    table.replaceWith(box);
+    box.append(table);
+  }
   const holder = document.createElement('div');
   holder.append(fragment);
   return holder.innerHTML;
