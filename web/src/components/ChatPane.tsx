@@ -10,6 +10,7 @@ import { ProtocolError, type Client } from '../protocol/client';
 import { ApprovalView } from './ApprovalView';
 import { ArtifactReaderContext, type ArtifactReader } from './ArtifactOutput';
 import { BranchContext, BranchNotice, useBranches } from './BranchControls';
+import { useLatest } from '../useLatest';
 import { Composer } from './Composer';
 import { GraphPanel } from './GraphPanel';
 import { Transcript } from './Transcript';
@@ -138,16 +139,17 @@ function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessag
     }
   };
 
+  const deliverRef = useLatest(deliver);
   useEffect(
     () =>
       client.onStatus((s) => {
         if (s !== 'open') return;
         setOutgoing((list) => {
-          for (const o of list) if (o.state === 'uncertain') void deliver(o);
+          for (const o of list) if (o.state === 'uncertain') void deliverRef.current(o);
           return list;
         });
       }),
-    [client, conversation.id],
+    [client, conversation.id, deliverRef],
   );
 
   useEffect(

@@ -3,6 +3,7 @@
 // covers, and the conversations it spawned or attached. It is an accessible
 // list, not a drawing. The graph is requested when the panel mounts, which
 // happens only when the reader opens it: metadata never carries it.
+import { useLatest } from '../useLatest';
 import { useEffect, useState } from 'react';
 import type { Branch } from '../chat/branches';
 
@@ -117,9 +118,10 @@ export function GraphView({ graph }: { graph: BranchGraph }) {
 export function GraphPanel({ load, headKey }: { load: () => Promise<BranchGraph>; headKey?: string }) {
   const [graph, setGraph] = useState<BranchGraph | undefined>();
   const [error, setError] = useState('');
+  const loadRef = useLatest(load);
   useEffect(() => {
     let live = true;
-    load().then(
+    loadRef.current().then(
       (g) => live && (setGraph(g), setError('')),
       (e: Error) => live && setError(e.message),
     );
@@ -127,8 +129,7 @@ export function GraphPanel({ load, headKey }: { load: () => Promise<BranchGraph>
       live = false;
     };
     // load is the pane's; a new head is what makes the graph change.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [headKey]);
+  }, [headKey, loadRef]);
   if (error) return <div className="graph-panel" role="alert">Graph unavailable: {error}</div>;
   if (!graph) return <div className="graph-panel" role="status">Loading graph…</div>;
   return <GraphView graph={graph} />;

@@ -5,6 +5,7 @@ import type { Anchor, TranscriptView } from '../chat/view';
 import { atEnd } from '../chat/window';
 import { typesetMath } from '../markdown/math';
 import { useCatalog } from '../i18n/catalog';
+import { useLatest } from '../useLatest';
 import { MessageBubble } from './Bubbles';
 
 // How close to the bottom, in pixels, still counts as reading the latest.
@@ -195,15 +196,17 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
     updateRange();
   });
 
-  // Restore a saved anchor that is not in the window.
+  // Restore a saved anchor that is not in the window: only on the first
+  // window of this mount, so the effect runs on the token, reading the rest.
+  const restoreInputs = useLatest({ saved, rows, intent: state.intent, view });
+  const hasRows = rows.length > 0;
   useEffect(() => {
-    if (saved && savedPending.current && w.token && !rows.some((r) => r.id === saved.id) && rows.length > 0 && !state.intent && pendingIntent.current === undefined) {
+    const { saved, rows, intent, view } = restoreInputs.current;
+    if (saved && savedPending.current && w.token && !rows.some((r) => r.id === saved.id) && hasRows && !intent && pendingIntent.current === undefined) {
       pendingIntent.current = 'restore';
       void view.restore(saved);
     }
-    // Only on the first window of this mount.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [w.token, rows.length > 0]);
+  }, [w.token, hasRows, restoreInputs]);
 
   // Keep reading: a window that does not fill the viewport asks for more.
   useEffect(() => {
@@ -212,15 +215,18 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
 
   // On unmount, save the final anchor; queued frames and scroll events after
   // this must not overwrite it (mounted guards them).
+  const unmountInputs = useLatest({ captureAnchor, onSave });
   useLayoutEffect(() => {
     mounted.current = true;
+    // The cleanup wants the last render's functions, which this ref holds.
+    const latest = unmountInputs;
     return () => {
+      const { captureAnchor, onSave } = latest.current;
       if (!following.current) captureAnchor();
       mounted.current = false;
       onSave(savedPending.current ?? (following.current ? undefined : anchor.current));
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, []);
+  }, [unmountInputs, following, anchor, savedPending]);
 
   const jump = () => {
     pendingIntent.current = 'jump';
