@@ -13,12 +13,11 @@ export async function openBeside(page, title) {
   await page.getByRole('menuitem', { name: 'Open beside' }).click();
 }
 
-/** openCreated creates a conversation through the API and shows it. */
+/** openCreated creates a conversation through the API and opens its link. */
 async function openCreated(h, page, title) {
   const id = await h.create(title);
-  await page.reload();
+  await page.goto(new URL(`c/${encodeURIComponent(id)}`, h.url).href);
   await page.waitForSelector('[data-testid="app"]');
-  await item(page, title).click();
   await page.waitForFunction((k) => window.__folio.cache.peek(k)?.getState().window.loaded, `${id}||0`);
   return id;
 }
@@ -27,6 +26,15 @@ const lastReply = (page) => page.evaluate((p) => {
   const b = [...document.querySelectorAll(`${p} .bubble-assistant`)].at(-1);
   return b ? { id: b.dataset.messageId, state: b.dataset.state } : undefined;
 }, pane);
+
+/** sendAndAnswer sends text and clicks choice on every approval until its reply settles. */
+async function sendAndAnswer(page, text, choice) {
+  const users = await page.$$eval(`${pane} .bubble-user`, (u) => u.length);
+  await page.getByRole('textbox', { name: 'Message' }).fill(text);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(([p, n]) => document.querySelectorAll(`${p} .bubble-user`).length > n && document.querySelector(`${p} .row:last-child .bubble-assistant`), [pane, users]);
+  return answerApprovals(page, choice);
+}
 
 /** answerApprovals clicks choice on every approval until the last reply settles. */
 async function answerApprovals(page, choice) {
@@ -55,7 +63,7 @@ export function productTests(test) {
     await page.getByRole('textbox', { name: 'Message' }).pressSequentially(sentence, { delay: 0 });
     const lines = await page.getByRole('textbox', { name: 'Message' }).evaluate((t) => Math.round(t.scrollHeight / parseFloat(getComputedStyle(t).lineHeight)));
     assert(lines <= 3, `the sentence wraps onto ${lines} lines`);
-    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
     await page.waitForFunction((s) => [...document.querySelectorAll('.user-text')].some((u) => u.textContent === s), sentence);
     await page.waitForFunction(() => [...document.querySelectorAll('.bubble-assistant')].at(-1)?.dataset.state === 'completed');
     // The model picker is a compact control beside the text area, not a squeeze on it.
@@ -80,15 +88,27 @@ export function productTests(test) {
     await h.run(id, '/demo fail rate-limit');
     await page.waitForSelector(`${pane} .retry-button`);
     assert(/Retry · the provider asked to wait 2\.0s/.test(await page.textContent(`${pane} .retry-button`)), `retry label: ${await page.textContent(`${pane} .retry-button`)}`);
-    const failed = await lastReply(page);
+    const count = (sel) => page.$$eval(`${pane} .bubble-assistant ${sel}`, (x) => x.length);
+    const before = { text: await count('.markdown'), notices: await count('.failure-notice') };
     await page.click(`${pane} .retry-button`);
+    // The retry runs in the same reply: a new attempt's text arrives, the
+    // earlier failure stays above it, and the new attempt settles (this
+    // prompt fails every time, so it fails again and can be retried again).
     await page.waitForFunction(
-      ([p, old]) => {
-        const b = [...document.querySelectorAll(`${p} .bubble-assistant`)].at(-1);
-        return b && b.dataset.messageId !== old && b.dataset.state !== 'streaming';
-      },
-      [pane, failed.id],
+      ([p, n]) => document.querySelectorAll(`${p} .bubble-assistant .markdown`).length > n && document.querySelector(`${p} .bubble-assistant`)?.dataset.state === 'failed',
+      [pane, before.text],
     );
+    assert((await count('.failure-notice')) === before.notices + 1, 'the earlier attempt lost its failure notice');
+    await page.waitForSelector(`${pane} .retry-button`);
+    // A failure that happens once: the retry recovers and the reply completes.
+    // (Sent from the composer, so the server's model sees both attempts.)
+    await openCreated(h, page, 'retry once');
+    await page.getByRole('textbox', { name: 'Message' }).fill('/demo fail rate-limit once');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector(`${pane} .retry-button`);
+    await page.click(`${pane} .retry-button`);
+    await page.waitForFunction((p) => document.querySelector(`${p} .bubble-assistant`)?.dataset.state === 'completed', pane);
+    assert(/Recovered/.test(await page.textContent(`${pane} .bubble-assistant`)), 'the retried reply did not recover');
     const users = await page.$$eval(`${pane} .bubble-user`, (u) => u.length);
     assert(users === 1, `a retry wrote a new user message (${users})`);
     assert(errors.length === 0, errors.join('\n'));
@@ -105,7 +125,7 @@ export function productTests(test) {
     await input.fill('show me a table');
     await page.keyboard.press('Enter');
     await page.waitForSelector('.queue-item[data-state="queued"]');
-    await page.getByRole('button', { name: 'Stop' }).click();
+    await page.getByRole('button', { name: 'Stop', exact: true }).click();
     await page.waitForSelector(`${pane} [data-testid="stopped-marker"]`);
     const marker = await page.textContent(`${pane} [data-testid="stopped-marker"]`);
     assert(/^Stopped after \d+(\.\d)?s$|^Stopped after \d+m \d\ds$/.test(marker), `marker: ${marker}`);
@@ -113,7 +133,7 @@ export function productTests(test) {
     assert((await page.textContent('[data-testid="returned-draft"] .draft-text')) === 'show me a table', 'the draft lost its text');
     assert((await page.$$('.queue-item')).length === 0, 'the cancelled item stayed in the queue');
     await page.screenshot({ path: join(shots, 'stopped.png') });
-    await page.locator('[data-testid="returned-draft"]').getByRole('button', { name: 'Send' }).click();
+    await page.locator('[data-testid="returned-draft"]').getByRole('button', { name: 'Send', exact: true }).click();
     await page.waitForFunction(() => [...document.querySelectorAll('.user-text')].filter((u) => u.textContent === 'show me a table').length === 1);
     await page.waitForFunction(() => [...document.querySelectorAll('.bubble-assistant')].at(-1)?.dataset.state === 'completed');
     assert((await page.$$('[data-testid="returned-draft"]')).length === 0, 'the sent draft stayed');
@@ -124,7 +144,7 @@ export function productTests(test) {
     await input.fill('never mind');
     await page.keyboard.press('Enter');
     await page.waitForSelector('.queue-item[data-state="queued"]');
-    await page.getByRole('button', { name: 'Stop' }).click();
+    await page.getByRole('button', { name: 'Stop', exact: true }).click();
     await page.waitForSelector('[data-testid="returned-draft"]');
     await page.locator('[data-testid="returned-draft"]').getByRole('button', { name: 'Discard' }).click();
     assert((await page.$$('[data-testid="returned-draft"]')).length === 0, 'Discard kept the draft');
@@ -148,13 +168,12 @@ export function productTests(test) {
     // Deny: the call is refused and the turn goes on without it.
     const denied = await answerApprovals(page, 'deny');
     assert(denied >= 1, 'nothing to deny');
-    await page.locator(`${pane} .row:last-child .strip-summary`).first().click();
-    assert((await page.$$(`${pane} .row:last-child .step-function[data-state="error"]`)).length >= 1, 'the denied call is not shown as refused');
+    for (const b of await page.$$(`${pane} .strip-summary[aria-expanded="false"]`)) await b.click();
+    const states = await page.$$eval(`${pane} .step-function`, (x) => x.map((s) => `${s.dataset.state}:${s.textContent.slice(0, 60)}`));
+    assert(states.some((s) => s.startsWith('error:shell')), `the denied call is not shown as refused: ${JSON.stringify(states)}`);
     // Allow once: the call runs, and the next turn asks again.
-    await input.fill('tools');
-    await page.keyboard.press('Enter');
-    const once = await answerApprovals(page, 'once');
-    assert(once >= 1, 'allow once: no approval was asked');
+    assert((await sendAndAnswer(page, 'tools', 'once')) >= 1, 'allow once: no approval was asked');
+    assert((await sendAndAnswer(page, 'tools', 'once')) >= 1, 'allowed once, but the next turn did not ask again');
     await input.fill('tools');
     await page.keyboard.press('Enter');
     // Allow for this conversation: asked at most once, then later calls run without asking.
@@ -167,11 +186,8 @@ export function productTests(test) {
       console.log(`     PENDING: the server refused scope "conversation": ${await err.textContent()}`);
       await answerApprovals(page, 'deny');
     } else {
-      await page.waitForFunction(() => [...document.querySelectorAll('.bubble-assistant')].at(-1)?.dataset.state === 'completed');
-      await input.fill('tools');
-      await page.keyboard.press('Enter');
-      await page.waitForFunction(() => [...document.querySelectorAll('.bubble-assistant')].at(-1)?.dataset.state === 'completed' || document.querySelector('.approval'));
-      assert((await page.$$('.approval')).length === 0, 'allowed for the conversation, but asked again');
+      assert((await answerApprovals(page, 'deny')) === 0, 'allowed for the conversation, but a later call of the turn asked');
+      assert((await sendAndAnswer(page, 'tools', 'deny')) === 0, 'allowed for the conversation, but the next turn asked again');
     }
     assert(errors.length === 0, errors.join('\n'));
     await context.close();

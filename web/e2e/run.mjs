@@ -691,7 +691,7 @@ try {
   h = await setupHarness();
   const only = process.env.FOLIO_E2E_ONLY;
   for (const { name, fn } of tests) {
-    if (only && !name.includes(only)) continue;
+    if (only && !only.split('|').some((o) => name.includes(o))) continue;
     try {
       await fn(h);
       passed++;

@@ -87,6 +87,13 @@ export function replyMessage(id: string, held: readonly Held[], running: boolean
   for (const h of held) {
     const e = h.entry;
     const c = e.content;
+    // A retry runs in the same reply, after the failure: that failure becomes
+    // part of the reply's history, and the new attempt decides its state.
+    if (failure && c.kind !== 'turn-receipt' && c.kind !== 'failure') {
+      flush();
+      segments.push({ kind: 'failure', id: failure.id ?? `failure-${e.id}`, failure });
+      failure = undefined;
+    }
     switch (c.kind) {
       case 'reasoning':
         pushStep({ kind: 'thinking', id: e.id, label: str(c.label), text: str(c.text) });

@@ -75,7 +75,9 @@ export type Segment =
   | { kind: 'steps'; id: string; steps: Step[] }
   | { kind: 'text'; id: string; markdown: string }
   | { kind: 'steering'; id: string; text: string }
-  | { kind: 'notice'; id: string; text: string; tone: string };
+  | { kind: 'notice'; id: string; text: string; tone: string }
+  /** An earlier attempt's failure: a retry ran after it, in the same reply. */
+  | { kind: 'failure'; id: string; failure: Failure };
 
 export type { TurnReceipt };
 

@@ -85,6 +85,8 @@ export function AssistantBubble({ message }: { message: AssistantMessage }) {
                 <span className="steering-label">{t.steered}</span> {s.text}
               </div>
             );
+          case 'failure':
+            return <FailureNotice key={s.id} failure={s.failure} />;
           case 'notice':
             return (
               <div key={s.id} className="reply-notice" data-tone={s.tone}>
