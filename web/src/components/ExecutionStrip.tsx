@@ -67,8 +67,15 @@ function FunctionStep({ call, nested = false }: { call: ToolCall; nested?: boole
             </div>
           ) : null}
           <div className="step-ids">
-            <span>entry {call.id}</span>
-            {call.invocationId ? <span> · invocation {call.invocationId}</span> : null}
+            <span>
+              {t.entry} {call.id}
+            </span>
+            {call.invocationId ? (
+              <span>
+                {' '}
+                · {t.invocation} {call.invocationId}
+              </span>
+            ) : null}
             {call.durationMs !== undefined ? <span> · {Math.round(call.durationMs)} ms</span> : null}
           </div>
           {full ? <ArtifactOutput artifact={full} /> : null}

@@ -76,6 +76,41 @@ export interface Catalog {
   laterMessages: string;
   jumpToLatest: string;
   jumpToLatestRetry: string;
+  // Branches and edits.
+  versions: string;
+  previousVersion: string;
+  nextVersion: string;
+  edit: string;
+  editMessage: string;
+  sendEdit: string;
+  sendingEdit: string;
+  dismiss: string;
+  // The graph.
+  graphUnavailable: (why: string) => string;
+  graphLoading: string;
+  branches: string;
+  compactions: string;
+  linked: string;
+  noneOnBranch: string;
+  none: string;
+  summarizes: string;
+  spawned: string;
+  attached: string;
+  from: string;
+  forkedFrom: string;
+  after: string;
+  atStart: string;
+  selected: string;
+  // Tool output.
+  fullOutput: (size: string) => string;
+  loading: string;
+  couldNotLoad: (why: string) => string;
+  tryAgain: string;
+  loadMore: (loaded: string, total: string) => string;
+  exitCode: (code: number) => string;
+  earlierSteps: (n: number) => string;
+  entry: string;
+  invocation: string;
 }
 
 export const catalogs = {
@@ -154,6 +189,38 @@ export const catalogs = {
     laterMessages: 'Later messages',
     jumpToLatest: 'Jump to latest',
     jumpToLatestRetry: 'Jump to latest (retry)',
+    versions: 'Versions of this message',
+    previousVersion: 'Previous version',
+    nextVersion: 'Next version',
+    edit: 'Edit',
+    editMessage: 'Edit message',
+    sendEdit: 'Send edit',
+    sendingEdit: 'Sending…',
+    dismiss: 'Dismiss',
+    graphUnavailable: (why) => `Graph unavailable: ${why}`,
+    graphLoading: 'Loading graph…',
+    branches: 'Branches',
+    compactions: 'Compactions',
+    linked: 'Linked conversations',
+    noneOnBranch: 'None on this branch.',
+    none: 'None.',
+    summarizes: 'summarizes',
+    spawned: 'Spawned',
+    attached: 'Attached',
+    from: 'from',
+    forkedFrom: 'forked from',
+    after: 'after',
+    atStart: 'at the start',
+    selected: '(selected)',
+    fullOutput: (size) => `Full output (${size})`,
+    loading: 'Loading…',
+    couldNotLoad: (why) => `Could not load: ${why}`,
+    tryAgain: 'Try again',
+    loadMore: (loaded, total) => `Load more (${loaded} of ${total})`,
+    exitCode: (code) => `exit ${code}`,
+    earlierSteps: (n) => `… ${n} earlier steps`,
+    entry: 'entry',
+    invocation: 'invocation',
   },
   de: {
     failure: {
@@ -230,6 +297,38 @@ export const catalogs = {
     laterMessages: 'Spätere Nachrichten',
     jumpToLatest: 'Zur neuesten',
     jumpToLatestRetry: 'Zur neuesten (erneut versuchen)',
+    versions: 'Fassungen dieser Nachricht',
+    previousVersion: 'Vorige Fassung',
+    nextVersion: 'Nächste Fassung',
+    edit: 'Bearbeiten',
+    editMessage: 'Nachricht bearbeiten',
+    sendEdit: 'Änderung senden',
+    sendingEdit: 'Wird gesendet…',
+    dismiss: 'Schließen',
+    graphUnavailable: (why) => `Verlauf nicht verfügbar: ${why}`,
+    graphLoading: 'Verlauf wird geladen…',
+    branches: 'Zweige',
+    compactions: 'Zusammenfassungen',
+    linked: 'Verknüpfte Unterhaltungen',
+    noneOnBranch: 'Keine auf diesem Zweig.',
+    none: 'Keine.',
+    summarizes: 'fasst zusammen',
+    spawned: 'Gestartet',
+    attached: 'Angehängt',
+    from: 'aus',
+    forkedFrom: 'abgezweigt von',
+    after: 'nach',
+    atStart: 'am Anfang',
+    selected: '(gewählt)',
+    fullOutput: (size) => `Vollständige Ausgabe (${size})`,
+    loading: 'Wird geladen…',
+    couldNotLoad: (why) => `Konnte nicht geladen werden: ${why}`,
+    tryAgain: 'Erneut versuchen',
+    loadMore: (loaded, total) => `Mehr laden (${loaded} von ${total})`,
+    exitCode: (code) => `Exit-Code ${code}`,
+    earlierSteps: (n) => `… ${n} frühere Schritte`,
+    entry: 'Eintrag',
+    invocation: 'Aufruf',
   },
 } satisfies Record<string, Catalog>;
 
