@@ -1,17 +1,15 @@
 package cli
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/foliodev/folio/engine"
 	"github.com/foliodev/folio/history"
@@ -25,104 +23,146 @@ import (
 )
 
 func init() {
-	register("chat", "chat in the terminal: fullscreen, or --classic inline (the default on a terminal)", runChat)
+	register("", func(stdio IO) *cobra.Command { return newChatCmd(stdio, false) })
 }
-
-const chatTry = "folio chat --classic --resume"
 
 // DemoNotice is what the chat says under its footer while the offline demo
 // model answers.
 const DemoNotice = "demo model — for a real one set OPENAI_API_KEY and FOLIO_PROVIDER=openai, or see docs/providers.md"
 
-// chatArgs pulls --resume's optional ID out of args: "--resume ID",
-// "--resume=ID" or a bare "--resume" (open the picker).
-func chatArgs(args []string) (rest []string, resume bool, id string) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--resume" || a == "-resume":
-			resume = true
-			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-				id = args[i+1]
-				i++
-			}
-		case strings.HasPrefix(a, "--resume=") || strings.HasPrefix(a, "-resume="):
-			resume, id = true, a[strings.IndexByte(a, '=')+1:]
-		default:
-			rest = append(rest, a)
-		}
-	}
-	return rest, resume, id
+// resumeValue is --resume's value: set alone it opens the picker, with an
+// ID (--resume=ID, or --resume ID) it opens that conversation.
+type resumeValue struct {
+	set bool
+	id  string
 }
 
-func runChat(ctx context.Context, args []string, stdio IO) error {
-	args, resume, resumeID := chatArgs(args)
-	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	classic := fs.Bool("classic", false, "the inline view, printing into the terminal's scrollback")
-	data := fs.String("data", "", "data folder (default $FOLIO_HOME, else $XDG_DATA_HOME/folio)")
-	provName := fs.String("provider", "", "provider name (default $FOLIO_PROVIDER, else the config file, else demo)")
-	model := fs.String("model", "", "model name (default $FOLIO_MODEL)")
-	baseURL := fs.String("base-url", "", "OpenAI-compatible server URL (default $FOLIO_BASE_URL)")
-	dir := fs.String("dir", "", "workspace folder the tools work in (default: the current folder)")
-	yes := fs.Bool("yes", false, "allow every tool call without asking")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdio.Out, "usage: folio [chat] [--classic] [--resume [ID]] [flags]\n\n  --resume [ID]\n    \tcontinue a saved conversation; without an ID, pick one from a list")
-			fs.SetOutput(stdio.Out)
-			fs.PrintDefaults()
-			return nil
-		}
-		return usageErr("chat: "+err.Error(), chatTry)
-	}
-	if fs.NArg() > 0 {
-		return usageErr(fmt.Sprintf("chat: unexpected argument %q", fs.Arg(0)), chatTry)
-	}
-	if !isTTY(stdio.In) || !isTTY(stdio.Out) {
-		return usageErr("chat: needs a terminal on standard input and output", `folio run "your prompt"`)
-	}
+// pickSentinel is what pflag stores for a bare --resume: the help shows
+// it as --resume ID[=pick].
+const pickSentinel = "pick"
 
-	dataDir, err := history.DataDir(*data)
-	if err != nil {
-		return ExitError{Code: 1, Msg: "chat: " + err.Error()}
+func (r *resumeValue) String() string { return r.id }
+func (r *resumeValue) Type() string   { return "ID" }
+func (r *resumeValue) Set(s string) error {
+	r.set = true
+	r.id = strings.TrimSpace(s)
+	if r.id == pickSentinel {
+		r.id = ""
 	}
-	cfg, prov, err := provider.Load(provider.Options{DataDir: dataDir, Provider: *provName, Model: *model, BaseURL: *baseURL})
-	if err != nil {
-		return ExitError{Code: 1, Msg: "chat: " + err.Error()}
+	return nil
+}
+
+// chatFlags are the chat's options, on folio itself and on folio chat.
+type chatFlags struct {
+	classic bool
+	resume  resumeValue
+	data    string
+	prov    providerFlags
+	dir     string
+	yes     bool
+}
+
+const chatExample = `folio
+folio --classic
+folio --resume
+folio chat --resume 20260304-050607-a1b2c3 --classic`
+
+// newChatCmd builds the chat command; asRoot makes it folio itself, which
+// chats on a terminal and prints help elsewhere.
+func newChatCmd(stdio IO, asRoot bool) *cobra.Command {
+	return chatCmd(stdio, asRoot, runChat)
+}
+
+// chatCmd builds the chat command around run, which tests replace.
+func chatCmd(stdio IO, asRoot bool, run func(*cobra.Command, *chatFlags, IO) error) *cobra.Command {
+	f := &chatFlags{}
+	cmd := &cobra.Command{
+		Use:     "chat [--classic] [--resume [ID]]",
+		Short:   "Chat in the terminal: fullscreen, or --classic inline",
+		Long:    "Chat with a model in the terminal. Fullscreen by default; --classic draws inline and leaves the conversation in the terminal's scrollback.\n\nEach conversation is saved in the data folder under its ID; --resume continues one.",
+		Example: chatExample,
+		Args: func(cmd *cobra.Command, args []string) error {
+			// --resume ID: pflag leaves a separate ID as a positional.
+			if f.resume.set && f.resume.id == "" && len(args) == 1 {
+				f.resume.id = args[0]
+				return nil
+			}
+			if len(args) > 0 && asRoot {
+				return usageErr(fmt.Sprintf("unknown command %q", args[0]), "folio --help")
+			}
+			return noArgs(cmd, args)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if asRoot && cmd.Flags().NFlag() == 0 && (!isTTY(stdio.In) || !isTTY(stdio.Out)) {
+				// In a pipe or a CI log folio prints something useful
+				// instead of waiting for keys.
+				return cmd.Help()
+			}
+			return run(cmd, f, stdio)
+		},
 	}
-	work := *dir
+	if asRoot {
+		cmd.Use = "folio"
+		cmd.Short = "A conversation engine for AI agent applications"
+		cmd.Long = "folio chats with a model in the terminal (the default on a terminal), serves the web app, runs one turn headless, and inspects conversation logs."
+	}
+	fs := cmd.Flags()
+	fs.BoolVar(&f.classic, "classic", false, "the inline view, printing into the terminal's scrollback")
+	fs.Var(&f.resume, "resume", "continue the conversation with this ID (as folio log ls lists it); alone, pick one from a list")
+	fs.Lookup("resume").NoOptDefVal = pickSentinel
+	dataFlag(fs, &f.data)
+	f.prov.add(fs)
+	fs.StringVar(&f.dir, "dir", "", "workspace folder the tools work in (default: the current folder)")
+	fs.BoolVar(&f.yes, "yes", false, "allow every tool call without asking")
+	return cmd
+}
+
+func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
+	if !isTTY(stdio.In) || !isTTY(stdio.Out) {
+		return usageErr(prefix(cmd)+"needs a terminal on standard input and output", `folio run "your prompt"`)
+	}
+	ctx := cmd.Context()
+	dataDir, err := history.DataDir(f.data)
+	if err != nil {
+		return failure(cmd, err)
+	}
+	cfg, prov, err := provider.Load(provider.Options{DataDir: dataDir, Provider: f.prov.provider, Model: f.prov.model, BaseURL: f.prov.baseURL})
+	if err != nil {
+		return failure(cmd, err)
+	}
+	work := f.dir
 	if work == "" {
 		if work, err = os.Getwd(); err != nil {
-			return ExitError{Code: 1, Msg: "chat: " + err.Error()}
+			return failure(cmd, err)
 		}
 	}
 
-	s, err := newChatSession(dataDir, cfg, prov, work, *yes)
+	s, err := newChatSession(dataDir, cfg, prov, work, f.yes)
 	if err != nil {
-		return ExitError{Code: 1, Msg: "chat: " + err.Error()}
+		return failure(cmd, err)
 	}
 	defer s.close()
-	if resume && resumeID != "" {
-		if err := s.resume(resumeID); err != nil {
-			return ExitError{Code: 1, Msg: "chat: " + err.Error()}
+	if f.resume.id != "" {
+		if err := s.resume(f.resume.id); err != nil {
+			return failure(cmd, err)
 		}
 	}
 
 	o := tui.Options{
 		Engine:        s.eng,
-		Classic:       *classic,
+		Classic:       f.classic,
 		Theme:         tui.DetectTheme(os.Environ(), true),
 		Location:      time.Local,
 		Conversations: s.list,
 		Resume:        s.resume,
-		Picker:        resume && resumeID == "",
+		Picker:        f.resume.set && f.resume.id == "",
 	}
 	if cfg.Type == provider.TypeDemo {
 		o.Notice = DemoNotice
 	}
 	in, out := stdio.In.(*os.File), stdio.Out.(*os.File) // isTTY checked both
 	if err := tui.Chat(ctx, o, in, out); err != nil {
-		return ExitError{Code: 1, Msg: "chat: " + err.Error()}
+		return failure(cmd, err)
 	}
 	return nil
 }
@@ -267,10 +307,4 @@ func newConversationID() string {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
-}
-
-// isTTY reports whether v, a reader or a writer, is a terminal.
-func isTTY(v any) bool {
-	f, ok := v.(*os.File)
-	return ok && isTerminal(f)
 }

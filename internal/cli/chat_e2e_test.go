@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/foliodev/folio/history"
 )
@@ -170,7 +173,7 @@ func TestNoCommandWithoutTerminalPrintsHelp(t *testing.T) {
 	if err := Run(context.Background(), nil, strings.NewReader(""), &out, &out); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "usage: folio <command>") || !strings.Contains(out.String(), "chat") {
+	if !strings.Contains(out.String(), "Usage:") || !strings.Contains(out.String(), "chat") {
 		t.Fatalf("folio without a terminal printed:\n%s", out.String())
 	}
 	err := Run(context.Background(), []string{"chat"}, strings.NewReader(""), &out, &out)
@@ -179,24 +182,33 @@ func TestNoCommandWithoutTerminalPrintsHelp(t *testing.T) {
 	}
 }
 
-func TestChatArgs(t *testing.T) {
+// --resume takes an optional ID in every GNU spelling; alone it asks for
+// the picker.
+func TestChatResumeFlag(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		args   []string
-		rest   []string
-		resume bool
-		id     string
+		args    []string
+		classic bool
+		resume  bool
+		id      string
 	}{
-		{[]string{"--classic"}, []string{"--classic"}, false, ""},
-		{[]string{"--resume"}, nil, true, ""},
-		{[]string{"--resume", "abc", "--classic"}, []string{"--classic"}, true, "abc"},
-		{[]string{"--resume", "--classic"}, []string{"--classic"}, true, ""},
-		{[]string{"--resume=xyz"}, nil, true, "xyz"},
+		{[]string{"--classic"}, true, false, ""},
+		{[]string{"--resume"}, false, true, ""},
+		{[]string{"--resume", "abc", "--classic"}, true, true, "abc"},
+		{[]string{"--resume", "--classic"}, true, true, ""},
+		{[]string{"--resume=xyz"}, false, true, "xyz"},
+		{[]string{"--classic", "--resume", "abc"}, true, true, "abc"},
 	}
 	for _, tt := range tests {
-		rest, resume, id := chatArgs(tt.args)
-		if strings.Join(rest, " ") != strings.Join(tt.rest, " ") || resume != tt.resume || id != tt.id {
-			t.Errorf("chatArgs(%q) = %q, %v, %q; want %q, %v, %q", tt.args, rest, resume, id, tt.rest, tt.resume, tt.id)
+		var got *chatFlags
+		cmd := chatCmd(IO{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}, true,
+			func(_ *cobra.Command, f *chatFlags, _ IO) error { got = f; return nil })
+		cmd.SetArgs(tt.args)
+		if err := cmd.Execute(); err != nil {
+			t.Fatalf("%q: %v", tt.args, err)
+		}
+		if got.classic != tt.classic || got.resume.set != tt.resume || got.resume.id != tt.id {
+			t.Errorf("%q: classic %v resume %v id %q; want %v %v %q", tt.args, got.classic, got.resume.set, got.resume.id, tt.classic, tt.resume, tt.id)
 		}
 	}
 }

@@ -1,16 +1,27 @@
-// Package cli wires folio's subcommands. Each command lives in its own file
-// and registers itself in the commands table; Run is the whole program, so
-// every command can be tested in-process.
+// Package cli is folio's command line, built on cobra. Run is the whole program, so every command can be
+// tested in-process; cmd/folio only maps its error to an exit code.
 //
-// Exit codes: 0 success, 1 failure or invalid data, 2 usage error.
+// Each command group lives in its own file and adds itself with register
+// in an init function. A command is built afresh for every Run (flags
+// hold per-run state), so register takes a constructor:
+//
+//	func init() { register("log", newLogExportCmd) } // folio log export
+//	func init() { register("", newMCPCmd) }          // folio mcp
+//
+// Exit codes: 0 success, 1 failure or invalid data, 2 usage error. A usage
+// error names what was wrong and ends with one "try:" line.
 package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"os"
 	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Version is folio's version, set at build time with
@@ -34,70 +45,259 @@ func usageErr(msg, try string) error {
 	return ExitError{Code: 2, Msg: msg}
 }
 
+// failure reports a command that ran and failed (exit 1), prefixed with
+// the command's path below folio ("log show: ...").
+func failure(cmd *cobra.Command, err error) error {
+	var ex ExitError
+	if errors.As(err, &ex) {
+		return ex
+	}
+	return ExitError{Code: 1, Msg: prefix(cmd) + err.Error()}
+}
+
 // IO is what a command reads and writes.
 type IO struct {
 	In       io.Reader
 	Out, Err io.Writer
 }
 
-type command struct {
-	summary string
-	run     func(ctx context.Context, args []string, io IO) error
+// builder makes one command from the run's IO.
+type builder func(IO) *cobra.Command
+
+type registration struct {
+	parent string // the parent's path below folio ("" is folio itself, "log" is folio log)
+	build  builder
 }
 
-// commands is the table of subcommands; each file adds its own entry in init.
-var commands = map[string]command{}
+// registry holds every command's constructor, in registration order; each
+// file adds its own in init.
+var registry []registration
 
-func register(name, summary string, run func(context.Context, []string, IO) error) {
-	commands[name] = command{summary: summary, run: run}
+// register adds a command under parent: "" for a top-level command, or
+// the space-separated path of a command group ("log"). The group must be
+// registered too (in any file); the tree is assembled when Run starts.
+func register(parent string, build builder) {
+	registry = append(registry, registration{parent: parent, build: build})
 }
 
-// defaultCommand is what folio runs without a subcommand: the chat when
-// both standard input and output are terminals, help otherwise, so
-// `folio` in a pipe or a CI log prints something useful instead of
-// waiting for keys.
-func defaultCommand(in io.Reader, out io.Writer) string {
-	if _, ok := commands["chat"]; ok && isTTY(in) && isTTY(out) {
-		return "chat"
+// newRoot builds the whole command tree for one run.
+func newRoot(stdio IO) *cobra.Command {
+	root := newChatCmd(stdio, true)
+	root.SetIn(stdio.In)
+	root.SetOut(stdio.Out)
+	root.SetErr(stdio.Err)
+	root.Version = Version
+	root.SetVersionTemplate("folio {{.Version}}\n")
+	// Run's caller prints the error: main as "folio: ...", tests by
+	// reading it.
+	root.SilenceErrors = true
+	root.SilenceUsage = true
+	root.SetUsageTemplate(usageTemplate)
+	root.SetFlagErrorFunc(flagError)
+	root.CompletionOptions.HiddenDefaultCmd = false
+
+	paths := map[string]*cobra.Command{"": root}
+	pending := registry
+	// Groups may be registered after their children (init order follows
+	// file names), so attach in passes until nothing is left.
+	for len(pending) > 0 {
+		var later []registration
+		for _, r := range pending {
+			parent, ok := paths[r.parent]
+			if !ok {
+				later = append(later, r)
+				continue
+			}
+			c := r.build(stdio)
+			parent.AddCommand(c)
+			key := c.Name()
+			if r.parent != "" {
+				key = r.parent + " " + key
+			}
+			paths[key] = c
+		}
+		if len(later) == len(pending) {
+			panic(fmt.Sprintf("cli: no command group %q for a registered subcommand", later[0].parent))
+		}
+		pending = later
 	}
-	return "help"
+	root.AddCommand(&cobra.Command{
+		Use:     "version",
+		Short:   "Print folio's version (as --version does)",
+		Example: "folio version",
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintf(stdio.Out, "folio %s\n", Version)
+			return err
+		},
+	})
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	walk(root, exampleFor)
+	return root
 }
 
 // Run runs folio with the given arguments (without the program name).
 func Run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer) error {
-	stdio := IO{In: in, Out: out, Err: errOut}
-	name := defaultCommand(in, out)
-	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || args[0] == "-h" || args[0] == "--help" || args[0] == "--version") {
-		name, args = args[0], args[1:]
+	root := newRoot(IO{In: in, Out: out, Err: errOut})
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return nil
 	}
-	switch name {
-	case "help", "-h", "--help":
-		return help(stdio.Out)
-	case "version", "--version":
-		_, err := fmt.Fprintf(stdio.Out, "folio %s\n", Version)
-		return err
+	var ex ExitError
+	if errors.As(err, &ex) {
+		return ex
 	}
-	cmd, ok := commands[name]
-	if !ok {
-		return usageErr(fmt.Sprintf("unknown command %q", name), "folio help")
+	// What cobra itself refuses is a usage mistake: an unknown command, or
+	// a wrong argument to a built-in command.
+	msg := err.Error()
+	if strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "invalid argument") ||
+		strings.HasPrefix(msg, "accepts ") || strings.HasPrefix(msg, "requires ") {
+		return usageErr(msg, "folio --help")
 	}
-	return cmd.run(ctx, args, stdio)
+	return ExitError{Code: 1, Msg: msg}
 }
 
-func help(w io.Writer) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "folio %s: a conversation engine for AI agent applications\n\n", Version)
-	b.WriteString("usage: folio <command> [flags]\n\ncommands:\n")
-	names := make([]string, 0, len(commands)+2)
-	for n := range commands {
-		names = append(names, n)
+// flagError turns pflag's complaint (which names the flag) into a usage
+// error whose try line is the command's first example.
+func flagError(cmd *cobra.Command, err error) error {
+	return usageErr(prefix(cmd)+err.Error(), tryLine(cmd))
+}
+
+// usage is a usage error for cmd with its first example as the try line.
+func usage(cmd *cobra.Command, format string, a ...any) error {
+	return usageErr(prefix(cmd)+fmt.Sprintf(format, a...), tryLine(cmd))
+}
+
+// prefix starts a message about cmd with its path below folio
+// ("log show: "); folio itself needs none, main prints "folio:" first.
+func prefix(cmd *cobra.Command) string {
+	if !cmd.HasParent() {
+		return ""
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(&b, "  %-10s %s\n", n, commands[n].summary)
+	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ") + ": "
+}
+
+// tryLine is cmd's first example, else its --help.
+func tryLine(cmd *cobra.Command) string {
+	for _, l := range strings.Split(cmd.Example, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			return l
+		}
 	}
-	fmt.Fprintf(&b, "  %-10s %s\n", "version", "print the version")
-	fmt.Fprintf(&b, "  %-10s %s\n", "help", "print this help")
-	_, err := io.WriteString(w, b.String())
-	return err
+	return cmd.CommandPath() + " --help"
+}
+
+// noArgs refuses positional arguments with a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usage(cmd, "unexpected argument %q", args[0])
+	}
+	return nil
+}
+
+// oneArg wants exactly one positional argument, named what in errors.
+func oneArg(what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return usage(cmd, "want one %s, got %d arguments", what, len(args))
+		}
+		return nil
+	}
+}
+
+// providerFlags are the flags that choose a model, shared by every
+// command that talks to one.
+type providerFlags struct {
+	provider, model, baseURL string
+}
+
+func (p *providerFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&p.provider, "provider", "", "provider name (default $FOLIO_PROVIDER, else the config file, else demo)")
+	fs.StringVar(&p.model, "model", "", "model name (default $FOLIO_MODEL)")
+	fs.StringVar(&p.baseURL, "base-url", "", "OpenAI-compatible server URL (default $FOLIO_BASE_URL)")
+}
+
+// dataFlag adds --data, the data folder.
+func dataFlag(fs *pflag.FlagSet, p *string) {
+	fs.StringVar(p, "data", "", "data folder (default $FOLIO_HOME, else $XDG_DATA_HOME/folio)")
+}
+
+func envWidth() int {
+	var n int
+	if _, err := fmt.Sscan(os.Getenv("COLUMNS"), &n); err == nil && n > 0 {
+		return n
+	}
+	return 100
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// isTTY reports whether v, a reader or a writer, is a terminal.
+func isTTY(v any) bool {
+	f, ok := v.(*os.File)
+	return ok && isTerminal(f)
+}
+
+// usageTemplate is cobra's, with the example section last so a long flag
+// list does not push it off screen, and a single blank-line rhythm.
+const usageTemplate = `Usage:{{if .Runnable}}
+  {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
+  {{.CommandPath}} <command> [flags]{{end}}{{if gt (len .Aliases) 0}}
+
+Aliases:
+  {{.NameAndAliases}}{{end}}{{if .HasAvailableSubCommands}}
+
+Commands:{{range .Commands}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{if .HasAvailableLocalFlags}}
+
+Flags:
+{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableInheritedFlags}}
+
+Global flags:
+{{.InheritedFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if .HasExample}}
+
+Examples:
+{{.Example | indent}}{{end}}{{if .HasAvailableSubCommands}}
+
+Run "{{.CommandPath}} <command> --help" for more about a command.{{end}}
+`
+
+func init() {
+	cobra.AddTemplateFunc("indent", func(s string) string {
+		return "  " + strings.ReplaceAll(s, "\n", "\n  ")
+	})
+}
+
+// exampleFor gives cobra's own commands (help, completion and its shells)
+// an example like every folio command has.
+func exampleFor(c *cobra.Command) {
+	if c.Example != "" {
+		return
+	}
+	switch path := c.CommandPath(); {
+	case c.Name() == "help":
+		c.Example = "folio help log show"
+	case c.Name() == "completion":
+		c.Example = "source <(folio completion bash)\nfolio completion zsh > \"${fpath[1]}/_folio\"\nfolio completion fish > ~/.config/fish/completions/folio.fish"
+	case c.HasParent() && c.Parent().Name() == "completion":
+		c.Example = path + " > folio-completion." + c.Name()
+	}
+}
+
+// walk calls fn on c and every command below it.
+func walk(c *cobra.Command, fn func(*cobra.Command)) {
+	fn(c)
+	for _, sub := range c.Commands() {
+		walk(sub, fn)
+	}
 }

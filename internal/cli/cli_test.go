@@ -21,7 +21,7 @@ func TestVersionAndHelp(t *testing.T) {
 		t.Fatalf("version: %q, %v", out, err)
 	}
 	out, _, err = run(t, "help")
-	if err != nil || !strings.Contains(out, "commands:") {
+	if err != nil || !strings.Contains(out, "Commands:") {
 		t.Fatalf("help: %q, %v", out, err)
 	}
 }
@@ -29,7 +29,7 @@ func TestVersionAndHelp(t *testing.T) {
 func TestUnknownCommandIsUsageError(t *testing.T) {
 	_, _, err := run(t, "frobnicate")
 	var ex ExitError
-	if !errors.As(err, &ex) || ex.Code != 2 || !strings.Contains(ex.Msg, "try: folio help") {
+	if !errors.As(err, &ex) || ex.Code != 2 || !strings.Contains(ex.Msg, "try: folio --help") {
 		t.Fatalf("got %v, want a usage error with a try line", err)
 	}
 }

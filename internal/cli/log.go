@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +12,8 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/spf13/cobra"
+
 	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/transcript"
@@ -21,90 +21,110 @@ import (
 )
 
 func init() {
-	register("log", "inspect, validate, upgrade and compact conversation logs", runLog)
+	register("", newLogCmd)
+	register("log", newLogShowCmd)
+	register("log", newLogValidateCmd)
+	register("log", newLogUpgradeCmd)
+	register("log", newLogCompactCmd)
+	register("log", newLogListCmd)
 }
 
-const logUsage = `usage: folio log <command> [flags]
-
-  show [--json] [--width N] FILE   print the conversation as the classic view would
-  validate FILE                    check every record; exit 1 and list problems if any
-  upgrade FILE                     rewrite a version 2 log as version 3, atomically
-  compact FILE                     drop superseded UI snapshots, atomically
-  ls [--data DIR]                  list conversations in the data folder`
-
-func runLog(ctx context.Context, args []string, stdio IO) error {
-	if len(args) == 0 {
-		return usageErr("log: missing command\n"+logUsage, "folio log show FILE")
-	}
-	sub, args := args[0], args[1:]
-	switch sub {
-	case "show":
-		return logShow(args, stdio)
-	case "validate":
-		return logValidate(args, stdio)
-	case "upgrade":
-		return logUpgrade(args, stdio)
-	case "compact":
-		return logCompact(args, stdio)
-	case "ls":
-		return logList(args, stdio)
-	case "help", "-h", "--help":
-		_, err := fmt.Fprintln(stdio.Out, logUsage)
-		return err
-	}
-	return usageErr(fmt.Sprintf("log: unknown command %q\n%s", sub, logUsage), "folio log show FILE")
-}
-
-// parseInterspersed parses flags wherever they appear among the positional
-// arguments, so "folio log show FILE --json" works like "--json FILE".
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+// newLogCmd is the group; its subcommands register under "log".
+func newLogCmd(IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "log",
+		Short: "Inspect, validate, upgrade and compact conversation logs",
+		Long:  "Work with conversation logs: the JSON Lines files in the data folder's conversations/ that hold each conversation.",
+		Example: `folio log ls
+folio log show ~/.local/share/folio/conversations/20260304-050607-a1b2c3.jsonl
+folio log validate big.jsonl`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usage(cmd, "unknown command %q", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usage(cmd, "missing command (show, validate, upgrade, compact, ls)")
+		},
 	}
 }
 
-// oneFile parses a subcommand that takes exactly one FILE.
-func oneFile(name string, fs *flag.FlagSet, args []string) (string, error) {
-	try := "folio log " + name + " FILE"
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return "", usageErr("log "+name+": "+err.Error(), try)
+func newLogShowCmd(stdio IO) *cobra.Command {
+	var (
+		asJSON bool
+		width  int
+	)
+	cmd := &cobra.Command{
+		Use:   "show FILE",
+		Short: "Print the conversation as the classic view would",
+		Long:  "Print a conversation log as the classic terminal view draws it, or with --json as one object holding its entries, model messages and rejected lines.",
+		Example: `folio log show conversations/20260304-050607-a1b2c3.jsonl
+folio log show --json --width 80 big.jsonl`,
+		Args: oneArg("FILE"),
+		RunE: func(cmd *cobra.Command, args []string) error { return logShow(cmd, args[0], asJSON, width, stdio) },
 	}
-	if len(pos) != 1 {
-		return "", usageErr(fmt.Sprintf("log %s: want one FILE, got %d arguments", name, len(pos)), try)
-	}
-	return pos[0], nil
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	cmd.Flags().IntVar(&width, "width", 0, "wrap width (default: $COLUMNS, else 100)")
+	return cmd
 }
 
-func failed(name string, err error) error {
-	return ExitError{Code: 1, Msg: "log " + name + ": " + err.Error()}
+func newLogValidateCmd(stdio IO) *cobra.Command {
+	return &cobra.Command{
+		Use:     "validate FILE",
+		Short:   "Check every record; exit 1 and list problems if any",
+		Long:    "Read a conversation log and check every record. A valid log prints one summary line; otherwise each problem is listed with its line and JSON pointer, and the exit status is 1.",
+		Example: "folio log validate conversations/20260304-050607-a1b2c3.jsonl",
+		Args:    oneArg("FILE"),
+		RunE:    func(cmd *cobra.Command, args []string) error { return logValidate(cmd, args[0], stdio) },
+	}
 }
 
-func logShow(args []string, stdio IO) error {
-	fs := flag.NewFlagSet("show", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	asJSON := fs.Bool("json", false, "print one JSON object")
-	width := fs.Int("width", 0, "wrap width (default: $COLUMNS, else 100)")
-	path, err := oneFile("show", fs, args)
-	if err != nil {
-		return err
+func newLogUpgradeCmd(stdio IO) *cobra.Command {
+	return &cobra.Command{
+		Use:     "upgrade FILE",
+		Short:   "Rewrite a version 2 log as version 3, atomically",
+		Long:    "Rewrite a version 2 conversation log in version 3 form. The new file replaces the old one atomically; a log that is already version 3 is left alone.",
+		Example: "folio log upgrade old.jsonl",
+		Args:    oneArg("FILE"),
+		RunE:    func(cmd *cobra.Command, args []string) error { return logUpgrade(cmd, args[0], stdio) },
 	}
+}
+
+func newLogCompactCmd(stdio IO) *cobra.Command {
+	return &cobra.Command{
+		Use:     "compact FILE",
+		Short:   "Drop superseded UI snapshots, atomically",
+		Long:    "Rewrite a conversation log without the UI records later ones replaced, upgrading it to version 3 on the way. The new file replaces the old one atomically.",
+		Example: "folio log compact conversations/20260304-050607-a1b2c3.jsonl",
+		Args:    oneArg("FILE"),
+		RunE:    func(cmd *cobra.Command, args []string) error { return logCompact(cmd, args[0], stdio) },
+	}
+}
+
+func newLogListCmd(stdio IO) *cobra.Command {
+	var data string
+	cmd := &cobra.Command{
+		Use:     "ls",
+		Short:   "List conversations in the data folder",
+		Long:    "List the conversations in the data folder, newest first, with the ID that folio --resume and the web app take.",
+		Example: "folio log ls\nfolio log ls --data ~/notes/folio",
+		Args:    noArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return logList(cmd, data, stdio) },
+	}
+	dataFlag(cmd.Flags(), &data)
+	return cmd
+}
+
+func logShow(cmd *cobra.Command, path string, asJSON bool, width int, stdio IO) error {
 	c, err := history.ReadFile(path)
 	if err != nil {
-		return failed("show", err)
+		return failure(cmd, err)
 	}
-	if *asJSON {
+	if asJSON {
 		return showJSON(c, stdio.Out)
 	}
-	w := *width
+	w := width
 	if w <= 0 {
 		w = envWidth()
 	}
@@ -152,16 +172,10 @@ func showJSON(c *history.Conversation, w io.Writer) error {
 	return err
 }
 
-func logValidate(args []string, stdio IO) error {
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	path, err := oneFile("validate", fs, args)
-	if err != nil {
-		return err
-	}
+func logValidate(cmd *cobra.Command, path string, stdio IO) error {
 	c, err := history.ReadFile(path)
 	if err != nil {
-		return failed("validate", err)
+		return failure(cmd, err)
 	}
 	if len(c.Problems) == 0 {
 		_, err := fmt.Fprintf(stdio.Out, "%s: valid, version %d, %d entries, %d messages\n",
@@ -176,24 +190,18 @@ func logValidate(args []string, stdio IO) error {
 	return ExitError{Code: 1, Msg: fmt.Sprintf("log validate: %s has %d problem(s)", path, len(c.Problems))}
 }
 
-func logUpgrade(args []string, stdio IO) error {
-	fs := flag.NewFlagSet("upgrade", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	path, err := oneFile("upgrade", fs, args)
-	if err != nil {
-		return err
-	}
+func logUpgrade(cmd *cobra.Command, path string, stdio IO) error {
 	if _, err := os.Stat(path); err != nil {
-		return failed("upgrade", err)
+		return failure(cmd, err)
 	}
 	l, err := history.Open(path)
 	if err != nil {
-		return failed("upgrade", err)
+		return failure(cmd, err)
 	}
 	defer l.Close()
 	res, err := l.Upgrade()
 	if err != nil {
-		return failed("upgrade", err)
+		return failure(cmd, err)
 	}
 	if !res.Upgraded {
 		_, err = fmt.Fprintf(stdio.Out, "%s is already version %d; nothing to do\n", path, res.From)
@@ -204,24 +212,18 @@ func logUpgrade(args []string, stdio IO) error {
 	return err
 }
 
-func logCompact(args []string, stdio IO) error {
-	fs := flag.NewFlagSet("compact", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	path, err := oneFile("compact", fs, args)
-	if err != nil {
-		return err
-	}
+func logCompact(cmd *cobra.Command, path string, stdio IO) error {
 	if _, err := os.Stat(path); err != nil {
-		return failed("compact", err)
+		return failure(cmd, err)
 	}
 	l, err := history.Open(path)
 	if err != nil {
-		return failed("compact", err)
+		return failure(cmd, err)
 	}
 	defer l.Close()
 	res, err := l.Compact()
 	if err != nil {
-		return failed("compact", err)
+		return failure(cmd, err)
 	}
 	if res.Dropped == 0 && !res.Upgraded && res.After == res.Before {
 		_, err = fmt.Fprintf(stdio.Out, "%s: nothing to compact\n", path)
@@ -236,24 +238,14 @@ func logCompact(args []string, stdio IO) error {
 	return err
 }
 
-func logList(args []string, stdio IO) error {
-	fs := flag.NewFlagSet("ls", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	data := fs.String("data", "", "data folder (default $FOLIO_HOME, else $XDG_DATA_HOME/folio)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil || len(pos) > 0 {
-		if err == nil {
-			err = fmt.Errorf("unexpected argument %q", pos[0])
-		}
-		return usageErr("log ls: "+err.Error(), "folio log ls --data DIR")
-	}
-	dir, err := history.DataDir(*data)
+func logList(cmd *cobra.Command, data string, stdio IO) error {
+	dir, err := history.DataDir(data)
 	if err != nil {
-		return failed("ls", err)
+		return failure(cmd, err)
 	}
 	list, err := history.List(dir)
 	if err != nil {
-		return failed("ls", err)
+		return failure(cmd, err)
 	}
 	if len(list) == 0 {
 		_, err := fmt.Fprintf(stdio.Out, "no conversations in %s\n", history.ConversationsDir(dir))
@@ -277,22 +269,4 @@ func logList(args []string, stdio IO) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.ID, title, s.Entries, s.UpdatedAt.Local().Format("2006-01-02 15:04"))
 	}
 	return tw.Flush()
-}
-
-func envWidth() int {
-	var n int
-	if _, err := fmt.Sscan(os.Getenv("COLUMNS"), &n); err == nil && n > 0 {
-		return n
-	}
-	return 100
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -11,16 +9,14 @@ import (
 	gojson "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/spf13/cobra"
+
 	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/provider"
 	_ "github.com/foliodev/folio/provider/builtin" // every client: openai, anthropic, demo
 )
 
-func init() {
-	register("models", "list the configured model providers (never prints keys)", runModels)
-}
-
-const modelsTry = "folio models [--provider NAME] [--model NAME] [--base-url URL] [--data DIR] [--json]"
+func init() { register("", newModelsCmd) }
 
 // modelInfo is one provider as `folio models` shows it. It has no field
 // for the key itself, so no output path can print one.
@@ -51,26 +47,38 @@ func infoOf(c provider.Config) modelInfo {
 	return m
 }
 
-func runModels(ctx context.Context, args []string, stdio IO) error {
-	fs := flag.NewFlagSet("models", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	asJSON := fs.Bool("json", false, "print the providers as JSON")
-	provName := fs.String("provider", "", "provider to show as selected (default $FOLIO_PROVIDER, else the config file, else demo)")
-	model := fs.String("model", "", "model name (default $FOLIO_MODEL)")
-	baseURL := fs.String("base-url", "", "OpenAI-compatible server URL (default $FOLIO_BASE_URL)")
-	data := fs.String("data", "", "data folder holding config.json (default $FOLIO_HOME, else $XDG_DATA_HOME/folio)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return usageErr("models: "+err.Error(), modelsTry)
+type modelsFlags struct {
+	asJSON bool
+	prov   providerFlags
+	data   string
+}
+
+func newModelsCmd(stdio IO) *cobra.Command {
+	f := &modelsFlags{}
+	cmd := &cobra.Command{
+		Use:   "models",
+		Short: "List the configured model providers (never prints keys)",
+		Long:  "List every provider folio could use, which one is selected and why, and whether each has a key. Keys themselves are never printed.",
+		Example: `folio models
+folio models --provider openai --model gpt-4.1-mini
+folio models --json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runModels(cmd, f, stdio) },
 	}
-	if len(pos) > 0 {
-		return usageErr(fmt.Sprintf("models: unexpected argument %q", pos[0]), modelsTry)
-	}
-	dataDir, _ := history.DataDir(*data) // no data folder: no config file
-	opts := provider.Options{DataDir: dataDir, Provider: *provName, Model: *model, BaseURL: *baseURL}
+	fs := cmd.Flags()
+	fs.BoolVar(&f.asJSON, "json", false, "print the providers as JSON")
+	f.prov.add(fs)
+	fs.Lookup("provider").Usage = "provider to show as selected (default $FOLIO_PROVIDER, else the config file, else demo)"
+	fs.StringVar(&f.data, "data", "", "data folder holding config.json (default $FOLIO_HOME, else $XDG_DATA_HOME/folio)")
+	return cmd
+}
+
+func runModels(cmd *cobra.Command, f *modelsFlags, stdio IO) error {
+	dataDir, _ := history.DataDir(f.data) // no data folder: no config file
+	opts := provider.Options{DataDir: dataDir, Provider: f.prov.provider, Model: f.prov.model, BaseURL: f.prov.baseURL}
 	cur, err := provider.Resolve(opts)
 	if err != nil {
-		return ExitError{Code: 1, Msg: "models: " + err.Error()}
+		return failure(cmd, err)
 	}
 
 	// Every provider folio could use, as it would be if selected: the
@@ -96,7 +104,7 @@ func runModels(ctx context.Context, args []string, stdio IO) error {
 		all = append(all, m)
 	}
 
-	if *asJSON {
+	if f.asJSON {
 		out := struct {
 			Selected  modelInfo   `json:"selected"`
 			Providers []modelInfo `json:"providers"`

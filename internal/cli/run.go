@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/spf13/cobra"
 
 	"github.com/foliodev/folio/engine"
 	"github.com/foliodev/folio/history"
@@ -24,11 +24,7 @@ import (
 	"github.com/foliodev/folio/tui"
 )
 
-func init() {
-	register("run", "run one turn headless and print it (--json for the entries)", runRun)
-}
-
-const runTry = `folio run "list the files here"`
+func init() { register("", newRunCmd) }
 
 // runOutput is what --json prints: the turn's outcome and the entries.
 type runOutput struct {
@@ -40,41 +36,60 @@ type runOutput struct {
 	Messages []message.Message  `json:"messages"`
 }
 
-func runRun(ctx context.Context, args []string, stdio IO) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	asJSON := fs.Bool("json", false, "print the turn's entries and messages as one JSON object")
-	yes := fs.Bool("yes", false, "allow every tool call without asking")
-	allow := fs.String("allow", "", "comma-separated tools to allow without asking (shell,write_file,edit_file)")
-	provName := fs.String("provider", "", "provider name (default $FOLIO_PROVIDER, else the config file, else demo)")
-	model := fs.String("model", "", "model name (default $FOLIO_MODEL)")
-	baseURL := fs.String("base-url", "", "OpenAI-compatible server URL (default $FOLIO_BASE_URL)")
-	data := fs.String("data", "", "data folder for config.json and artifacts (default $FOLIO_HOME, else $XDG_DATA_HOME/folio)")
-	dir := fs.String("dir", "", "workspace folder the tools work in (default: the current folder)")
-	logPath := fs.String("log", "", "conversation log to continue and save to (default: none)")
-	width := fs.Int("width", 0, "wrap width (default: $COLUMNS, else 100)")
-	system := fs.String("system", engine.DefaultSystem, "system prompt")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return usageErr("run: "+err.Error(), runTry)
-	}
-	if len(pos) != 1 || strings.TrimSpace(pos[0]) == "" {
-		return usageErr("run: give the prompt as one argument", runTry)
-	}
-	prompt := pos[0]
+type runFlags struct {
+	asJSON  bool
+	yes     bool
+	allow   string
+	prov    providerFlags
+	data    string
+	dir     string
+	logPath string
+	width   int
+	system  string
+}
 
-	dataDir, _ := history.DataDir(*data) // no data folder: no config file, no artifacts
-	cfg, prov, err := provider.Load(provider.Options{DataDir: dataDir, Provider: *provName, Model: *model, BaseURL: *baseURL})
-	if err != nil {
-		return ExitError{Code: 1, Msg: "run: " + err.Error()}
+func newRunCmd(stdio IO) *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run PROMPT",
+		Short: "Run one turn headless and print it (--json for the entries)",
+		Long:  "Run one turn without a terminal UI: send PROMPT, print the reply as the classic view draws it, and exit 0 when the turn finished, 1 when it failed or was stopped.",
+		Example: `folio run "list the files here"
+folio run --json --yes "summarize README.md"
+folio run --log notes.jsonl "and now the tests"`,
+		Args: oneArg("PROMPT"),
+		RunE: func(cmd *cobra.Command, args []string) error { return runRun(cmd, f, args[0], stdio) },
 	}
-	if cfg.Type == provider.TypeDemo && !*asJSON {
+	fs := cmd.Flags()
+	fs.BoolVar(&f.asJSON, "json", false, "print the turn's entries and messages as one JSON object")
+	fs.BoolVar(&f.yes, "yes", false, "allow every tool call without asking")
+	fs.StringVar(&f.allow, "allow", "", "comma-separated tools to allow without asking (shell,write_file,edit_file)")
+	f.prov.add(fs)
+	fs.StringVar(&f.data, "data", "", "data folder for config.json and artifacts (default $FOLIO_HOME, else $XDG_DATA_HOME/folio)")
+	fs.StringVar(&f.dir, "dir", "", "workspace folder the tools work in (default: the current folder)")
+	fs.StringVar(&f.logPath, "log", "", "conversation log to continue and save to (default: none)")
+	fs.IntVar(&f.width, "width", 0, "wrap width (default: $COLUMNS, else 100)")
+	fs.StringVar(&f.system, "system", engine.DefaultSystem, "system prompt")
+	return cmd
+}
+
+func runRun(cmd *cobra.Command, f *runFlags, prompt string, stdio IO) error {
+	ctx := cmd.Context()
+	if strings.TrimSpace(prompt) == "" {
+		return usage(cmd, "the prompt is empty")
+	}
+	dataDir, _ := history.DataDir(f.data) // no data folder: no config file, no artifacts
+	cfg, prov, err := provider.Load(provider.Options{DataDir: dataDir, Provider: f.prov.provider, Model: f.prov.model, BaseURL: f.prov.baseURL})
+	if err != nil {
+		return failure(cmd, err)
+	}
+	if cfg.Type == provider.TypeDemo && !f.asJSON {
 		fmt.Fprintln(stdio.Err, "folio: using the offline demo model; set FOLIO_PROVIDER and a key (or --base-url) to use a real one, see folio models")
 	}
-	work := *dir
+	work := f.dir
 	if work == "" {
 		if work, err = os.Getwd(); err != nil {
-			return ExitError{Code: 1, Msg: "run: " + err.Error()}
+			return failure(cmd, err)
 		}
 	}
 
@@ -86,24 +101,24 @@ func runRun(ctx context.Context, args []string, stdio IO) error {
 	host := toolview.New(hostOpts...)
 	defer host.Close()
 
-	opts := []engine.Option{engine.WithModel(cfg.Model), engine.WithHost(host), engine.WithSystem(*system)}
+	opts := []engine.Option{engine.WithModel(cfg.Model), engine.WithHost(host), engine.WithSystem(f.system)}
 	if cfg.ContextWindow > 0 {
 		opts = append(opts, engine.WithContextWindow(cfg.ContextWindow))
 	}
 	switch {
-	case *yes:
+	case f.yes:
 		opts = append(opts, engine.WithAllowed("*"))
-	case *allow != "":
-		opts = append(opts, engine.WithAllowed(strings.Split(*allow, ",")...))
+	case f.allow != "":
+		opts = append(opts, engine.WithAllowed(strings.Split(f.allow, ",")...))
 	}
 	opts = append(opts, engine.WithApprover(func(_ context.Context, a engine.Approval) engine.Decision {
 		fmt.Fprintf(stdio.Err, "folio: denied %s %s (pass --yes or --allow %s to allow it)\n", a.Tool, a.Args, a.Tool)
 		return engine.Deny
 	}))
 	var log *history.Log
-	if *logPath != "" {
-		if log, err = history.Open(*logPath); err != nil {
-			return ExitError{Code: 1, Msg: "run: " + err.Error()}
+	if f.logPath != "" {
+		if log, err = history.Open(f.logPath); err != nil {
+			return failure(cmd, err)
 		}
 		defer log.Close()
 		opts = append(opts, engine.WithSaver(log))
@@ -114,7 +129,7 @@ func runRun(ctx context.Context, args []string, stdio IO) error {
 	sp := &spawner{}
 	set, err := tools.Builtin(work, sp)
 	if err != nil {
-		return ExitError{Code: 1, Msg: "run: " + err.Error()}
+		return failure(cmd, err)
 	}
 	opts = append(opts, engine.WithTools(set))
 	eng := engine.New(store, prov, opts...)
@@ -124,19 +139,19 @@ func runRun(ctx context.Context, args []string, stdio IO) error {
 	if log != nil {
 		conv, err := log.Load()
 		if err != nil {
-			return ExitError{Code: 1, Msg: "run: " + err.Error()}
+			return failure(cmd, err)
 		}
 		if err := eng.Resume(conv.Document, conv.Messages); err != nil {
-			return ExitError{Code: 1, Msg: "run: " + err.Error()}
+			return failure(cmd, err)
 		}
 	}
 
-	w := *width
+	w := f.width
 	if w <= 0 {
 		w = envWidth()
 	}
 	var view *liveView
-	if !*asJSON {
+	if !f.asJSON {
 		view = newLiveView(stdio.Out, w)
 	}
 	sub := store.Subscribe()
@@ -144,7 +159,7 @@ func runRun(ctx context.Context, args []string, stdio IO) error {
 
 	const id = "run-1"
 	if _, err := eng.Send(ctx, id, prompt, nil); err != nil {
-		return ExitError{Code: 1, Msg: "run: " + err.Error()}
+		return failure(cmd, err)
 	}
 	finished := make(chan engine.Receipt, 1)
 	go func() {

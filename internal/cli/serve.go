@@ -1,14 +1,13 @@
 package cli
 
 import (
-	"context"
-	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/provider"
@@ -17,74 +16,83 @@ import (
 	"github.com/foliodev/folio/webui"
 )
 
-func init() {
-	register("serve", "serve the web app and its API over the data folder", runServe)
+func init() { register("", newServeCmd) }
+
+type serveFlags struct {
+	addr, data, token, allow, work string
+	prov                           providerFlags
 }
 
-func runServe(ctx context.Context, args []string, stdio IO) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	addr := fs.String("addr", "127.0.0.1:7878", "listen address; non-loopback needs --token")
-	data := fs.String("data", "", "data folder (default $FOLIO_HOME, else $XDG_DATA_HOME/folio)")
-	token := fs.String("token", "", "bearer token required on every API request")
-	provName := fs.String("provider", "", "provider name (default $FOLIO_PROVIDER, else the config file, else demo)")
-	model := fs.String("model", "", "model name (default $FOLIO_MODEL)")
-	baseURL := fs.String("base-url", "", "OpenAI-compatible server URL (default $FOLIO_BASE_URL)")
-	allow := fs.String("allow", "", "comma-separated tools that run without approval (shell,write_file,edit_file; * for all)")
-	work := fs.String("dir", "", "workspace folder the tools work in (default: the folder folio serve starts in)")
-	const try = "folio serve --addr 127.0.0.1:7878 --data ~/.local/share/folio"
-	if err := fs.Parse(args); err != nil {
-		return usageErr("serve: "+err.Error(), try)
+func newServeCmd(stdio IO) *cobra.Command {
+	f := &serveFlags{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the web app and its API over the data folder",
+		Long:  "Serve the web chat and its HTTP API for the conversations in the data folder. It listens on loopback unless told otherwise; a non-loopback address needs --token.",
+		Example: `folio serve
+folio serve --addr 127.0.0.1:9000 --data ~/notes/folio
+folio serve --addr 0.0.0.0:7878 --token "$(openssl rand -hex 16)"`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, f, stdio) },
 	}
-	if fs.NArg() > 0 {
-		return usageErr(fmt.Sprintf("serve: unexpected argument %q", fs.Arg(0)), try)
+	fs := cmd.Flags()
+	fs.StringVar(&f.addr, "addr", "127.0.0.1:7878", "listen address; non-loopback needs --token")
+	dataFlag(fs, &f.data)
+	fs.StringVar(&f.token, "token", "", "bearer token required on every API request")
+	f.prov.add(fs)
+	fs.StringVar(&f.allow, "allow", "", "comma-separated tools that run without approval (shell,write_file,edit_file; * for all)")
+	fs.StringVar(&f.work, "dir", "", "workspace folder the tools work in (default: the folder folio serve starts in)")
+	return cmd
+}
+
+func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
+	ctx := cmd.Context()
+	if err := server.CheckAddr(f.addr, f.token); err != nil {
+		return usageErr("serve: "+err.Error(), "folio serve --addr "+f.addr+" --token SECRET")
 	}
-	if err := server.CheckAddr(*addr, *token); err != nil {
-		return usageErr("serve: "+err.Error(), "folio serve --addr "+*addr+" --token SECRET")
-	}
-	dir, err := history.DataDir(*data)
+	dir, err := history.DataDir(f.data)
 	if err != nil {
-		return ExitError{Code: 1, Msg: "serve: " + err.Error()}
+		return failure(cmd, err)
 	}
-	popts := provider.Options{DataDir: dir, Provider: *provName, Model: *model, BaseURL: *baseURL}
+	popts := provider.Options{DataDir: dir, Provider: f.prov.provider, Model: f.prov.model, BaseURL: f.prov.baseURL}
 	cfg, prov, err := provider.Load(popts)
 	if err != nil {
-		return ExitError{Code: 1, Msg: "serve: " + err.Error()}
+		return failure(cmd, err)
 	}
 	// The models a browser may switch to; the first is cfg itself.
 	models, err := server.ConfiguredModels(popts)
 	if err != nil {
-		return ExitError{Code: 1, Msg: "serve: " + err.Error()}
+		return failure(cmd, err)
 	}
-	if *work == "" {
-		if *work, err = os.Getwd(); err != nil {
-			return ExitError{Code: 1, Msg: "serve: " + err.Error()}
+	if f.work == "" {
+		if f.work, err = os.Getwd(); err != nil {
+			return failure(cmd, err)
 		}
 	}
 	var allowed []string
-	if *allow != "" {
-		allowed = strings.Split(*allow, ",")
+	if f.allow != "" {
+		allowed = strings.Split(f.allow, ",")
 	}
 	turns, err := server.NewTurns(server.TurnsOptions{Provider: prov, Model: cfg.Model, ContextWindow: cfg.ContextWindow,
-		Workspace: *work, Allow: allowed, Models: models})
+		Workspace: f.work, Allow: allowed, Models: models})
 	if err != nil {
-		return ExitError{Code: 1, Msg: "serve: " + err.Error()}
+		return failure(cmd, err)
 	}
 	srv, err := server.New(server.Options{
 		DataDir: dir,
-		Token:   *token,
+		Token:   f.token,
 		Engine:  turns,
 		App:     webui.Handler(),
 		Logger:  slog.New(slog.NewTextHandler(stdio.Err, nil)),
 	})
 	if err != nil {
-		return ExitError{Code: 1, Msg: "serve: " + err.Error()}
+		return failure(cmd, err)
 	}
-	err = srv.ListenAndServe(ctx, *addr, func(a net.Addr) {
-		fmt.Fprintf(stdio.Out, "folio serving %s on http://%s/ (model: %s %s; tools work in %s)\n", dir, a, cfg.Name, cfg.Model, *work)
+	err = srv.ListenAndServe(ctx, f.addr, func(a net.Addr) {
+		fmt.Fprintf(stdio.Out, "folio serving %s on http://%s/ (model: %s %s; tools work in %s)\n", dir, a, cfg.Name, cfg.Model, f.work)
 	})
 	if err != nil {
-		return ExitError{Code: 1, Msg: "serve: " + err.Error()}
+		return failure(cmd, err)
 	}
 	return nil
 }
