@@ -1,6 +1,6 @@
-import { useLayoutEffect, useMemo, useRef, type MouseEvent } from 'react';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState, type MouseEvent } from 'react';
 import { useCatalog } from '../i18n/catalog';
-import { renderMarkdown } from './render';
+import { highlightsLater, renderMarkdown, renderPlain } from './render';
 import { typesetMath } from './math';
 
 export interface MarkdownTextProps {
@@ -45,7 +45,18 @@ function copyCode(e: MouseEvent<HTMLDivElement>, done: string, label: string) {
 export function MarkdownText({ source, className, cached = true }: MarkdownTextProps) {
   const t = useCatalog();
   const ref = useRef<HTMLDivElement>(null);
-  const html = useMemo(() => renderMarkdown(source, cached), [source, cached]);
+  // A settled message with code not yet highlighted paints plain first; the
+  // highlighted HTML (cached) replaces it when the browser is idle.
+  const [plainFor, setPlainFor] = useState(() => (cached && highlightsLater(source) ? source : undefined));
+  const plain = cached && plainFor === source;
+  const html = useMemo(() => (plain ? renderPlain(source) : renderMarkdown(source, cached)), [source, cached, plain]);
+  useEffect(() => {
+    if (!plain) return;
+    const idle = globalThis.requestIdleCallback ?? ((fn: () => void) => setTimeout(fn, 50));
+    const cancel = globalThis.cancelIdleCallback ?? clearTimeout;
+    const id = idle(() => setPlainFor(undefined), { timeout: 500 });
+    return () => cancel(id as number);
+  }, [plain]);
   useLayoutEffect(() => {
     typesetMath(ref.current);
     addCopyButtons(ref.current, t.copyCode);

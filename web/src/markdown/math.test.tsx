@@ -1,4 +1,4 @@
-import { render } from '@testing-library/react';
+import { render, waitFor } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import { reply } from '../../test/messages';
 import type { AssistantMessage } from '../chat/types';
@@ -186,6 +186,13 @@ describe('code blocks', () => {
     const { container } = bubble('```go\nfunc main() {}\n```\n\n```\n<img src=x onerror=alert(1)>\n```');
     expect(container.querySelectorAll('pre .code-copy')).toHaveLength(2);
     expect(container.querySelector('img')).toBeNull();
+  });
+  it('a settled message paints its code plain first, then highlighted once idle', async () => {
+    const { container } = bubble('```go\nfunc later() {}\n```');
+    expect(container.querySelector('code.language-go')).not.toBeNull();
+    expect(container.querySelector('.hljs-keyword')).toBeNull();
+    await waitFor(() => expect(container.querySelector('.hljs-keyword')).not.toBeNull());
+    expect(container.querySelectorAll('pre .code-copy')).toHaveLength(1);
   });
   it('puts tables in their own scroll box', () => {
     const { container } = bubble('| a | b |\n|---|---|\n| optional | x |');
