@@ -188,7 +188,7 @@ func TestStopDuringTool(t *testing.T) {
 		if t1.Receipt.Status != transcript.ToolFailed || t1.Receipt.Reason != "canceled" {
 			t.Errorf("running tool %+v", t1.Receipt)
 		}
-		if !t2.Receipt.NotDone || t2.Receipt.Reason != "not_run" {
+		if t2.Receipt.NotDone == "" || t2.Receipt.Reason != "not_run" {
 			t.Errorf("second tool %+v", t2.Receipt)
 		}
 		st := es[4].Content.(transcript.Stopped)

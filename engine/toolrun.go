@@ -45,7 +45,7 @@ type bridge struct {
 // know the entry is open and show it as running.
 func placeholder(name, reason string) transcript.Tool {
 	return transcript.Tool{Receipt: transcript.ToolReceipt{App: name, Summary: name,
-		Status: transcript.ToolFailed, Reason: reason, NotDone: true}}
+		Status: transcript.ToolFailed, Reason: reason, NotDone: "the call did not complete"}}
 }
 
 // openCall opens the call's tool entry and its invocation as soon as the
@@ -310,7 +310,7 @@ func (a *agent) approve(ctx context.Context, c *call) Decision {
 		ap.Child = a.reg.child.ID()
 	}
 	e.mu.Lock()
-	if e.allowed[c.name] || e.allowed["*"] {
+	if e.allowedLocked(c.name) {
 		e.mu.Unlock()
 		return AllowOnce
 	}
@@ -359,6 +359,21 @@ func (a *agent) approve(ctx context.Context, c *call) Decision {
 		e.mu.Unlock()
 		return Deny
 	}
+}
+
+// allowedLocked reports whether name runs without asking: allowed by name,
+// by "*", or by a prefix pattern such as "github__*" (every tool of one MCP
+// server). The caller holds e.mu.
+func (e *Engine) allowedLocked(name string) bool {
+	if e.allowed[name] || e.allowed["*"] {
+		return true
+	}
+	for pat := range e.allowed {
+		if p, ok := strings.CutSuffix(pat, "*"); ok && p != "" && strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func canonical(v jsontext.Value) string {

@@ -23,7 +23,7 @@ func Derive(msgs []message.Message, at []time.Time) []transcript.Entry {
 		var c transcript.Content
 		switch m.Role {
 		case message.User:
-			c = transcript.User{Text: m.Content}
+			c = transcript.User{Text: m.Typed()} // without a memory tag Jazz appended
 		case message.Assistant:
 			c = transcript.Agent{Markdown: m.Content}
 		default:

@@ -7,8 +7,10 @@
 // Save writes to the head. A conversation that never branched is written
 // exactly as before branches existed.
 //
-// It reads and writes log version 3, decodes folio's version 2 (the rendered
-// text logs Jazz version 2 wrote), upgrades version 2 logs in place, compacts
+// It reads and writes log version 3, reads every log Jazz writes (version 3,
+// and version 2 with its rendered text), lists and locates logs in folio's
+// flat layout and in Jazz's conversations/<agentId>/ one, upgrades version 2
+// logs in place, compacts
 // superseded presentation snapshots, and takes the per-log lock that keeps a
 // second writer out. The format is described in docs/log-format.md.
 //

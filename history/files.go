@@ -47,6 +47,33 @@ func Path(data, conversationID string) (string, error) {
 	return filepath.Join(ConversationsDir(data), conversationID+".jsonl"), nil
 }
 
+// Locate returns the log of a conversation in a data folder: folio's own
+// conversations/<id>.jsonl when it exists, else the first (by agent name)
+// conversations/<agentId>/<id>.jsonl, where Jazz keeps its logs, else
+// folio's path for a new log.
+func Locate(data, conversationID string) (string, error) {
+	p, err := Path(data, conversationID)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(p); err == nil {
+		return p, nil
+	}
+	matches, _ := filepath.Glob(filepath.Join(ConversationsDir(data), "*", globEscape(conversationID)+".jsonl"))
+	sort.Strings(matches)
+	for _, m := range matches {
+		if fi, err := os.Stat(m); err == nil && fi.Mode().IsRegular() && !strings.HasPrefix(filepath.Base(filepath.Dir(m)), ".") {
+			return m, nil
+		}
+	}
+	return p, nil
+}
+
+// globEscape quotes the pattern characters of a file name.
+func globEscape(s string) string {
+	return strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`).Replace(s)
+}
+
 // idFromPath is the conversation ID a log's file name implies.
 func idFromPath(path string) string {
 	return strings.TrimSuffix(filepath.Base(path), ".jsonl")
@@ -132,7 +159,8 @@ type Summary struct {
 }
 
 // List summarizes every log in a data folder's conversations folder, newest
-// first. A missing folder lists nothing. A log whose summary file (see
+// first: folio's conversations/<id>.jsonl and Jazz's
+// conversations/<agentId>/<id>.jsonl. A missing folder lists nothing. A log whose summary file (see
 // SummaryPath) still matches it is listed from the summary; any other is
 // read whole, and its summary refreshed.
 func List(data string) ([]Summary, error) {
@@ -147,7 +175,23 @@ func List(data string) ([]Summary, error) {
 	var out []Summary
 	for _, de := range des {
 		name := de.Name()
-		if de.IsDir() || !strings.HasSuffix(name, ".jsonl") || strings.HasPrefix(name, ".") {
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		if de.IsDir() {
+			// One agent's folder in Jazz's layout.
+			sub, err := os.ReadDir(filepath.Join(dir, name))
+			if err != nil {
+				continue
+			}
+			for _, se := range sub {
+				if n := se.Name(); se.Type().IsRegular() && strings.HasSuffix(n, ".jsonl") && !strings.HasPrefix(n, ".") {
+					out = append(out, listOne(filepath.Join(dir, name, n)))
+				}
+			}
+			continue
+		}
+		if !strings.HasSuffix(name, ".jsonl") {
 			continue
 		}
 		out = append(out, listOne(filepath.Join(dir, name)))

@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -11,16 +12,16 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// legacyEntry is a version 2 UI entry: rendered text and the name of the
-// output kind that produced it.
-type legacyEntry struct {
-	Type    string `json:"type"`
-	Message string `json:"message"`
-}
+// legacyKinds are the output kinds a version 2 UI entry may name: Jazz's
+// terminal output kinds.
+var legacyKinds = map[string]bool{"user": true, "info": true, "success": true, "warn": true,
+	"error": true, "debug": true, "log": true, "streamContent": true}
 
-// legacyUI applies a version 2 UI record: each {type, message} entry becomes
-// a version 3 entry with the deterministic ID legacy:{lineIndex}:{entryIndex}
-// and the record's instant. Like version 3, the record is one batch.
+// legacyUI applies a version 2 UI record. Each entry is either a version 3
+// entry, taken as it is, or a legacy {type, message} entry, which becomes a
+// version 3 entry with the deterministic ID legacy:{lineIndex}:{entryIndex}
+// and the record's instant. The record is one batch, with the same rules as
+// version 3.
 func (r *reader) legacyUI(lineIndex int, rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 	if rec.members&memEntries == 0 {
 		return reject(&Problem{Entry: -1, Pointer: "/entries", Msg: "entries is missing"})
@@ -30,22 +31,23 @@ func (r *reader) legacyUI(lineIndex int, rec *rawRecord, reject func(*Problem) l
 	if p != nil {
 		return reject(p)
 	}
-	if rec.typ == TypeUITranscript {
-		r.entries = entries
-	} else {
-		r.entries = append(r.entries, entries...)
+	rec.entries = entries
+	info := r.ui(rec, reject)
+	if info.accepted {
+		info.legacy, info.at, info.atText = entries, at, rec.at
+		info.hasAt = rec.members&memAt != 0
 	}
-	r.seen(at)
-	return lineInfo{kind: kindOf(rec.typ), accepted: true, legacy: entries, at: at}
+	return info
 }
 
 // DecodeLegacyEntries decodes the entries array of a version 2 UI record on
-// the given line (counted from 0, the header being line 0). Each entry must
-// be exactly {"type": string, "message": string}. A "user" entry becomes a
-// user entry; any other becomes a notice whose tone is the old type when that
-// is a notice tone, and "log" otherwise ("streamContent" included). Terminal
-// styling is stripped. On failure it returns the problem with its entry
-// index and pointer, and no entries.
+// the given line (counted from 0, the header being line 0). An entry that is
+// a valid version 3 entry is kept as it is. Otherwise it must be exactly
+// {"type", "message"} with a string message and a type that is one of
+// user, info, success, warn, error, debug, log and streamContent: "user"
+// becomes a user entry, streamContent a notice with tone log, and the
+// others a notice with that tone. Terminal styling is stripped. On failure
+// it returns the problem with its entry index and pointer, and no entries.
 func DecodeLegacyEntries(raw []byte, lineIndex int, at time.Time) ([]transcript.Entry, *Problem) {
 	var dec jsontext.Decoder
 	dec.Reset(bytes.NewBuffer(raw))
@@ -63,15 +65,20 @@ func DecodeLegacyEntries(raw []byte, lineIndex int, at time.Time) ([]transcript.
 		if err != nil {
 			return nil, &Problem{Entry: i, Pointer: ptr, Msg: err.Error()}
 		}
-		var le legacyEntry
-		if err := json.Unmarshal(v, &le, json.RejectUnknownMembers(true)); err != nil {
+		c, legacy, p := legacyContent(v)
+		if legacy {
+			if p != nil {
+				p.Entry, p.Pointer = i, ptr+p.Pointer
+				return nil, p
+			}
+			out = append(out, transcript.Entry{ID: prefix + strconv.Itoa(i), Content: c, Timestamp: at})
+			continue
+		}
+		e, err := transcript.DecodeEntry(v)
+		if err != nil {
 			p, msg := pointerOf(err)
 			return nil, &Problem{Entry: i, Pointer: ptr + p, Msg: msg}
 		}
-		if le.Type == "" {
-			return nil, &Problem{Entry: i, Pointer: ptr + "/type", Msg: "type is missing or empty"}
-		}
-		e := transcript.Entry{ID: prefix + strconv.Itoa(i), Content: legacyContent(le), Timestamp: at}
 		out = append(out, e)
 	}
 	if _, err := dec.ReadToken(); err != nil {
@@ -80,26 +87,48 @@ func DecodeLegacyEntries(raw []byte, lineIndex int, at time.Time) ([]transcript.
 	return out, nil
 }
 
-func legacyContent(le legacyEntry) transcript.Content {
-	text := StripANSI(le.Message)
-	if le.Type == "user" {
-		return transcript.User{Text: text}
+// legacyContent reads v as a legacy {type, message} entry. legacy is false
+// when v does not look like one (it has members other than type and
+// message), so the caller reads it as a version 3 entry instead.
+func legacyContent(v jsontext.Value) (c transcript.Content, legacy bool, p *Problem) {
+	var m map[string]jsontext.Value
+	if err := json.Unmarshal(v, &m); err != nil {
+		return nil, false, nil
 	}
-	tone := transcript.Tone(le.Type)
-	switch tone {
-	case transcript.ToneInfo, transcript.ToneSuccess, transcript.ToneWarn,
-		transcript.ToneError, transcript.ToneDebug, transcript.ToneLog:
-	default:
-		tone = transcript.ToneLog
+	_, hasID := m["id"]
+	_, hasContent := m["content"]
+	if hasID || hasContent {
+		return nil, false, nil // a version 3 entry, valid or not
 	}
-	return transcript.Notice{Text: text, Tone: tone}
+	for k := range m {
+		if k != "type" && k != "message" {
+			return nil, true, &Problem{Pointer: "/" + escapePointerToken(k), Msg: "a legacy entry has only type and message"}
+		}
+	}
+	var typ, msg string
+	if err := json.Unmarshal(m["type"], &typ); err != nil || !legacyKinds[typ] {
+		return nil, true, &Problem{Pointer: "/type", Msg: fmt.Sprintf("type %s is not one of user, info, success, warn, error, debug, log, streamContent", m["type"])}
+	}
+	if err := json.Unmarshal(m["message"], &msg); err != nil || m["message"] == nil {
+		return nil, true, &Problem{Pointer: "/message", Msg: "message must be a string"}
+	}
+	text := StripANSI(msg)
+	switch typ {
+	case "user":
+		return transcript.User{Text: text}, true, nil
+	case "streamContent":
+		return transcript.Notice{Text: text, Tone: transcript.ToneLog}, true, nil
+	}
+	return transcript.Notice{Text: text, Tone: transcript.Tone(typ)}, true, nil
 }
 
 // StripANSI removes terminal escape sequences: CSI (colours, cursor moves),
-// OSC (titles, hyperlinks), the DCS/SOS/PM/APC strings, and two-byte escapes.
-// Other text, including newlines and tabs, is kept.
+// OSC (titles, hyperlinks), the DCS/SOS/PM/APC strings, and two-byte
+// escapes, each introduced by ESC or by its 8-bit C1 control (U+009B CSI,
+// U+009D OSC, U+0090 DCS, U+0098 SOS, U+009E PM, U+009F APC). Other text,
+// including newlines and tabs, is kept.
 func StripANSI(s string) string {
-	if !strings.ContainsAny(s, "\x1b\u009b") {
+	if !strings.ContainsAny(s, "\x1b\u009b\u009d\u0090\u0098\u009e\u009f") {
 		return s
 	}
 	var b strings.Builder
@@ -111,8 +140,10 @@ func StripANSI(s string) string {
 			i = skipEscape(s, i+1)
 		case c == 0x1b:
 			i++
-		case strings.HasPrefix(s[i:], "\u009b"): // C1 CSI
-			i = skipCSI(s, i+len("\u009b"))
+		case c == 0xc2 && i+1 < len(s) && s[i+1] == 0x9b: // C1 CSI
+			i = skipCSI(s, i+2)
+		case c == 0xc2 && i+1 < len(s) && isC1String(s[i+1]):
+			i = skipString(s, i+2)
 		default:
 			b.WriteByte(c)
 			i++
@@ -121,22 +152,35 @@ func StripANSI(s string) string {
 	return b.String()
 }
 
+// isC1String reports whether U+0080+b-0x80, encoded as 0xC2 b, opens a
+// control string: DCS, SOS, OSC, PM or APC.
+func isC1String(b byte) bool {
+	return b == 0x90 || b == 0x98 || b == 0x9d || b == 0x9e || b == 0x9f
+}
+
+// skipString skips a control string's body and its terminator: BEL, ST
+// (ESC \) or the C1 ST (U+009C). An unterminated string runs to the end.
+func skipString(s string, i int) int {
+	for j := i; j < len(s); j++ {
+		switch {
+		case s[j] == 0x07:
+			return j + 1
+		case s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\':
+			return j + 2
+		case s[j] == 0xc2 && j+1 < len(s) && s[j+1] == 0x9c:
+			return j + 2
+		}
+	}
+	return len(s)
+}
+
 // skipEscape skips the sequence whose introducer follows ESC at s[i].
 func skipEscape(s string, i int) int {
 	switch s[i] {
 	case '[':
 		return skipCSI(s, i+1)
 	case ']', 'P', 'X', '^', '_':
-		// A string terminated by BEL or ST (ESC \); unterminated runs to the end.
-		for j := i + 1; j < len(s); j++ {
-			if s[j] == 0x07 {
-				return j + 1
-			}
-			if s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\' {
-				return j + 2
-			}
-		}
-		return len(s)
+		return skipString(s, i+1)
 	}
 	// nF escapes carry intermediate bytes (0x20–0x2f) before a final byte
 	// (0x30–0x7e). Anything else ends the sequence unconsumed, so a
@@ -169,10 +213,12 @@ func skipCSI(s string, i int) int {
 	return i
 }
 
-// looseInstant reads a timestamp as legacy logs wrote them and returns it in
-// UTC: an ISO instant with an offset, a date ("2026-01-01", midnight UTC), a
-// date and time without an offset (taken as UTC), or epoch milliseconds.
-// Anything else is the Unix epoch, so an unreadable time never blocks a read.
+// looseInstant reads a record's at the way Jazz does (JavaScript's
+// Date.parse) and returns it in UTC: an ISO instant with an offset, a date
+// ("2026-01-01", midnight UTC), a date and time without an offset (taken as
+// UTC), or an RFC 1123 date. Anything else, epoch milliseconds written as
+// text included, is the Unix epoch, so an unreadable time never blocks a
+// read.
 func looseInstant(s string) time.Time {
 	t, ok := parseLoose(s)
 	if !ok {
@@ -202,9 +248,6 @@ func parseLoose(s string) (time.Time, bool) {
 		if t, err := time.Parse(l, s); err == nil {
 			return t, true
 		}
-	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 && n < 1e15 {
-		return time.UnixMilli(n), true
 	}
 	return time.Time{}, false
 }

@@ -238,9 +238,10 @@ func TestSetTitleAndMeta(t *testing.T) {
 	if c.Title != "Trip plans" || c.UpdatedAt.IsZero() {
 		t.Errorf("title %q updated %v", c.Title, c.UpdatedAt)
 	}
-	// The older key endedAt reads as updatedAt.
+	// endedAt, the time of a version 2 save, does not date the
+	// conversation: the latest record's at does.
 	c = readConv(t, logOf(v3Header, `{"type":"meta","at":"2026-03-04T05:06:08.000Z","title":"Old","endedAt":"2026-05-01T00:00:00.000Z"}`))
-	if c.Title != "Old" || c.UpdatedAt.Format("2006-01-02") != "2026-05-01" {
+	if c.Title != "Old" || c.UpdatedAt.UTC().Format("2006-01-02T15:04:05Z") != "2026-03-04T05:06:08Z" {
 		t.Errorf("endedAt: title %q updated %v", c.Title, c.UpdatedAt)
 	}
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/transcript"
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -58,6 +57,10 @@ type lineInfo struct {
 	// converted to version 3.
 	legacy []transcript.Entry
 	at     time.Time
+	// atText is the record's at as written; upgrade writes it back as it
+	// was (hasAt false: the record had none).
+	atText string
+	hasAt  bool
 	// branch is the branch an accepted record belongs to ("" for main; an
 	// on-branch record's wrapped kind is in kind); parent is the branch a
 	// branch record forks from.
@@ -68,7 +71,8 @@ type lineInfo struct {
 type parsed struct {
 	conv *Conversation
 	// reserved holds the IDs of rejected UI batches since the last accepted
-	// snapshot; see docs/log-format.md.
+	// snapshot. Reading ignores it (a rejected batch reserves nothing, as
+	// in Jazz); folio's writer uses it to avoid reusing those IDs.
 	reserved map[string]struct{}
 	// uiLines counts UI records, accepted or not. Without any, the document
 	// was derived from the messages and has never been written.
@@ -161,7 +165,7 @@ func parse(data []byte, track bool) (*reader, error) {
 		last := next == len(data)
 		unterminated := last && end == len(data)
 		if lineNo == 0 {
-			h, probs, err := decodeHeader(line)
+			h, err := decodeHeader(line)
 			if err != nil {
 				return nil, err
 			}
@@ -169,7 +173,6 @@ func parse(data []byte, track bool) (*reader, error) {
 			r.conv.Header = h
 			r.conv.Title = h.Title
 			r.conv.Legacy = h.Version == 2
-			r.conv.Problems = append(r.conv.Problems, probs...)
 			if track {
 				r.lines = append(r.lines, lineInfo{kind: lineHeader, accepted: true, start: start, end: end})
 			}
@@ -218,6 +221,7 @@ func (r *reader) finishHead() error {
 		return fmt.Errorf("history: building the document: %w", err)
 	}
 	c.Document = doc
+	c.MessageAt = slices.Clip(r.msgAt)
 	return nil
 }
 
@@ -266,9 +270,7 @@ func (r *reader) record(lineNo int, line []byte, unterminated bool) lineInfo {
 	if extra := rec.members &^ allowed; extra != 0 {
 		return reject(&Problem{Entry: -1, Pointer: "/" + memberName(extra), Msg: "unknown field for this record type"})
 	}
-	if rec.members&memAt == 0 {
-		return reject(&Problem{Entry: -1, Pointer: "/at", Msg: "at is missing"})
-	}
+	// A record without at is kept at the Unix epoch, as Jazz reads it.
 
 	switch rec.typ {
 	case TypeUITranscript, TypeUIAppend, TypeUIOpen:
@@ -294,6 +296,12 @@ func (r *reader) record(lineNo int, line []byte, unterminated bool) lineInfo {
 		} else {
 			m, err = message.Decode(rec.message)
 		}
+		if err != nil && m.Role == message.System {
+			// Jazz wrote system prompts in an older format and skips them
+			// when reading; so does folio. The line stays in the file.
+			r.seen(looseInstant(rec.at))
+			return lineInfo{kind: lineMessage, accepted: true}
+		}
 		if err != nil {
 			ptr, msg := pointerOf(err)
 			return reject(&Problem{Entry: -1, Pointer: "/message" + ptr, Msg: msg})
@@ -307,11 +315,9 @@ func (r *reader) record(lineNo int, line []byte, unterminated bool) lineInfo {
 		if rec.title != "" {
 			r.conv.Title = rec.title
 		}
-		u := rec.updatedAt
-		if u == "" {
-			u = rec.endedAt
-		}
-		if u != "" {
+		// endedAt, which version 2 wrote, is the time of a save, not of
+		// anything said: "updated" is the latest record's at instead.
+		if u := rec.updatedAt; u != "" {
 			if t := looseInstant(u); t.After(r.metaTime) {
 				r.metaTime = t
 			}
@@ -343,11 +349,7 @@ func (r *reader) seen(t time.Time) {
 // ui applies a version 3 UI record as one batch.
 func (r *reader) ui(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 	snapshot, open := rec.typ == TypeUITranscript, rec.typ == TypeUIOpen
-	at, err := transcript.ParseInstant(rec.at)
-	if err != nil {
-		r.reserveBatch(rec)
-		return reject(&Problem{Entry: -1, Pointer: "/at", Msg: err.Error()})
-	}
+	at := looseInstant(rec.at)
 	if rec.members&memEntries == 0 {
 		return reject(&Problem{Entry: -1, Pointer: "/entries", Msg: "entries is missing"})
 	}
@@ -368,11 +370,6 @@ func (r *reader) ui(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 			r.reserveBatch(rec)
 			return reject(&Problem{Entry: i, Pointer: "/entries/" + strconv.Itoa(i) + "/id",
 				Msg: fmt.Sprintf("id %q is already in the document", e.ID)})
-		}
-		if _, res := r.reserved[e.ID]; res {
-			r.reserveBatch(rec)
-			return reject(&Problem{Entry: i, Pointer: "/entries/" + strconv.Itoa(i) + "/id",
-				Msg: fmt.Sprintf("id %q was used by a rejected batch", e.ID)})
 		}
 	}
 	switch {
@@ -548,7 +545,7 @@ func (r *reader) decodeRecordWith(line []byte, fast bool) (*rawRecord, error) {
 			rec.entriesRaw = bytes.Clone(v)
 		case memMessage:
 			if fast && rec.typ == TypeMessage {
-				if err := json.UnmarshalDecode(dec, &rec.msg, json.RejectUnknownMembers(true)); err != nil {
+				if err := message.DecodeCanonical(dec, &rec.msg); err != nil {
 					return nil, errSlowPath
 				}
 				rec.msgDone = true
@@ -668,14 +665,14 @@ func (r *reader) decodeEntries(dec *jsontext.Decoder, rec *rawRecord, fast bool)
 	return err
 }
 
-// decodeHeader reads line 0. Problems are unknown members of a version 3
-// header; they do not stop the read.
-func decodeHeader(line []byte) (Header, []Problem, error) {
+// decodeHeader reads line 0. Members folio does not know are kept in
+// Extra, and the IDs Jazz needs but the header lacks are named in Missing.
+func decodeHeader(line []byte) (Header, error) {
 	var h Header
 	var dec jsontext.Decoder
 	dec.Reset(bytes.NewBuffer(line))
-	fail := func(format string, args ...any) (Header, []Problem, error) {
-		return Header{}, nil, fmt.Errorf("%w: line 1: %s", ErrNoHeader, fmt.Sprintf(format, args...))
+	fail := func(format string, args ...any) (Header, error) {
+		return Header{}, fmt.Errorf("%w: line 1: %s", ErrNoHeader, fmt.Sprintf(format, args...))
 	}
 	tok, err := dec.ReadToken()
 	if err != nil || tok.Kind() != '{' {
@@ -733,11 +730,17 @@ func decodeHeader(line []byte) (Header, []Problem, error) {
 	if typ != TypeConversation {
 		return fail("/type must be %q, got %q", TypeConversation, typ)
 	}
+	if h.AgentID == "" {
+		h.Missing = append(h.Missing, "agentId")
+	}
+	if h.ConversationID == "" {
+		h.Missing = append(h.Missing, "conversationId")
+	}
 	if !haveVersion {
 		return fail("/version is missing")
 	}
 	if h.Version > Version {
-		return Header{}, nil, fmt.Errorf("%w (the log is version %d; this folio reads up to %d)", ErrNewerVersion, h.Version, Version)
+		return Header{}, fmt.Errorf("%w (the log is version %d; this folio reads up to %d)", ErrNewerVersion, h.Version, Version)
 	}
 	if h.Version < 2 {
 		return fail("/version %d is not supported (2 and 3 are)", h.Version)
@@ -746,19 +749,13 @@ func decodeHeader(line []byte) (Header, []Problem, error) {
 		// Version 2 headers were written by Jazz; read what folio knows and
 		// keep the rest, without judging it.
 		h.StartedAt = looseInstant(started)
-		return h, nil, nil
-	}
-	if h.ConversationID == "" {
-		return fail("/conversationId is missing or empty")
+		return h, nil
 	}
 	h.StartedAt, err = transcript.ParseInstant(started)
 	if err != nil {
 		return fail("/startedAt: %v", err)
 	}
-	var probs []Problem
-	for _, m := range h.Extra {
-		probs = append(probs, Problem{Kind: ProblemHeader, Line: 1, Type: TypeConversation, Entry: -1,
-			Pointer: "/" + escapePointerToken(m.Name), Msg: "unknown header field, kept"})
-	}
-	return h, probs, nil
+	// Members folio does not know (Jazz writes titleFormat, older Jazz
+	// cwd) are kept in Extra and written back on rewrite.
+	return h, nil
 }

@@ -53,6 +53,9 @@ type Header struct {
 	// Extra holds members this folio does not know, verbatim and in order,
 	// so rewriting the header (on upgrade) keeps them.
 	Extra []Member
+	// Missing names the members Jazz needs to open a log (agentId,
+	// conversationId) that this header lacks. folio reads the log anyway.
+	Missing []string
 }
 
 // Member is one JSON object member kept as its encoded value.
@@ -77,8 +80,6 @@ const (
 	// ProblemTorn: the last line is incomplete (a crash mid-append). It is
 	// ignored and re-terminated by the next save.
 	ProblemTorn ProblemKind = "torn"
-	// ProblemHeader: the header carries a member this folio does not know.
-	ProblemHeader ProblemKind = "header"
 )
 
 // Problem is one thing the reader could not apply, with where it is. Line is
@@ -152,6 +153,9 @@ type Conversation struct {
 	Document transcript.Document
 	// Messages is the model-facing conversation since the last rewrite.
 	Messages []message.Message
+	// MessageAt holds the at of each message's record (the Unix epoch
+	// where it was missing or unreadable), index for index with Messages.
+	MessageAt []time.Time
 	// Problems lists, in file order, everything that did not apply.
 	Problems []Problem
 	// Unknown keeps unknown record types and unreadable lines verbatim.
@@ -209,7 +213,11 @@ func appendRecordStart(dst []byte, typ string, at time.Time) []byte {
 
 // appendUIRecord writes a ui-transcript or ui-append record of entries.
 func appendUIRecord(dst []byte, typ string, at time.Time, entries func(yield func(transcript.Entry) bool)) ([]byte, error) {
-	dst = appendRecordStart(dst, typ, at)
+	return appendUIRecordAt(appendRecordStart(dst, typ, at), entries)
+}
+
+// appendUIRecordAt finishes a UI record whose type and at dst already holds.
+func appendUIRecordAt(dst []byte, entries func(yield func(transcript.Entry) bool)) ([]byte, error) {
 	dst = append(dst, `,"entries":[`...)
 	first := true
 	var err error
@@ -274,6 +282,10 @@ func pointerOf(err error) (string, string) {
 	if errors.As(err, &se) {
 		msg := "invalid value"
 		if se.Err != nil {
+			// message's own checks say "/pointer: text" inside the value.
+			if p, m := pointerOf(se.Err); p != "" {
+				return string(se.JSONPointer) + p, m
+			}
 			msg = se.Err.Error()
 		} else if se.JSONKind != 0 && se.GoType != nil {
 			msg = fmt.Sprintf("cannot use JSON %s as %s", se.JSONKind, se.GoType)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/transcript"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // UpgradeResult says what Upgrade did.
@@ -135,7 +136,17 @@ func (l *Log) rebuild(st *reader, data []byte, drop []bool) (out []byte, convert
 			}
 			entries := li.legacy
 			// Entries were validated when decoded, so encoding cannot fail.
-			out, _ = appendUIRecord(out, typ, li.at, func(yield func(transcript.Entry) bool) {
+			// The record keeps its at as written, readable or not, so the
+			// upgrade changes no instant anything shows.
+			if li.hasAt {
+				out = append(out, `{"type":"`...)
+				out = append(out, typ...)
+				out = append(out, `","at":`...)
+				out, _ = jsontext.AppendQuote(out, li.atText)
+			} else {
+				out = appendRecordStart(out, typ, li.at)
+			}
+			out, _ = appendUIRecordAt(out, func(yield func(transcript.Entry) bool) {
 				for _, e := range entries {
 					if !yield(e) {
 						return

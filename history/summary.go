@@ -25,7 +25,7 @@ import (
 
 // summaryFormat versions the summary file itself; a summary of another
 // format is ignored.
-const summaryFormat = 1
+const summaryFormat = 2
 
 // summarySuffix is appended to a log's path to name its summary.
 const summarySuffix = ".summary"
@@ -118,7 +118,7 @@ func (l *Log) storeSummary() {
 	writeSummary(sp, summaryFile{
 		Format: summaryFormat, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Inode: ino, ChangeTime: ctime,
 		Version: l.header.Version, ConversationID: l.header.ConversationID,
-		Title: l.list.title, Entries: l.doc.Len(), Messages: len(l.msgs),
+		Title: DisplayTitle(l.list.title, l.msgs), Entries: l.doc.Len(), Messages: len(l.msgs),
 		Problems: l.list.problems, UpdatedAt: l.list.updatedAt(), Head: l.head,
 	})
 }
@@ -134,7 +134,7 @@ func summaryOf(c *Conversation, data []byte, fi fs.FileInfo) (summaryFile, bool)
 	return summaryFile{
 		Format: summaryFormat, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Inode: ino, ChangeTime: ctime,
 		Version: c.Header.Version, ConversationID: c.Header.ConversationID,
-		Title: c.Title, Entries: c.Document.Len(), Messages: len(c.Messages),
+		Title: DisplayTitle(c.Title, c.Messages), Entries: c.Document.Len(), Messages: len(c.Messages),
 		Problems: len(c.Problems), UpdatedAt: c.UpdatedAt, Head: c.Head,
 	}, true
 }
@@ -230,7 +230,7 @@ func listOne(path string) Summary {
 		return s
 	}
 	s.ID = c.Header.ConversationID
-	s.Title, s.Entries, s.Messages = c.Title, c.Document.Len(), len(c.Messages)
+	s.Title, s.Entries, s.Messages = DisplayTitle(c.Title, c.Messages), c.Document.Len(), len(c.Messages)
 	s.Problems, s.Version, s.UpdatedAt = len(c.Problems), c.Header.Version, c.UpdatedAt
 	if sf, ok := summaryOf(c, data, fi); ok {
 		writeSummary(SummaryPath(path), sf)

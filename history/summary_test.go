@@ -40,7 +40,7 @@ func truth(t testing.TB, path string) Summary {
 		s.Err = err
 		return s
 	}
-	s.ID, s.Title, s.Entries, s.Messages = c.Header.ConversationID, c.Title, c.Document.Len(), len(c.Messages)
+	s.ID, s.Title, s.Entries, s.Messages = c.Header.ConversationID, DisplayTitle(c.Title, c.Messages), c.Document.Len(), len(c.Messages)
 	s.Problems, s.Version, s.UpdatedAt = len(c.Problems), c.Header.Version, c.UpdatedAt
 	return s
 }

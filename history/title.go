@@ -2,31 +2,34 @@ package history
 
 import (
 	"strings"
+	"unicode/utf8"
 
-	"github.com/foliodev/folio/transcript"
+	"github.com/foliodev/folio/message"
 )
 
-// titleRunes is how many characters of the first message a title keeps
-// before it is cut with an ellipsis.
-const titleRunes = 60
+// derivedTitleRunes is how long a title taken from the first user message
+// may be, as Jazz cuts it.
+const derivedTitleRunes = 48
 
-// FirstMessageTitle is the title a new conversation gets: the first line of
-// its first user message, cut to 60 characters with "…" after a longer one.
-// ok is false while the document has no user message yet. The terminal and
-// the server both title conversations with it, so a conversation is named the
-// same way wherever it was started.
-func FirstMessageTitle(doc transcript.Document) (title string, ok bool) {
-	for _, e := range doc.All() {
-		if u, isUser := e.Content.(transcript.User); isUser {
-			title = strings.TrimSpace(u.Text)
-			if i := strings.IndexByte(title, '\n'); i >= 0 {
-				title = title[:i]
-			}
-			if r := []rune(title); len(r) > titleRunes {
-				title = string(r[:titleRunes]) + "…"
-			}
-			return title, true
-		}
+// DisplayTitle is the title a listing shows: the explicit title (the newest
+// meta title, else the header's) when there is one, else the first user
+// message on one line, cut to 48 characters with an ellipsis. The text the
+// person typed is used where Jazz stored it apart from the model-facing
+// content (memorySource). Empty when there is nothing to name it by.
+func DisplayTitle(explicit string, msgs []message.Message) string {
+	if t := strings.TrimSpace(explicit); t != "" {
+		return t
 	}
-	return "", false
+	for _, m := range msgs {
+		if m.Role != message.User {
+			continue
+		}
+		line := strings.Join(strings.Fields(m.Typed()), " ")
+		if utf8.RuneCountInString(line) <= derivedTitleRunes {
+			return line
+		}
+		r := []rune(line)[:derivedTitleRunes-1]
+		return strings.TrimRight(string(r), " ") + "…"
+	}
+	return ""
 }

@@ -4,6 +4,15 @@
 // never sent to a model, and these messages are never shown as entries except
 // through history's message-only derivation.
 //
+// Stored messages are read in two spellings: folio's own (toolCalls,
+// toolCallId) and the OpenAI-style snake_case objects Jazz writes
+// (tool_calls with function.name and function.arguments, tool_call_id).
+// Members folio does not interpret (Jazz's reasoning_parts, memorySource,
+// kind, attachments, a tool call's thought_signature, …) are not errors: a
+// message read in any form other than folio's canonical one keeps the
+// bytes it was read from in Source, and is written back as those bytes
+// for as long as its fields are unchanged.
+//
 // Values are plain data; a Message is safe to share once built as long as no
 // one mutates its slices.
 package message
@@ -21,6 +30,7 @@ type Role string
 
 // Roles a stored message may have.
 const (
+	System    Role = "system"
 	User      Role = "user"
 	Assistant Role = "assistant"
 	Tool      Role = "tool"
@@ -43,6 +53,12 @@ type Message struct {
 	// one after an interruption (a steer); the message-only derivation
 	// skips it.
 	Continuation bool `json:"continuation,omitzero"`
+	// Source is the JSON the message was read from, when that differs
+	// from folio's canonical encoding of the fields above (another
+	// spelling, members folio does not interpret). While the fields still
+	// say what Source says, the message is written back as Source, byte
+	// for byte. Nil for messages folio built or wrote itself.
+	Source jsontext.Value `json:"-"`
 }
 
 // Reasoning is a thinking block an assistant produced. Signature is the
@@ -77,7 +93,7 @@ func (m Message) Validate() error {
 		if m.ToolCallID == "" {
 			return fmt.Errorf("/toolCallId: a tool message needs the call it answers")
 		}
-	case "system":
+	case System:
 		return fmt.Errorf("/role: system messages are not stored")
 	default:
 		return fmt.Errorf("/role: unknown role %q", m.Role)
@@ -85,10 +101,11 @@ func (m Message) Validate() error {
 	return nil
 }
 
-// Decode parses one stored message strictly: unknown members are errors.
+// Decode parses one stored message in either spelling and validates it;
+// see the package doc.
 func Decode(data []byte) (Message, error) {
 	var m Message
-	if err := json.Unmarshal(data, &m, json.RejectUnknownMembers(true)); err != nil {
+	if err := json.Unmarshal(data, &m); err != nil {
 		return Message{}, err
 	}
 	return m, m.Validate()

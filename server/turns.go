@@ -65,6 +65,9 @@ type TurnsOptions struct {
 	// Models are the models a send may switch to (see models.go); the
 	// Default one is Provider and Model. Empty: only Provider and Model.
 	Models []ModelOption
+	// Tools are offered beside the built-in ones in every conversation
+	// (an MCP server's tools); they need approval like the others.
+	Tools []tools.Tool
 }
 
 // Turns runs commands on real turn engines, one per conversation. Make it
@@ -370,6 +373,9 @@ func (s *session) start() error {
 	s.host = toolview.New(toolview.WithArtifactDir(filepath.Join(s.srv.opts.DataDir, "artifacts")))
 	sp := &spawner{}
 	set, err := tools.Builtin(s.t.opts.Workspace, sp)
+	if err == nil && len(s.t.opts.Tools) > 0 {
+		set, err = set.With(s.t.opts.Tools...)
+	}
 	if err != nil {
 		s.host.Close()
 		log.Close()
@@ -434,10 +440,11 @@ func (w saver) Save(doc transcript.Document, msgs []message.Message) error {
 	s.logMu.Lock()
 	err := s.log.Save(doc, msgs)
 	if err == nil && !s.titled {
-		// An untitled conversation is named from its first message, by the
-		// terminal's rule. The document is saved either way; a title that
-		// could not be written is tried again on the next save.
-		if title, ok := history.FirstMessageTitle(doc); ok {
+		// An untitled conversation is named from its first message by the
+		// one rule the terminal and the listings use (history.DisplayTitle).
+		// The document is saved either way; a title that could not be
+		// written is tried again on the next save.
+		if title := history.DisplayTitle("", msgs); title != "" {
 			s.titled = s.log.SetTitle(title) == nil
 		}
 	}

@@ -615,7 +615,7 @@ func TestRenameWhileEngineOpen(t *testing.T) {
 }
 
 // A conversation created without a title is named from its first message by
-// the terminal's rule (history.FirstMessageTitle), and a later rename is not
+// the terminal's rule (history.DisplayTitle), and a later rename is not
 // undone by the next turn's save.
 func TestFirstSendTitlesTheConversation(t *testing.T) {
 	ts, _ := newTurnsServer(t, 0, "")
@@ -625,8 +625,8 @@ func TestFirstSendTitlesTheConversation(t *testing.T) {
 	c.send(id, "k1", "  Plan the trip to Lisbon\nwith three stops")
 	c.finished("k1")
 	conv, err := history.ReadFile(ts.logOf(id))
-	if err != nil || conv.Title != "Plan the trip to Lisbon" {
-		t.Fatalf("title after the first send = %q, %v; want the first line of the message", conv.Title, err)
+	if err != nil || conv.Title != "Plan the trip to Lisbon with three stops" {
+		t.Fatalf("title after the first send = %q, %v; want the message on one line", conv.Title, err)
 	}
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPatch, ts.url+"/api/v2/conversations/"+id, strings.NewReader(`{"title":"mine"}`))
 	resp, err := http.DefaultClient.Do(req)
@@ -873,7 +873,7 @@ func TestEphemeralPresentationEndsWithItsInvocation(t *testing.T) {
 	c := ts.dial(t)
 	c.open(id)
 	open := transcript.Entry{ID: "t-1", Timestamp: tsAt(1), Content: transcript.Tool{InvocationID: "t-1",
-		Receipt: transcript.ToolReceipt{App: "shell", Summary: "shell", Status: transcript.ToolFailed, Reason: "running", NotDone: true}}}
+		Receipt: transcript.ToolReceipt{App: "shell", Summary: "shell", Status: transcript.ToolFailed, Reason: "running", NotDone: "the call did not complete"}}}
 	if err := ts.Publish(id, Change{Op: OpUpsert, Entry: open}); err != nil {
 		t.Fatal(err)
 	}

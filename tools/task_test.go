@@ -46,7 +46,7 @@ func TestTaskStepsFromFeed(t *testing.T) {
 		transcript.Expanded{Text: "not a step"},
 		transcript.Notice{Text: "loop", Tone: transcript.ToneWarn},
 		transcript.Failure{Reason: "provider_error", Headline: "The provider failed."},
-	}, transcript.Tool{Receipt: transcript.ToolReceipt{App: "shell", Summary: "shell", Status: transcript.ToolFailed, Reason: "running", NotDone: true}})
+	}, transcript.Tool{Receipt: transcript.ToolReceipt{App: "shell", Summary: "shell", Status: transcript.ToolFailed, Reason: "running", NotDone: "not done"}})
 	steps, omitted := TaskSteps(d)
 	var got []string
 	for _, s := range steps {

@@ -253,30 +253,38 @@ func isInt(k reflect.Kind) bool {
 	return k >= reflect.Int && k <= reflect.Uint64
 }
 
-// Report rows use one "value" member for a string (field) or a number (meter),
-// so they have a hand-written codec that allows only each kind's members.
+// Report rows have a hand-written codec that allows only each kind's
+// members.
 
 type rowField struct {
-	Kind  RowKind `json:"kind"`
-	Label string  `json:"label"`
-	Value string  `json:"value"`
+	Kind   RowKind    `json:"kind"`
+	Key    string     `json:"key"`
+	Value  string     `json:"value"`
+	Tone   ReportTone `json:"tone,omitzero"`
+	Detail string     `json:"detail,omitzero"`
 }
 type rowItem struct {
-	Kind RowKind `json:"kind"`
-	Text string  `json:"text"`
-	Tone Tone    `json:"tone,omitzero"`
+	Kind   RowKind    `json:"kind"`
+	Name   string     `json:"name"`
+	Detail string     `json:"detail,omitzero"`
+	Marker Marker     `json:"marker,omitzero"`
+	Tone   ReportTone `json:"tone,omitzero"`
 }
 type rowMeter struct {
-	Kind  RowKind `json:"kind"`
-	Label string  `json:"label"`
-	Value float64 `json:"value"`
-	Max   float64 `json:"max"`
-	Unit  string  `json:"unit,omitzero"`
+	Kind    RowKind `json:"kind"`
+	Used    float64 `json:"used"`
+	Total   float64 `json:"total"`
+	Caption string  `json:"caption"`
+}
+type rowText struct {
+	Kind RowKind    `json:"kind"`
+	Text string     `json:"text"`
+	Tone ReportTone `json:"tone,omitzero"`
 }
 type rowGroup struct {
-	Kind  RowKind     `json:"kind"`
-	Label string      `json:"label"`
-	Rows  []ReportRow `json:"rows"`
+	Kind  RowKind `json:"kind"`
+	Label string  `json:"label"`
+	Count string  `json:"count,omitzero"`
 }
 type rowGap struct {
 	Kind RowKind `json:"kind"`
@@ -287,19 +295,15 @@ func (r ReportRow) MarshalJSONTo(enc *jsontext.Encoder) error {
 	var v any
 	switch r.Kind {
 	case RowField:
-		v = rowField{r.Kind, r.Label, r.Value}
+		v = rowField{r.Kind, r.Key, r.Value, r.Tone, r.Detail}
 	case RowItem:
-		v = rowItem{r.Kind, r.Text, r.Tone}
+		v = rowItem{r.Kind, r.Name, r.Detail, r.Marker, r.Tone}
 	case RowMeter:
-		v = rowMeter{r.Kind, r.Label, r.Amount, r.Max, r.Unit}
+		v = rowMeter{r.Kind, r.Used, r.Total, r.Caption}
 	case RowText:
-		v = rowItem{r.Kind, r.Text, r.Tone}
+		v = rowText{r.Kind, r.Text, r.Tone}
 	case RowGroup:
-		rows := r.Rows
-		if rows == nil {
-			rows = []ReportRow{}
-		}
-		v = rowGroup{r.Kind, r.Label, rows}
+		v = rowGroup{r.Kind, r.Label, r.Count}
 	case RowGap:
 		v = rowGap{r.Kind}
 	default:
@@ -324,19 +328,23 @@ func (r *ReportRow) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	case RowField:
 		var w rowField
 		err = json.Unmarshal(raw, &w, strict)
-		*r = ReportRow{Kind: w.Kind, Label: w.Label, Value: w.Value}
-	case RowItem, RowText:
+		*r = ReportRow{Kind: w.Kind, Key: w.Key, Value: w.Value, Tone: w.Tone, Detail: w.Detail}
+	case RowItem:
 		var w rowItem
+		err = json.Unmarshal(raw, &w, strict)
+		*r = ReportRow{Kind: w.Kind, Name: w.Name, Detail: w.Detail, Marker: w.Marker, Tone: w.Tone}
+	case RowText:
+		var w rowText
 		err = json.Unmarshal(raw, &w, strict)
 		*r = ReportRow{Kind: w.Kind, Text: w.Text, Tone: w.Tone}
 	case RowMeter:
 		var w rowMeter
 		err = json.Unmarshal(raw, &w, strict)
-		*r = ReportRow{Kind: w.Kind, Label: w.Label, Amount: w.Value, Max: w.Max, Unit: w.Unit}
+		*r = ReportRow{Kind: w.Kind, Used: w.Used, Total: w.Total, Caption: w.Caption}
 	case RowGroup:
 		var w rowGroup
 		err = json.Unmarshal(raw, &w, strict)
-		*r = ReportRow{Kind: w.Kind, Label: w.Label, Rows: w.Rows}
+		*r = ReportRow{Kind: w.Kind, Label: w.Label, Count: w.Count}
 	case RowGap:
 		var w rowGap
 		err = json.Unmarshal(raw, &w, strict)
@@ -348,6 +356,64 @@ func (r *ReportRow) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	}
 	if err != nil {
 		return asFieldError("", err)
+	}
+	return nil
+}
+
+type reportWire struct {
+	Tag   string      `json:"_tag"`
+	Label string      `json:"label"`
+	Rows  []ReportRow `json:"rows"`
+	Note  string      `json:"note,omitzero"`
+}
+
+// MarshalJSONTo writes the report with Jazz's "_tag":"report" first.
+func (r Report) MarshalJSONTo(enc *jsontext.Encoder) error {
+	rows := r.Rows
+	if rows == nil {
+		rows = []ReportRow{}
+	}
+	return json.MarshalEncode(enc, reportWire{"report", r.Label, rows, r.Note}, json.Deterministic(true))
+}
+
+// UnmarshalJSONFrom reads a report strictly; "_tag" may be absent (older
+// folio logs) but otherwise must be "report".
+func (r *Report) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	var w reportWire
+	if err := json.Unmarshal(raw, &w, strict); err != nil {
+		return asFieldError("", err)
+	}
+	if w.Tag != "" && w.Tag != "report" {
+		return fieldErr("/_tag", "_tag %q is not \"report\"", w.Tag)
+	}
+	*r = Report{Label: w.Label, Rows: w.Rows, Note: w.Note}
+	return nil
+}
+
+// NotDoneLegacy is the text a receipt's notDone gets when an older folio
+// log wrote it as true.
+const NotDoneLegacy = "not done"
+
+// UnmarshalJSONFrom reads notDone as Jazz writes it (text) or as older
+// folio logs did (a boolean: true is NotDoneLegacy, false is absent).
+func (n *NotDoneText) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	switch tok.Kind() {
+	case '"':
+		*n = NotDoneText(tok.String())
+	case 't':
+		*n = NotDoneLegacy
+	case 'f':
+		*n = ""
+	default:
+		return fieldErr("", "notDone must be text")
 	}
 	return nil
 }
@@ -501,18 +567,19 @@ func validatePresentation(base string, p *Presentation) error {
 func validateRows(base string, rows []ReportRow) error {
 	for i, r := range rows {
 		p := base + "/" + strconv.Itoa(i)
+		if r.Tone != "" && !validReportTone(r.Tone) {
+			return fieldErr(p+"/tone", "tone %q is not one of text, muted, accent, success, warning, error", r.Tone)
+		}
 		switch r.Kind {
-		case RowField, RowGap:
-		case RowItem, RowText:
-			if r.Tone != "" && !validTone(r.Tone) {
-				return fieldErr(p+"/tone", "tone %q is not a notice tone", r.Tone)
+		case RowField, RowGap, RowText, RowGroup:
+		case RowItem:
+			switch r.Marker {
+			case "", MarkerCurrent, MarkerActive, MarkerInactive, MarkerAttention, MarkerDisabled:
+			default:
+				return fieldErr(p+"/marker", "marker %q is not one of current, active, inactive, attention, disabled", r.Marker)
 			}
 		case RowMeter:
-			if err := firstErr(num(p+"/value", &r.Amount), num(p+"/max", &r.Max)); err != nil {
-				return err
-			}
-		case RowGroup:
-			if err := validateRows(p+"/rows", r.Rows); err != nil {
+			if err := firstErr(num(p+"/used", &r.Used), num(p+"/total", &r.Total)); err != nil {
 				return err
 			}
 		default:
@@ -520,6 +587,14 @@ func validateRows(base string, rows []ReportRow) error {
 		}
 	}
 	return nil
+}
+
+func validReportTone(t ReportTone) bool {
+	switch t {
+	case ReportText, ReportMuted, ReportAccent, ReportSuccess, ReportWarning, ReportError:
+		return true
+	}
+	return false
 }
 
 func validTone(t Tone) bool {

@@ -90,7 +90,7 @@ func TestChildUpdateStaysInItsFeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := cw.Open(Tool{Receipt: ToolReceipt{App: "shell", Summary: "ls", Status: ToolFailed, Reason: "running", NotDone: true}})
+	id, err := cw.Open(Tool{Receipt: ToolReceipt{App: "shell", Summary: "ls", Status: ToolFailed, Reason: "running", NotDone: "not done"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,13 +81,16 @@ const (
 // ToolReceipt is the structured record of what a tool did. Painters decide how
 // to lay receipts out; the receipt itself holds no layout.
 type ToolReceipt struct {
-	App            string       `json:"app"`
-	Summary        string       `json:"summary"`
-	Status         ToolStatus   `json:"status"`
-	Args           string       `json:"args,omitzero"`
-	DurationMs     *float64     `json:"durationMs,omitzero"`
-	Reason         string       `json:"reason,omitzero"`
-	NotDone        bool         `json:"notDone,omitzero"`
+	App        string     `json:"app"`
+	Summary    string     `json:"summary"`
+	Status     ToolStatus `json:"status"`
+	Args       string     `json:"args,omitzero"`
+	DurationMs *float64   `json:"durationMs,omitzero"`
+	Reason     string     `json:"reason,omitzero"`
+	// NotDone says, in words, what the invocation left undone (Jazz
+	// writes text here). Older folio logs wrote true; the codec reads that
+	// as NotDoneLegacy.
+	NotDone        NotDoneText  `json:"notDone,omitzero"`
 	RemedyKey      string       `json:"remedyKey,omitzero"`
 	Detail         string       `json:"detail,omitzero"`
 	OutputPreview  string       `json:"outputPreview,omitzero"`
@@ -95,6 +98,9 @@ type ToolReceipt struct {
 	DiffPreview    *DiffPreview `json:"diffPreview,omitzero"`
 	DiffText       string       `json:"diffText,omitzero"`
 }
+
+// NotDoneText is a receipt's notDone: what the invocation left undone.
+type NotDoneText string
 
 // DiffPreview is a bounded head of a diff plus how many lines were left out.
 type DiffPreview struct {
@@ -151,10 +157,12 @@ type ReportContent struct {
 }
 
 // Report is a labelled set of rows: fields, items, meters, text and groups.
+// Its JSON carries "_tag":"report", as Jazz writes it; reports of older
+// folio logs without it still read.
 type Report struct {
-	Label string      `json:"label"`
-	Rows  []ReportRow `json:"rows"`
-	Note  string      `json:"note,omitzero"`
+	Label string
+	Rows  []ReportRow
+	Note  string
 }
 
 // RowKind names a report row variant.
@@ -170,25 +178,55 @@ const (
 	RowGap   RowKind = "gap"
 )
 
-// ReportRow is one row of a report. Which members a row may carry depends on
-// its Kind, and the codec rejects the others:
+// ReportTone colours a report row. Report tones are not notice tones.
+type ReportTone string
+
+// Report row tones.
+const (
+	ReportText    ReportTone = "text"
+	ReportMuted   ReportTone = "muted"
+	ReportAccent  ReportTone = "accent"
+	ReportSuccess ReportTone = "success"
+	ReportWarning ReportTone = "warning"
+	ReportError   ReportTone = "error"
+)
+
+// Marker is the state glyph of an item row.
+type Marker string
+
+// Item markers.
+const (
+	MarkerCurrent   Marker = "current"
+	MarkerActive    Marker = "active"
+	MarkerInactive  Marker = "inactive"
+	MarkerAttention Marker = "attention"
+	MarkerDisabled  Marker = "disabled"
+)
+
+// ReportRow is one row of a report, in the shapes Jazz writes. Which
+// members a row may carry depends on its Kind, and the codec rejects the
+// others:
 //
-//	field: label, value (a string, Value here)
-//	item:  text, tone?
-//	meter: label, value (a number, Amount here), max, unit?
+//	field: key, value, tone?, detail?
+//	item:  name, detail?, marker?, tone?
+//	meter: used, total, caption
 //	text:  text, tone?
-//	group: label, rows
+//	group: label, count? (a heading over the rows that follow it)
 //	gap:   nothing
 type ReportRow struct {
-	Kind   RowKind
-	Label  string
-	Text   string
-	Value  string
-	Amount float64
-	Max    float64
-	Unit   string
-	Tone   Tone
-	Rows   []ReportRow
+	Kind    RowKind
+	Key     string     // field
+	Value   string     // field
+	Name    string     // item
+	Detail  string     // field, item
+	Marker  Marker     // item
+	Tone    ReportTone // field, item, text
+	Used    float64    // meter
+	Total   float64    // meter
+	Caption string     // meter
+	Text    string     // text
+	Label   string     // group
+	Count   string     // group
 }
 
 // Header opens a conversation: the agent's name and the model it talks to.

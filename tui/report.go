@@ -23,48 +23,54 @@ func (p *Painter) report(r transcript.Report, width int) []string {
 
 func (p *Painter) rows(rows []transcript.ReportRow, width int, indent string) []string {
 	s := p.pal
-	// Field labels line up within each run of consecutive fields or meters.
-	labelW := 0
+	// Field keys line up within the report.
+	keyW := 0
 	for _, r := range rows {
-		if r.Kind == transcript.RowField || r.Kind == transcript.RowMeter {
-			labelW = max(labelW, textWidth(oneLine(r.Label)))
+		if r.Kind == transcript.RowField {
+			keyW = max(keyW, textWidth(oneLine(r.Key)))
 		}
 	}
-	labelW = min(labelW, max(width/3, 8))
+	keyW = min(keyW, max(width/3, 8))
 	pad := func(l string) string {
-		l = truncate(oneLine(l), labelW)
-		return l + strings.Repeat(" ", labelW-textWidth(l))
+		l = truncate(oneLine(l), keyW)
+		return l + strings.Repeat(" ", keyW-textWidth(l))
 	}
 	var out []string
 	for _, r := range rows {
 		switch r.Kind {
 		case transcript.RowField:
-			first := indent + pad(r.Label) + "  "
+			first := indent + pad(r.Key) + "  "
 			rest := strings.Repeat(" ", textWidth(first))
-			lines := wrapIndent(sanitize(r.Value), width, first, rest)
+			value := r.Value
+			if r.Detail != "" {
+				value += "  " + r.Detail
+			}
+			st := p.reportTone(r.Tone)
+			lines := wrapIndent(sanitize(value), width, first, rest)
 			for i, l := range lines {
 				if i == 0 {
-					lines[i] = s.dim.Render(first) + l[len(first):]
+					lines[i] = s.dim.Render(first) + st.Render(l[len(first):])
+				} else if l != "" {
+					lines[i] = st.Render(l)
 				}
 			}
 			out = append(out, lines...)
 		case transcript.RowItem:
-			glyph, st := "•", styleFn(s.text)
-			if r.Tone != "" {
-				_, st = p.tone(r.Tone)
+			text := r.Name
+			if r.Detail != "" {
+				text += "  " + r.Detail
 			}
-			out = append(out, styleAll(wrapIndent(sanitize(r.Text), width, indent+glyph+" ", indent+"  "), st)...)
+			out = append(out, styleAll(wrapIndent(sanitize(text), width, indent+marker(r.Marker)+" ", indent+"  "), p.reportTone(r.Tone))...)
 		case transcript.RowText:
-			st := styleFn(s.text)
-			if r.Tone != "" {
-				_, st = p.tone(r.Tone)
-			}
-			out = append(out, styleAll(wrapIndent(sanitize(r.Text), width, indent, indent), st)...)
+			out = append(out, styleAll(wrapIndent(sanitize(r.Text), width, indent, indent), p.reportTone(r.Tone))...)
 		case transcript.RowMeter:
-			out = append(out, p.meter(r, width, indent+pad(r.Label)+"  "))
+			out = append(out, p.meter(r, width, indent))
 		case transcript.RowGroup:
-			out = append(out, s.bold.Render(truncate(indent+oneLine(r.Label), width)))
-			out = append(out, p.rows(r.Rows, width, indent+"  ")...)
+			label := oneLine(r.Label)
+			if r.Count != "" {
+				label += " (" + oneLine(r.Count) + ")"
+			}
+			out = append(out, s.bold.Render(truncate(indent+label, width)))
 		case transcript.RowGap:
 			out = append(out, "")
 		}
@@ -72,24 +78,59 @@ func (p *Painter) rows(rows []transcript.ReportRow, width int, indent string) []
 	return out
 }
 
-// meter paints "label  [█████░░░░░] 5/10 unit".
-func (p *Painter) meter(r transcript.ReportRow, width int, label string) string {
+// marker is an item row's glyph.
+func marker(m transcript.Marker) string {
+	switch m {
+	case transcript.MarkerCurrent:
+		return "▸"
+	case transcript.MarkerActive:
+		return "●"
+	case transcript.MarkerInactive:
+		return "○"
+	case transcript.MarkerAttention:
+		return "!"
+	case transcript.MarkerDisabled:
+		return "–"
+	}
+	return "•"
+}
+
+// reportTone maps a report row's tone to a style.
+func (p *Painter) reportTone(t transcript.ReportTone) styleFn {
+	s := p.pal
+	switch t {
+	case transcript.ReportMuted:
+		return styleFn(s.dim)
+	case transcript.ReportAccent:
+		return styleFn(s.accent)
+	case transcript.ReportSuccess:
+		return styleFn(s.ok)
+	case transcript.ReportWarning:
+		return styleFn(s.warn)
+	case transcript.ReportError:
+		return styleFn(s.bad)
+	}
+	return styleFn(s.text)
+}
+
+// meter paints "[█████░░░░░] 5/10 caption".
+func (p *Painter) meter(r transcript.ReportRow, width int, indent string) string {
 	s := p.pal
 	frac := 0.0
-	if r.Max > 0 && !math.IsNaN(r.Amount) {
-		frac = math.Max(0, math.Min(1, r.Amount/r.Max))
+	if r.Total > 0 && !math.IsNaN(r.Used) {
+		frac = math.Max(0, math.Min(1, r.Used/r.Total))
 	}
-	amount := num(r.Amount) + "/" + num(r.Max)
-	if r.Unit != "" {
-		amount += " " + oneLine(r.Unit)
+	amount := num(r.Used) + "/" + num(r.Total)
+	if r.Caption != "" {
+		amount += " " + oneLine(r.Caption)
 	}
-	barW := min(20, width-textWidth(label)-textWidth(amount)-3)
+	barW := min(20, width-textWidth(indent)-textWidth(amount)-1)
 	if barW < 4 {
-		return truncate(s.dim.Render(label)+amount+fmt.Sprintf(" (%d%%)", int(math.Round(frac*100))), width)
+		return truncate(indent+amount+fmt.Sprintf(" (%d%%)", int(math.Round(frac*100))), width)
 	}
 	on := int(math.Round(frac * float64(barW)))
 	bar := s.meterOn.Render(strings.Repeat("█", on)) + s.meterOff.Render(strings.Repeat("░", barW-on))
-	return s.dim.Render(label) + bar + " " + amount
+	return indent + bar + " " + amount
 }
 
 func num(v float64) string {

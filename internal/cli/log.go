@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -27,13 +28,14 @@ func init() {
 	register("log", newLogUpgradeCmd)
 	register("log", newLogCompactCmd)
 	register("log", newLogListCmd)
+	register("log", newLogExportCmd)
 }
 
 // newLogCmd is the group; its subcommands register under "log".
 func newLogCmd(IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "log",
-		Short: "Inspect, validate, upgrade and compact conversation logs",
+		Short: "Inspect, validate, upgrade, compact and export conversation logs",
 		Long:  "Work with conversation logs: the JSON Lines files in the data folder's conversations/ that hold each conversation.",
 		Example: `folio log ls
 folio log show ~/.local/share/folio/conversations/20260304-050607-a1b2c3.jsonl
@@ -45,7 +47,7 @@ folio log validate big.jsonl`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usage(cmd, "missing command (show, validate, upgrade, compact, ls)")
+			return usage(cmd, "missing command (show, validate, upgrade, compact, ls, export)")
 		},
 	}
 }
@@ -105,18 +107,35 @@ func newLogCompactCmd(stdio IO) *cobra.Command {
 func newLogListCmd(stdio IO) *cobra.Command {
 	var data string
 	cmd := &cobra.Command{
-		Use:     "ls",
-		Short:   "List conversations in the data folder",
-		Long:    "List the conversations in the data folder, newest first, with the ID that folio --resume and the web app take.",
-		Example: "folio log ls\nfolio log ls --data ~/notes/folio",
-		Args:    noArgs,
-		RunE:    func(cmd *cobra.Command, _ []string) error { return logList(cmd, data, stdio) },
+		Use:   "ls [DIR]",
+		Short: "List conversations in the data folder",
+		Long: "List the conversations in the data folder (DIR, else --data), newest first, with the ID that folio --resume and the web app take. " +
+			"Logs in Jazz's layout, conversations/<agentId>/<conversationId>.jsonl, are listed too.",
+		Example: "folio log ls\nfolio log ls --data ~/notes/folio\nfolio log ls ~/.jazz",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usage(cmd, "want at most one DIR, got %d arguments", len(args))
+			}
+			if len(args) == 1 && data != "" && data != args[0] {
+				return usage(cmd, "give the data folder as DIR or as --data, not both")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				data = args[0]
+			}
+			return logList(cmd, data, stdio)
+		},
 	}
 	dataFlag(cmd.Flags(), &data)
 	return cmd
 }
 
 func logShow(cmd *cobra.Command, path string, asJSON bool, width int, stdio IO) error {
+	if err := checkWidth(cmd, width); err != nil {
+		return err
+	}
 	c, err := history.ReadFile(path)
 	if err != nil {
 		return failure(cmd, err)
@@ -132,23 +151,25 @@ func logShow(cmd *cobra.Command, path string, asJSON bool, width int, stdio IO) 
 	if isTerminal(stdio.Out) {
 		theme = tui.DetectTheme(os.Environ(), true)
 	}
-	classic := tui.NewClassic(tui.NewPainter(theme, tui.ForClassic(), tui.WithLocation(time.Local)))
-	classic.Mount()
-	frame := classic.Sync(c.Document, 1, w, 1<<30)
-	var b strings.Builder
-	for _, l := range frame.Print {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
-	for _, l := range frame.Live {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
 	if len(c.Problems) > 0 {
 		fmt.Fprintf(stdio.Err, "folio: %s: %d problem(s); run folio log validate %s\n", path, len(c.Problems), path)
 	}
-	_, err = io.WriteString(stdio.Out, b.String())
+	_, err = io.WriteString(stdio.Out, renderDocument(c.Document, theme, w))
 	return err
+}
+
+// renderDocument is the whole document as the classic view paints it, for
+// output nobody interacts with (folio log show, the chat's /export).
+func renderDocument(d transcript.Document, theme tui.Theme, width int) string {
+	classic := tui.NewClassic(tui.NewPainter(theme, tui.ForClassic(), tui.Unattended(), tui.WithLocation(time.Local)))
+	classic.Mount()
+	frame := classic.Sync(d, 1, width, 1<<30)
+	var b strings.Builder
+	for _, l := range append(frame.Print, frame.Live...) {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 func showJSON(c *history.Conversation, w io.Writer) error {
@@ -177,6 +198,10 @@ func logValidate(cmd *cobra.Command, path string, stdio IO) error {
 	if err != nil {
 		return failure(cmd, err)
 	}
+	if len(c.Header.Missing) > 0 {
+		fmt.Fprintf(stdio.Err, "%s:1: note: the header has no %s; Jazz will not open this log (folio log export --format jazz writes one it will)\n",
+			path, strings.Join(c.Header.Missing, " or "))
+	}
 	if len(c.Problems) == 0 {
 		_, err := fmt.Fprintf(stdio.Out, "%s: valid, version %d, %d entries, %d messages\n",
 			path, c.Header.Version, c.Document.Len(), len(c.Messages))
@@ -194,7 +219,7 @@ func logUpgrade(cmd *cobra.Command, path string, stdio IO) error {
 	if _, err := os.Stat(path); err != nil {
 		return failure(cmd, err)
 	}
-	l, err := history.Open(path)
+	l, err := openLog(path, stdio.Err)
 	if err != nil {
 		return failure(cmd, err)
 	}
@@ -216,7 +241,7 @@ func logCompact(cmd *cobra.Command, path string, stdio IO) error {
 	if _, err := os.Stat(path); err != nil {
 		return failure(cmd, err)
 	}
-	l, err := history.Open(path)
+	l, err := openLog(path, stdio.Err)
 	if err != nil {
 		return failure(cmd, err)
 	}
@@ -259,14 +284,26 @@ func logList(cmd *cobra.Command, data string, stdio IO) error {
 			if errors.Is(s.Err, history.ErrNewerVersion) {
 				msg = "written by a newer folio"
 			}
-			fmt.Fprintf(tw, "%s\t(unreadable: %s)\t-\t-\n", s.ID, msg)
+			fmt.Fprintf(tw, "%s\t(unreadable: %s)\t-\t-\n", conversationID(s), msg)
 			continue
 		}
 		title := s.Title
 		if title == "" {
 			title = "(untitled)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.ID, title, s.Entries, s.UpdatedAt.Local().Format("2006-01-02 15:04"))
+		updated := "-" // a log with only its header has no date
+		if !s.UpdatedAt.IsZero() {
+			updated = s.UpdatedAt.Local().Format("2006-01-02 15:04")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", conversationID(s), title, s.Entries, updated)
 	}
 	return tw.Flush()
+}
+
+// conversationID is the one ID a conversation goes by everywhere: its log's
+// file name without ".jsonl", which --resume, the web app and the server's
+// API all take. The header's conversationId may differ (a generated or
+// copied log), so listings do not show it.
+func conversationID(s history.Summary) string {
+	return strings.TrimSuffix(filepath.Base(s.Path), ".jsonl")
 }

@@ -205,7 +205,7 @@ func TestLogRefusals(t *testing.T) {
 func TestLogUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"log"}, {"log", "frobnicate"}, {"log", "show"}, {"log", "show", "a", "b"},
-		{"log", "show", "--bogus", "a"}, {"log", "ls", "extra"},
+		{"log", "show", "--bogus", "a"}, {"log", "ls", "a", "b"}, {"log", "ls", "--data", "a", "b"},
 	} {
 		_, _, err := run(t, args...)
 		if exitCode(err) != 2 || !strings.Contains(err.Error(), "try: ") {

@@ -14,6 +14,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { assert, browserPath, closeHarness, item, openApp, required, setupHarness, shots } from './harness.mjs';
 import { branchTests } from './branches.mjs';
+import { mcpTests } from './mcp.mjs';
 import { openBeside, productTests } from './product.mjs';
 
 if (!existsSync(browserPath)) {
@@ -617,9 +618,11 @@ test('a new chat is created by its first send and titled from it; rename and del
   await page.waitForFunction(() => /^\/c\/./.test(location.pathname));
   const id = await page.evaluate(() => decodeURIComponent(location.pathname.slice(3)));
   await page.waitForFunction(() => [...document.querySelectorAll('[data-slot="0"] .user-text')].some((u) => u.textContent.startsWith('Plan a weekend')));
-  await page.waitForSelector(`[data-conversation-id="${id}"] .conversation-title:text-is("Plan a weekend in Lisbon")`);
-  await page.waitForFunction(() => document.querySelector('[data-slot="0"] .chat-title')?.textContent === 'Plan a weekend in Lisbon');
-  await page.getByRole('button', { name: 'Actions for Plan a weekend in Lisbon' }).click();
+  // The server's title is the terminal's: the message on one line, cut at 48 characters.
+  const title = 'Plan a weekend in Lisbon with three stops';
+  await page.waitForSelector(`[data-conversation-id="${id}"] .conversation-title:text-is("${title}")`);
+  await page.waitForFunction((t) => document.querySelector('[data-slot="0"] .chat-title')?.textContent === t, title);
+  await page.getByRole('button', { name: `Actions for ${title}` }).click();
   await page.getByRole('menuitem', { name: 'Rename' }).click();
   await page.getByRole('textbox', { name: 'Title' }).fill('renamed here');
   await page.getByRole('button', { name: 'Save' }).click();
@@ -682,6 +685,7 @@ test('the dark theme and the narrow layout', async (h) => {
 
 branchTests(test);
 productTests(test);
+mcpTests(test);
 
 let passed = 0;
 let failed = 0;

@@ -18,6 +18,10 @@ function failureReason(reason: string): string {
   return reason.replace(/-/g, '_');
 }
 
+function notDone(r: Record<string, unknown>): boolean {
+  return r.notDone === true || (typeof r.notDone === 'string' && r.notDone !== '');
+}
+
 function toolCall(e: Entry, open: boolean | undefined): ToolCall {
   const c = e.content;
   const r = obj(c.receipt);
@@ -25,7 +29,8 @@ function toolCall(e: Entry, open: boolean | undefined): ToolCall {
   // An open call is a placeholder (failed, not done, with the reason it waits
   // for) until it settles; a page of a running turn carries it the same way.
   const reason = str(r.reason);
-  const pending = r.notDone === true && (reason === 'running' || reason === 'awaiting_approval');
+  // notDone is text (what was left undone); older logs wrote true.
+  const pending = notDone(r) && (reason === 'running' || reason === 'awaiting_approval');
   const running = open !== false && (pending || (open === true && status === ''));
   const failed = !running && (status === 'failed' || status === 'denied');
   const pres = c.presentation === undefined ? undefined : (obj(c.presentation) as unknown as Presentation);
@@ -100,7 +105,7 @@ export function replyMessage(id: string, held: readonly Held[], running: boolean
         break;
       case 'tool': {
         const call = toolCall(e, h.open);
-        if (h.open !== false && obj(c.receipt).notDone === true && str(obj(c.receipt).reason) === 'awaiting_approval') awaiting = true;
+        if (h.open !== false && notDone(obj(c.receipt)) && str(obj(c.receipt).reason) === 'awaiting_approval') awaiting = true;
         if (AGENT_APPS.has(call.name)) pushStep({ kind: 'agent', id: e.id, name: agentName(call), call });
         else pushStep({ kind: 'function', id: e.id, call });
         break;

@@ -250,7 +250,7 @@ describe('prefetch', () => {
 
 describe('open tool calls from the engine', () => {
   const held = (entries: Entry[], open?: boolean) => entries.map((entry) => ({ entry, revision: 1, open }));
-  const placeholder = (reason: string) => ({ id: 't', content: { kind: 'tool', receipt: { app: 'shell', summary: 'shell', status: 'failed', reason, notDone: true } } });
+  const placeholder = (reason: string) => ({ id: 't', content: { kind: 'tool', receipt: { app: 'shell', summary: 'shell', status: 'failed', reason, notDone: 'the call did not complete' } } });
   it('show a running placeholder as running, not failed', () => {
     const m = groupMessage(held([placeholder('running')], true), true) as AssistantMessage;
     const step = m.segments[0]!.kind === 'steps' ? m.segments[0]!.steps[0]! : undefined;

@@ -45,7 +45,7 @@ describe('folio.task', () => {
       id: 't1',
       content: {
         kind: 'tool',
-        receipt: open ? { app: 'task', summary: 'task', status: 'failed', reason: 'running', notDone: true } : { app: 'task', summary: 'task scout', status: 'ok', durationMs: 5000 },
+        receipt: open ? { app: 'task', summary: 'task', status: 'failed', reason: 'running', notDone: 'the call did not complete' } : { app: 'task', summary: 'task scout', status: 'ok', durationMs: 5000 },
         invocationId: 't1',
         presentation: { schema: 'folio.task', version: 1, revision: 3, payload },
       },

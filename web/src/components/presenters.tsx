@@ -4,6 +4,7 @@
 import type { ReactNode } from 'react';
 import type { Presentation } from '../chat/types';
 import { useCatalog, type Catalog } from '../i18n/catalog';
+import { mcpProgress } from './mcp';
 
 /** An adapter renders a payload; t is the catalog for any words it shows. */
 type Adapter = (payload: Record<string, unknown>, t: Catalog) => ReactNode;
@@ -82,6 +83,9 @@ registerPresenter('folio.task', 1, (p, t) => {
     </div>
   );
 });
+
+// An MCP tool call's progress, then its result's content (mcp.tsx).
+registerPresenter('folio.mcp.progress', 1, mcpProgress);
 
 /** Presentation shows a tool's current presentation through its adapter. */
 export function PresentationView({ presentation }: { presentation: Presentation }) {

@@ -1,0 +1,13 @@
+// Package export writes a conversation log read by package history in
+// formats other programs open: a version 3 log that Jazz reads (Jazz), and
+// a Markdown transcript for sharing (Markdown).
+//
+// Exporting never changes the log it reads. Everything folio keeps that
+// Jazz's strict schema has no place for (folio's own content kinds, a tool
+// entry's invocation and presentation, a step's time to first token) is
+// mapped to the nearest kind Jazz knows — a notice, or the fields of a
+// tool receipt — and reported in the returned Mapped list, never dropped
+// without a word.
+//
+// The functions are safe for concurrent use; they share no state.
+package export
