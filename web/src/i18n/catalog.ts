@@ -111,6 +111,13 @@ export interface Catalog {
   earlierSteps: (n: number) => string;
   entry: string;
   invocation: string;
+  // MCP tool results.
+  mcpImageAlt: (type: string) => string;
+  mcpImage: string;
+  mcpCouldNotLoad: (why: string) => string;
+  mcpInAll: (size: string) => string;
+  mcpKeptAsArtifact: string;
+  mcpMoreBlocks: (n: number) => string;
 }
 
 export const catalogs = {
@@ -221,6 +228,12 @@ export const catalogs = {
     earlierSteps: (n) => `… ${n} earlier steps`,
     entry: 'entry',
     invocation: 'invocation',
+    mcpImageAlt: (type) => `image from the tool (${type})`,
+    mcpImage: 'image',
+    mcpCouldNotLoad: (why) => ` · could not load: ${why}`,
+    mcpInAll: (size) => `… ${size} in all`,
+    mcpKeptAsArtifact: ', kept as an artifact',
+    mcpMoreBlocks: (n) => `… ${n} more blocks`,
   },
   de: {
     failure: {
@@ -329,6 +342,12 @@ export const catalogs = {
     earlierSteps: (n) => `… ${n} frühere Schritte`,
     entry: 'Eintrag',
     invocation: 'Aufruf',
+    mcpImageAlt: (type) => `Bild vom Werkzeug (${type})`,
+    mcpImage: 'Bild',
+    mcpCouldNotLoad: (why) => ` · konnte nicht geladen werden: ${why}`,
+    mcpInAll: (size) => `… ${size} insgesamt`,
+    mcpKeptAsArtifact: ', als Artefakt aufbewahrt',
+    mcpMoreBlocks: (n) => `… ${n} weitere Blöcke`,
   },
 } satisfies Record<string, Catalog>;
 
