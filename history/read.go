@@ -19,11 +19,13 @@ import (
 // (ErrNewerVersion); every other problem is listed in the result's Problems
 // while the valid records around it still apply.
 func Read(r io.Reader) (*Conversation, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
+	s := NewScanner()
+	for _, err := range s.Records(r) {
+		if err != nil {
+			return nil, err
+		}
 	}
-	st, err := parse(data, false)
+	st, err := s.finish()
 	if err != nil {
 		return nil, err
 	}
@@ -141,54 +143,13 @@ type rawRecord struct {
 }
 
 func parse(data []byte, track bool) (*reader, error) {
-	r := &reader{}
-	r.conv = &Conversation{}
-	r.size = len(data)
-	r.terminated = len(data) == 0 || data[len(data)-1] == '\n'
-	r.reserved = map[string]struct{}{}
-	r.tree.head = Main
-	// Sizing the ID set for one entry per line spares the rehashing a long
-	// log would otherwise cause as it grows.
-	r.ids = make(map[string]struct{}, bytes.Count(data, []byte{'\n'})+1)
-
-	lineNo := 0
-	for start := 0; start < len(data); lineNo++ {
-		end := bytes.IndexByte(data[start:], '\n')
-		next := start + end + 1
-		if end < 0 {
-			end = len(data)
-			next = len(data)
-		} else {
-			end += start
+	s := newScanner(track, bytes.Count(data, []byte{'\n'})+1)
+	for _, err := range s.Records(bytes.NewReader(data)) {
+		if err != nil {
+			return nil, err
 		}
-		line := trimLine(data[start:end])
-		last := next == len(data)
-		unterminated := last && end == len(data)
-		if lineNo == 0 {
-			h, err := decodeHeader(line)
-			if err != nil {
-				return nil, err
-			}
-			r.version = h.Version
-			r.conv.Header = h
-			r.conv.Title = h.Title
-			r.conv.Legacy = h.Version == 2
-			if track {
-				r.lines = append(r.lines, lineInfo{kind: lineHeader, accepted: true, start: start, end: end})
-			}
-		} else {
-			info := r.record(lineNo, line, unterminated)
-			if track {
-				info.start, info.end = start, end
-				r.lines = append(r.lines, info)
-			}
-		}
-		start = next
 	}
-	if lineNo == 0 {
-		return nil, fmt.Errorf("%w: the log is empty", ErrNoHeader)
-	}
-	return r, r.finish()
+	return s.finish()
 }
 
 func (r *reader) finish() error {

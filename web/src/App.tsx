@@ -8,18 +8,13 @@ import { ConversationList } from './components/ConversationList';
 import { catalogs, LocaleContext, pickLocale } from './i18n/catalog';
 import { httpApi } from './protocol/api';
 import { Client, wsURL } from './protocol/client';
+import { takeToken, wsProtocols } from './protocol/token';
 import { appRoot, conversationFromPath, pathFor } from './routes';
 import { applyTheme, initialTheme, type Theme } from './theme';
 
 interface Pane {
   conversation?: string;
   head?: string;
-}
-
-/** tokenFromFragment reads #token=… (the fragment never reaches server logs). */
-function tokenFromFragment(): string | undefined {
-  const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
-  return m ? decodeURIComponent(m[1]!) : undefined;
 }
 
 /**
@@ -29,8 +24,8 @@ function tokenFromFragment(): string | undefined {
  * conversations (History API).
  */
 export function App() {
-  const token = useMemo(tokenFromFragment, []);
-  const client = useMemo(() => new Client({ url: wsURL(location, token) }), [token]);
+  const token = useMemo(() => takeToken(), []);
+  const client = useMemo(() => new Client({ url: wsURL(location), protocols: wsProtocols(token) }), [token]);
   const api = useMemo(() => httpApi(token), [token]);
   const cache = useMemo(() => new ViewCache<TranscriptView>((key) => {
     const [conv, head] = key.split('|');
