@@ -207,9 +207,11 @@ export function productTests(test) {
     await page.waitForSelector(`${pane} .katex`);
     await page.goForward();
     await page.waitForFunction(() => location.pathname === '/c/tools' && document.querySelector('[data-slot="0"] .chat-title')?.textContent === 'tools');
-    // A link opened in a new tab goes straight to its conversation.
+    // A link opened in a new tab goes straight to its conversation (the new
+    // tab has no token of its own yet, so the link carries it, as the
+    // printed URL does).
     const other = await context.newPage();
-    await other.goto(new URL('c/math', h.url).href);
+    await other.goto(`${new URL('c/math', h.url).href}#token=${encodeURIComponent(h.token)}`);
     await other.waitForSelector(`${pane} .katex`);
     assert(errors.length === 0, errors.join('\n'));
     await context.close();
