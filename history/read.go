@@ -91,6 +91,7 @@ type reader struct {
 	parsed
 	version  int
 	dec      jsontext.Decoder
+	sc       transcript.Scanner
 	rec      rawRecord
 	entries  []transcript.Entry
 	tail     []transcript.Entry // the newest accepted ui-open, if not superseded
@@ -492,6 +493,9 @@ func memberName(bits int) string {
 // decodeRecord reads one line in a single pass. A returned error means the
 // line is not one JSON object; member-level faults land in rec.bad.
 func (r *reader) decodeRecord(line []byte) (*rawRecord, error) {
+	if rec, ok := r.scanRecord(line); ok {
+		return rec, nil
+	}
 	rec, err := r.decodeRecordWith(line, true)
 	if err == errSlowPath {
 		rec, err = r.decodeRecordWith(line, false)

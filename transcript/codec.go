@@ -462,19 +462,9 @@ func validateContent(c Content) error {
 	case ReportContent:
 		return validateRows("/report/rows", c.Report.Rows)
 	case TurnReceipt:
-		for i, s := range c.Steps {
-			p := "/steps/" + strconv.Itoa(i)
-			if err := firstErr(
-				num(p+"/durationMs", &s.DurationMs),
-				count(p+"/promptTokens", s.PromptTokens),
-				count(p+"/completionTokens", s.CompletionTokens),
-				count(p+"/totalTokens", s.TotalTokens),
-				count(p+"/cacheReadTokens", s.CacheReadTokens),
-				num(p+"/costUSD", s.CostUSD),
-				num(p+"/tokensPerSecond", s.TokensPerSecond),
-				num(p+"/generationDurationMs", s.GenerationDurationMs),
-				num(p+"/timeToFirstTokenMs", s.TimeToFirstTokenMs)); err != nil {
-				return err
+		for i := range c.Steps {
+			if err := validateStep(&c.Steps[i]); err != nil {
+				return under("/steps/"+strconv.Itoa(i), err)
 			}
 		}
 		return count("/finishedAt", c.FinishedAt)
@@ -520,6 +510,9 @@ func validateTool(c Tool) error {
 			return err
 		}
 	}
+	if len(c.Supplementals) == 0 {
+		return nil
+	}
 	seen := make(map[string]bool, len(c.Supplementals))
 	for i := range c.Supplementals {
 		kp := &c.Supplementals[i]
@@ -540,28 +533,60 @@ func validateTool(c Tool) error {
 
 // validatePresentation checks one retained checkpoint at JSON pointer base.
 func validatePresentation(base string, p *Presentation) error {
+	if err := checkPresentation(p); err != nil {
+		return under(base, err)
+	}
+	return nil
+}
+
+// checkPresentation checks a checkpoint with pointers relative to it; they
+// are only built when something is wrong, since reading a log validates
+// every stored checkpoint.
+func checkPresentation(p *Presentation) error {
 	if p.Schema == "" {
-		return fieldErr(base+"/schema", "schema is empty")
+		return fieldErr("/schema", "schema is empty")
 	}
 	if err := firstErr(
-		count(base+"/version", &p.Version),
-		count(base+"/revision", &p.Revision)); err != nil {
+		count("/version", &p.Version),
+		count("/revision", &p.Revision)); err != nil {
 		return err
 	}
 	if a := p.Artifact; a != nil {
 		if a.Ref == "" {
-			return fieldErr(base+"/artifact/ref", "ref is empty")
+			return fieldErr("/artifact/ref", "ref is empty")
 		}
 		if err := firstErr(
-			count(base+"/artifact/committedBytes", &a.CommittedBytes),
-			count(base+"/artifact/revision", &a.Revision)); err != nil {
+			count("/artifact/committedBytes", &a.CommittedBytes),
+			count("/artifact/revision", &a.Revision)); err != nil {
 			return err
 		}
 	}
 	if len(p.Payload) > 0 && !jsontext.Value(p.Payload).IsValid() {
-		return fieldErr(base+"/payload", "payload is not valid JSON")
+		return fieldErr("/payload", "payload is not valid JSON")
 	}
 	return nil
+}
+
+func validateStep(s *Step) error {
+	return firstErr(
+		num("/durationMs", &s.DurationMs),
+		count("/promptTokens", s.PromptTokens),
+		count("/completionTokens", s.CompletionTokens),
+		count("/totalTokens", s.TotalTokens),
+		count("/cacheReadTokens", s.CacheReadTokens),
+		num("/costUSD", s.CostUSD),
+		num("/tokensPerSecond", s.TokensPerSecond),
+		num("/generationDurationMs", s.GenerationDurationMs),
+		num("/timeToFirstTokenMs", s.TimeToFirstTokenMs))
+}
+
+// under prefixes a FieldError's pointer with base.
+func under(base string, err error) error {
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		return &FieldError{Pointer: base + fe.Pointer, Msg: fe.Msg}
+	}
+	return err
 }
 
 func validateRows(base string, rows []ReportRow) error {

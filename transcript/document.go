@@ -71,6 +71,8 @@ func (sp *spine) lookup(id string) (int, bool) {
 // entries and repeated IDs.
 func NewDocument(id string, entries []Entry) (Document, error) {
 	nodes := make([]*node, len(entries))
+	// One allocation holds every node of a hydrated document.
+	slab := make([]node, len(entries))
 	seen := make(map[string]int, len(entries))
 	for i, e := range entries {
 		if err := e.Validate(); err != nil {
@@ -80,7 +82,8 @@ func NewDocument(id string, entries []Entry) (Document, error) {
 			return Document{}, fmt.Errorf("entries %d and %d: %w %q", j, i, ErrDuplicateID, e.ID)
 		}
 		seen[e.ID] = i
-		nodes[i] = &node{e: e}
+		slab[i].e = e
+		nodes[i] = &slab[i]
 	}
 	return Document{id: id, nodes: nodes, sp: &spine{latest: nodes, index: seen, indexed: len(nodes)}}, nil
 }
