@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/transcript"
@@ -89,17 +90,24 @@ type parsed struct {
 // reader holds the state of one pass over a log.
 type reader struct {
 	parsed
-	version  int
-	dec      jsontext.Decoder
-	sc       transcript.Scanner
-	rec      rawRecord
-	entries  []transcript.Entry
-	tail     []transcript.Entry // the newest accepted ui-open, if not superseded
-	ids      map[string]struct{}
-	msgAt    []time.Time
-	metaTime time.Time
-	lastAt   time.Time
-	tree     tree
+	version int
+	dec     jsontext.Decoder
+	sc      transcript.Scanner
+	// text is the log's bytes as a string, for the scanner to slice
+	// entries' strings from; lineStart is where the current line starts,
+	// while inText.
+	text      string
+	lineStart int
+	inText    bool
+	scan      bool
+	rec       rawRecord
+	entries   []transcript.Entry
+	tail      []transcript.Entry // the newest accepted ui-open, if not superseded
+	ids       map[string]struct{}
+	msgAt     []time.Time
+	metaTime  time.Time
+	lastAt    time.Time
+	tree      tree
 }
 
 // The members a record may carry, as bits.
@@ -141,10 +149,22 @@ type rawRecord struct {
 	record                     jsontext.Value
 }
 
+// parse reads a whole log. It takes data over: the result's strings may
+// share its memory, so the caller must not change data afterwards.
 func parse(data []byte, track bool) (*reader, error) {
-	r := &reader{}
+	return parseWith(data, track, true)
+}
+
+// parseWith is parse, reading UI records with the one-pass scanner only
+// when scan is set; tests compare the two ways.
+func parseWith(data []byte, track, scan bool) (*reader, error) {
+	r := &reader{scan: scan}
 	r.conv = &Conversation{}
 	r.size = len(data)
+	// The caller hands data over and never changes it, so strings may
+	// share its memory: a hydrated document's text is the log's own bytes,
+	// held in one block, rather than a copy per string.
+	r.text = unsafe.String(unsafe.SliceData(data), len(data))
 	r.terminated = len(data) == 0 || data[len(data)-1] == '\n'
 	r.reserved = map[string]struct{}{}
 	r.tree.head = Main
@@ -178,6 +198,7 @@ func parse(data []byte, track bool) (*reader, error) {
 				r.lines = append(r.lines, lineInfo{kind: lineHeader, accepted: true, start: start, end: end})
 			}
 		} else {
+			r.lineStart, r.inText = start, r.scan
 			info := r.record(lineNo, line, unterminated)
 			if track {
 				info.start, info.end = start, end
@@ -216,7 +237,15 @@ func (r *reader) finishHead() error {
 		r.settledLen = len(entries)
 		c.Derived = true
 	}
-	doc, err := transcript.NewDocument(c.Header.ConversationID, entries)
+	var doc transcript.Document
+	var err error
+	if c.Derived {
+		doc, err = transcript.NewDocument(c.Header.ConversationID, entries)
+	} else {
+		// Every entry was validated as it was read, and the batch rules
+		// keep IDs unique.
+		doc = transcript.NewCheckedDocument(c.Header.ConversationID, entries)
+	}
 	if err != nil {
 		// The batch checks above make this unreachable; say so loudly if not.
 		return fmt.Errorf("history: building the document: %w", err)
@@ -493,8 +522,13 @@ func memberName(bits int) string {
 // decodeRecord reads one line in a single pass. A returned error means the
 // line is not one JSON object; member-level faults land in rec.bad.
 func (r *reader) decodeRecord(line []byte) (*rawRecord, error) {
-	if rec, ok := r.scanRecord(line); ok {
-		return rec, nil
+	if r.inText {
+		// line is r.text[r.lineStart:][:len(line)]; a record nested in it
+		// (on-branch) is not.
+		r.inText = false
+		if rec, ok := r.scanRecord(r.lineStart, r.lineStart+len(line)); ok {
+			return rec, nil
+		}
 	}
 	rec, err := r.decodeRecordWith(line, true)
 	if err == errSlowPath {

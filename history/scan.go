@@ -1,24 +1,26 @@
 package history
 
 import (
-	"bytes"
+	"strings"
 )
 
 // uiPrefix starts every UI record folio writes.
-var uiPrefix = []byte(`{"type":"ui-`)
+const uiPrefix = `{"type":"ui-`
 
 // scanRecord decodes a version 3 UI record in one pass with
 // transcript.Scanner, which builds each entry straight from the line. It
 // handles only records that are whole and valid, written the way folio
 // writes them; for any other line it returns false and decodeRecord reads
 // the line the careful way, which finds and reports what is wrong.
-func (r *reader) scanRecord(line []byte) (*rawRecord, bool) {
-	if r.version != 3 || !bytes.HasPrefix(line, uiPrefix) {
+//
+// The entries' strings are slices of r.text, the log's bytes, not copies.
+func (r *reader) scanRecord(start, end int) (*rawRecord, bool) {
+	line := r.text[start:end]
+	if r.version != 3 || !strings.HasPrefix(line, uiPrefix) {
 		return nil, false
 	}
-	// One copy of the line backs every string of its entries.
 	sc := &r.sc
-	sc.Reset(string(line), 0)
+	sc.Reset(line, 0)
 	rec := &r.rec
 	*rec = rawRecord{entries: rec.entries[:0]}
 	if !sc.Open('{') {

@@ -88,6 +88,21 @@ func NewDocument(id string, entries []Entry) (Document, error) {
 	return Document{id: id, nodes: nodes, sp: &spine{latest: nodes, index: seen, indexed: len(nodes)}}, nil
 }
 
+// NewCheckedDocument returns a document of settled entries that the caller
+// has already validated and found free of repeated IDs, as the log reader
+// does while it reads. It checks neither again; the ID index is built on the
+// first lookup. Passing entries NewDocument would reject breaks the
+// document.
+func NewCheckedDocument(id string, entries []Entry) Document {
+	nodes := make([]*node, len(entries))
+	slab := make([]node, len(entries))
+	for i, e := range entries {
+		slab[i].e = e
+		nodes[i] = &slab[i]
+	}
+	return Document{id: id, nodes: nodes, sp: newSpine(nodes)}
+}
+
 // ID is the persistent identity of the conversation.
 func (d Document) ID() string { return d.id }
 
