@@ -392,6 +392,20 @@ func (r *reader) ui(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 		return reject(&Problem{Entry: i, Pointer: "/entries/" + strconv.Itoa(i) + "/id",
 			Msg: fmt.Sprintf("id %q repeats entry %d of the same batch", rec.entries[i].ID, j)})
 	}
+	if len(rec.entries) == 1 && !snapshot && !open {
+		// One map operation for the common one-entry append: adding the
+		// ID to the set changes nothing when it is already there.
+		e, n := rec.entries[0], len(r.ids)
+		if r.ids[e.ID] = struct{}{}; len(r.ids) == n {
+			r.reserveBatch(rec)
+			return reject(&Problem{Entry: 0, Pointer: "/entries/0/id",
+				Msg: fmt.Sprintf("id %q is already in the document", e.ID)})
+		}
+		r.entries = append(r.entries, e)
+		r.tail = nil
+		r.seen(at)
+		return lineInfo{kind: kindOf(rec.typ), accepted: true}
+	}
 	for i, e := range rec.entries {
 		if snapshot {
 			continue

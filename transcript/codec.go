@@ -203,11 +203,47 @@ func (e Entry) appendJSON(dst []byte) ([]byte, error) {
 // ParseInstant parses an ISO-8601 instant that names its offset
 // ("2026-01-01T00:00:00.000Z", "2026-01-01T01:00:00+01:00").
 func ParseInstant(s string) (time.Time, error) {
+	if t, ok := parseCanonicalInstant(s); ok {
+		return t, nil
+	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%q is not an ISO-8601 instant with an offset", s)
 	}
 	return t, nil
+}
+
+// parseCanonicalInstant reads the form folio writes, UTC with milliseconds
+// ("2026-01-01T00:00:00.000Z"), without time.Parse's generality. It gives
+// the same time as time.Parse, and false for anything else.
+func parseCanonicalInstant(s string) (time.Time, bool) {
+	if len(s) != 24 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' ||
+		s[16] != ':' || s[19] != '.' || s[23] != 'Z' {
+		return time.Time{}, false
+	}
+	n := func(i, j int) int {
+		v := 0
+		for ; i < j; i++ {
+			c := s[i]
+			if c < '0' || c > '9' {
+				return -1
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	y, mo, d, h, mi, sec, ms := n(0, 4), n(5, 7), n(8, 10), n(11, 13), n(14, 16), n(17, 19), n(20, 23)
+	if y < 0 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 || ms < 0 {
+		return time.Time{}, false
+	}
+	days := [...]int{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}[mo-1]
+	if mo == 2 && y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+		days = 29
+	}
+	if d > days {
+		return time.Time{}, false
+	}
+	return time.Date(y, time.Month(mo), d, h, mi, sec, ms*int(time.Millisecond), time.UTC), true
 }
 
 // AppendInstant appends t in folio's canonical instant form: RFC 3339 in t's

@@ -524,7 +524,11 @@ func (sc *Scanner) String() (string, bool) {
 	start := sc.i + 1
 	plain, ascii := true, true
 	for i := start; i < len(s); i++ {
-		switch c := s[i]; {
+		c := s[i]
+		if !strSpecial[c] {
+			continue
+		}
+		switch {
 		case c == '"':
 			sc.i = i + 1
 			v := s[start:i]
@@ -544,12 +548,21 @@ func (sc *Scanner) String() (string, bool) {
 			i++
 		case c < 0x20:
 			return "", false
-		case c >= 0x80:
+		default:
 			ascii = false
 		}
 	}
 	return "", false
 }
+
+// strSpecial marks the bytes a string scan must look at: the closing quote,
+// escapes, control characters and the bytes of non-ASCII characters.
+var strSpecial = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c == '"' || c == '\\' || c < 0x20 || c >= 0x80
+	}
+	return t
+}()
 
 // number reads a JSON number's text.
 func (sc *Scanner) number() (string, bool) {
@@ -704,6 +717,9 @@ func (sc *Scanner) value(start, end int) ([]byte, bool) {
 	sc.i = end
 	return v, true
 }
+
+// Bool reads true or false.
+func (sc *Scanner) Bool(dst *bool) bool { return sc.bool(dst) }
 
 // Array reads a JSON array, calling elem to read each element.
 func (sc *Scanner) Array(elem func() bool) bool { return sc.array(elem) }

@@ -110,3 +110,22 @@ func FuzzScannerAgrees(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCanonicalInstant: the quick reading of folio's own instants gives
+// what time.Parse gives.
+func FuzzCanonicalInstant(f *testing.F) {
+	for _, s := range []string{"2026-03-04T05:06:07.008Z", "2024-02-29T23:59:59.999Z", "2023-02-29T00:00:00.000Z",
+		"0000-01-01T00:00:00.000Z", "2026-13-01T00:00:00.000Z", "2026-01-01T24:00:00.000Z", "2026-01-01T00:00:60.000Z", "2026-04-31T00:00:00.000Z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := parseCanonicalInstant(s)
+		if !ok {
+			return
+		}
+		want, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil || got != want {
+			t.Fatalf("%q: quick %v, time.Parse %v (%v)", s, got, want, err)
+		}
+	})
+}
