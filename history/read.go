@@ -168,9 +168,11 @@ func parseWith(data []byte, track, scan bool) (*reader, error) {
 	r.terminated = len(data) == 0 || data[len(data)-1] == '\n'
 	r.reserved = map[string]struct{}{}
 	r.tree.head = Main
-	// Sizing the ID set for one entry per line spares the rehashing a long
-	// log would otherwise cause as it grows.
-	r.ids = make(map[string]struct{}, bytes.Count(data, []byte{'\n'})+1)
+	// Sizing the ID set and the entries for one entry per line spares the
+	// rehashing and copying a long log would otherwise cause as it grows.
+	lines := bytes.Count(data, []byte{'\n'}) + 1
+	r.ids = make(map[string]struct{}, lines)
+	r.entries = make([]transcript.Entry, 0, lines)
 
 	lineNo := 0
 	for start := 0; start < len(data); lineNo++ {

@@ -3,6 +3,7 @@ package transcript
 import (
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -333,7 +334,8 @@ func (sc *Scanner) presentation(p *Presentation) bool {
 		case "revision":
 			return sc.int(&p.Revision)
 		case "payload":
-			v, ok := sc.Value()
+			// validateContent checks the payload.
+			v, ok := sc.value()
 			p.Payload = RawJSON(v)
 			return ok
 		case "artifact":
@@ -533,11 +535,7 @@ func (sc *Scanner) String() (string, bool) {
 			sc.i = i + 1
 			v := s[start:i]
 			if !plain {
-				b, err := jsontext.AppendUnquote(nil, s[start-1:i+1])
-				if err != nil {
-					return "", false
-				}
-				return string(b), true
+				return unquote(v)
 			}
 			if !ascii && !utf8.ValidString(v) {
 				return "", false
@@ -553,6 +551,50 @@ func (sc *Scanner) String() (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// unquote resolves the escapes of a string's body. The common one-letter
+// escapes are done here; a body with \u escapes or non-ASCII text goes to
+// jsontext, which applies every rule of the strict decoder.
+func unquote(v string) (string, bool) {
+	b := make([]byte, 0, len(v))
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c != '\\' {
+			if c >= 0x80 {
+				return unquoteAll(v)
+			}
+			b = append(b, c)
+			continue
+		}
+		i++
+		switch v[i] {
+		case '"', '\\', '/':
+			b = append(b, v[i])
+		case 'n':
+			b = append(b, '\n')
+		case 't':
+			b = append(b, '\t')
+		case 'r':
+			b = append(b, '\r')
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		default:
+			return unquoteAll(v)
+		}
+	}
+	// b is new and never changed again, so the string can share it.
+	return unsafe.String(unsafe.SliceData(b), len(b)), true
+}
+
+func unquoteAll(v string) (string, bool) {
+	b, err := jsontext.AppendUnquote(make([]byte, 0, len(v)+2), `"`+v+`"`)
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
 }
 
 // strSpecial marks the bytes a string scan must look at: the closing quote,
@@ -656,46 +698,53 @@ func (sc *Scanner) bool(dst *bool) bool {
 	return true
 }
 
-// Value reads any JSON value and returns a copy of its bytes, checked with
-// the strict rules (no duplicate names, valid UTF-8).
-func (sc *Scanner) Value() ([]byte, bool) {
+// value reads any JSON value and returns a copy of its bytes. It only finds
+// where the value ends: the caller must check the copy (validateContent
+// checks payloads with the strict rules: no duplicate names, valid UTF-8).
+func (sc *Scanner) value() ([]byte, bool) {
 	sc.ws()
 	s, start := sc.s, sc.i
 	if start >= len(s) {
 		return nil, false
 	}
+	end := -1
 	switch s[start] {
 	case '{', '[', '"':
+		depth := 0
+	scan:
+		for i := start; i < len(s); i++ {
+			switch s[i] {
+			case '"':
+				for i++; i < len(s) && s[i] != '"'; i++ {
+					if s[i] == '\\' {
+						i++
+					}
+				}
+				if i >= len(s) {
+					return nil, false
+				}
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+			}
+			if depth == 0 {
+				end = i + 1
+				break scan
+			}
+		}
 	default:
 		// A literal ends at the next delimiter.
-		end := start
+		end = start
 		for end < len(s) && !isDelim(s[end]) {
 			end++
 		}
-		return sc.value(start, end)
 	}
-	depth := 0
-	for i := start; i < len(s); i++ {
-		switch s[i] {
-		case '"':
-			for i++; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' {
-					i++
-				}
-			}
-			if i >= len(s) {
-				return nil, false
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-		}
-		if depth == 0 {
-			return sc.value(start, i+1)
-		}
+	if end <= start || s[start] == 'n' {
+		return nil, false
 	}
-	return nil, false
+	sc.i = end
+	return []byte(s[start:end]), true
 }
 
 func isDelim(c byte) bool {
@@ -704,18 +753,6 @@ func isDelim(c byte) bool {
 		return true
 	}
 	return false
-}
-
-func (sc *Scanner) value(start, end int) ([]byte, bool) {
-	for end > start && (sc.s[end-1] == ' ' || sc.s[end-1] == '\t' || sc.s[end-1] == '\n' || sc.s[end-1] == '\r') {
-		end--
-	}
-	v := jsontext.Value(sc.s[start:end])
-	if len(v) == 0 || v.Kind() == 'n' || !v.IsValid() {
-		return nil, false
-	}
-	sc.i = end
-	return v, true
 }
 
 // Bool reads true or false.
