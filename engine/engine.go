@@ -139,7 +139,8 @@ func WithContextWindow(n int) Option { return func(e *Engine) { e.window = n; e.
 func WithBackoff(b provider.Backoff) Option { return func(e *Engine) { e.backoff = b } }
 
 // WithAllowed allows tools without asking (a flag such as --allow shell).
-// The name "*" allows every tool.
+// The name "*" allows every tool; a name ending in "*" allows every tool
+// with that prefix ("github__*": every tool of the MCP server github).
 func WithAllowed(names ...string) Option {
 	return func(e *Engine) {
 		for _, n := range names {

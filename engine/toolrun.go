@@ -310,7 +310,7 @@ func (a *agent) approve(ctx context.Context, c *call) Decision {
 		ap.Child = a.reg.child.ID()
 	}
 	e.mu.Lock()
-	if e.allowed[c.name] || e.allowed["*"] {
+	if e.allowedLocked(c.name) {
 		e.mu.Unlock()
 		return AllowOnce
 	}
@@ -359,6 +359,21 @@ func (a *agent) approve(ctx context.Context, c *call) Decision {
 		e.mu.Unlock()
 		return Deny
 	}
+}
+
+// allowedLocked reports whether name runs without asking: allowed by name,
+// by "*", or by a prefix pattern such as "github__*" (every tool of one MCP
+// server). The caller holds e.mu.
+func (e *Engine) allowedLocked(name string) bool {
+	if e.allowed[name] || e.allowed["*"] {
+		return true
+	}
+	for pat := range e.allowed {
+		if p, ok := strings.CutSuffix(pat, "*"); ok && p != "" && strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func canonical(v jsontext.Value) string {

@@ -90,3 +90,75 @@ func TestSecondWriterInAnotherProcessIsRefused(t *testing.T) {
 	}
 	l.Close()
 }
+
+// Close removes the lock file, also when nothing was ever saved, so a data
+// folder holds no *.lock once its writers are gone.
+func TestCloseLeavesNoLockFile(t *testing.T) {
+	t.Parallel()
+	for _, save := range []bool{false, true} {
+		path := logPath(t)
+		l := open(t, path)
+		if _, err := os.Stat(path + ".lock"); err != nil {
+			t.Fatalf("no lock file while open: %v", err)
+		}
+		if save {
+			if err := l.Save(doc(t, user("u", "x")), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(path + ".lock"); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("save=%v: lock file still there after Close: %v", save, err)
+		}
+	}
+}
+
+// A writer killed while holding the log leaves its lock file; the next
+// Open takes it over and says whose it was.
+func TestLockOfAKilledWriterIsTakenOver(t *testing.T) {
+	t.Parallel()
+	path := logPath(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "FOLIO_HISTORY_HOLD="+path)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "locked\n" {
+		t.Fatalf("helper said %q, %v", line, err)
+	}
+	pid := cmd.Process.Pid
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if _, err := os.Stat(path + ".lock"); err != nil {
+		t.Fatalf("the killed writer's lock file is gone (%v); the test needs it", err)
+	}
+	l, err := Open(path)
+	if err != nil {
+		t.Fatalf("Open after the holder was killed: %v", err)
+	}
+	if got := l.TookOverFrom(); got != pid {
+		t.Errorf("TookOverFrom = %d, want the killed writer's %d", got, pid)
+	}
+	l.Close()
+	if _, err := os.Stat(path + ".lock"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("lock file still there after Close: %v", err)
+	}
+	l2 := open(t, path)
+	if l2.TookOverFrom() != 0 {
+		t.Errorf("a clean reopen reports a takeover from %d", l2.TookOverFrom())
+	}
+	l2.Close()
+}

@@ -18,12 +18,14 @@ import (
 // number of saved messages, the file size), so a save appends only what is
 // new without reading or hashing what was saved before.
 type Log struct {
-	path    string
-	unlock  func() error
-	f       *os.File // append handle, opened on first append
-	now     func() time.Time
-	agentID string
-	closed  bool
+	path   string
+	unlock func() error
+	// staleLock is the PID of a dead process whose lock file Open took over.
+	staleLock int
+	f         *os.File // append handle, opened on first append
+	now       func() time.Time
+	agentID   string
+	closed    bool
 
 	loaded     bool
 	exists     bool
@@ -56,21 +58,27 @@ func Open(path string, opts ...Option) (*Log, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	unlock, err := acquire(path)
+	unlock, stale, err := acquire(path)
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{path: path, unlock: unlock, now: time.Now}
+	l := &Log{path: path, unlock: unlock, staleLock: stale, now: time.Now}
 	for _, o := range opts {
 		o(l)
 	}
 	return l, nil
 }
 
+// TookOverFrom returns the process ID of a writer that died holding this
+// log (its lock file was left behind and Open took it over), or 0. Callers
+// tell the user, since that writer's last save may be incomplete.
+func (l *Log) TookOverFrom() int { return l.staleLock }
+
 // Path returns the log's file path.
 func (l *Log) Path() string { return l.path }
 
-// Close releases the lock. It does not write anything.
+// Close releases the lock and removes its file. It does not write to the
+// log.
 func (l *Log) Close() error {
 	if l.closed {
 		return nil

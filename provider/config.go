@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // The built-in provider types.
@@ -120,6 +121,9 @@ type fileConfig struct {
 	Provider    string                  `json:"provider,omitzero"`
 	IdleTimeout string                  `json:"idleTimeout,omitzero"`
 	Providers   map[string]fileProvider `json:"providers,omitzero"`
+	// MCPServers belongs to package mcp, which reads it from the same file
+	// (docs/mcp.md); the provider settings only let it through.
+	MCPServers jsontext.Value `json:"mcpServers,omitzero"`
 }
 
 type fileProvider struct {

@@ -65,6 +65,9 @@ type TurnsOptions struct {
 	// Models are the models a send may switch to (see models.go); the
 	// Default one is Provider and Model. Empty: only Provider and Model.
 	Models []ModelOption
+	// Tools are offered beside the built-in ones in every conversation
+	// (an MCP server's tools); they need approval like the others.
+	Tools []tools.Tool
 }
 
 // Turns runs commands on real turn engines, one per conversation. Make it
@@ -364,6 +367,9 @@ func (s *session) start() error {
 	s.host = toolview.New(toolview.WithArtifactDir(filepath.Join(s.srv.opts.DataDir, "artifacts")))
 	sp := &spawner{}
 	set, err := tools.Builtin(s.t.opts.Workspace, sp)
+	if err == nil && len(s.t.opts.Tools) > 0 {
+		set, err = set.With(s.t.opts.Tools...)
+	}
 	if err != nil {
 		s.host.Close()
 		log.Close()

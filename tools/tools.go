@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -48,6 +49,13 @@ type Tool interface {
 	Run(ctx context.Context, inv *toolview.Invocation, args []byte) (toolview.Result, error)
 }
 
+// Presenter is implemented by a tool that publishes presentation schemas of
+// its own (an MCP tool's progress, say): NewSet declares them in the set's
+// manifest beside the built-in ones, so the host accepts its updates.
+type Presenter interface {
+	Adapters() []toolview.AdapterDecl
+}
+
 // Set is a fixed collection of tools with the manifest that declares them to
 // the presentation host.
 type Set struct {
@@ -69,12 +77,24 @@ func NewSet(ts ...Tool) (*Set, error) {
 		s.tools = append(s.tools, t)
 		decls = append(decls, d)
 	}
-	m, err := toolview.NewManifest(ProducerName, decls, []toolview.AdapterDecl{
+	adapters := []toolview.AdapterDecl{
 		{Schema: SchemaShell, Version: 1},
 		{Schema: SchemaDiff, Version: 1},
 		{Schema: SchemaTask, Version: 1},
 		{Schema: SchemaArgs, Version: 1, Role: toolview.RoleDraft},
-	})
+	}
+	for _, t := range ts {
+		if p, ok := t.(Presenter); ok {
+			for _, a := range p.Adapters() {
+				if !slices.ContainsFunc(adapters, func(b toolview.AdapterDecl) bool {
+					return a.Schema == b.Schema && a.Version == b.Version
+				}) {
+					adapters = append(adapters, a)
+				}
+			}
+		}
+	}
+	m, err := toolview.NewManifest(ProducerName, decls, adapters)
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +116,12 @@ func Builtin(dir string, sp Spawner) (*Set, error) {
 		ts = append(ts, Task{Spawner: sp})
 	}
 	return NewSet(ts...)
+}
+
+// With returns a set holding s's tools followed by more (MCP tools beside
+// the built-ins). Names must stay unique.
+func (s *Set) With(more ...Tool) (*Set, error) {
+	return NewSet(append(slices.Clone(s.tools), more...)...)
 }
 
 // Manifest declares the set's tools and adapters to the host.

@@ -229,3 +229,54 @@ func FuzzUnifiedDiff(f *testing.F) {
 		}
 	})
 }
+
+type presenting struct{ Tool }
+
+func (presenting) Adapters() []toolview.AdapterDecl {
+	return []toolview.AdapterDecl{{Schema: "acme.progress", Version: 2}, {Schema: SchemaShell, Version: 1}}
+}
+
+// A tool with schemas of its own gets them declared in the set's manifest
+// (once each), and With keeps the set's tools before the new ones.
+func TestPresenterAdaptersAndWith(t *testing.T) {
+	base, err := Builtin(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := presenting{ListFiles{}}
+	if _, err := base.With(extra); err == nil {
+		t.Fatal("With accepted a second list_files")
+	}
+	renamed := presenting{renamedTool{ListFiles{}, "acme__list"}}
+	set, err := base.With(renamed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := set.Names()
+	if names[len(names)-1] != "acme__list" || len(names) != len(base.Names())+1 {
+		t.Fatalf("names %v", names)
+	}
+	count := func(m *toolview.Manifest, schema string) int {
+		n := 0
+		for _, a := range m.Adapters {
+			if a.Schema == schema {
+				n++
+			}
+		}
+		return n
+	}
+	if count(set.Manifest(), "acme.progress") != 1 || count(base.Manifest(), "acme.progress") != 0 || count(set.Manifest(), SchemaShell) != 1 {
+		t.Fatalf("adapters %+v", set.Manifest().Adapters)
+	}
+}
+
+type renamedTool struct {
+	Tool
+	name string
+}
+
+func (r renamedTool) Decl() toolview.ToolDecl {
+	d := r.Tool.Decl()
+	d.Name = r.name
+	return d
+}

@@ -24,7 +24,17 @@ const (
 	// "steps": [{"kind": "tool", "name": "shell", "summary": "ls",
 	// "status": "ok", "durationMs": 12}], "omitted": 3, "answer": "…"}.
 	SchemaTask = "folio.task"
+	// SchemaArgs (version 1) is a call's arguments while the model still
+	// writes them: {"text": "{\"command\": \"ls", "bytes": 14,
+	// "truncated": false}.
+	SchemaArgs = "folio.args"
 )
+
+type argsPayload struct {
+	Text      string `json:"text"`
+	Bytes     int64  `json:"bytes"`
+	Truncated bool   `json:"truncated"`
+}
 
 type shellPayload struct {
 	Command  string `json:"command"`
@@ -59,11 +69,13 @@ var defaultRegistry = func() *Registry {
 	_ = r.Register(SchemaShell, 1, AdapterFunc(renderShell))
 	_ = r.Register(SchemaDiff, 1, AdapterFunc(renderDiff))
 	_ = r.Register(SchemaTask, 1, AdapterFunc(renderTask))
+	_ = r.Register(SchemaArgs, 1, AdapterFunc(renderArgs))
+	_ = r.Register(SchemaMCP, 1, AdapterFunc(renderMCP))
 	return r
 }()
 
 // DefaultRegistry returns a new registry holding the built-in adapters
-// (SchemaShell, SchemaDiff and SchemaTask, version 1), to which more can be added.
+// (SchemaShell, SchemaDiff, SchemaTask, SchemaArgs and SchemaMCP, version 1), to which more can be added.
 func DefaultRegistry() *Registry {
 	r := NewRegistry()
 	defaultRegistry.mu.RLock()
@@ -147,4 +159,27 @@ func renderTask(p *transcript.Presentation, width int, th Theme) ([]string, erro
 		out = append(out, style.Render(truncate("  "+oneLine(line), width)))
 	}
 	return out, nil
+}
+
+// renderArgs shows arguments still arriving: how much so far and the tail
+// of the text, on one line.
+func renderArgs(p *transcript.Presentation, width int, th Theme) ([]string, error) {
+	var v argsPayload
+	if err := json.Unmarshal(p.Payload, &v, strictPayload); err != nil {
+		return nil, fmt.Errorf("%w: %s v%d: %v", ErrPayload, p.Schema, p.Version, err)
+	}
+	pal := th.palette()
+	head := "writing arguments · " + byteSize(v.Bytes)
+	text := oneLine(v.Text)
+	if room := width - textWidth(head) - 3; text != "" && room > 8 {
+		if textWidth(text) > room {
+			r := []rune(text)
+			for textWidth(string(r)) > room-1 {
+				r = r[1:]
+			}
+			text = "…" + string(r)
+		}
+		head += " · " + text
+	}
+	return []string{pal.faint.Render(truncate(head, width))}, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/foliodev/folio/engine"
 	"github.com/foliodev/folio/transcript"
@@ -51,6 +52,26 @@ type Options struct {
 	// terminal; without it the classic view is drawn by View like the
 	// fullscreen one (for tests).
 	Output io.Writer
+	// Mouse captures the mouse in the fullscreen view, so the wheel
+	// scrolls the transcript; the terminal's own text selection then needs
+	// shift. Off, nothing asks the terminal to report the mouse.
+	Mouse bool
+	// Welcome fills the first screen while the conversation is empty; nil
+	// shows nothing.
+	Welcome *Welcome
+	// History holds earlier prompts, oldest first, for up/down; OnPrompt
+	// is told each prompt sent, to keep it for next time.
+	History  []string
+	OnPrompt func(text string)
+	// Models lists the models /model offers; SetModel switches to one for
+	// the turns that follow. Without them /model says it is not available.
+	Models   func() ([]string, error)
+	SetModel func(name string) error
+	// New starts a new, empty conversation (/new, /clear); the one before
+	// stays saved. Export writes the conversation to a file and returns
+	// its path (/export).
+	New    func() error
+	Export func() (string, error)
 }
 
 // Conversation is one saved conversation as the picker lists it.
@@ -96,8 +117,17 @@ type App struct {
 	pendingSize *tea.WindowSizeMsg // a classic resize waiting to settle
 	resizeSeq   uint64
 
-	input     textarea.Model
-	picker    *picker
+	input   textarea.Model
+	picker  *picker
+	overlay *overlay // /help, /model
+	// The slash menu's selection, and the text it was closed for with esc.
+	menuSel    int
+	menuClosed string
+	// Prompt history: sent prompts, the position up/down reached (len
+	// when at the draft), and the draft being typed before the recall.
+	hist      []string
+	histPos   int
+	histDraft string
 	chromeBuf []string // the chrome as last laid out; nil when stale
 	status    string   // a transient line: what the last key did
 	quitting  bool
@@ -164,7 +194,13 @@ func NewApp(o Options) *App {
 		a.input.SetVirtualCursor(true)
 	}
 	a.input.Focus()
+	a.hist = append([]string(nil), o.History...)
+	a.histPos = len(a.hist)
 	a.setSnapshot(a.store.Snapshot())
+	if a.classic != nil {
+		// The classic first screen goes into scrollback, where it stays.
+		a.printQ = append(a.printQ, a.welcomeLines()...)
+	}
 	if o.Picker {
 		a.openPicker()
 	}
@@ -279,17 +315,23 @@ func (a *App) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // approval prompt takes the editor's place while a call waits.
 func (a *App) setSnapshot(s transcript.Snapshot) {
 	a.snap = s
+	if a.status == stoppingStatus && !a.running() {
+		a.status = "" // the stop is done; the transcript says so
+	}
 	a.shown = visibleDocument(s)
 	if a.view != nil {
 		a.view.SetDocument(a.shown, s.Generation)
 	}
 	if s.Live.Approvals.Len() > 0 {
 		a.input.Blur()
-	} else if !a.input.Focused() && a.picker == nil {
+	} else if !a.input.Focused() && a.picker == nil && a.overlay == nil {
 		a.input.Focus()
 	}
 	a.layout()
 }
+
+// stoppingStatus is the status line while a stop takes effect.
+const stoppingStatus = "stopping the turn"
 
 // visibleDocument returns s's document with every open entry the pacer has
 // not fully revealed cut to its visible prefix (Live.Visible). The source
@@ -416,9 +458,24 @@ func (a *App) drawClassic() {
 		f.Print = append(f.Print, a.live...)
 		a.live = nil
 	} else {
-		f.Live = append(append(f.Live, a.live...), a.chromeLines()...)
+		f.Live = append(append(f.Live, a.liveOrPanel()...), a.chromeLines()...)
 	}
 	_, _ = a.inline.Write(f)
+}
+
+// liveOrPanel is what the classic view draws above its chrome: the
+// picker or an overlay while one is open (in the live region, so it is
+// seen and leaves no trace in scrollback), the transcript's live tail
+// otherwise.
+func (a *App) liveOrPanel() []string {
+	room := min(12, max(a.height-a.chromeHeight(), 1))
+	switch {
+	case a.picker != nil:
+		return a.picker.lines(a, a.width, room)
+	case a.overlay != nil:
+		return a.overlayLines(a.width, max(a.height-a.chromeHeight(), 1))
+	}
+	return a.live
 }
 
 // chromeHeight is how many rows everything but the transcript takes.
@@ -453,16 +510,30 @@ func (a *App) View() tea.View {
 	chrome := a.chromeLines()
 	var lines []string
 	if a.view != nil {
-		if a.picker != nil {
-			lines = a.picker.lines(a, a.width, max(a.height-len(chrome), 1))
-		} else {
+		room := max(a.height-len(chrome), 1)
+		switch {
+		case a.picker != nil:
+			lines = a.picker.lines(a, a.width, room)
+		case a.overlay != nil:
+			lines = a.overlayLines(a.width, room)
+		case a.o.Welcome != nil && a.snap.Document.Len() == 0:
+			lines = a.welcomeLines()
+			if len(lines) > room {
+				lines = lines[:room]
+			}
+			for len(lines) < room {
+				lines = append(lines, "")
+			}
+		default:
 			lines = a.view.Lines()
 		}
 		v.AltScreen = true
-		v.MouseMode = tea.MouseModeCellMotion
+		if a.o.Mouse {
+			v.MouseMode = tea.MouseModeCellMotion
+		}
 	} else {
-		if a.picker != nil {
-			lines = a.picker.lines(a, a.width, min(12, max(a.height-len(chrome), 1)))
+		if a.picker != nil || a.overlay != nil {
+			lines = a.liveOrPanel()
 		} else {
 			// Lines on their way to scrollback stay in view until they
 			// are printed. The inline view never grows taller than the
@@ -476,7 +547,7 @@ func (a *App) View() tea.View {
 	top := len(lines)
 	lines = append(lines, chrome...)
 	v.Content = strings.Join(lines, "\n")
-	if c := a.input.Cursor(); c != nil && a.snap.Live.Approvals.Len() == 0 && a.picker == nil {
+	if c := a.input.Cursor(); c != nil && a.snap.Live.Approvals.Len() == 0 && a.picker == nil && a.overlay == nil {
 		c.Y += top + a.editorRow()
 		v.Cursor = c
 	}
@@ -501,13 +572,18 @@ func (a *App) chrome() []string {
 		for _, l := range strings.Split(a.input.View(), "\n") {
 			out = append(out, a.finish(l))
 		}
+		out = append(out, a.menuLines()...)
 	}
 	out = append(out, a.footer())
 	if a.status != "" {
 		out = append(out, a.finish(a.pal.info.Render(truncate(a.status, a.width))))
 	}
 	if a.o.Notice != "" {
-		out = append(out, a.finish(a.pal.warn.Render(truncate(a.o.Notice, a.width))))
+		// Wrapped, not cut: the notice names the settings to change, and
+		// a cut would lose them on a narrow terminal.
+		for _, l := range wrap(a.o.Notice, a.width) {
+			out = append(out, a.finish(a.pal.warn.Render(l)))
+		}
 	}
 	return out
 }
@@ -532,6 +608,9 @@ func (a *App) key(k tea.KeyPressMsg) tea.Cmd {
 	if a.picker != nil {
 		return a.pickerKey(s)
 	}
+	if a.overlay != nil {
+		return a.overlayKey(s)
+	}
 	if a.snap.Live.Approvals.Len() > 0 {
 		switch s {
 		case "y", "a", "n":
@@ -551,6 +630,12 @@ func (a *App) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
+	if cmd, ok := a.menuKey(s); ok {
+		return cmd
+	}
+	if a.historyKey(s) {
+		return nil
+	}
 	switch s {
 	case "ctrl+c":
 		if a.input.Value() != "" {
@@ -565,7 +650,7 @@ func (a *App) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 	case "esc":
 		if a.eng.Stop() {
-			a.status = "stopping the turn"
+			a.status = stoppingStatus
 		}
 		return nil
 	case "enter":
@@ -631,6 +716,7 @@ func (a *App) submit(steer bool) tea.Cmd {
 		}
 	}
 	steer = steer && a.running()
+	a.remember(text)
 	id := a.outbox.Add(text, steer)
 	a.input.Reset()
 	it, err := a.outbox.Send(context.Background(), id)
@@ -711,15 +797,61 @@ func (a *App) slash(text string) (tea.Cmd, bool) {
 	case "/quit", "/exit":
 		return a.quit(), true
 	case "/help":
-		a.status = "enter send · shift/alt+enter newline · tab or ctrl+s steer · esc stop · ctrl+r/ctrl+x send/drop a returned draft · ctrl+y copy answer · ctrl+o expand · /resume · ctrl+c quit"
+		a.openHelp()
+		return nil, true
+	case "/model":
+		a.openModels()
+		return nil, true
+	case "/new", "/clear":
+		return a.newConversation(text == "/clear"), true
+	case "/export":
+		if a.o.Export == nil {
+			a.status = "exporting is not available here"
+			return nil, true
+		}
+		path, err := a.o.Export()
+		if err != nil {
+			a.status = "not exported: " + err.Error()
+		} else {
+			a.status = "exported to " + path
+		}
 		return nil, true
 	}
 	return nil, false
 }
 
-// copyAnswer hands the latest answer's markdown source to the person:
-// printed into scrollback in the classic view, copied with OSC 52 in the
-// fullscreen view. Either way the text carries no wrapping of ours.
+// newConversation starts an empty conversation through the host; clear
+// also empties the screen.
+func (a *App) newConversation(clear bool) tea.Cmd {
+	if a.o.New == nil {
+		a.status = "starting a new conversation is not available here"
+		return nil
+	}
+	if a.running() {
+		a.status = "a turn is running: press esc to stop it first"
+		return nil
+	}
+	if err := a.o.New(); err != nil {
+		a.status = "no new conversation: " + err.Error()
+		return nil
+	}
+	a.setSnapshot(a.store.Snapshot())
+	a.status = "new conversation"
+	if a.classic != nil {
+		a.printQ = nil
+		if clear && a.inline != nil {
+			a.inline.Clear()
+		}
+		return a.syncClassic()
+	}
+	if clear {
+		return tea.ClearScreen
+	}
+	return nil
+}
+
+// copyAnswer copies the latest answer's markdown source to the clipboard
+// with OSC 52. The text carries no wrapping of ours.
 func (a *App) copyAnswer() tea.Cmd {
 	d := a.snap.Document
 	for i := d.Len() - 1; i >= 0; i-- {
@@ -727,11 +859,14 @@ func (a *App) copyAnswer() tea.Cmd {
 		if !ok || ag.Markdown == "" {
 			continue
 		}
-		if a.classic != nil {
-			a.printQ = append(a.printQ, strings.Split(strings.TrimRight(ag.Markdown, "\n"), "\n")...)
+		// Both views copy with OSC 52. The classic view's program writes
+		// nowhere (the view draws itself), so the sequence goes straight
+		// to the terminal, between frames; it moves no cursor.
+		a.status = fmt.Sprintf("copied the answer's markdown (%d bytes) to the clipboard", len(ag.Markdown))
+		if a.inline != nil {
+			_, _ = io.WriteString(a.o.Output, ansi.SetSystemClipboard(ag.Markdown))
 			return nil
 		}
-		a.status = fmt.Sprintf("copied the answer's markdown (%d bytes) to the clipboard", len(ag.Markdown))
 		return tea.SetClipboard(ag.Markdown)
 	}
 	a.status = "no answer to copy yet"

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"testing"
@@ -184,8 +185,13 @@ func TestAppQueueSteerStop(t *testing.T) {
 		if !stopped {
 			t.Fatalf("esc did not stop the turn: the document does not end with a stopped entry")
 		}
+		r.catchUp()
 		if !strings.Contains(r.grid(), "Stopped after") {
 			t.Fatalf("the frame does not show the stop:\n%s", r.grid())
+		}
+		// Once stopped, the frame no longer says it is stopping.
+		if strings.Contains(r.grid(), "stopping the turn") {
+			t.Fatalf("\"stopping the turn\" stays after the turn stopped:\n%s", r.grid())
 		}
 	})
 }
@@ -267,10 +273,12 @@ func TestAppFramePlainAndNoColor(t *testing.T) {
 	})
 }
 
-// ctrl+y hands over the answer's markdown source, not its wrapped
-// rendering: copied with OSC 52 in the fullscreen view, printed into
-// scrollback in the classic view.
+// ctrl+y copies the answer's markdown source, not its wrapped rendering,
+// with OSC 52 in both views: through the program in the fullscreen view,
+// straight to the terminal in the classic one, which prints nothing into
+// scrollback.
 func TestAppCopyAnswer(t *testing.T) {
+	const source = "**folio's built-in demo model**"
 	synctest.Test(t, func(t *testing.T) {
 		r := newChatRig(t, Options{Theme: PlainTheme}, 60, 20, demoProvider())
 		r.typeText("hello")
@@ -283,23 +291,36 @@ func TestAppCopyAnswer(t *testing.T) {
 		if !strings.Contains(r.app.status, "copied the answer's markdown") {
 			t.Fatalf("status after ctrl+y: %q", r.app.status)
 		}
-		msg := cmd()
-		if got := fmt.Sprint(msg); !strings.Contains(got, "**folio's built-in demo model**") {
+		if got := fmt.Sprint(cmd()); !strings.Contains(got, source) {
 			t.Fatalf("the clipboard message does not carry the markdown source: %v", got)
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
 		term := newTerminal(60, 20)
-		r := newChatRig(t, Options{Theme: PlainTheme, Classic: true, Output: writerFunc(term.write)}, 60, 20, demoProvider())
+		var raw strings.Builder
+		out := writerFunc(func(b []byte) { raw.Write(b); term.write(b) })
+		r := newChatRig(t, Options{Theme: PlainTheme, Classic: true, Output: out}, 60, 20, demoProvider())
 		r.typeText("hello")
 		r.enter()
 		r.until("the turn finishes", func() bool { _, ok := r.eng.Running(); return !ok && r.store.Snapshot().Document.Len() >= 3 })
+		raw.Reset()
+		before := strings.Count(strings.Join(allRows(term), "\n"), source)
 		r.send(tea.KeyPressMsg{Code: 'y', Mod: tea.ModCtrl})
-		rows := strings.Join(allRows(term), "\n")
-		// The source line is longer than the terminal: printed as it is,
-		// the terminal wraps it, and copying it back gives one line.
-		if !strings.Contains(rows, "Hello! You are talking to **folio's built-in demo model**.") {
-			t.Fatalf("the classic view did not print the markdown source:\n%s", rows)
+		if !strings.Contains(r.app.status, "copied the answer's markdown") {
+			t.Fatalf("status after ctrl+y: %q", r.app.status)
+		}
+		i := strings.Index(raw.String(), "\x1b]52;c;")
+		if i < 0 {
+			t.Fatalf("the classic view wrote no OSC 52 sequence: %q", raw.String())
+		}
+		enc := raw.String()[i+len("\x1b]52;c;"):]
+		enc = enc[:strings.IndexByte(enc, '\a')]
+		md, err := base64.StdEncoding.DecodeString(enc)
+		if err != nil || !strings.Contains(string(md), source) {
+			t.Fatalf("the OSC 52 payload is not the markdown source: %q, %v", md, err)
+		}
+		if rows := strings.Join(allRows(term), "\n"); strings.Count(rows, source) != before {
+			t.Fatalf("the classic view printed the markdown source into scrollback:\n%s", rows)
 		}
 	})
 }
@@ -552,4 +573,73 @@ func TestAppRetryCountdown(t *testing.T) {
 			t.Fatalf("the footer still counts down:\n%s", grid)
 		}
 	})
+}
+
+// The standing notice wraps on a narrow terminal instead of losing the
+// names of the settings it points to.
+func TestAppNoticeWrapsAtSixtyColumns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		notice := "demo model — for a real one set OPENAI_API_KEY and FOLIO_PROVIDER=openai, or see docs/providers.md"
+		r := newChatRig(t, Options{Theme: PlainTheme, Notice: notice}, 60, 20, demoProvider())
+		grid := strings.Join(strings.Fields(r.grid()), " ")
+		for _, want := range []string{"OPENAI_API_KEY", "FOLIO_PROVIDER=openai", "docs/providers.md"} {
+			if !strings.Contains(grid, want) {
+				t.Errorf("at 60 columns the notice lost %q:\n%s", want, r.grid())
+			}
+		}
+	})
+}
+
+// /clear in the classic view starts a new conversation on an empty
+// screen and scrollback; /new keeps what is already printed.
+func TestAppClassicNewAndClear(t *testing.T) {
+	for _, cmd := range []string{"/new", "/clear"} {
+		synctest.Test(t, func(t *testing.T) {
+			term := newTerminal(60, 20)
+			var r *chatRig
+			o := Options{Theme: PlainTheme, Classic: true, Output: writerFunc(term.write), New: func() error {
+				doc, err := transcript.NewDocument("fresh", nil)
+				if err != nil {
+					return err
+				}
+				return r.eng.Resume(doc, nil)
+			}}
+			r = newChatRig(t, o, 60, 20, demoProvider())
+			r.typeText("hello")
+			r.enter()
+			r.until("the turn finishes", func() bool { _, ok := r.eng.Running(); return !ok && r.store.Snapshot().Document.Len() >= 3 })
+			r.catchUp()
+			r.typeText(cmd)
+			r.enter()
+			r.catchUp()
+			rows := strings.Join(allRows(term), "\n")
+			if got := r.store.Snapshot().Document.Len(); got != 0 {
+				t.Fatalf("%s: the document has %d entries", cmd, got)
+			}
+			kept := strings.Contains(rows, "› hello")
+			if cmd == "/new" && !kept || cmd == "/clear" && kept {
+				t.Fatalf("%s: the earlier turn on screen or in scrollback: %v\n%s", cmd, kept, rows)
+			}
+			if !strings.Contains(rows, "Message folio") {
+				t.Fatalf("%s: the editor is not drawn again:\n%s", cmd, rows)
+			}
+		})
+	}
+}
+
+// The fullscreen view asks for mouse reports only with Options.Mouse.
+func TestAppMouseModeIsOptIn(t *testing.T) {
+	for _, mouse := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			r := newChatRig(t, Options{Theme: PlainTheme, Mouse: mouse}, 60, 20, demoProvider())
+			got := r.app.View().MouseMode
+			want := tea.MouseModeNone
+			if mouse {
+				want = tea.MouseModeCellMotion
+			}
+			if got != want {
+				t.Fatalf("Mouse=%v: the view asks for mouse mode %v, want %v", mouse, got, want)
+			}
+		})
+	}
 }

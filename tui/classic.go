@@ -272,3 +272,11 @@ func (in *Inline) Write(f Frame) (int, error) {
 	in.resize = false
 	return io.WriteString(in.w, in.buf.String())
 }
+
+// Clear empties the screen and its scrollback (for /clear); the next Write
+// draws its live region from the top.
+func (in *Inline) Clear() {
+	in.live = nil
+	in.resize = false
+	_, _ = io.WriteString(in.w, "\x1b[H\x1b[2J\x1b[3J")
+}

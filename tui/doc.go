@@ -116,13 +116,26 @@
 //
 // Keys: enter sends (queued behind a running turn); shift+enter, alt+enter
 // or ctrl+j add a line; tab or ctrl+s steers the running turn; esc stops
-// it; y, a, n answer an approval (once, for the session, deny); ctrl+r
-// sends a draft a stop refused, ctrl+x drops it; ctrl+y copies the latest answer's markdown
-// source (OSC 52 in the fullscreen view, printed into scrollback in the
-// classic view, so no wrapping of ours reaches the clipboard); pgup/pgdn,
-// shift+arrows, ctrl+home/end and the wheel scroll (plain arrows, home and
-// end too while the editor is empty); ctrl+o expands; /resume opens the
-// picker; ctrl+c clears the editor, then quits.
+// it; up and down recall earlier prompts (Options.History) while the
+// cursor is on the editor's first or last line; y, a, n answer an approval
+// (once, for the session, deny); ctrl+r sends a draft a stop refused,
+// ctrl+x drops it; ctrl+y copies the latest answer's markdown source with
+// OSC 52 (in the classic view written straight to the terminal), so no
+// wrapping of ours reaches the clipboard; pgup/pgdn, shift+arrows and
+// ctrl+home/end scroll, and the wheel too with Options.Mouse; ctrl+o
+// expands; ctrl+c clears the editor, then quits.
+//
+// Typing "/" shows the menu of slash commands under the editor (commands.go);
+// up/down choose, tab completes, enter runs. /help and /model open an
+// overlay, and /resume the picker: in the fullscreen view they take the
+// transcript's place, in the classic view the live region's, so they are
+// seen and leave nothing in scrollback. While the conversation is empty
+// the first screen (Options.Welcome) names the model, the folder and the
+// data folder, with three tips; the classic view prints it into scrollback
+// once.
+//
+// The mouse is left to the terminal unless Options.Mouse is set, so text
+// can be selected as anywhere else.
 //
 // The fullscreen view is a Bubble Tea program on the alternate screen. In
 // the classic view Bubble Tea only reads keys: App writes its frames itself

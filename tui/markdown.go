@@ -188,6 +188,11 @@ func renderBlock(block string, th Theme, width int) []string {
 	}
 	blockRenders.Add(1)
 	src := mathToText(sanitizeMarkdown(block))
+	if w, ok := tableWidth(src); ok && w < width {
+		// Glamour stretches a table to the wrap width; rendering it at its
+		// own width sizes its columns to their content.
+		width = w
+	}
 	r := markdownRenderer(th, width)
 	r.mu.Lock()
 	out, err := r.tr.Render(src)
@@ -207,3 +212,70 @@ func renderBlock(block string, th Theme, width int) []string {
 // tab as reaching the next multiple of four anyway, and a tab on the
 // terminal would make the painted width depend on the column.
 func sanitizeMarkdown(s string) string { return sanitize(s) }
+
+// tableWidth is the width a markdown table block needs to show its cells
+// unwrapped: the widest cell of each column (as written, which bounds
+// what it renders to) plus a space either side and the rules between
+// columns. ok is false when the block is not a table.
+func tableWidth(block string) (int, bool) {
+	lines := strings.Split(strings.TrimSpace(block), "\n")
+	if len(lines) < 2 || !isTableDelimiter(lines[1]) {
+		return 0, false
+	}
+	var widths []int
+	for i, l := range lines {
+		if i == 1 {
+			continue
+		}
+		for j, cell := range tableCells(l) {
+			if j >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[j] = max(widths[j], textWidth(strings.TrimSpace(cell)))
+		}
+	}
+	if len(widths) == 0 {
+		return 0, false
+	}
+	w := len(widths) + 1
+	for _, c := range widths {
+		w += c + 2
+	}
+	return w, true
+}
+
+// tableCells splits a table row at its unescaped pipes, dropping the outer
+// ones.
+func tableCells(row string) []string {
+	row = strings.TrimSpace(row)
+	row = strings.TrimPrefix(row, "|")
+	if strings.HasSuffix(row, "|") && !strings.HasSuffix(row, "\\|") {
+		row = row[:len(row)-1]
+	}
+	var cells []string
+	start := 0
+	for i := 0; i < len(row); i++ {
+		switch row[i] {
+		case '\\':
+			i++
+		case '|':
+			cells = append(cells, row[start:i])
+			start = i + 1
+		}
+	}
+	return append(cells, row[start:])
+}
+
+// isTableDelimiter reports whether line is a table's delimiter row, such
+// as "|---|:-:|".
+func isTableDelimiter(line string) bool {
+	cells := tableCells(line)
+	for _, c := range cells {
+		c = strings.TrimSpace(c)
+		c = strings.TrimPrefix(strings.TrimSuffix(c, ":"), ":")
+		if len(c) < 1 || strings.Trim(c, "-") != "" {
+			return false
+		}
+	}
+	return len(cells) > 0
+}

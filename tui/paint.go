@@ -24,6 +24,8 @@ type Painter struct {
 	adapters *Registry
 	loc      *time.Location
 	classic  bool
+	// unattended: nobody can press a key (folio run, folio log show).
+	unattended bool
 }
 
 // PainterOption configures a Painter.
@@ -40,6 +42,11 @@ func WithLocation(loc *time.Location) PainterOption { return func(p *Painter) { 
 // ForClassic makes the painter paint for the classic view, which also shows
 // notices meant only for it (audience "classic").
 func ForClassic() PainterOption { return func(p *Painter) { p.classic = true } }
+
+// Unattended paints for output nobody can interact with (folio run, folio
+// log show): what a viewer would hide behind a key is shown, and no hint
+// names a key.
+func Unattended() PainterOption { return func(p *Painter) { p.unattended = true } }
 
 // NewPainter returns a painter for the theme.
 func NewPainter(th Theme, opts ...PainterOption) *Painter {
@@ -175,6 +182,8 @@ func (p *Painter) entry(e transcript.Entry, width int, open, expanded bool) []st
 				}
 			}
 			out = append(out, styleAll(wrapIndent(facts, width, "  ", "  "), s.faint)...)
+		case c.Detail != "" && p.unattended:
+			out = append(out, styleAll(wrapIndent(sanitize(c.Detail), width, "  ", "  "), s.dim)...)
 		case c.Detail != "":
 			out = append(out, s.faint.Render("  details hidden · expand to show"))
 		}

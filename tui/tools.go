@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/foliodev/folio/receipt"
 	"github.com/foliodev/folio/transcript"
 )
@@ -136,7 +138,9 @@ func (p *Painter) receiptText(c transcript.Tool, open bool) (string, int) {
 		b.WriteString("✗ ")
 	}
 	b.WriteString(oneLine(rc.App))
-	if rc.Summary != "" {
+	// The engine names a call by its tool until it has a summary; say the
+	// name once.
+	if rc.Summary != "" && oneLine(rc.Summary) != oneLine(rc.App) {
 		b.WriteByte(' ')
 		b.WriteString(oneLine(rc.Summary))
 	}
@@ -228,6 +232,11 @@ func (p *Painter) presentation(c transcript.Tool, width int, expanded bool) []st
 	if a, ok := p.adapters.Lookup(pr.Schema, pr.Version); ok {
 		lines, err := a.Render(pr, width-2, p.theme)
 		if err == nil {
+			// The receipt line already says what the adapter's first
+			// line would (the shell tool's "$ command"): say it once.
+			if len(lines) > 0 && c.Receipt.Summary != "" && strings.TrimSpace(ansi.Strip(lines[0])) == oneLine(c.Receipt.Summary) {
+				lines = lines[1:]
+			}
 			for i, l := range lines {
 				lines[i] = "  " + l
 			}
@@ -241,12 +250,14 @@ func (p *Painter) presentation(c transcript.Tool, width int, expanded bool) []st
 	return styleAll(wrapIndent(presentationMeta(pr), width, "  ", "    "), s.faint)
 }
 
-// presentationMeta is the bounded fallback: schema, version, revision and
-// sizes, never the payload.
+// presentationMeta is the bounded fallback for a presentation this
+// terminal has no adapter for: its size and any artifact, never the
+// payload, and none of the schema names and revisions that mean nothing to
+// a reader.
 func presentationMeta(pr *transcript.Presentation) string {
-	parts := []string{fmt.Sprintf("%s v%d", oneLine(pr.Schema), pr.Version), fmt.Sprintf("rev %d", pr.Revision)}
+	var parts []string
 	if n := len(pr.Payload); n > 0 {
-		parts = append(parts, byteSize(int64(n)))
+		parts = append(parts, byteSize(int64(n))+" of details not shown here")
 	}
 	if a := pr.Artifact; a != nil {
 		st := "partial"
@@ -257,6 +268,9 @@ func presentationMeta(pr *transcript.Presentation) string {
 			st += ", unavailable"
 		}
 		parts = append(parts, fmt.Sprintf("%s %s (%s)", oneLine(a.ContentType), byteSize(a.CommittedBytes), st))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "details not shown here")
 	}
 	return "⧉ " + strings.Join(parts, " · ")
 }

@@ -3,8 +3,11 @@ package cli
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +19,7 @@ import (
 	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/provider"
 	_ "github.com/foliodev/folio/provider/builtin" // every client: openai, anthropic, demo
+	"github.com/foliodev/folio/server"
 	"github.com/foliodev/folio/tools"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
@@ -60,6 +64,8 @@ type chatFlags struct {
 	prov    providerFlags
 	dir     string
 	yes     bool
+	mouse   bool
+	allow   string
 }
 
 const chatExample = `folio
@@ -114,6 +120,8 @@ func chatCmd(stdio IO, asRoot bool, run func(*cobra.Command, *chatFlags, IO) err
 	f.prov.add(fs)
 	fs.StringVar(&f.dir, "dir", "", "workspace folder the tools work in (default: the current folder)")
 	fs.BoolVar(&f.yes, "yes", false, "allow every tool call without asking")
+	fs.BoolVar(&f.mouse, "mouse", os.Getenv("FOLIO_MOUSE") == "1", "fullscreen: capture the mouse so the wheel scrolls (selecting text then needs shift); default $FOLIO_MOUSE=1, else off")
+	fs.StringVar(&f.allow, "allow", "", "comma-separated tools to allow without asking (shell,write_file; an MCP server's tools as github__* or github__search)")
 	return cmd
 }
 
@@ -126,9 +134,10 @@ func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
 	if err != nil {
 		return failure(cmd, err)
 	}
-	cfg, prov, err := provider.Load(provider.Options{DataDir: dataDir, Provider: f.prov.provider, Model: f.prov.model, BaseURL: f.prov.baseURL})
+	popts := provider.Options{DataDir: dataDir, Provider: f.prov.provider, Model: f.prov.model, BaseURL: f.prov.baseURL}
+	cfg, prov, err := provider.Load(popts)
 	if err != nil {
-		return failure(cmd, err)
+		return providerErr(cmd, f.prov, err)
 	}
 	work := f.dir
 	if work == "" {
@@ -137,15 +146,25 @@ func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
 		}
 	}
 
-	s, err := newChatSession(dataDir, cfg, prov, work, f.yes)
+	extra, mgr, err := loadMCP(ctx, dataDir, work, stdio.Err)
 	if err != nil {
 		return failure(cmd, err)
 	}
+	if mgr != nil {
+		defer mgr.Close()
+	}
+	s, err := newChatSession(dataDir, cfg, prov, work, allowList(f.yes, f.allow), extra...)
+	if err != nil {
+		return failure(cmd, err)
+	}
+	s.popts, s.work = popts, work
 	defer s.close()
 	if f.resume.id != "" {
+		s.warn = stdio.Err
 		if err := s.resume(f.resume.id); err != nil {
 			return failure(cmd, err)
 		}
+		s.warn = nil
 	}
 
 	o := tui.Options{
@@ -156,13 +175,24 @@ func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
 		Conversations: s.list,
 		Resume:        s.resume,
 		Picker:        f.resume.set && f.resume.id == "",
+		Mouse:         f.mouse,
+		Welcome:       &tui.Welcome{Model: cfg.Name + "/" + cfg.Model, Folder: work, Data: dataDir},
+		Models:        s.models,
+		SetModel:      s.setModel,
+		New:           s.newConversation,
+		Export:        s.export,
 	}
+	hist := newPromptHistory(dataDir)
+	o.History, o.OnPrompt = hist.load(), hist.add
 	if cfg.Type == provider.TypeDemo {
 		o.Notice = DemoNotice
 	}
 	in, out := stdio.In.(*os.File), stdio.Out.(*os.File) // isTTY checked both
 	if err := tui.Chat(ctx, o, in, out); err != nil {
 		return failure(cmd, err)
+	}
+	if id, ok := s.saved(); ok {
+		fmt.Fprintf(stdio.Out, "Resume this conversation with: folio --resume %s\n", id)
 	}
 	return nil
 }
@@ -175,12 +205,19 @@ type chatSession struct {
 	host    *toolview.Host
 	eng     *engine.Engine
 
+	popts provider.Options // for /model's list
+	work  string           // the tools' folder, where /export writes
+
+	// warn gets notices about a resumed log (a lock taken over) while
+	// nothing draws on the terminal yet; nil once the chat's view owns it.
+	warn io.Writer
+
 	mu  sync.Mutex
 	log *history.Log
 	id  string
 }
 
-func newChatSession(dataDir string, cfg provider.Config, prov provider.Provider, work string, yes bool) (*chatSession, error) {
+func newChatSession(dataDir string, cfg provider.Config, prov provider.Provider, work string, allow []string, extra ...tools.Tool) (*chatSession, error) {
 	s := &chatSession{dataDir: dataDir, id: newConversationID()}
 	doc, err := transcript.NewDocument(s.id, nil)
 	if err != nil {
@@ -196,18 +233,19 @@ func newChatSession(dataDir string, cfg provider.Config, prov provider.Provider,
 	if err != nil {
 		return nil, err
 	}
-	if s.log, err = history.Open(path); err != nil {
+	if s.log, err = openLog(path, nil); err != nil {
 		return nil, err
 	}
 	opts := []engine.Option{engine.WithModel(cfg.Model), engine.WithHost(s.host), engine.WithSaver(&titledLog{log: s.log})}
 	if cfg.ContextWindow > 0 {
 		opts = append(opts, engine.WithContextWindow(cfg.ContextWindow))
 	}
-	if yes {
-		opts = append(opts, engine.WithAllowed("*"))
-	}
+	opts = append(opts, engine.WithAllowed(allow...))
 	sp := &spawner{}
 	set, err := tools.Builtin(work, sp)
+	if err == nil && len(extra) > 0 {
+		set, err = set.With(extra...)
+	}
 	if err != nil {
 		s.log.Close()
 		return nil, err
@@ -239,7 +277,7 @@ func (s *chatSession) list() ([]tui.Conversation, error) {
 		if c.Err != nil || c.Entries == 0 {
 			continue
 		}
-		out = append(out, tui.Conversation{ID: c.ID, Title: c.Title, Updated: c.UpdatedAt, Entries: c.Entries})
+		out = append(out, tui.Conversation{ID: conversationID(c), Title: c.Title, Updated: c.UpdatedAt, Entries: c.Entries})
 	}
 	return out, nil
 }
@@ -259,7 +297,7 @@ func (s *chatSession) resume(id string) error {
 	if id == s.id {
 		return nil
 	}
-	log, err := history.Open(path)
+	log, err := openLog(path, s.warn)
 	if err != nil {
 		return err
 	}
@@ -278,6 +316,95 @@ func (s *chatSession) resume(id string) error {
 	s.log.Close()
 	s.log, s.id = log, id
 	return nil
+}
+
+// saved returns the current conversation's ID if anything of it is saved.
+func (s *chatSession) saved() (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	path, err := history.Locate(s.dataDir, s.id)
+	if err != nil {
+		return "", false
+	}
+	st, err := os.Stat(path)
+	return s.id, err == nil && st.Size() > 0
+}
+
+// newConversation switches to a new, empty conversation under a fresh ID;
+// the one before stays saved as it was.
+func (s *chatSession) newConversation() error {
+	id := newConversationID()
+	path, err := history.Path(s.dataDir, id)
+	if err != nil {
+		return err
+	}
+	doc, err := transcript.NewDocument(id, nil)
+	if err != nil {
+		return err
+	}
+	log, err := openLog(path, nil)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.eng.Resume(doc, nil); err != nil {
+		log.Close()
+		return err
+	}
+	s.eng.SetSaver(&titledLog{log: log})
+	s.log.Close()
+	s.log, s.id = log, id
+	return nil
+}
+
+// export writes the conversation as plain text into the tools' folder.
+func (s *chatSession) export() (string, error) {
+	s.mu.Lock()
+	id := s.id
+	s.mu.Unlock()
+	doc := s.eng.Store().Snapshot().Document
+	if doc.Len() == 0 {
+		return "", errors.New("the conversation is empty")
+	}
+	path := filepath.Join(s.work, "folio-"+id+".txt")
+	if err := os.WriteFile(path, []byte(renderDocument(doc, tui.PlainTheme, 100)), 0o600); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// models lists what /model offers: the models folio models shows as
+// usable, as provider/model.
+func (s *chatSession) models() ([]string, error) {
+	opts, err := server.ConfiguredModels(s.popts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(opts))
+	for i, o := range opts {
+		out[i] = o.Name
+	}
+	return out, nil
+}
+
+// setModel switches the engine to the named model for the turns after.
+func (s *chatSession) setModel(name string) error {
+	opts, err := server.ConfiguredModels(s.popts)
+	if err != nil {
+		return err
+	}
+	for _, o := range opts {
+		if o.Name != name {
+			continue
+		}
+		p, err := provider.New(o.Config)
+		if err != nil {
+			return err
+		}
+		return s.eng.SetModel(engine.ModelChoice{Provider: p, Model: o.Model, ContextWindow: o.Config.ContextWindow})
+	}
+	return fmt.Errorf("no model %q", name)
 }
 
 // titledLog saves to a log and gives a new conversation its title, the

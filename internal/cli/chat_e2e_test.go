@@ -93,11 +93,38 @@ func TestChatEndToEndInTmux(t *testing.T) {
 	if len(list) != 1 || list[0].Title != "hello folio" || list[0].Entries < 3 {
 		t.Fatalf("the conversation was not saved with its title and entries: %+v", list)
 	}
+	if l := locks(t, home); len(l) > 0 {
+		t.Errorf("lock files left after the chat quit: %v", l)
+	}
+	// Quitting says how to come back, with the ID folio log ls lists.
+	hint := "Resume this conversation with: folio --resume " + conversationID(list[0])
+	if pane := x.run("capture-pane", "-p", "-J", "-S", "-", "-t", "chat"); !strings.Contains(pane, hint) {
+		t.Errorf("no resume hint %q after quitting:\n%s", hint, pane)
+	}
 }
 
 // startChatInTmux builds folio and runs "folio" with args in a 100×30 tmux
 // pane on the demo model, with a data folder of its own (home).
 func startChatInTmux(t *testing.T, args ...string) (x tmux, home string) {
+	t.Helper()
+	return startChatInTmuxAt(t, "", args...)
+}
+
+// startChatInTmuxAt is startChatInTmux over the data folder home (a new
+// one when empty).
+func startChatInTmuxAt(t *testing.T, home string, args ...string) (x tmux, _ string) {
+	t.Helper()
+	return startChat(t, home, nil, args...)
+}
+
+// startChatInTmuxWith is startChatInTmux with prepare called on the data
+// folder (created empty) before folio starts, to write a config file.
+func startChatInTmuxWith(t *testing.T, prepare func(home string), args ...string) (x tmux, home string) {
+	t.Helper()
+	return startChat(t, "", prepare, args...)
+}
+
+func startChat(t *testing.T, home string, prepare func(home string), args ...string) (x tmux, _ string) {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if requireSuites() {
@@ -111,13 +138,21 @@ func startChatInTmux(t *testing.T, args ...string) (x tmux, home string) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	home = filepath.Join(dir, "home")
+	if home == "" {
+		home = filepath.Join(dir, "home")
+	}
+	if prepare != nil {
+		if err := os.MkdirAll(home, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		prepare(home)
+	}
 	x = tmux{t: t, socket: filepath.Join(dir, "tmux.sock")}
 	t.Cleanup(func() { _ = exec.Command("tmux", "-S", x.socket, "kill-server").Run() })
 	cmd := strings.Join(append([]string{bin}, args...), " ")
 	x.run("-f", "/dev/null", "new-session", "-d", "-s", "chat", "-x", "100", "-y", "30",
 		"-e", "FOLIO_HOME="+home, "-e", "FOLIO_DEMO_RATE=2000", "-e", "TERM=xterm-256color",
-		"-e", "FOLIO_PROVIDER=", "-e", "FOLIO_MODEL=", "-e", "FOLIO_BASE_URL=",
+		"-e", "FOLIO_PROVIDER=", "-e", "FOLIO_MODEL=", "-e", "FOLIO_BASE_URL=", "-e", "FOLIO_MOUSE=",
 		"-c", dir, "sh", "-c", cmd+" 2>"+filepath.Join(dir, "stderr.txt"))
 	// Keep the pane after folio exits, so its last screen can be read.
 	x.run("set-option", "-t", "chat", "remain-on-exit", "on")

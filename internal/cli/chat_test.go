@@ -2,6 +2,9 @@ package cli
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,7 +98,7 @@ func fastSession(t *testing.T, data string) *chatSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := newChatSession(data, cfg, prov, t.TempDir(), false)
+	s, err := newChatSession(data, cfg, prov, t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,5 +125,56 @@ func TestChatSessionTitlesNewConversation(t *testing.T) {
 	}
 	if len(list) != 1 || list[0].ID != s.id || list[0].Title != "plan the parser" {
 		t.Fatalf("saved conversations: %+v", list)
+	}
+}
+
+// /new starts an empty conversation under a fresh ID and leaves the one
+// before saved; /export writes the conversation as text into the tools'
+// folder; /model lists the usable models and switches to one.
+func TestChatSessionNewExportModel(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	s := fastSession(t, data)
+	defer s.close()
+	s.work = t.TempDir()
+	s.popts = provider.Options{DataDir: data, Provider: "demo", Getenv: func(string) string { return "" }}
+	ctx := context.Background()
+	if _, err := s.eng.Send(ctx, "c1", "first conversation", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.eng.Wait(ctx, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	path, err := s.export()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(b), "› first conversation") || filepath.Dir(path) != s.work {
+		t.Fatalf("export wrote %s: %q, %v", path, b, err)
+	}
+	first := s.id
+	if err := s.newConversation(); err != nil {
+		t.Fatal(err)
+	}
+	if s.id == first || s.eng.Store().Snapshot().Document.Len() != 0 {
+		t.Fatalf("/new kept the conversation: id %s, %d entries", s.id, s.eng.Store().Snapshot().Document.Len())
+	}
+	if _, ok := s.saved(); ok {
+		t.Fatal("the new, empty conversation counts as saved")
+	}
+	list, err := s.list()
+	if err != nil || len(list) != 1 || list[0].ID != first {
+		t.Fatalf("the first conversation is not listed after /new: %+v, %v", list, err)
+	}
+	models, err := s.models()
+	if err != nil || len(models) == 0 || models[0] != "demo/folio-demo" {
+		t.Fatalf("models: %q, %v", models, err)
+	}
+	if err := s.setModel(models[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.setModel("nope/none"); err == nil {
+		t.Fatal("switching to an unknown model succeeded")
 	}
 }

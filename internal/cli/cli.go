@@ -22,6 +22,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/provider"
 )
 
 // Version is folio's version, set at build time with
@@ -140,6 +143,9 @@ func newRoot(stdio IO) *cobra.Command {
 // Run runs folio with the given arguments (without the program name).
 func Run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer) error {
 	root := newRoot(IO{In: in, Out: out, Err: errOut})
+	if args == nil {
+		args = []string{} // cobra reads os.Args when given nil
+	}
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -300,4 +306,35 @@ func walk(c *cobra.Command, fn func(*cobra.Command)) {
 	for _, sub := range c.Commands() {
 		walk(sub, fn)
 	}
+}
+
+// openLog opens a log for writing and tells the user on w when it took
+// over the lock of a folio process that died holding it.
+func openLog(path string, w io.Writer) (*history.Log, error) {
+	l, err := history.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if pid := l.TookOverFrom(); pid > 0 && w != nil {
+		fmt.Fprintf(w, "folio: %s was left locked by process %d, which is no longer running; took the lock over (its last save may be incomplete: folio log validate %s)\n", path, pid, path)
+	}
+	return l, nil
+}
+
+// providerErr is a provider that could not be loaded: a usage mistake when
+// --provider named one that does not exist, a failure otherwise (a bad
+// config file or environment).
+func providerErr(cmd *cobra.Command, f providerFlags, err error) error {
+	if f.provider != "" && errors.Is(err, provider.ErrUnknownProvider) {
+		return usage(cmd, "--provider: %v", err)
+	}
+	return failure(cmd, err)
+}
+
+// checkWidth refuses a negative --width (0 means the default).
+func checkWidth(cmd *cobra.Command, w int) error {
+	if w < 0 {
+		return usage(cmd, "--width must be a number of columns (0 for the default), got %d", w)
+	}
+	return nil
 }

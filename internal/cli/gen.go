@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -13,10 +15,11 @@ func init() { register("", newGenCmd) }
 
 func newGenCmd(stdio IO) *cobra.Command {
 	var (
-		n    int
-		seed uint64
-		out  string
-		id   string
+		n     int
+		seed  uint64
+		out   string
+		id    string
+		force bool
 	)
 	cmd := &cobra.Command{
 		Use:   "gen --out FILE",
@@ -32,19 +35,27 @@ folio gen --messages 50 --out small.jsonl --id demo`,
 			if n < 1 {
 				return usage(cmd, "--messages must be positive, got %d", n)
 			}
-			return runGen(cmd, stdio, gen.Options{Messages: n, Seed: seed, ConversationID: id}, out)
+			return runGen(cmd, stdio, gen.Options{Messages: n, Seed: seed, ConversationID: id}, out, force)
 		},
 	}
 	fs := cmd.Flags()
-	fs.IntVar(&n, "messages", 300000, "number of UI entries")
+	fs.IntVar(&n, "messages", 300000, "how many messages to write, counted as the chat shows them (prompts, answers, thinking, tool calls, receipts)")
 	fs.Uint64Var(&seed, "seed", 1, "seed; the same seed writes the same bytes")
 	fs.StringVar(&out, "out", "", "file to write (required)")
-	fs.StringVar(&id, "id", "", "conversation ID (default gen-<seed>)")
+	fs.StringVar(&id, "id", "", "conversation ID in the header (default gen-<seed>)")
+	fs.BoolVar(&force, "force", false, "replace --out if it exists")
 	return cmd
 }
 
-func runGen(cmd *cobra.Command, stdio IO, o gen.Options, out string) error {
-	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+func runGen(cmd *cobra.Command, stdio IO, o gen.Options, out string, force bool) error {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if force {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(out, flags, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return failure(cmd, fmt.Errorf("%s exists; pass --force to replace it", out))
+	}
 	if err != nil {
 		return failure(cmd, err)
 	}
@@ -55,6 +66,6 @@ func runGen(cmd *cobra.Command, stdio IO, o gen.Options, out string) error {
 	if err != nil {
 		return ExitError{Code: 1, Msg: fmt.Sprintf("gen: write %s: %v", out, err)}
 	}
-	_, err = fmt.Fprintf(stdio.Out, "wrote %s: %d entries, %d model messages, %d lines, %d bytes\n", out, st.Entries, st.Messages, st.Lines, st.Bytes)
+	_, err = fmt.Fprintf(stdio.Out, "wrote %s: %d messages as the chat shows them, %d model-facing messages, %d lines, %d bytes\n", out, st.Entries, st.Messages, st.Lines, st.Bytes)
 	return err
 }

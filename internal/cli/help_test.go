@@ -27,6 +27,12 @@ func TestEveryCommandHelpListsItsFlags(t *testing.T) {
 	}
 	for _, c := range cmds {
 		path := strings.Fields(c.CommandPath())[1:]
+		// Cobra builds a command's flag sets lazily, writing its parents'
+		// too: collect them here, not in the parallel subtests.
+		var flags []*pflag.Flag
+		collect := func(f *pflag.Flag) { flags = append(flags, f) }
+		c.LocalFlags().VisitAll(collect)
+		c.InheritedFlags().VisitAll(collect)
 		t.Run(strings.Join(append([]string{"folio"}, path...), "_"), func(t *testing.T) {
 			t.Parallel()
 			out, errOut, err := run(t, append(path, "--help")...)
@@ -38,13 +44,11 @@ func TestEveryCommandHelpListsItsFlags(t *testing.T) {
 					t.Errorf("help lacks %q:\n%s", want, out)
 				}
 			}
-			visit := func(f *pflag.Flag) {
+			for _, f := range flags {
 				if !f.Hidden && !strings.Contains(out, "--"+f.Name+" ") {
 					t.Errorf("help does not list --%s:\n%s", f.Name, out)
 				}
 			}
-			c.LocalFlags().VisitAll(visit)
-			c.InheritedFlags().VisitAll(visit)
 		})
 	}
 }
@@ -94,11 +98,8 @@ func TestCompletionBashLoadsAndCompletes(t *testing.T) {
 	if err != nil {
 		t.Skip("bash is not installed")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "folio")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/foliodev/folio/cmd/folio").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildFolio(t)
+	dir := filepath.Dir(bin)
 	script, errOut, err := run(t, "completion", "bash")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
@@ -145,5 +146,13 @@ printf '%s\n' "${COMPREPLY[@]}"`
 	}
 	if got := complete("folio", "serve", "--ad"); !strings.Contains(got, "--addr") {
 		t.Errorf("folio serve --ad<TAB> = %q, want --addr", got)
+	}
+}
+
+// BenchmarkNewRoot is the cost of assembling the command tree, which Run
+// does on every call.
+func BenchmarkNewRoot(b *testing.B) {
+	for b.Loop() {
+		_ = newRoot(IO{})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -132,6 +133,9 @@ func newLogListCmd(stdio IO) *cobra.Command {
 }
 
 func logShow(cmd *cobra.Command, path string, asJSON bool, width int, stdio IO) error {
+	if err := checkWidth(cmd, width); err != nil {
+		return err
+	}
 	c, err := history.ReadFile(path)
 	if err != nil {
 		return failure(cmd, err)
@@ -147,23 +151,25 @@ func logShow(cmd *cobra.Command, path string, asJSON bool, width int, stdio IO) 
 	if isTerminal(stdio.Out) {
 		theme = tui.DetectTheme(os.Environ(), true)
 	}
-	classic := tui.NewClassic(tui.NewPainter(theme, tui.ForClassic(), tui.WithLocation(time.Local)))
-	classic.Mount()
-	frame := classic.Sync(c.Document, 1, w, 1<<30)
-	var b strings.Builder
-	for _, l := range frame.Print {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
-	for _, l := range frame.Live {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
 	if len(c.Problems) > 0 {
 		fmt.Fprintf(stdio.Err, "folio: %s: %d problem(s); run folio log validate %s\n", path, len(c.Problems), path)
 	}
-	_, err = io.WriteString(stdio.Out, b.String())
+	_, err = io.WriteString(stdio.Out, renderDocument(c.Document, theme, w))
 	return err
+}
+
+// renderDocument is the whole document as the classic view paints it, for
+// output nobody interacts with (folio log show, the chat's /export).
+func renderDocument(d transcript.Document, theme tui.Theme, width int) string {
+	classic := tui.NewClassic(tui.NewPainter(theme, tui.ForClassic(), tui.Unattended(), tui.WithLocation(time.Local)))
+	classic.Mount()
+	frame := classic.Sync(d, 1, width, 1<<30)
+	var b strings.Builder
+	for _, l := range append(frame.Print, frame.Live...) {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 func showJSON(c *history.Conversation, w io.Writer) error {
@@ -213,7 +219,7 @@ func logUpgrade(cmd *cobra.Command, path string, stdio IO) error {
 	if _, err := os.Stat(path); err != nil {
 		return failure(cmd, err)
 	}
-	l, err := history.Open(path)
+	l, err := openLog(path, stdio.Err)
 	if err != nil {
 		return failure(cmd, err)
 	}
@@ -235,7 +241,7 @@ func logCompact(cmd *cobra.Command, path string, stdio IO) error {
 	if _, err := os.Stat(path); err != nil {
 		return failure(cmd, err)
 	}
-	l, err := history.Open(path)
+	l, err := openLog(path, stdio.Err)
 	if err != nil {
 		return failure(cmd, err)
 	}
@@ -278,7 +284,7 @@ func logList(cmd *cobra.Command, data string, stdio IO) error {
 			if errors.Is(s.Err, history.ErrNewerVersion) {
 				msg = "written by a newer folio"
 			}
-			fmt.Fprintf(tw, "%s\t(unreadable: %s)\t-\t-\n", s.ID, msg)
+			fmt.Fprintf(tw, "%s\t(unreadable: %s)\t-\t-\n", conversationID(s), msg)
 			continue
 		}
 		title := s.Title
@@ -289,7 +295,15 @@ func logList(cmd *cobra.Command, data string, stdio IO) error {
 		if !s.UpdatedAt.IsZero() {
 			updated = s.UpdatedAt.Local().Format("2006-01-02 15:04")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.ID, title, s.Entries, updated)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", conversationID(s), title, s.Entries, updated)
 	}
 	return tw.Flush()
+}
+
+// conversationID is the one ID a conversation goes by everywhere: its log's
+// file name without ".jsonl", which --resume, the web app and the server's
+// API all take. The header's conversationId may differ (a generated or
+// copied log), so listings do not show it.
+func conversationID(s history.Summary) string {
+	return strings.TrimSuffix(filepath.Base(s.Path), ".jsonl")
 }

@@ -78,7 +78,7 @@ func runModels(cmd *cobra.Command, f *modelsFlags, stdio IO) error {
 	opts := provider.Options{DataDir: dataDir, Provider: f.prov.provider, Model: f.prov.model, BaseURL: f.prov.baseURL}
 	cur, err := provider.Resolve(opts)
 	if err != nil {
-		return failure(cmd, err)
+		return providerErr(cmd, f.prov, err)
 	}
 
 	// Every provider folio could use, as it would be if selected: the

@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -51,37 +53,74 @@ type runFlags struct {
 func newRunCmd(stdio IO) *cobra.Command {
 	f := &runFlags{}
 	cmd := &cobra.Command{
-		Use:   "run PROMPT",
+		Use:   "run [PROMPT | -]",
 		Short: "Run one turn headless and print it (--json for the entries)",
-		Long:  "Run one turn without a terminal UI: send PROMPT, print the reply as the classic view draws it, and exit 0 when the turn finished, 1 when it failed or was stopped.",
+		Long: `Run one turn without a terminal UI: send PROMPT, print the reply as the classic view draws it, and exit 0 when the turn finished, 1 when it failed or was stopped.
+
+Without PROMPT, or with "-", the prompt is read from standard input. A tool call that needs approval stops the turn with exit 1 unless --yes or --allow TOOL allows it.`,
 		Example: `folio run "list the files here"
 folio run --json --yes "summarize README.md"
-folio run --log notes.jsonl "and now the tests"`,
-		Args: oneArg("PROMPT"),
-		RunE: func(cmd *cobra.Command, args []string) error { return runRun(cmd, f, args[0], stdio) },
+folio run --log notes.jsonl "and now the tests"
+git diff | folio run --allow shell -`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usage(cmd, "give the prompt as one argument (quote it), got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			prompt, err := runPrompt(cmd, args, stdio.In)
+			if err != nil {
+				return err
+			}
+			return runRun(cmd, f, prompt, stdio)
+		},
 	}
 	fs := cmd.Flags()
 	fs.BoolVar(&f.asJSON, "json", false, "print the turn's entries and messages as one JSON object")
 	fs.BoolVar(&f.yes, "yes", false, "allow every tool call without asking")
-	fs.StringVar(&f.allow, "allow", "", "comma-separated tools to allow without asking (shell,write_file,edit_file)")
+	fs.StringVar(&f.allow, "allow", "", "comma-separated tools to allow without asking (shell,write_file,edit_file; an MCP server's tools as github__* or github__search)")
 	f.prov.add(fs)
 	fs.StringVar(&f.data, "data", "", "data folder for config.json and artifacts (default $FOLIO_HOME, else $XDG_DATA_HOME/folio)")
 	fs.StringVar(&f.dir, "dir", "", "workspace folder the tools work in (default: the current folder)")
 	fs.StringVar(&f.logPath, "log", "", "conversation log to continue and save to (default: none)")
 	fs.IntVar(&f.width, "width", 0, "wrap width (default: $COLUMNS, else 100)")
-	fs.StringVar(&f.system, "system", engine.DefaultSystem, "system prompt")
+	fs.StringVar(&f.system, "system", "", "system prompt (default: folio's built-in one, which describes the tools)")
 	return cmd
+}
+
+// runPrompt is the prompt argument, or standard input when there is none
+// or it is "-". A terminal on standard input is not read: nobody may be
+// about to type, and folio run has no editor.
+func runPrompt(cmd *cobra.Command, args []string, in io.Reader) (string, error) {
+	if len(args) == 1 && args[0] != "-" {
+		if strings.TrimSpace(args[0]) == "" {
+			return "", usage(cmd, "the prompt is empty")
+		}
+		return args[0], nil
+	}
+	if in == nil || isTTY(in) {
+		return "", usage(cmd, "give a prompt, or pipe one in on standard input")
+	}
+	b, err := io.ReadAll(in)
+	if err != nil {
+		return "", failure(cmd, fmt.Errorf("read the prompt from standard input: %w", err))
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return "", usage(cmd, "the prompt on standard input is empty")
+	}
+	return strings.TrimRight(string(b), "\n"), nil
 }
 
 func runRun(cmd *cobra.Command, f *runFlags, prompt string, stdio IO) error {
 	ctx := cmd.Context()
-	if strings.TrimSpace(prompt) == "" {
-		return usage(cmd, "the prompt is empty")
+	if err := checkWidth(cmd, f.width); err != nil {
+		return err
 	}
 	dataDir, _ := history.DataDir(f.data) // no data folder: no config file, no artifacts
 	cfg, prov, err := provider.Load(provider.Options{DataDir: dataDir, Provider: f.prov.provider, Model: f.prov.model, BaseURL: f.prov.baseURL})
 	if err != nil {
-		return failure(cmd, err)
+		return providerErr(cmd, f.prov, err)
 	}
 	if cfg.Type == provider.TypeDemo && !f.asJSON {
 		fmt.Fprintln(stdio.Err, "folio: using the offline demo model; set FOLIO_PROVIDER and a key (or --base-url) to use a real one, see folio models")
@@ -101,23 +140,30 @@ func runRun(cmd *cobra.Command, f *runFlags, prompt string, stdio IO) error {
 	host := toolview.New(hostOpts...)
 	defer host.Close()
 
-	opts := []engine.Option{engine.WithModel(cfg.Model), engine.WithHost(host), engine.WithSystem(f.system)}
+	opts := []engine.Option{engine.WithModel(cfg.Model), engine.WithHost(host), engine.WithSystem(cmp.Or(f.system, engine.DefaultSystem))}
 	if cfg.ContextWindow > 0 {
 		opts = append(opts, engine.WithContextWindow(cfg.ContextWindow))
 	}
-	switch {
-	case f.yes:
-		opts = append(opts, engine.WithAllowed("*"))
-	case f.allow != "":
-		opts = append(opts, engine.WithAllowed(strings.Split(f.allow, ",")...))
-	}
+	opts = append(opts, engine.WithAllowed(allowList(f.yes, f.allow)...))
+	// Nobody can answer an approval here: a call that needs one stops the
+	// turn, and the exit says what would have allowed it.
+	var (
+		eng          *engine.Engine
+		needsMu      sync.Mutex
+		needApproval string
+	)
 	opts = append(opts, engine.WithApprover(func(_ context.Context, a engine.Approval) engine.Decision {
-		fmt.Fprintf(stdio.Err, "folio: denied %s %s (pass --yes or --allow %s to allow it)\n", a.Tool, a.Args, a.Tool)
+		needsMu.Lock()
+		if needApproval == "" {
+			needApproval = a.Tool
+		}
+		needsMu.Unlock()
+		eng.Stop()
 		return engine.Deny
 	}))
 	var log *history.Log
 	if f.logPath != "" {
-		if log, err = history.Open(f.logPath); err != nil {
+		if log, err = openLog(f.logPath, stdio.Err); err != nil {
 			return failure(cmd, err)
 		}
 		defer log.Close()
@@ -127,12 +173,22 @@ func runRun(cmd *cobra.Command, f *runFlags, prompt string, stdio IO) error {
 	// The task tool needs the engine, which needs the tools: a small
 	// indirection breaks the cycle.
 	sp := &spawner{}
+	extra, mgr, err := loadMCP(ctx, dataDir, work, stdio.Err)
+	if err != nil {
+		return failure(cmd, err)
+	}
+	if mgr != nil {
+		defer mgr.Close()
+	}
 	set, err := tools.Builtin(work, sp)
+	if err == nil && len(extra) > 0 {
+		set, err = set.With(extra...)
+	}
 	if err != nil {
 		return failure(cmd, err)
 	}
 	opts = append(opts, engine.WithTools(set))
-	eng := engine.New(store, prov, opts...)
+	eng = engine.New(store, prov, opts...)
 	sp.e = eng
 	defer eng.Close()
 
@@ -203,6 +259,12 @@ wait:
 		}
 		io.WriteString(stdio.Out, "\n")
 	}
+	needsMu.Lock()
+	tool := needApproval
+	needsMu.Unlock()
+	if tool != "" {
+		return ExitError{Code: 1, Msg: fmt.Sprintf("run: %s needs approval; pass --yes or --allow %s", tool, tool)}
+	}
 	switch r.State {
 	case engine.Done:
 		return nil
@@ -241,7 +303,7 @@ func newLiveView(out io.Writer, width int) *liveView {
 	if tty {
 		theme = tui.DetectTheme(os.Environ(), true)
 	}
-	c := tui.NewClassic(tui.NewPainter(theme, tui.ForClassic(), tui.WithLocation(time.Local)))
+	c := tui.NewClassic(tui.NewPainter(theme, tui.ForClassic(), tui.Unattended(), tui.WithLocation(time.Local)))
 	c.Mount()
 	return &liveView{out: out, width: width, tty: tty, classic: c, inline: tui.NewInline(out)}
 }

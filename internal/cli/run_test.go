@@ -87,19 +87,51 @@ func TestRunJSONFailureExitStatus(t *testing.T) {
 	}
 }
 
-// Without --yes or --allow, headless approvals are denied and say how to
-// allow them.
-func TestRunDeniesWithoutApproval(t *testing.T) {
+// Without --yes or --allow, a call that needs approval stops the turn:
+// nothing was asked, so nothing says the user denied it, and the exit
+// status is 1 with what would have allowed the call.
+func TestRunNeedsApprovalWithoutYes(t *testing.T) {
 	work, data := demoEnv(t)
 	out, errOut, err := run(t, "run", "--dir", work, "--data", data, "list the files here")
-	if err != nil {
-		t.Fatal(err)
+	var ex ExitError
+	if !errors.As(err, &ex) || ex.Code != 1 || ex.Msg != "run: shell needs approval; pass --yes or --allow shell" {
+		t.Fatalf("got %v, want exit 1 saying shell needs approval", err)
 	}
-	if !strings.Contains(errOut, "denied shell") || !strings.Contains(errOut, "--allow shell") {
-		t.Errorf("stderr %q", errOut)
+	if strings.Contains(out+errOut, "the user denied") {
+		t.Errorf("folio run claims a user denied the call:\n%s\n%s", out, errOut)
 	}
-	if !strings.Contains(out, "denied") {
-		t.Errorf("output %s", out)
+	out, _, err = run(t, "run", "--dir", work, "--data", data, "--allow", "shell", "list the files here")
+	if err != nil || !strings.Contains(out, "README.md") {
+		t.Fatalf("--allow shell: %v\n%s", err, out)
+	}
+}
+
+// With no prompt argument, or "-", the prompt comes from standard input.
+func TestRunReadsThePromptFromStdin(t *testing.T) {
+	work, data := demoEnv(t)
+	for _, args := range [][]string{{}, {"-"}} {
+		var out, errOut bytes.Buffer
+		argv := append([]string{"run", "--yes", "--dir", work, "--data", data}, args...)
+		err := Run(context.Background(), argv, strings.NewReader("list the files here\n"), &out, &errOut)
+		if err != nil {
+			t.Fatalf("%q: %v\n%s", args, err, errOut.String())
+		}
+		if !strings.Contains(out.String(), "› list the files here") || !strings.Contains(out.String(), "README.md") {
+			t.Errorf("%q: the prompt from stdin was not sent:\n%s", args, out.String())
+		}
+	}
+}
+
+// Output nobody can interact with carries no hint about keys: a failure's
+// details are printed instead of "expand to show".
+func TestRunPrintsNoInteractiveHints(t *testing.T) {
+	work, data := demoEnv(t)
+	out, _, err := run(t, "run", "--dir", work, "--data", data, "/demo fail rate-limit")
+	if exitCode(err) != 1 {
+		t.Fatalf("got %v, want exit 1", err)
+	}
+	if strings.Contains(out, "expand") || strings.Contains(out, "details hidden") {
+		t.Errorf("folio run prints an interactive-only hint:\n%s", out)
 	}
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -40,7 +41,7 @@ folio serve --addr 0.0.0.0:7878 --token "$(openssl rand -hex 16)"`,
 	dataFlag(fs, &f.data)
 	fs.StringVar(&f.token, "token", "", "bearer token required on every API request")
 	f.prov.add(fs)
-	fs.StringVar(&f.allow, "allow", "", "comma-separated tools that run without approval (shell,write_file,edit_file; * for all)")
+	fs.StringVar(&f.allow, "allow", "", "comma-separated tools that run without approval (shell,write_file,edit_file; github__* for one MCP server's tools; * for all)")
 	fs.StringVar(&f.work, "dir", "", "workspace folder the tools work in (default: the folder folio serve starts in)")
 	return cmd
 }
@@ -48,7 +49,10 @@ folio serve --addr 0.0.0.0:7878 --token "$(openssl rand -hex 16)"`,
 func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 	ctx := cmd.Context()
 	if err := server.CheckAddr(f.addr, f.token); err != nil {
-		return usageErr("serve: "+err.Error(), "folio serve --addr "+f.addr+" --token SECRET")
+		if errors.Is(err, server.ErrNonLoopback) {
+			return usageErr("serve: --addr: "+err.Error(), "folio serve --addr "+f.addr+" --token SECRET")
+		}
+		return usageErr("serve: --addr: "+err.Error(), "folio serve --addr 127.0.0.1:7878")
 	}
 	dir, err := history.DataDir(f.data)
 	if err != nil {
@@ -57,7 +61,7 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 	popts := provider.Options{DataDir: dir, Provider: f.prov.provider, Model: f.prov.model, BaseURL: f.prov.baseURL}
 	cfg, prov, err := provider.Load(popts)
 	if err != nil {
-		return failure(cmd, err)
+		return providerErr(cmd, f.prov, err)
 	}
 	// The models a browser may switch to; the first is cfg itself.
 	models, err := server.ConfiguredModels(popts)
@@ -73,8 +77,15 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 	if f.allow != "" {
 		allowed = strings.Split(f.allow, ",")
 	}
+	extra, mgr, err := loadMCP(ctx, dir, f.work, stdio.Err)
+	if err != nil {
+		return failure(cmd, err)
+	}
+	if mgr != nil {
+		defer mgr.Close()
+	}
 	turns, err := server.NewTurns(server.TurnsOptions{Provider: prov, Model: cfg.Model, ContextWindow: cfg.ContextWindow,
-		Workspace: f.work, Allow: allowed, Models: models})
+		Workspace: f.work, Allow: allowed, Models: models, Tools: extra})
 	if err != nil {
 		return failure(cmd, err)
 	}

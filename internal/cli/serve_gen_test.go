@@ -14,7 +14,7 @@ import (
 func TestGenWritesAReadableLog(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "g.jsonl")
 	stdout, _, err := run(t, "gen", "--messages", "500", "--seed", "4", "--out", out)
-	if err != nil || !strings.Contains(stdout, "500 entries") {
+	if err != nil || !strings.Contains(stdout, "500 messages") {
 		t.Fatalf("gen: %q %v", stdout, err)
 	}
 	f, err := os.Open(out)

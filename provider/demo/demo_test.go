@@ -442,3 +442,42 @@ func BenchmarkStream(b *testing.B) {
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
 }
+
+func TestDemoCall(t *testing.T) {
+	t.Parallel()
+	p := New(Options{})
+	req := ask(`/demo call demo__progress {"steps":2}`)
+	req.Tools = append(req.Tools, provider.ToolSpec{Name: "demo__progress", Schema: []byte(`{"type":"object"}`)})
+	evs, err := run(t, p, req)
+	if err != nil || last(evs).FinishReason != provider.FinishToolCalls {
+		t.Fatalf("%v %q", err, providertest.Summary(evs))
+	}
+	c := callOf(t, evs, 0)
+	if c.Name != "demo__progress" || string(c.Arguments) != `{"steps":2}` {
+		t.Fatalf("call %+v", c)
+	}
+	for _, res := range []struct {
+		content string
+		isErr   bool
+		want    string
+	}{
+		{"counted 2 steps\n[image]", false, "`demo__progress` returned: counted 2 steps"},
+		{"this tool always fails", true, "`demo__progress` failed: this tool always fails"},
+	} {
+		r := req
+		r.Messages = append(slices.Clone(req.Messages), message.Message{Role: message.Assistant, ToolCalls: []message.ToolCall{c}},
+			message.Message{Role: message.Tool, ToolCallID: c.ID, Content: res.content, IsError: res.isErr})
+		evs, err := run(t, p, r)
+		if err != nil || last(evs).FinishReason != provider.FinishStop {
+			t.Fatalf("%v %q", err, providertest.Summary(evs))
+		}
+		if got := text(evs, provider.TextDelta); !strings.Contains(got, res.want) {
+			t.Fatalf("answer %q, want %q", got, res.want)
+		}
+	}
+	// A tool that is not offered is not called.
+	evs, _ = run(t, p, ask(`/demo call nope__x`))
+	if slices.ContainsFunc(evs, func(e provider.Event) bool { return e.Kind == provider.ToolCallStart }) {
+		t.Fatal("called a tool that was not offered")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/provider"
@@ -22,6 +23,9 @@ func (p *Provider) plan(req provider.Request, h uint64) plan {
 	prompt := strings.TrimSpace(req.Messages[u].Content)
 	if strings.HasPrefix(strings.ToLower(prompt), "/demo fail") {
 		return p.failure(prompt, h)
+	}
+	if strings.HasPrefix(strings.ToLower(prompt), "/demo call") {
+		return callTurn(req, u, prompt)
 	}
 	w := words(prompt)
 	has := func(keys ...string) bool {
@@ -157,6 +161,48 @@ func toolTurn(req provider.Request, u int, parallel bool) plan {
 		{kind: provider.ReasoningDelta, text: "I have what the tools returned. I will summarize the folder, quote the start of the file, and lay the entries out as a table."},
 		{kind: provider.TextDelta, text: summarize(listing, haveListing, file, haveFile)},
 	}, finish: provider.FinishStop}
+}
+
+// callTurn plans "/demo call TOOL [JSON]": one call of the named tool with
+// the given arguments (default {}), then a reply quoting the first line of
+// its result, so any offered tool (an MCP server's, say) can be driven
+// without a real model.
+func callTurn(req provider.Request, u int, prompt string) plan {
+	rest := strings.TrimSpace(prompt[len("/demo call"):])
+	name, args, _ := strings.Cut(rest, " ")
+	args = strings.TrimSpace(args)
+	if args == "" {
+		args = "{}"
+	}
+	if name == "" {
+		return answer("The user asked for a tool call but named no tool.", "Say which tool to call: `/demo call TOOL {\"arg\":1}`.")
+	}
+	if !offers(req.Tools, name) {
+		var names []string
+		for _, t := range req.Tools {
+			names = append(names, "`"+t.Name+"`")
+		}
+		return answer("The user asked me to call a tool this session does not offer.",
+			fmt.Sprintf("This session offers no tool named `%s`. Offered: %s.", name, strings.Join(names, ", ")))
+	}
+	if !jsontext.Value(args).IsValid() {
+		return answer("The arguments are not JSON.", fmt.Sprintf("The arguments for `%s` must be one JSON object.", name))
+	}
+	if r, ok := toolResults(req.Messages[u+1:])[name]; ok {
+		first := strings.TrimSpace(r.Content)
+		if i := strings.IndexByte(first, '\n'); i >= 0 {
+			first = first[:i]
+		}
+		if r.IsError {
+			return answer("The tool failed; I will say so and go on.", fmt.Sprintf("`%s` failed: %s", name, first))
+		}
+		return answer("The tool returned; I will quote its result.", fmt.Sprintf("`%s` returned: %s", name, first))
+	}
+	return plan{parts: []part{
+		{kind: provider.ReasoningDelta, text: fmt.Sprintf("The user asked me to call %s.", name)},
+		{kind: provider.TextDelta, text: fmt.Sprintf("Calling `%s`.", name)},
+		{kind: provider.ToolCallStart, name: name, args: args},
+	}, finish: provider.FinishToolCalls}
 }
 
 func offers(tools []provider.ToolSpec, name string) bool {

@@ -1,10 +1,14 @@
 // Package plugin hosts out-of-process tools: an executable plus a manifest,
 // spoken to in JSON-RPC 2.0 over the process's stdin and stdout, one message
-// per line. For each call folio starts the executable, writes one tools/call
-// request, applies the presentation/replace and presentation/replaceArtifact
-// notifications it prints through the invocation's handles (so every host
-// rule applies to them), and takes the response to the request as the result,
-// which must come last.
+// per line. For each call folio writes one tools/call request, applies the
+// presentation/replace and presentation/replaceArtifact notifications the
+// plugin prints for it through the invocation's handles (so every host rule
+// applies to them), and takes the response to the request as the result,
+// which must come last. By default each call starts the executable anew; a
+// manifest with "persistent": true gets one process that serves every call
+// (matched by request ID), is restarted after a crash with the calls in
+// flight failing, is told of cancellations with tools/cancel, and is
+// stopped with its process group by Close.
 //
 // A plugin cannot harm the conversation: oversized or malformed lines,
 // updates for other calls, legacy placement, messages after the result and a
@@ -12,6 +16,7 @@
 // host's metrics, and never stop the engine. What a plugin prints on stderr is
 // counted, not kept, since it may hold secrets.
 //
-// Concurrency: a Plugin is safe for concurrent use; each call runs its own
-// process.
+// Concurrency: a Plugin is safe for concurrent use. A per-call plugin runs
+// each call in its own process; a persistent one multiplexes concurrent
+// calls on its process, one reader goroutine routing its output.
 package plugin

@@ -15,6 +15,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
+	defer p.Close() // the example plugin is persistent: Close stops its process
 	data, _ := os.MkdirTemp("", "folio-example")
 	defer os.RemoveAll(data)
 	host := toolview.New(toolview.WithArtifactDir(data))

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/foliodev/folio/internal/proc"
 	"github.com/foliodev/folio/toolview"
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -43,6 +44,18 @@ type Plugin struct {
 
 	wg          sync.WaitGroup
 	stderrBytes atomic.Int64
+
+	// A persistent plugin's one process (see persistent.go).
+	persistent bool
+	startMu    sync.Mutex
+	mu         sync.Mutex
+	proc       *process
+	crashes    int
+	lastCrash  time.Time
+	closed     bool
+	starts     atomic.Int64
+	nextID     atomic.Int64
+	stray      atomic.Int64
 }
 
 type manifestWire struct {
@@ -51,6 +64,7 @@ type manifestWire struct {
 	Args       []string               `json:"args,omitzero"`
 	Tools      []toolview.ToolDecl    `json:"tools"`
 	Adapters   []toolview.AdapterDecl `json:"adapters,omitzero"`
+	Persistent bool                   `json:"persistent,omitzero"`
 }
 
 var strict = json.JoinOptions(json.RejectUnknownMembers(true), jsontext.AllowDuplicateNames(false))
@@ -85,16 +99,26 @@ func Load(path string) (*Plugin, error) {
 	if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
 		return nil, fmt.Errorf("%w: %s: /executable %q is not an executable file", ErrManifest, path, w.Executable)
 	}
-	return &Plugin{Manifest: m, exe: exe, args: w.Args, dir: dir, grace: 5 * time.Second}, nil
+	return &Plugin{Manifest: m, exe: exe, args: w.Args, dir: dir, grace: 5 * time.Second, persistent: w.Persistent}, nil
 }
 
 // Func returns the ToolFunc that runs this plugin for an invocation of one of
 // its tools: pass it to Host.Run or Invocation.Invoke with the plugin's
 // manifest as the Spec's Producer.
-func (p *Plugin) Func() toolview.ToolFunc { return p.call }
+func (p *Plugin) Func() toolview.ToolFunc {
+	if p.persistent {
+		return p.callPersistent
+	}
+	return p.call
+}
 
-// Wait blocks until every plugin process started so far has exited and its
-// trailing output has been accounted for.
+// Persistent reports whether the manifest asks for one long-running
+// process serving every call.
+func (p *Plugin) Persistent() bool { return p.persistent }
+
+// Wait blocks until every per-call plugin process started so far has exited
+// and its trailing output has been accounted for. A persistent plugin's
+// process runs until Close.
 func (p *Plugin) Wait() { p.wg.Wait() }
 
 // StderrBytes counts what plugins wrote to stderr (discarded, never logged).
@@ -168,34 +192,43 @@ type replaceArtifactParams struct {
 // lineOverhead is what a notification may add around a payload at the bound.
 const lineOverhead = 16 << 10
 
-func (p *Plugin) call(ctx context.Context, inv *toolview.Invocation, args []byte) (toolview.Result, error) {
+// request builds the tools/call line for one invocation, creating its
+// artifact when the tool asks for one.
+func (p *Plugin) request(inv *toolview.Invocation, args []byte, id int) ([]byte, error) {
 	decl, ok := p.Manifest.Tool(inv.Tool())
 	if !ok {
-		return toolview.Result{}, fmt.Errorf("plugin %q has no tool %q", p.Manifest.Name, inv.Tool())
+		return nil, fmt.Errorf("plugin %q has no tool %q", p.Manifest.Name, inv.Tool())
 	}
 	compact := jsontext.Value(append([]byte(nil), args...))
 	if err := compact.Compact(); err != nil {
-		return toolview.Result{}, fmt.Errorf("plugin %q: arguments are not JSON: %w", p.Manifest.Name, err)
+		return nil, fmt.Errorf("plugin %q: arguments are not JSON: %w", p.Manifest.Name, err)
 	}
 	params := callParams{Name: decl.Name, Arguments: compact}
 	if decl.Artifacts {
 		w, err := inv.Presentation().NewArtifact("application/octet-stream")
 		if err != nil {
-			return toolview.Result{}, err
+			return nil, err
 		}
 		params.Artifact = &artifactInfo{Ref: w.Ref(), Path: w.Path()}
 	}
-	req, err := json.Marshal(request{JSONRPC: "2.0", ID: callID, Method: MethodCall, Params: params})
+	return json.Marshal(request{JSONRPC: "2.0", ID: id, Method: MethodCall, Params: params})
+}
+
+func (p *Plugin) call(ctx context.Context, inv *toolview.Invocation, args []byte) (toolview.Result, error) {
+	req, err := p.request(inv, args, callID)
 	if err != nil {
 		return toolview.Result{}, err
 	}
 
 	cmd := exec.CommandContext(ctx, p.exe, p.args...)
 	cmd.Dir = p.dir
-	cmd.Env = minimalEnv()
+	cmd.Env = proc.MinimalEnv(os.Getenv, "FOLIO_PLUGIN=1")
 	cmd.Stdin = bytes.NewReader(append(req, '\n'))
 	cmd.Stderr = countWriter{&p.stderrBytes}
 	cmd.WaitDelay = p.grace
+	// Cancelling stops the plugin and anything it started.
+	proc.NewGroup(cmd)
+	cmd.Cancel = func() error { proc.KillGroup(cmd); return nil }
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return toolview.Result{}, err
@@ -205,12 +238,12 @@ func (p *Plugin) call(ctx context.Context, inv *toolview.Invocation, args []byte
 	}
 	p.wg.Add(1)
 
-	s := &session{inv: inv, maxLine: int(inv.PayloadLimit()) + lineOverhead, items: map[string]*toolview.Presentation{}}
+	s := newSession(inv, callID)
 	r := bufio.NewReaderSize(stdout, 64<<10)
 	res, resErr, done := s.readUntilResult(r)
 	// Whatever follows the result arrived after it: count it, apply nothing.
 	// A plugin that lingers after its result is stopped after a grace period.
-	kill := time.AfterFunc(p.grace, func() { _ = cmd.Process.Kill() })
+	kill := time.AfterFunc(p.grace, func() { proc.KillGroup(cmd) })
 	go func() {
 		defer p.wg.Done()
 		defer kill.Stop()
@@ -227,11 +260,16 @@ func (p *Plugin) call(ctx context.Context, inv *toolview.Invocation, args []byte
 	return res, resErr
 }
 
-// session applies one process's output to one invocation.
+// session applies a plugin's output for one call to its invocation.
 type session struct {
 	inv     *toolview.Invocation
+	id      int // the call's request ID, which notifications name in "call"
 	maxLine int
 	items   map[string]*toolview.Presentation
+}
+
+func newSession(inv *toolview.Invocation, id int) *session {
+	return &session{inv: inv, id: id, maxLine: int(inv.PayloadLimit()) + lineOverhead, items: map[string]*toolview.Presentation{}}
 }
 
 // readLine returns the next line, or (nil, size, nil) for a line over the
@@ -305,7 +343,7 @@ func (s *session) handle(line []byte) (toolview.Result, error, bool) {
 	switch m.Method {
 	case MethodReplace:
 		var p replaceParams
-		if err := json.Unmarshal(m.Params, &p, strict); err != nil || p.Call != callID {
+		if err := json.Unmarshal(m.Params, &p, strict); err != nil || p.Call != s.id {
 			s.inv.Diagnose(toolview.ReasonMalformed, 0, int64(len(line)))
 			return toolview.Result{}, nil, false
 		}
@@ -314,7 +352,7 @@ func (s *session) handle(line []byte) (toolview.Result, error, bool) {
 			Schema: p.Schema, Version: p.Version, Revision: toolview.Revision(p.Revision), Data: p.Payload})
 	case MethodReplaceArtifact:
 		var p replaceArtifactParams
-		if err := json.Unmarshal(m.Params, &p, strict); err != nil || p.Call != callID {
+		if err := json.Unmarshal(m.Params, &p, strict); err != nil || p.Call != s.id {
 			s.inv.Diagnose(toolview.ReasonMalformed, 0, int64(len(line)))
 			return toolview.Result{}, nil, false
 		}
@@ -329,7 +367,7 @@ func (s *session) handle(line []byte) (toolview.Result, error, bool) {
 }
 
 func (s *session) response(m message) (toolview.Result, error, bool) {
-	if id, err := strconv.Atoi(string(m.ID)); err != nil || id != callID {
+	if id, err := strconv.Atoi(string(m.ID)); err != nil || id != s.id {
 		s.inv.Diagnose(toolview.ReasonPlugin, 0, int64(len(m.ID)))
 		return toolview.Result{}, nil, false
 	}
@@ -361,18 +399,6 @@ func (s *session) item(key string, ephemeral bool) *toolview.Presentation {
 	h := s.inv.Supplemental(key, opts...)
 	s.items[key] = h
 	return h
-}
-
-// minimalEnv passes a plugin only what a program needs to run, so secrets in
-// folio's environment do not leak into third-party tools.
-func minimalEnv() []string {
-	env := []string{"FOLIO_PLUGIN=1"}
-	for _, k := range []string{"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR"} {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
 }
 
 type countWriter struct{ n *atomic.Int64 }

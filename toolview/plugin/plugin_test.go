@@ -19,6 +19,7 @@ func example(t *testing.T) *Plugin {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = p.Close() })
 	return p
 }
 

@@ -124,6 +124,10 @@ export async function setupHarness({ messages = 300_000 } = {}) {
   mkdirSync(convs, { recursive: true });
   mkdirSync(work, { recursive: true });
   writeFileSync(join(work, 'notes.txt'), 'hello from the test workspace\n');
+  // The example MCP server, configured for every folio process here.
+  const mcpdemo = join(scratch, 'mcpdemo');
+  run('go', ['build', '-o', mcpdemo, './examples/mcpdemo'], { cwd: repo, stdio: 'inherit' });
+  writeFileSync(join(data, 'config.json'), JSON.stringify({ mcpServers: { demo: { command: mcpdemo } } }));
   run(bin, ['gen', '--messages', String(messages), '--id', 'big', '--out', join(convs, 'big.jsonl')]);
   run(bin, ['gen', '--messages', '3000', '--seed', '2', '--id', 'small', '--out', join(convs, 'small.jsonl')]);
   fixtures(convs);
@@ -132,7 +136,8 @@ export async function setupHarness({ messages = 300_000 } = {}) {
   engine('tools', 'tools');
   engine('failure', '/demo fail rate-limit');
   engine('live', 'hello');
-  server = spawn(bin, ['serve', '--addr', '127.0.0.1:0', '--data', data], { stdio: ['ignore', 'pipe', 'inherit'] });
+  engine('mcp', '/demo call demo__progress {"steps":3,"delay_ms":20}');
+  server = spawn(bin, ['serve', '--addr', '127.0.0.1:0', '--data', data, '--allow', 'demo__*'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise((resolve, reject) => {
     let out = '';
     server.stdout.on('data', (d) => {

@@ -14,6 +14,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { assert, browserPath, closeHarness, item, openApp, required, setupHarness, shots } from './harness.mjs';
 import { branchTests } from './branches.mjs';
+import { mcpTests } from './mcp.mjs';
 
 if (!existsSync(browserPath)) {
   if (required) {
@@ -664,6 +665,7 @@ test('the dark theme and the narrow layout', async (h) => {
 });
 
 branchTests(test);
+mcpTests(test);
 
 let passed = 0;
 let failed = 0;

@@ -3,6 +3,7 @@
 // bounded metadata line instead: never the raw payload.
 import type { ReactNode } from 'react';
 import type { Presentation } from '../chat/types';
+import { mcpProgress } from './mcp';
 
 type Adapter = (payload: Record<string, unknown>) => ReactNode;
 
@@ -80,6 +81,9 @@ registerPresenter('folio.task', 1, (p) => {
     </div>
   );
 });
+
+// An MCP tool call's progress, then its result's content (mcp.tsx).
+registerPresenter('folio.mcp.progress', 1, mcpProgress);
 
 /** Presentation shows a tool's current presentation through its adapter. */
 export function PresentationView({ presentation }: { presentation: Presentation }) {

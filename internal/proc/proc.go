@@ -1,0 +1,68 @@
+// Package proc holds the process lifecycle pieces that folio's long-running
+// tool servers share (MCP servers in package mcp, persistent plugins in
+// package toolview/plugin): each runs in its own process group so stopping
+// it stops its children, gets a small environment so folio's secrets do not
+// leak, and is restarted after a crash only after a growing delay.
+//
+// Concurrency: the functions are safe for concurrent use.
+package proc
+
+import (
+	"errors"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// Restart delays: the restart after the first crash waits RestartBase, each
+// further consecutive crash doubles it up to RestartMax.
+const (
+	RestartBase = 100 * time.Millisecond
+	RestartMax  = 10 * time.Second
+)
+
+// RestartDelay is the wait before the restart that follows the n-th
+// consecutive crash (n ≥ 1); 0 for n ≤ 0.
+func RestartDelay(n int) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	d := RestartBase
+	for i := 1; i < n && d < RestartMax; i++ {
+		d *= 2
+	}
+	return min(d, RestartMax)
+}
+
+// NewGroup makes cmd start in a process group of its own, which KillGroup
+// can then stop whole. Where the system can (Linux), the process is also
+// killed if folio dies without stopping it (SIGKILL, a crash), since a
+// process in its own group gets no hangup from the terminal.
+func NewGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	parentDeath(cmd.SysProcAttr)
+}
+
+// KillGroup kills the process group cmd leads (cmd started after NewGroup).
+// It is harmless when the group is gone or cmd never started.
+func KillGroup(cmd *exec.Cmd) {
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		_ = cmd.Process.Kill()
+	}
+}
+
+// MinimalEnv is the environment a tool process gets from folio's: PATH,
+// HOME, LANG, LC_ALL, TMPDIR and USER where set, plus marker (such as
+// "FOLIO_PLUGIN=1"). Anything else it needs its configuration names.
+func MinimalEnv(getenv func(string) string, marker string) []string {
+	env := []string{marker}
+	for _, k := range []string{"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER"} {
+		if v := getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}

@@ -1,0 +1,208 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/transcript"
+)
+
+// Bounds of the history tools' answers.
+const (
+	serveListMax  = 200     // conversations per list or search answer
+	servePageMax  = 200     // entries per page
+	servePageSize = 50      // entries per page by default
+	serveTextMax  = 4 << 10 // bytes of one entry's text
+)
+
+// Conversation is one conversation as the history tools list it.
+type Conversation struct {
+	ID        string    `json:"id"`
+	Title     string    `json:"title,omitempty"`
+	Entries   int       `json:"entries"`
+	Messages  int       `json:"messages"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// ConversationList is the answer of list_conversations and search_titles.
+type ConversationList struct {
+	Conversations []Conversation `json:"conversations"`
+	Total         int            `json:"total"`
+	Next          int            `json:"next,omitempty"` // offset of the next page; 0 when there is none
+}
+
+// EntryView is one entry of a conversation, reduced to what another agent
+// reads: its kind and text (a tool entry's receipt), bounded.
+type EntryView struct {
+	ID        string `json:"id"`
+	Kind      string `json:"kind"`
+	Text      string `json:"text,omitempty"`
+	Tool      string `json:"tool,omitempty"`
+	Status    string `json:"status,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// EntryPage is the answer of read_conversation.
+type EntryPage struct {
+	ID      string      `json:"id"`
+	Title   string      `json:"title,omitempty"`
+	Total   int         `json:"total"`
+	Offset  int         `json:"offset"`
+	Entries []EntryView `json:"entries"`
+	Next    int         `json:"next,omitempty"`
+}
+
+type listArgs struct {
+	Offset int `json:"offset,omitempty" jsonschema:"how many conversations to skip, newest first"`
+	Limit  int `json:"limit,omitempty" jsonschema:"at most this many (default and bound 200)"`
+}
+
+type readArgs struct {
+	ID     string `json:"id" jsonschema:"the conversation ID from list_conversations"`
+	Offset int    `json:"offset,omitempty" jsonschema:"index of the first entry"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"entries per page (default 50, at most 200)"`
+}
+
+type searchArgs struct {
+	Query string `json:"query" jsonschema:"words that must all appear in the title, any case"`
+	Limit int    `json:"limit,omitempty" jsonschema:"at most this many (default and bound 200)"`
+}
+
+// NewHistoryServer returns an MCP server whose tools read the
+// conversations in dataDir: list_conversations, read_conversation and
+// search_titles. They only read, through package history's listing and
+// reader, and take no log's lock.
+func NewHistoryServer(dataDir, version string) *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "folio-history", Version: version}, nil)
+	ro := &sdk.ToolAnnotations{ReadOnlyHint: true}
+	sdk.AddTool(s, &sdk.Tool{Name: "list_conversations", Annotations: ro,
+		Description: "List folio's conversations, newest first, with title, entry count and last update."},
+		func(_ context.Context, _ *sdk.CallToolRequest, a listArgs) (*sdk.CallToolResult, ConversationList, error) {
+			all, err := conversations(dataDir)
+			if err != nil {
+				return nil, ConversationList{}, err
+			}
+			return nil, window(all, a.Offset, a.Limit), nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "search_titles", Annotations: ro,
+		Description: "Find folio conversations whose title contains every word of the query (any case), newest first."},
+		func(_ context.Context, _ *sdk.CallToolRequest, a searchArgs) (*sdk.CallToolResult, ConversationList, error) {
+			all, err := conversations(dataDir)
+			if err != nil {
+				return nil, ConversationList{}, err
+			}
+			words := strings.Fields(strings.ToLower(a.Query))
+			var hits []Conversation
+			for _, c := range all {
+				t := strings.ToLower(c.Title)
+				ok := len(words) > 0
+				for _, w := range words {
+					ok = ok && strings.Contains(t, w)
+				}
+				if ok {
+					hits = append(hits, c)
+				}
+			}
+			return nil, window(hits, 0, a.Limit), nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "read_conversation", Annotations: ro,
+		Description: "Read one page of a folio conversation's entries (user and agent text, reasoning, tool receipts)."},
+		func(_ context.Context, _ *sdk.CallToolRequest, a readArgs) (*sdk.CallToolResult, EntryPage, error) {
+			p, err := readPage(dataDir, a)
+			return nil, p, err
+		})
+	return s
+}
+
+// Serve runs the history server over the given transport (folio mcp serve
+// passes stdio) until the client disconnects or ctx ends.
+func Serve(ctx context.Context, dataDir, version string, t sdk.Transport) error {
+	return NewHistoryServer(dataDir, version).Run(ctx, t)
+}
+
+func conversations(dataDir string) ([]Conversation, error) {
+	list, err := history.List(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Conversation, 0, len(list))
+	for _, s := range list {
+		if s.Err != nil {
+			continue
+		}
+		out = append(out, Conversation{ID: s.ID, Title: s.Title, Entries: s.Entries, Messages: s.Messages, UpdatedAt: s.UpdatedAt})
+	}
+	return out, nil
+}
+
+func window(all []Conversation, off, limit int) ConversationList {
+	if limit <= 0 || limit > serveListMax {
+		limit = serveListMax
+	}
+	off = min(max(off, 0), len(all))
+	end := min(off+limit, len(all))
+	l := ConversationList{Conversations: all[off:end], Total: len(all)}
+	if l.Conversations == nil {
+		l.Conversations = []Conversation{}
+	}
+	if end < len(all) {
+		l.Next = end
+	}
+	return l
+}
+
+func readPage(dataDir string, a readArgs) (EntryPage, error) {
+	path, err := history.Path(dataDir, a.ID)
+	if err != nil {
+		return EntryPage{}, fmt.Errorf("no conversation %q: %w", a.ID, err)
+	}
+	conv, err := history.ReadFile(path)
+	if err != nil {
+		return EntryPage{}, fmt.Errorf("conversation %q: %w", a.ID, err)
+	}
+	es := conv.Document.Entries()
+	limit := a.Limit
+	if limit <= 0 {
+		limit = servePageSize
+	}
+	limit = min(limit, servePageMax)
+	off := min(max(a.Offset, 0), len(es))
+	end := min(off+limit, len(es))
+	p := EntryPage{ID: a.ID, Title: conv.Title, Total: len(es), Offset: off, Entries: make([]EntryView, 0, end-off)}
+	for _, e := range es[off:end] {
+		p.Entries = append(p.Entries, view(e))
+	}
+	if end < len(es) {
+		p.Next = end
+	}
+	return p, nil
+}
+
+func view(e transcript.Entry) EntryView {
+	v := EntryView{ID: e.ID, Kind: string(e.Content.Kind())}
+	switch c := e.Content.(type) {
+	case transcript.User:
+		v.Text = c.Text
+	case transcript.Agent:
+		v.Text = c.Markdown
+	case transcript.Reasoning:
+		v.Text = c.Text
+	case transcript.Steering:
+		v.Text = c.Text
+	case transcript.Notice:
+		v.Text = c.Text
+	case transcript.Failure:
+		v.Text = strings.TrimSpace(c.Headline + "\n" + c.Detail)
+	case transcript.Tool:
+		v.Tool, v.Status, v.Text = c.Receipt.App, string(c.Receipt.Status), c.Receipt.Summary
+	}
+	if t, cut := clip(v.Text, serveTextMax); cut {
+		v.Text, v.Truncated = t, true
+	}
+	return v
+}
