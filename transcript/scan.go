@@ -18,9 +18,45 @@ import (
 //
 // Strings without escapes are slices of the scanned text, not copies: an
 // entry keeps the text of its record alive.
+//
+// Numbers behind pointers and presentations are carved from blocks the
+// scanner allocates a few dozen at a time, so a log's thousands of optional
+// numbers cost few allocations; an entry keeps its block alive.
 type Scanner struct {
-	s string
-	i int
+	s      string
+	i      int
+	ints   []int64
+	floats []float64
+	pres   []Presentation
+}
+
+const blockLen = 64
+
+func (sc *Scanner) newInt() *int64 {
+	if len(sc.ints) == 0 {
+		sc.ints = make([]int64, blockLen)
+	}
+	p := &sc.ints[0]
+	sc.ints = sc.ints[1:]
+	return p
+}
+
+func (sc *Scanner) newFloat() *float64 {
+	if len(sc.floats) == 0 {
+		sc.floats = make([]float64, blockLen)
+	}
+	p := &sc.floats[0]
+	sc.floats = sc.floats[1:]
+	return p
+}
+
+func (sc *Scanner) newPresentation() *Presentation {
+	if len(sc.pres) == 0 {
+		sc.pres = make([]Presentation, blockLen/4)
+	}
+	p := &sc.pres[0]
+	sc.pres = sc.pres[1:]
+	return p
 }
 
 // Reset starts scanning s at offset i.
@@ -139,7 +175,7 @@ func (sc *Scanner) content() (Content, bool) {
 			case "invocationId":
 				return sc.str(&v.InvocationID)
 			case "presentation":
-				v.Presentation = new(Presentation)
+				v.Presentation = sc.newPresentation()
 				return sc.presentation(v.Presentation)
 			case "supplementals":
 				v.Supplementals = []KeyedPresentation{}
@@ -657,7 +693,7 @@ func (sc *Scanner) float(dst *float64) bool {
 }
 
 func (sc *Scanner) floatPtr(dst **float64) bool {
-	*dst = new(float64)
+	*dst = sc.newFloat()
 	return sc.float(*dst)
 }
 
@@ -679,7 +715,7 @@ func (sc *Scanner) int(dst *int64) bool {
 }
 
 func (sc *Scanner) intPtr(dst **int64) bool {
-	*dst = new(int64)
+	*dst = sc.newInt()
 	return sc.int(*dst)
 }
 
