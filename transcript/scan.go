@@ -28,6 +28,22 @@ type Scanner struct {
 	ints   []int64
 	floats []float64
 	pres   []Presentation
+	bytes  []byte
+}
+
+// carve returns n bytes of the current block for the caller to fill and
+// never change once shared (a string or a payload); the capacity is cut so
+// an append to them cannot reach a neighbour's.
+func (sc *Scanner) carve(n int) []byte {
+	if n > 1024 {
+		return make([]byte, n)
+	}
+	if len(sc.bytes) < n {
+		sc.bytes = make([]byte, 8192)
+	}
+	b := sc.bytes[:n:n]
+	sc.bytes = sc.bytes[n:]
+	return b
 }
 
 const blockLen = 64
@@ -571,7 +587,7 @@ func (sc *Scanner) String() (string, bool) {
 			sc.i = i + 1
 			v := s[start:i]
 			if !plain {
-				return unquote(v)
+				return sc.unquote(v)
 			}
 			if !ascii && !utf8.ValidString(v) {
 				return "", false
@@ -592,8 +608,8 @@ func (sc *Scanner) String() (string, bool) {
 // unquote resolves the escapes of a string's body. The common one-letter
 // escapes are done here; a body with \u escapes or non-ASCII text goes to
 // jsontext, which applies every rule of the strict decoder.
-func unquote(v string) (string, bool) {
-	b := make([]byte, 0, len(v))
+func (sc *Scanner) unquote(v string) (string, bool) {
+	b := sc.carve(len(v))[:0]
 	for i := 0; i < len(v); i++ {
 		c := v[i]
 		if c != '\\' {
@@ -780,7 +796,9 @@ func (sc *Scanner) value() ([]byte, bool) {
 		return nil, false
 	}
 	sc.i = end
-	return []byte(s[start:end]), true
+	b := sc.carve(end - start)
+	copy(b, s[start:end])
+	return b, true
 }
 
 func isDelim(c byte) bool {
