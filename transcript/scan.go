@@ -1,7 +1,9 @@
 package transcript
 
 import (
+	"encoding/binary"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 	"unsafe"
 
@@ -576,6 +578,12 @@ func (sc *Scanner) String() (string, bool) {
 		return "", false
 	}
 	start := sc.i + 1
+	// Most strings are plain ASCII: find the closing quote the quick way
+	// and check what lies before it.
+	if q := strings.IndexByte(s[start:], '"'); q >= 0 && plainASCII(s[start:start+q]) {
+		sc.i = start + q + 1
+		return s[start : start+q], true
+	}
 	plain, ascii := true, true
 	for i := start; i < len(s); i++ {
 		c := s[i]
@@ -603,6 +611,30 @@ func (sc *Scanner) String() (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// plainASCII reports whether v is printable ASCII without backslashes, so a
+// string with body v needs no unquoting or UTF-8 check.
+func plainASCII(v string) bool {
+	// Eight bytes at a time: a byte of 0x80 or more sets its top bit, and
+	// then so does one below 0x20 once 0x20 is taken from every byte; a
+	// backslash is a zero byte after xor with backslashes.
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	b := unsafe.Slice(unsafe.StringData(v), len(v)) // read only
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		y := x ^ (lo * '\\')
+		if (x|(x-lo*0x20))&hi != 0 || (y-lo)&^y&hi != 0 {
+			return false
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c-0x20 >= 0x60 || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // unquote resolves the escapes of a string's body. The common one-letter

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"bytes"
 	"reflect"
 	"strings"
 	"testing"
@@ -128,4 +129,35 @@ func FuzzCanonicalInstant(f *testing.F) {
 			t.Fatalf("%q: quick %v, time.Parse %v (%v)", s, got, want, err)
 		}
 	})
+}
+
+// TestPlainASCII checks the eight-bytes-at-a-time test against the byte
+// rule, for every byte value at every position of strings of several
+// lengths.
+func TestPlainASCII(t *testing.T) {
+	t.Parallel()
+	slow := func(v string) bool {
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; c < 0x20 || c >= 0x80 || c == '\\' {
+				return false
+			}
+		}
+		return true
+	}
+	if !plainASCII("") {
+		t.Fatal("the empty string is plain")
+	}
+	for _, n := range []int{1, 7, 8, 9, 16, 23} {
+		for c := range 256 {
+			for pos := range n {
+				for _, fill := range []byte{'a', ' ', '~', '!', 0x7f, '[', ']', '"', 0x5d, 0x3c} {
+					b := bytes.Repeat([]byte{fill}, n)
+					b[pos] = byte(c)
+					if got, want := plainASCII(string(b)), slow(string(b)); got != want {
+						t.Fatalf("%q: plainASCII %v, want %v", b, got, want)
+					}
+				}
+			}
+		}
+	}
 }
