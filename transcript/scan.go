@@ -642,19 +642,22 @@ func plainASCII(v string) bool {
 // jsontext, which applies every rule of the strict decoder.
 func (sc *Scanner) unquote(v string) (string, bool) {
 	b := sc.carve(len(v))[:0]
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c != '\\' {
-			if c >= 0x80 {
-				return unquoteAll(v)
-			}
-			b = append(b, c)
-			continue
+	for rest := v; len(rest) > 0; {
+		j := strings.IndexByte(rest, '\\')
+		if j < 0 {
+			j = len(rest)
 		}
-		i++
-		switch v[i] {
+		if !plainASCII(rest[:j]) {
+			return unquoteAll(v)
+		}
+		b = append(b, rest[:j]...)
+		if j == len(rest) {
+			break
+		}
+		// String saw to it that an escape is never the body's last byte.
+		switch c := rest[j+1]; c {
 		case '"', '\\', '/':
-			b = append(b, v[i])
+			b = append(b, c)
 		case 'n':
 			b = append(b, '\n')
 		case 't':
@@ -668,8 +671,9 @@ func (sc *Scanner) unquote(v string) (string, bool) {
 		default:
 			return unquoteAll(v)
 		}
+		rest = rest[j+2:]
 	}
-	// b is new and never changed again, so the string can share it.
+	// b is never changed again, so the string can share it.
 	return unsafe.String(unsafe.SliceData(b), len(b)), true
 }
 
