@@ -103,7 +103,7 @@ type reader struct {
 	rec       rawRecord
 	entries   []transcript.Entry
 	tail      []transcript.Entry // the newest accepted ui-open, if not superseded
-	ids       map[string]struct{}
+	ids       *idSet
 	msgAt     []time.Time
 	metaTime  time.Time
 	lastAt    time.Time
@@ -171,7 +171,7 @@ func parseWith(data []byte, track, scan bool) (*reader, error) {
 	// Sizing the ID set and the entries for one entry per line spares the
 	// rehashing and copying a long log would otherwise cause as it grows.
 	lines := bytes.Count(data, []byte{'\n'}) + 1
-	r.ids = make(map[string]struct{}, lines)
+	r.ids = newIDSet(lines)
 	r.entries = make([]transcript.Entry, 0, lines)
 
 	lineNo := 0
@@ -395,10 +395,10 @@ func (r *reader) ui(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 			Msg: fmt.Sprintf("id %q repeats entry %d of the same batch", rec.entries[i].ID, j)})
 	}
 	if len(rec.entries) == 1 && !snapshot && !open {
-		// One map operation for the common one-entry append: adding the
-		// ID to the set changes nothing when it is already there.
-		e, n := rec.entries[0], len(r.ids)
-		if r.ids[e.ID] = struct{}{}; len(r.ids) == n {
+		// One set operation for the common one-entry append: adding the
+		// ID changes nothing when it is already there.
+		e := rec.entries[0]
+		if !r.ids.add(e.ID) {
 			r.reserveBatch(rec)
 			return reject(&Problem{Entry: 0, Pointer: "/entries/0/id",
 				Msg: fmt.Sprintf("id %q is already in the document", e.ID)})
@@ -412,7 +412,7 @@ func (r *reader) ui(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 		if snapshot {
 			continue
 		}
-		if _, dup := r.ids[e.ID]; dup {
+		if r.ids.has(e.ID) {
 			r.reserveBatch(rec)
 			return reject(&Problem{Entry: i, Pointer: "/entries/" + strconv.Itoa(i) + "/id",
 				Msg: fmt.Sprintf("id %q is already in the document", e.ID)})
@@ -427,14 +427,14 @@ func (r *reader) ui(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 		return lineInfo{kind: lineUIOpen, accepted: true}
 	case snapshot:
 		r.entries = slices.Clone(rec.entries)
-		r.ids = make(map[string]struct{}, len(rec.entries))
+		r.ids = newIDSet(len(rec.entries))
 		clear(r.reserved)
 	default:
 		r.entries = append(r.entries, rec.entries...)
 	}
 	r.tail = nil
 	for _, e := range rec.entries {
-		r.ids[e.ID] = struct{}{}
+		r.ids.add(e.ID)
 	}
 	r.seen(at)
 	return lineInfo{kind: kindOf(rec.typ), accepted: true}
