@@ -580,37 +580,46 @@ func (sc *Scanner) String() (string, bool) {
 	start := sc.i + 1
 	// Most strings are plain ASCII: find the closing quote the quick way
 	// and check what lies before it.
-	if q := strings.IndexByte(s[start:], '"'); q >= 0 && plainASCII(s[start:start+q]) {
-		sc.i = start + q + 1
-		return s[start : start+q], true
+	q := strings.IndexByte(s[start:], '"')
+	if q < 0 {
+		return "", false
 	}
-	plain, ascii := true, true
-	for i := start; i < len(s); i++ {
-		c := s[i]
-		if !strSpecial[c] {
-			continue
+	end := start + q
+	if plainASCII(s[start:end]) {
+		sc.i = end + 1
+		return s[start:end], true
+	}
+	// Otherwise a quote after a backslash does not end the string.
+	plain := true
+	for i := start; ; {
+		bs := strings.IndexByte(s[i:end], '\\')
+		if bs < 0 {
+			break
 		}
-		switch {
-		case c == '"':
-			sc.i = i + 1
-			v := s[start:i]
-			if !plain {
-				return sc.unquote(v)
-			}
-			if !ascii && !utf8.ValidString(v) {
+		plain = false
+		i += bs + 2 // the backslash and the byte it escapes
+		if i > end {
+			q := strings.IndexByte(s[i:], '"')
+			if q < 0 {
 				return "", false
 			}
-			return v, true
-		case c == '\\':
-			plain = false
-			i++
-		case c < 0x20:
-			return "", false
-		default:
-			ascii = false
+			end = i + q
 		}
 	}
-	return "", false
+	sc.i = end + 1
+	v := s[start:end]
+	if !plain {
+		return sc.unquote(v)
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 {
+			return "", false
+		}
+	}
+	if !utf8.ValidString(v) {
+		return "", false
+	}
+	return v, true
 }
 
 // plainASCII reports whether v is printable ASCII without backslashes, so a
@@ -678,21 +687,17 @@ func (sc *Scanner) unquote(v string) (string, bool) {
 }
 
 func unquoteAll(v string) (string, bool) {
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 {
+			return "", false
+		}
+	}
 	b, err := jsontext.AppendUnquote(make([]byte, 0, len(v)+2), `"`+v+`"`)
 	if err != nil {
 		return "", false
 	}
 	return string(b), true
 }
-
-// strSpecial marks the bytes a string scan must look at: the closing quote,
-// escapes, control characters and the bytes of non-ASCII characters.
-var strSpecial = func() (t [256]bool) {
-	for c := range 256 {
-		t[c] = c == '"' || c == '\\' || c < 0x20 || c >= 0x80
-	}
-	return t
-}()
 
 // number reads a JSON number's text.
 func (sc *Scanner) number() (string, bool) {

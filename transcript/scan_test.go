@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // sameEntry reports whether two entries hold the same facts, with the
@@ -158,6 +160,29 @@ func TestPlainASCII(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestScannerStrings compares String with json's own unquoting on strings
+// whose escapes sit where a quick scan could be fooled.
+func TestScannerStrings(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{
+		``, `a`, `a\"`, `\"`, `\\`, `a\\`, `a\\\"b`, `\"\"\"`, `x\\\\`, `\n\t\r\b\f\/`,
+		`\u00e9`, `é`, `\"é`, "a\tb", "a\x01", `\q`, `\ud800`, "\xff", `long plain ASCII text beyond eight bytes`,
+		`long text with an escaped quote \" beyond eight bytes and \\ more`,
+	} {
+		doc := `"` + body + `"` + `,"next":"z"`
+		var sc Scanner
+		sc.Reset(doc, 0)
+		got, ok := sc.String()
+		want, err := jsontext.AppendUnquote(nil, `"`+body+`"`)
+		if ok != (err == nil) || ok && got != string(want) {
+			t.Errorf("%q: String %q %v; json %q %v", body, got, ok, want, err)
+		}
+		if ok && doc[sc.Offset():] != `,"next":"z"` {
+			t.Errorf("%q: stopped at %q", body, doc[sc.Offset():])
 		}
 	}
 }
