@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/provider"
 	"github.com/foliodev/folio/tools"
@@ -95,6 +96,7 @@ type command struct {
 	state       State
 	reason      string
 	done        chan struct{}
+	log         CommandLog // where its outcome is recorded, when durable
 }
 
 func (c *command) close(s State, reason string) {
@@ -103,6 +105,61 @@ func (c *command) close(s State, reason string) {
 	}
 	c.state, c.reason = s, reason
 	close(c.done)
+	if c.log != nil {
+		// The outcome is best kept: a failed write leaves the accepted
+		// record, which a restart reads as interrupted, not as a new ID.
+		_ = c.log.RecordCommand(history.CommandRecord{ID: c.id, State: string(s), Reason: reason, Steer: c.steer})
+	}
+}
+
+// CommandLog keeps command receipts across restarts; *history.Log is one
+// (a sidecar beside the log, under its lock).
+type CommandLog interface {
+	RecordCommand(history.CommandRecord) error
+	LoadCommands() ([]history.CommandRecord, error)
+}
+
+// WithCommandLog makes commands durable: each accepted command is recorded
+// before Send, Steer or Retry returns, and its outcome when it settles. New
+// reads the commands recorded before, so a command ID sent again after a
+// restart answers with its first receipt (Duplicate) and never starts a
+// second turn. A command that had not settled when the process died is
+// reported Failed, "interrupted".
+func WithCommandLog(l CommandLog) Option { return func(e *Engine) { e.cmdlog = l } }
+
+// ReasonInterrupted is the Reason of a command that was accepted but had not
+// settled when the process that ran it stopped.
+const ReasonInterrupted = "interrupted: folio stopped before this command finished"
+
+// loadCommands fills e.commands with the command log's settled receipts.
+func (e *Engine) loadCommands() {
+	recs, err := e.cmdlog.LoadCommands()
+	if err != nil && len(recs) == 0 {
+		return
+	}
+	for _, r := range recs {
+		c := &command{id: r.ID, steer: r.Steer, state: State(r.State), reason: r.Reason, done: make(chan struct{})}
+		switch c.state {
+		case Done, Failed, Stopped, Rejected, Removed, Applied:
+		default:
+			c.state, c.reason = Failed, ReasonInterrupted
+		}
+		close(c.done)
+		e.commands[r.ID] = c
+	}
+}
+
+// acceptLocked records a new command as accepted before the caller is told
+// so; it fails when the record cannot be written.
+func (e *Engine) acceptLocked(c *command) error {
+	if e.cmdlog == nil {
+		return nil
+	}
+	if err := e.cmdlog.RecordCommand(history.CommandRecord{ID: c.id, State: string(c.state), Steer: c.steer}); err != nil {
+		return fmt.Errorf("record the command: %w", err)
+	}
+	c.log = e.cmdlog
+	return nil
 }
 
 // Option configures an Engine.
@@ -184,6 +241,7 @@ type Engine struct {
 	closed     bool
 	allowed    map[string]bool
 	commands   map[string]*command
+	cmdlog     CommandLog
 	order      []*command // every command, in acceptance order, for Commands
 	queue      []*command
 	wake       chan struct{}
@@ -235,6 +293,9 @@ func New(store *transcript.Store, prov provider.Provider, opts ...Option) *Engin
 	for _, o := range opts {
 		o(e)
 	}
+	if e.cmdlog != nil {
+		e.loadCommands()
+	}
 	if e.host == nil {
 		e.host = toolview.New()
 		e.ownHost = true
@@ -283,6 +344,9 @@ func (e *Engine) resumeLocked(doc transcript.Document, msgs []message.Message) e
 		_ = e.store.Lease().SetModel(e.model)
 	}
 	e.msgs = answerDangling(slices.Clip(msgs))
+	if m, ok := recoverFailure(doc, e.msgs); ok { // a failure saved without its message
+		e.msgs = append(e.msgs, m)
+	}
 	e.msgEntry = make([]string, len(e.msgs))
 	e.lastPrompt, e.lastPromptMsgs = 0, 0
 	// A conversation that ended in a failure can be retried after resume;
@@ -419,6 +483,9 @@ func (e *Engine) Send(ctx context.Context, commandID, text string, attachments [
 		return r, err
 	}
 	c := &command{id: commandID, text: text, attachments: slices.Clone(attachments), state: Queued, done: make(chan struct{})}
+	if err := e.acceptLocked(c); err != nil {
+		return Receipt{}, err
+	}
 	e.commands[commandID] = c
 	e.order = append(e.order, c)
 	e.queue = append(e.queue, c)
@@ -449,6 +516,9 @@ func (e *Engine) Steer(commandID, text string) (Receipt, error) {
 		return Receipt{}, ErrCancelled
 	}
 	c := &command{id: commandID, text: text, steer: true, state: Running, done: make(chan struct{})}
+	if err := e.acceptLocked(c); err != nil {
+		return Receipt{}, err
+	}
 	e.commands[commandID] = c
 	e.order = append(e.order, c)
 	t.steers = append(t.steers, c)
@@ -605,6 +675,21 @@ func (e *Engine) Allow(tool string) {
 	e.allowed[tool] = true
 }
 
+// Allowed lists, sorted, the tools allowed for the rest of the session
+// (by AllowSession, Allow or the engine's options).
+func (e *Engine) Allowed() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]string, 0, len(e.allowed))
+	for t, ok := range e.allowed {
+		if ok {
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Approvals lists the calls waiting for a decision.
 func (e *Engine) Approvals() []Approval {
 	e.mu.Lock()
@@ -631,8 +716,11 @@ func (e *Engine) Retry(commandID string) (Receipt, error) {
 	if !e.lastFailed || e.turn != nil || len(e.queue) > 0 {
 		return Receipt{}, ErrNothingToRetry
 	}
-	e.lastFailed = false
 	c := &command{id: commandID, retry: true, state: Queued, done: make(chan struct{})}
+	if err := e.acceptLocked(c); err != nil {
+		return Receipt{}, err
+	}
+	e.lastFailed = false
 	e.commands[commandID] = c
 	e.order = append(e.order, c)
 	e.queue = append(e.queue, c)

@@ -155,6 +155,13 @@ func (a *agent) step(ctx context.Context) *stepResult {
 	}
 }
 
+// How often a streaming answer is saved: after durableBytes of accepted
+// text or durableEvery, whichever comes first (checked as text arrives).
+const (
+	durableBytes = 8 << 10
+	durableEvery = 2 * time.Second
+)
+
 // consume reads one stream to its end. This is the per-token path: each
 // text delta costs one store write and two clock reads, nothing more.
 func (a *agent) consume(ctx context.Context, s provider.Stream, res *stepResult, start time.Time) {
@@ -169,6 +176,11 @@ func (a *agent) consume(ctx context.Context, s provider.Stream, res *stepResult,
 		cur      = phaseWaiting
 		byIndex  = map[int]*call{}
 		writeErr error
+		// Durable streaming: the accepted text is saved (as the log's
+		// open tail) once durableBytes arrived or durableEvery passed
+		// since the last save, so a crash loses at most that much.
+		savedAt = start
+		unsaved int
 	)
 	mark := func(p phase) {
 		t := now()
@@ -225,9 +237,11 @@ func (a *agent) consume(ctx context.Context, s provider.Stream, res *stepResult,
 			if text.Len() == len(ev.Text) && a.t != nil { // the step's first text
 				a.noteReply(w.AnswerID())
 			}
+			unsaved += len(ev.Text)
 		case provider.ReasoningDelta:
 			mark(phaseText)
 			thinking.WriteString(ev.Text)
+			unsaved += len(ev.Text)
 			writeErr = w.Reasoning(ev.Text)
 		case provider.ReasoningDone:
 			res.reasoning = append(res.reasoning, message.Reasoning{Text: thinking.String(), Signature: ev.Signature, Redacted: ev.Redacted})
@@ -275,6 +289,10 @@ func (a *agent) consume(ctx context.Context, s provider.Stream, res *stepResult,
 				res.reasoning = append(res.reasoning, message.Reasoning{Text: thinking.String()})
 			}
 			return
+		}
+		if a.main && unsaved > 0 && writeErr == nil && (unsaved >= durableBytes || last.Sub(savedAt) >= durableEvery) {
+			a.e.persist(a.reg)
+			unsaved, savedAt = 0, last
 		}
 		if writeErr != nil {
 			if retired(writeErr) {

@@ -310,6 +310,7 @@ func (a *agent) run(ctx context.Context) runResult {
 			continue
 		case res.err != nil:
 			a.closeCalls(res.calls, "the model request failed")
+			a.add(failureMessage(res.text, headline(res.err)), res.answerID) // failmsg.go
 			return runResult{out: outFailed, err: res.err}
 		}
 		a.add(res.assistant(a.steered), res.answerID)

@@ -69,6 +69,16 @@ func Open(path string, opts ...Option) (*Log, error) {
 	return l, nil
 }
 
+// Lock takes path's writer lock without opening a log: for a caller that
+// must exclude every writer while it does something else to the file (the
+// server deletes a conversation under it) or that uses the lock only to
+// mark a folder as in use by a live process. It returns the release func,
+// or a *LockedError while another holder has it.
+func Lock(path string) (release func() error, err error) {
+	release, _, err = acquire(path)
+	return release, err
+}
+
 // TookOverFrom returns the process ID of a writer that died holding this
 // log (its lock file was left behind and Open took it over), or 0. Callers
 // tell the user, since that writer's last save may be incomplete.
@@ -102,7 +112,40 @@ func (l *Log) Load() (*Conversation, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := l.settleInterrupted(st); err != nil {
+		return nil, err
+	}
 	return st.conv, nil
+}
+
+// InterruptedNotice is the notice a writer adds under a streamed answer that
+// its previous writer never finished (it was killed mid-stream).
+const InterruptedNotice = "interrupted: folio stopped while this was being written; the answer is kept as far as it got and was not restarted"
+
+// settleInterrupted: a log whose document ends in a ui-open tail nothing
+// superseded was left by a writer that died mid-stream. The new writer (it
+// holds the lock, so that writer is gone) settles the partial entries as
+// they are, with a notice saying so, in one ui-append: every reader then
+// shows them as history, and no stream or approval is restarted.
+func (l *Log) settleInterrupted(st *reader) error {
+	c := st.conv
+	if c.Derived || st.settledLen >= c.Document.Len() {
+		return nil
+	}
+	entries := append(c.Document.Entries(), transcript.Entry{
+		ID:        transcript.NewIDSource().Next(),
+		Content:   transcript.Notice{Text: InterruptedNotice, Tone: transcript.ToneWarn},
+		Timestamp: l.now().UTC(),
+	})
+	doc, err := transcript.NewDocument(c.Document.ID(), entries)
+	if err != nil {
+		return err
+	}
+	if err := l.Save(doc, c.Messages); err != nil {
+		return fmt.Errorf("settle the interrupted answer: %w", err)
+	}
+	c.Document, c.Interrupted = doc, true
+	return nil
 }
 
 // read loads the file and resets the writer's view of it. It returns nil

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"time"
-	"unsafe"
 
 	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/transcript"
@@ -20,11 +19,13 @@ import (
 // (ErrNewerVersion); every other problem is listed in the result's Problems
 // while the valid records around it still apply.
 func Read(r io.Reader) (*Conversation, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
+	s := NewScanner()
+	for _, err := range s.Records(r) {
+		if err != nil {
+			return nil, err
+		}
 	}
-	st, err := parse(data, false)
+	st, err := s.finish()
 	if err != nil {
 		return nil, err
 	}
@@ -90,24 +91,18 @@ type parsed struct {
 // reader holds the state of one pass over a log.
 type reader struct {
 	parsed
-	version int
-	dec     jsontext.Decoder
-	sc      transcript.Scanner
-	// text is the log's bytes as a string, for the scanner to slice
-	// entries' strings from; lineStart is where the current line starts,
-	// while inText.
-	text      string
-	lineStart int
-	inText    bool
-	scan      bool
-	rec       rawRecord
-	entries   []transcript.Entry
-	tail      []transcript.Entry // the newest accepted ui-open, if not superseded
-	ids       *idSet
-	msgAt     []time.Time
-	metaTime  time.Time
-	lastAt    time.Time
-	tree      tree
+	version  int
+	dec      jsontext.Decoder
+	sc       transcript.Scanner
+	scan     bool // read the records folio writes with sc
+	rec      rawRecord
+	entries  []transcript.Entry
+	tail     []transcript.Entry // the newest accepted ui-open, if not superseded
+	ids      *idSet
+	msgAt    []time.Time
+	metaTime time.Time
+	lastAt   time.Time
+	tree     tree
 }
 
 // The members a record may carry, as bits.
@@ -149,70 +144,21 @@ type rawRecord struct {
 	record                     jsontext.Value
 }
 
-// parse reads a whole log. It takes data over: the result's strings may
-// share its memory, so the caller must not change data afterwards.
 func parse(data []byte, track bool) (*reader, error) {
 	return parseWith(data, track, true)
 }
 
-// parseWith is parse, reading UI records with the one-pass scanner only
-// when scan is set; tests compare the two ways.
+// parseWith is parse, reading records with the one-pass scanner only when
+// scan is set; tests compare the two ways.
 func parseWith(data []byte, track, scan bool) (*reader, error) {
-	r := &reader{scan: scan}
-	r.conv = &Conversation{}
-	r.size = len(data)
-	// The caller hands data over and never changes it, so strings may
-	// share its memory: a hydrated document's text is the log's own bytes,
-	// held in one block, rather than a copy per string.
-	r.text = unsafe.String(unsafe.SliceData(data), len(data))
-	r.terminated = len(data) == 0 || data[len(data)-1] == '\n'
-	r.reserved = map[string]struct{}{}
-	r.tree.head = Main
-	// Sizing the ID set and the entries for one entry per line spares the
-	// rehashing and copying a long log would otherwise cause as it grows.
-	lines := bytes.Count(data, []byte{'\n'}) + 1
-	r.ids = newIDSet(lines)
-	r.entries = make([]transcript.Entry, 0, lines)
-
-	lineNo := 0
-	for start := 0; start < len(data); lineNo++ {
-		end := bytes.IndexByte(data[start:], '\n')
-		next := start + end + 1
-		if end < 0 {
-			end = len(data)
-			next = len(data)
-		} else {
-			end += start
+	s := newScanner(track, bytes.Count(data, []byte{'\n'})+1)
+	s.r.scan = scan
+	for _, err := range s.Records(bytes.NewReader(data)) {
+		if err != nil {
+			return nil, err
 		}
-		line := trimLine(data[start:end])
-		last := next == len(data)
-		unterminated := last && end == len(data)
-		if lineNo == 0 {
-			h, err := decodeHeader(line)
-			if err != nil {
-				return nil, err
-			}
-			r.version = h.Version
-			r.conv.Header = h
-			r.conv.Title = h.Title
-			r.conv.Legacy = h.Version == 2
-			if track {
-				r.lines = append(r.lines, lineInfo{kind: lineHeader, accepted: true, start: start, end: end})
-			}
-		} else {
-			r.lineStart, r.inText = start, r.scan
-			info := r.record(lineNo, line, unterminated)
-			if track {
-				info.start, info.end = start, end
-				r.lines = append(r.lines, info)
-			}
-		}
-		start = next
 	}
-	if lineNo == 0 {
-		return nil, fmt.Errorf("%w: the log is empty", ErrNoHeader)
-	}
-	return r, r.finish()
+	return s.finish()
 }
 
 func (r *reader) finish() error {
@@ -538,11 +484,8 @@ func memberName(bits int) string {
 // decodeRecord reads one line in a single pass. A returned error means the
 // line is not one JSON object; member-level faults land in rec.bad.
 func (r *reader) decodeRecord(line []byte) (*rawRecord, error) {
-	if r.inText {
-		// line is r.text[r.lineStart:][:len(line)]; a record nested in it
-		// (on-branch) is not.
-		r.inText = false
-		if rec, ok := r.scanRecord(r.lineStart, r.lineStart+len(line)); ok {
+	if r.scan {
+		if rec, ok := r.scanRecord(line); ok {
 			return rec, nil
 		}
 	}

@@ -174,6 +174,9 @@ type Conversation struct {
 	// Legacy is true when the log is version 2; its UI entries were decoded
 	// from rendered text.
 	Legacy bool
+	// Interrupted is set by Log.Load when the log's writer had died while
+	// entries were open (streaming): Load settled them under a notice.
+	Interrupted bool
 }
 
 // --- encoding -------------------------------------------------------------

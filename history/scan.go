@@ -1,7 +1,7 @@
 package history
 
 import (
-	"strings"
+	"bytes"
 
 	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/transcript"
@@ -20,14 +20,13 @@ const (
 // writes them; for any other line it returns false and decodeRecord reads
 // the line the careful way, which finds and reports what is wrong.
 //
-// The entries' strings are slices of r.text, the log's bytes, not copies.
-func (r *reader) scanRecord(start, end int) (*rawRecord, bool) {
-	line := r.text[start:end]
-	if r.version != 3 || !strings.HasPrefix(line, uiPrefix) && !strings.HasPrefix(line, msgPrefix) {
+// The entries' strings are slices of one copy of the line.
+func (r *reader) scanRecord(line []byte) (*rawRecord, bool) {
+	if r.version != 3 || !bytes.HasPrefix(line, []byte(uiPrefix)) && !bytes.HasPrefix(line, []byte(msgPrefix)) {
 		return nil, false
 	}
 	sc := &r.sc
-	sc.Reset(line, 0)
+	sc.Reset(string(line), 0)
 	rec := &r.rec
 	*rec = rawRecord{entries: rec.entries[:0]}
 	if !sc.Open('{') {

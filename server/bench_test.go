@@ -52,7 +52,7 @@ func BenchmarkPageRoundTrip(b *testing.B) {
 				}
 				return resp
 			}
-			rt(`{"type":"hello","protocol":2}`)
+			rt(`{"type":"hello","protocol":3}`)
 			var snap struct {
 				Token string `json:"token"`
 			}
@@ -96,9 +96,14 @@ func BenchmarkColdCapture(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		var scan logScan
-		snap, err := pager.Build(dir, logItems(f, newIDSet(), &scan))
+		sc := history.NewScanner()
+		for _, err := range sc.Records(f) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
 		f.Close()
+		snap, err := pager.Build(dir, entryItems(sc.Document()))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,11 +1,9 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 
@@ -13,7 +11,6 @@ import (
 
 	"github.com/foliodev/folio/engine"
 	"github.com/foliodev/folio/history"
-	"github.com/foliodev/folio/server/pager"
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -21,11 +18,8 @@ import (
 // select-branch commands on the real engine, branch metadata, the graph,
 // and reading a branched log for captures and the follower.
 //
-// A linear log is read by the streaming reader of logread.go. A log with
-// branch records is read whole with package history, which knows the tree:
-// the head's document is what a capture pages and what the follower
-// continues from. Branching is an action a person takes, so the whole read
-// happens at a capture or a head switch, not per appended record.
+// Captures and the follower read branched logs like any other, with
+// package history's Scanner; its head's document is what they show.
 
 // --- the engine bridge ------------------------------------------------------
 
@@ -69,7 +63,7 @@ func branchErr(err error) error {
 }
 
 // edit runs an edit command: edit-and-resend on a new branch.
-func (s *session) edit(ctx context.Context, cmd Command) (Receipt, error) {
+func (s *runner) edit(ctx context.Context, cmd Command) (Receipt, error) {
 	r, err := s.eng.EditAndResend(ctx, cmd.CommandID, cmd.EntryID, cmd.Text)
 	if errors.Is(err, engine.ErrEmpty) {
 		return Receipt{State: StateRejected, Code: "bad-request", Reason: "edit: the text is empty"}, nil
@@ -90,7 +84,7 @@ func (s *session) edit(ctx context.Context, cmd Command) (Receipt, error) {
 }
 
 // selectBranch runs a select-branch command.
-func (s *session) selectBranch(cmd Command) (Receipt, error) {
+func (s *runner) selectBranch(cmd Command) (Receipt, error) {
 	cur, err := saver{s}.Head()
 	if err != nil {
 		return Receipt{}, err
@@ -103,116 +97,6 @@ func (s *session) selectBranch(cmd Command) (Receipt, error) {
 	}
 	_ = s.srv.Publish(s.id, Change{Op: OpHead, Head: cmd.Head})
 	return Receipt{State: StateDone, Head: cmd.Head}, nil
-}
-
-// --- reading branched logs ------------------------------------------------
-
-// errBranched stops the streaming reader at the first branch record: the
-// log is read whole instead.
-var errBranched = errors.New("the log has branches")
-
-func isBranchRecord(typ string) bool {
-	return typ == history.TypeBranch || typ == history.TypeOnBranch || typ == history.TypeHead
-}
-
-// branchedRead reads the complete lines of data with package history.
-// consumed is their length: a torn last line is left for later.
-func branchedRead(data []byte) (*history.Conversation, int64, error) {
-	consumed := int64(bytes.LastIndexByte(data, '\n') + 1)
-	c, err := history.Read(bytes.NewReader(data[:consumed]))
-	return c, consumed, err
-}
-
-// branchedItems is the capture of a branched log: the head's document as
-// pager items, the IDs it holds and how much of the file it read.
-func branchedItems(f *os.File, size int64, ids *idSet, scan *logScan) (iter func(func(pager.Item, error) bool), head string, err error) {
-	data := make([]byte, size)
-	if _, err := f.ReadAt(data, 0); err != nil && err != io.EOF {
-		return nil, "", err
-	}
-	c, consumed, err := branchedRead(data)
-	if err != nil {
-		return nil, "", err
-	}
-	scan.consumed, scan.lastID = consumed, ""
-	ids.reset()
-	items := make([]pager.Item, 0, c.Document.Len())
-	for _, e := range c.Document.All() {
-		raw, err := transcript.EncodeEntry(e)
-		if err != nil {
-			return nil, "", err
-		}
-		items = append(items, logEntry{entry: e, raw: raw}.item())
-		ids.add(e.ID)
-		scan.lastID = e.ID
-	}
-	return func(yield func(pager.Item, error) bool) {
-		for _, it := range items {
-			if !yield(it, nil) {
-				return
-			}
-		}
-	}, c.Head, nil
-}
-
-// switchFollowLocked is the follower meeting a head record: it continues
-// from the new head's document, read from the log up to c.off. With emit,
-// clients are told the document was replaced and the head changed (unless
-// a command already told them).
-func (c *conv) switchFollowLocked(head string, emit bool) {
-	if head == c.fbranch() {
-		return
-	}
-	data := make([]byte, c.off)
-	if _, err := c.f.ReadAt(data, 0); err != nil && err != io.EOF {
-		return
-	}
-	hc, _, err := branchedRead(data)
-	if err != nil {
-		return
-	}
-	doc, _, err := hc.Branch(head)
-	if err != nil {
-		return
-	}
-	c.followed, c.ids, c.lastID = head, newIDSet(), ""
-	for _, e := range doc.All() {
-		c.ids.add(e.ID)
-		c.lastID = e.ID
-	}
-	if c.head == head {
-		return
-	}
-	c.head = head
-	if emit {
-		c.replaceLocked()
-		c.seq++
-		c.broadcastLocked(eventFrame{Op: OpHead, Head: head})
-	}
-}
-
-// fbranch is the branch whose records the follower applies.
-func (c *conv) fbranch() string {
-	if c.followed == "" {
-		return history.Main
-	}
-	return c.followed
-}
-
-// unwrapLocked returns the record a log line means to the follower: a
-// plain record of the followed branch as it is, an on-branch record of it
-// unwrapped, anything else with ok false.
-func (c *conv) unwrapLocked(rec logRecord) (logRecord, bool) {
-	switch {
-	case rec.typ == history.TypeOnBranch:
-		if rec.branch != c.fbranch() || rec.inner == nil {
-			return rec, false
-		}
-		return parseLogLine(rec.inner, c.ids), true
-	case c.fbranch() != history.Main && (rec.typ == "ui-append" || rec.typ == "ui-transcript"):
-		return rec, false // main's records, while another branch is followed
-	}
-	return rec, true
 }
 
 // --- metadata and the graph ---------------------------------------------

@@ -46,12 +46,22 @@ type Command struct {
 	Reply        string `json:"reply,omitzero"`
 	InvocationID string `json:"invocationId,omitzero"`
 	Allow        bool   `json:"allow,omitzero"`
-	FailureID    string `json:"failureId,omitzero"`
-	EntryID      string `json:"entryId,omitzero"`
+	// Scope, on an approve, is how far an allow reaches: ScopeOnce (the
+	// default) runs this call, ScopeConversation also every later call of
+	// the same tool in this conversation.
+	Scope     string `json:"scope,omitzero"`
+	FailureID string `json:"failureId,omitzero"`
+	EntryID   string `json:"entryId,omitzero"`
 	// Model, on a send, is the model (a name from GET /api/v2/models) that
 	// turn and later ones run on.
 	Model string `json:"model,omitzero"`
 }
+
+// Approval scopes.
+const (
+	ScopeOnce         = "once"
+	ScopeConversation = "conversation"
+)
 
 // Attachment is an uploaded file a send refers to. Path is where the server
 // stored it, inside the data folder.
@@ -65,11 +75,11 @@ type Attachment struct {
 
 // Receipt states.
 const (
-	StateQueued     = "queued"
-	StateDispatched = "dispatched"
-	StateDone       = "done"
-	StateRejected   = "rejected"
-	StateUnknown    = "unknown"
+	StateQueued   = "queued"
+	StateRunning  = "running"
+	StateDone     = "done"
+	StateRejected = "rejected"
+	StateUnknown  = "unknown"
 )
 
 // Receipt is a command's current state.
@@ -177,7 +187,7 @@ func receiptRank(state string) int {
 	switch state {
 	case StateQueued:
 		return 1
-	case StateDispatched:
+	case StateRunning:
 		return 2
 	case StateDone, StateRejected:
 		return 3
@@ -187,7 +197,7 @@ func receiptRank(state string) int {
 
 // rejection maps an engine error to a rejected receipt.
 func rejection(cmd Command, err error) Receipt {
-	rc := Receipt{CommandID: cmd.CommandID, Conversation: cmd.Conversation, Kind: cmd.Kind, State: StateRejected, Reason: err.Error()}
+	rc := Receipt{CommandID: cmd.CommandID, Conversation: cmd.Conversation, Kind: cmd.Kind, State: StateRejected, Reason: clientText(err.Error())}
 	switch {
 	case errors.Is(err, ErrNotRunning):
 		rc.Code = "not-running"

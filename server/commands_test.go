@@ -31,7 +31,7 @@ func (e *recordingEngine) Do(ctx context.Context, cmd Command) (Receipt, error) 
 		if e.running != "" {
 			return Receipt{State: StateQueued}, nil
 		}
-		return Receipt{State: StateDispatched, EntryID: "u-" + cmd.CommandID}, nil
+		return Receipt{State: StateRunning, EntryID: "u-" + cmd.CommandID}, nil
 	case CmdStop:
 		if e.running == "" {
 			return Receipt{}, ErrNotRunning
@@ -94,13 +94,13 @@ func TestSendIsIdempotent(t *testing.T) {
 	}
 	// A receipt the engine publishes later updates what polling sees.
 	upd := *first.Receipt
-	upd.State, upd.EntryID = StateDispatched, "u-9"
+	upd.State, upd.EntryID = StateRunning, "u-9"
 	must(t, ts.Publish("c", Change{Op: OpReceipt, Receipt: &upd}))
 	resp, _ = http.Get(ts.url + "/api/v2/conversations/c/commands/k-1")
 	b, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	json.Unmarshal(b, &rc)
-	if rc.State != StateDispatched || rc.EntryID != "u-9" {
+	if rc.State != StateRunning || rc.EntryID != "u-9" {
 		t.Fatalf("after engine update: %+v", rc)
 	}
 	resp, _ = http.Get(ts.url + "/api/v2/conversations/c/commands/never")
@@ -114,6 +114,7 @@ func TestSendIsIdempotent(t *testing.T) {
 func TestStopIsCompareAndSet(t *testing.T) {
 	eng := &recordingEngine{running: "u-7", reply: "a-7"}
 	ts := newTestServer(t, Options{Engine: eng})
+	ts.writeGen(t, "c", 2, 1)
 	c := ts.dial(t)
 	stale := c.call(map[string]any{"type": "stop", "conversation": "c", "commandId": "s-1", "turn": "u-6"})
 	if stale.Receipt.State != StateRejected || stale.Receipt.Code != "stop-conflict" {

@@ -31,8 +31,12 @@ var ErrUnknownModel = errors.New("unknown model")
 
 // ErrNonLoopback is returned by ListenAndServe (and CheckAddr) for an
 // address that is not loopback when no token is set.
-var ErrNonLoopback = errors.New("refusing to listen on a non-loopback address without --token")
+var ErrNonLoopback = errors.New("refusing to listen on a non-loopback address without a token")
 
 // ErrInvalidID is returned for a conversation or command ID outside the
 // allowed form.
 var ErrInvalidID = errors.New("invalid id")
+
+// ErrWeakToken is returned by CheckToken (and New) for a token that is too
+// short or only whitespace.
+var ErrWeakToken = errors.New("token refused")

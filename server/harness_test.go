@@ -18,7 +18,11 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/foliodev/folio/internal/gen"
+	"github.com/foliodev/folio/transcript"
 )
+
+// testToken is a token that passes CheckToken.
+const testToken = "test-token-0123456789"
 
 // testServer is a real server on a loopback port.
 type testServer struct {
@@ -88,6 +92,10 @@ type frame struct {
 	Op           string         `json:"op"`
 	Entry        jsontext.Value `json:"entry"`
 	Revision     int64          `json:"revision"`
+	EntryID      string         `json:"entryId"`
+	Base         int64          `json:"base"`
+	Offset       int            `json:"offset"`
+	Text         string         `json:"text"`
 	Open         bool           `json:"open"`
 	After        string         `json:"after"`
 	Receipt      *Receipt       `json:"receipt"`
@@ -110,7 +118,7 @@ type client struct {
 func (ts *testServer) dial(t testing.TB) *client {
 	t.Helper()
 	c := ts.dialRaw(t)
-	f := c.call(map[string]any{"type": "hello", "protocol": 2})
+	f := c.call(map[string]any{"type": "hello", "protocol": ProtocolVersion})
 	if f.Type != "welcome" {
 		t.Fatalf("hello: %s", f.raw)
 	}
@@ -121,7 +129,11 @@ func (ts *testServer) dialRaw(t testing.TB) *client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
-	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.url, "http")+"/api/v2/ws", nil)
+	var do *websocket.DialOptions
+	if ts.opts.Token != "" {
+		do = &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + ts.opts.Token}}}
+	}
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.url, "http")+"/api/v2/ws", do)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,6 +242,19 @@ func countFiles(t testing.TB, dir string) int {
 		t.Fatal(err)
 	}
 	return len(m)
+}
+
+// appendTo applies an append event to the entry it names, checking that
+// the entry is at the revision and text length the event expects.
+func (f frame) appendTo(t testing.TB, e transcript.Entry, rev int64) transcript.Entry {
+	t.Helper()
+	if f.Base != rev {
+		t.Fatalf("append against revision %d; the client holds %d: %s", f.Base, rev, f.raw)
+	}
+	if n := utf16Len(textOf(e)); n != f.Offset {
+		t.Fatalf("append at offset %d; the text is %d long: %s", f.Offset, n, f.raw)
+	}
+	return withText(e, textOf(e)+f.Text)
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

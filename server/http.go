@@ -36,7 +36,7 @@ type apiError struct {
 
 func httpError(w http.ResponseWriter, status int, code, msg string) {
 	var e apiError
-	e.Error.Code, e.Error.Message = code, msg
+	e.Error.Code, e.Error.Message = code, clientText(msg)
 	writeJSON(w, status, e)
 }
 
@@ -305,7 +305,7 @@ func (s *Server) renameConversation(w http.ResponseWriter, r *http.Request) {
 	}
 	l, err := history.Open(p)
 	if errors.Is(err, history.ErrLocked) {
-		httpError(w, http.StatusConflict, "locked", "another folio is writing this conversation: "+err.Error())
+		httpError(w, http.StatusConflict, "locked", lockedText(err))
 		return
 	}
 	if err == nil {
@@ -328,10 +328,31 @@ func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, err := os.Stat(s.logPath(id)); err == nil && s.turns != nil {
-		s.turns.forget(id) // stop its turn and release the lock first
+	p := s.logPath(id)
+	if _, err := os.Stat(p); err != nil {
+		httpError(w, http.StatusNotFound, "not-found", "no conversation "+id)
+		return
 	}
-	if err := os.Remove(s.logPath(id)); err != nil {
+	// Deleting is writing: it takes the writer lock like every writer, so
+	// a conversation another folio is writing is refused rather than
+	// pulled from under it (its next turn would go into a deleted file).
+	// This server's own engine lets go of it first.
+	if s.turns != nil {
+		s.turns.forget(id)
+	}
+	unlock, err := history.Lock(p)
+	if errors.Is(err, history.ErrLocked) {
+		httpError(w, http.StatusConflict, "locked", lockedText(err))
+		return
+	}
+	if err != nil {
+		s.opts.Logger.Error("delete failed", "conversation", id, "err", err)
+		httpError(w, http.StatusInternalServerError, "internal", "cannot lock the conversation log")
+		return
+	}
+	err = os.Remove(p)
+	unlock()
+	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			httpError(w, http.StatusNotFound, "not-found", "no conversation "+id)
 		} else {
@@ -340,6 +361,7 @@ func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	os.Remove(history.SummaryPath(s.logPath(id))) // its listing cache; a stray one would be ignored anyway
+	os.Remove(history.CommandsPath(s.logPath(id)))
 	os.RemoveAll(s.attachmentDir(id))
 	c := s.conv(id)
 	c.mu.Lock()
@@ -483,7 +505,10 @@ func (s *Server) getReceipt(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "invalid-id", err.Error())
 		return
 	}
-	rc := s.conv(id).book.get(cmd)
+	rc := Receipt{CommandID: cmd, State: StateUnknown}
+	if c := s.lookupConv(id); c != nil {
+		rc = c.book.get(cmd)
+	}
 	rc.Conversation = id
 	writeJSON(w, http.StatusOK, rc)
 }

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"strings"
-
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -12,6 +10,7 @@ type ChangeOp string
 // Live change operations; they map one-to-one to the protocol's event ops.
 const (
 	OpUpsert       ChangeOp = "upsert"
+	OpAppend       ChangeOp = "append" // sent only: an upsert that only appended text
 	OpSettle       ChangeOp = "settle"
 	OpPresentation ChangeOp = "presentation"
 	OpReplaced     ChangeOp = "replaced"
@@ -57,7 +56,8 @@ type Change struct {
 type ApprovalItem struct {
 	InvocationID string `json:"invocationId"`
 	Tool         string `json:"tool"`
-	// Args is the call's complete arguments as JSON text.
+	// Args is the call's arguments as JSON text, cut to
+	// transcript.PreviewBytes as the terminal shows them.
 	Args string `json:"args"`
 	// Child names the sub-agent region the call belongs to ("" for the
 	// main agent).
@@ -95,7 +95,8 @@ type liveEntry struct {
 	rev   int64
 	open  bool
 	after string
-	pres  *livePresentation
+	pres  *livePresentation // the live value of an open call; closure ends it
+	n16   int               // an open entry's streaming text length in UTF-16 units
 	// durableAt is the log offset just past the record the follower read
 	// this entry from, 0 while it is known only from the engine. A
 	// snapshot read up to offset N holds exactly the entries with
@@ -108,62 +109,4 @@ type livePresentation struct {
 	p            transcript.Presentation
 	rev          int64
 	ephemeral    bool
-}
-
-// reconcile merges an incoming state of an entry with what clients already
-// received, so live events only ever move forward:
-//
-//   - a settled entry never reopens and never changes again (settled facts
-//     are immutable; a changed earlier fact arrives as a replaced document);
-//   - while open, agent and reasoning text never get shorter;
-//   - at settlement, text the final state omits is kept, and a tool's
-//     received presentation is kept when the final state has none.
-//
-// It returns the entry to send and whether anything changed.
-func reconcile(prev *liveEntry, next transcript.Entry, open bool) (transcript.Entry, bool) {
-	if prev == nil {
-		return next, true
-	}
-	if !prev.open {
-		return prev.entry, false
-	}
-	merged := next
-	switch n := next.Content.(type) {
-	case transcript.Agent:
-		if p, ok := prev.entry.Content.(transcript.Agent); ok && keepLonger(p.Markdown, n.Markdown) {
-			n.Markdown = p.Markdown
-			merged.Content = n
-		}
-	case transcript.Reasoning:
-		if p, ok := prev.entry.Content.(transcript.Reasoning); ok && keepLonger(p.Text, n.Text) {
-			n.Text = p.Text
-			merged.Content = n
-		}
-	case transcript.Tool:
-		// The latest presentation a client received is the live one, else
-		// the one the entry carried.
-		if n.Presentation == nil {
-			// An ephemeral value ends with its invocation: never keep it.
-			if prev.pres != nil && !prev.pres.ephemeral {
-				p := prev.pres.p
-				n.Presentation = &p
-			} else if p, ok := prev.entry.Content.(transcript.Tool); ok {
-				n.Presentation = p.Presentation
-			}
-			merged.Content = n
-		}
-	}
-	if open && prev.open {
-		fpPrev, fpNext := transcript.FingerprintOf(prev.entry), transcript.FingerprintOf(merged)
-		if fpPrev == fpNext {
-			return prev.entry, false
-		}
-	}
-	return merged, true
-}
-
-// keepLonger reports whether received text should survive an incoming one
-// that is a strict prefix of it (a stale or truncated state).
-func keepLonger(received, incoming string) bool {
-	return len(incoming) < len(received) && strings.HasPrefix(received, incoming)
 }

@@ -6,12 +6,12 @@ import (
 	"github.com/foliodev/folio/transcript"
 )
 
-// TestLiveEventsOnlyMoveForward publishes a producer's states out of order
-// and checks what reaches a tab: text never shortens, a settled reply never
-// reopens, a closed presentation never changes, stale presentation revisions
-// are dropped, repeated calls of one function stay two entries, and
-// settlement keeps the trace the final state omits.
-func TestLiveEventsOnlyMoveForward(t *testing.T) {
+// TestLiveEventsFollowTheProducer publishes one producer's states and
+// checks what reaches a tab: each state as it comes (nothing merged from
+// what was sent before), stale presentation revisions are dropped, repeated calls of one function stay
+// two entries, and closure replaces the live presentation with what the
+// settled entry retains (here: nothing), after which nothing changes it.
+func TestLiveEventsFollowTheProducer(t *testing.T) {
 	ts := newTestServer(t, Options{})
 	ts.writeGen(t, "c", 10, 1)
 	c := ts.dial(t)
@@ -31,63 +31,62 @@ func TestLiveEventsOnlyMoveForward(t *testing.T) {
 	if f := c.event("upsert"); text(f) != "Hello, wor" || !f.Open {
 		t.Fatalf("first state: %s", f.raw)
 	}
-	pub(Change{Op: OpUpsert, Entry: agent("Hello")}) // stale: shorter prefix
-	pub(Change{Op: OpUpsert, Entry: agent("Hello, world")})
-	if f := c.event("upsert"); text(f) != "Hello, world" {
-		t.Fatalf("after a stale shorter state, got %q", text(f))
-	}
-	pub(Change{Op: OpSettle, Entry: agent("Hello")}) // final state omits text
+	pub(Change{Op: OpSettle, Entry: agent("Hello, world")})
 	f := c.event("settle")
 	if text(f) != "Hello, world" || f.Open {
-		t.Fatalf("settlement dropped received text: %s", f.raw)
+		t.Fatalf("settlement: %s", f.raw)
 	}
 	settleRev := f.Revision
-	pub(Change{Op: OpUpsert, Entry: agent("Hello, world, again")}) // reopen attempt
 
-	// Two calls of one function: two entries; presentations only advance.
-	call := func(id string) transcript.Entry {
+	call := func(id string, p *transcript.Presentation) transcript.Entry {
 		return transcript.Entry{ID: id, Content: transcript.Tool{InvocationID: "inv-" + id,
-			Receipt: transcript.ToolReceipt{App: "shell", Summary: "ls", Status: transcript.ToolOK}}, Timestamp: tsAt(2)}
+			Receipt: transcript.ToolReceipt{App: "shell", Summary: "ls", Status: transcript.ToolOK}, Presentation: p}, Timestamp: tsAt(2)}
 	}
 	pres := func(rev int64) *transcript.Presentation {
-		return &transcript.Presentation{Schema: "folio.shell/terminal", Version: 1, Revision: rev, Payload: []byte(`{}`)}
+		return &transcript.Presentation{Schema: "folio.args", Version: 1, Revision: rev, Payload: []byte(`{}`)}
 	}
-	pub(Change{Op: OpUpsert, Entry: call("t1"), After: "r1"})
-	pub(Change{Op: OpUpsert, Entry: call("t2"), After: "t1"})
+	pub(Change{Op: OpUpsert, Entry: call("t1", pres(1)), After: "r1"})
+	pub(Change{Op: OpUpsert, Entry: call("t2", nil), After: "t1"})
 	a, b := c.event("upsert"), c.event("upsert")
-	if a.Revision <= settleRev {
-		t.Fatalf("the reopen attempt produced an event before the tool: %s", a.raw)
+	if a.Revision != settleRev+1 {
+		t.Fatalf("an event went out between the settle and the tool: %s", a.raw)
 	}
 	ea, _ := transcript.DecodeEntry(a.Entry)
 	eb, _ := transcript.DecodeEntry(b.Entry)
 	if ea.ID != "t1" || eb.ID != "t2" || b.After != "t1" {
 		t.Fatalf("repeated calls: %s / %s", a.raw, b.raw)
 	}
-	pub(Change{Op: OpPresentation, EntryID: "t1", InvocationID: "inv-t1", Presentation: pres(2)})
-	pub(Change{Op: OpPresentation, EntryID: "t1", InvocationID: "inv-t1", Presentation: pres(1)}) // stale
-	pub(Change{Op: OpPresentation, EntryID: "t1", InvocationID: "inv-t1", Presentation: pres(3)})
+	pub(Change{Op: OpPresentation, EntryID: "t1", InvocationID: "inv-t1", Presentation: pres(2), Ephemeral: true})
+	pub(Change{Op: OpPresentation, EntryID: "t1", InvocationID: "inv-t1", Presentation: pres(1), Ephemeral: true}) // stale
+	pub(Change{Op: OpPresentation, EntryID: "t1", InvocationID: "inv-t1", Presentation: pres(3), Ephemeral: true})
 	if p := c.event("presentation"); p.raw == nil || !contains(p.raw, `"revision":2`) {
 		t.Fatalf("first presentation: %s", p.raw)
 	}
-	if p := c.event("presentation"); !contains(p.raw, `"presentation":{"schema":"folio.shell/terminal","version":1,"revision":3`) {
+	if p := c.event("presentation"); !contains(p.raw, `"presentation":{"schema":"folio.args","version":1,"revision":3`) {
 		t.Fatalf("stale presentation went out: %s", p.raw)
 	}
-	// Settling without a presentation keeps the received one; after that
-	// the invocation is closed and nothing changes it.
-	pub(Change{Op: OpSettle, Entry: call("t1")})
+	// The final state has no presentation: the draft ends with the call.
+	pub(Change{Op: OpSettle, Entry: call("t1", nil)})
 	s := c.event("settle")
 	e, _ := transcript.DecodeEntry(s.Entry)
-	if tool := e.Content.(transcript.Tool); tool.Presentation == nil || tool.Presentation.Revision != 3 {
-		t.Fatalf("settlement lost the presentation: %s", s.raw)
+	if tool := e.Content.(transcript.Tool); tool.Presentation != nil {
+		t.Fatalf("settlement kept a presentation the final state does not have: %s", s.raw)
 	}
 	if err := ts.Publish("c", Change{Op: OpPresentation, EntryID: "t1", InvocationID: "inv-t1", Presentation: pres(9)}); err != nil {
 		t.Fatal(err)
 	}
+	// A new checkpoint (a reconnect) has no presentation for it either.
+	cp := c.open("c")
+	for _, p := range cp.Checkpoint.Presentations {
+		if p.EntryID == "t1" {
+			t.Fatalf("a closed call's presentation is in the checkpoint: %+v", p)
+		}
+	}
 	pub(Change{Op: OpTurn, Turn: &TurnState{State: "idle"}})
 	c.event("turn")
 	for _, f := range c.held {
-		if f.Type == "event" && (f.Op == "presentation" || f.Op == "upsert" || f.Op == "settle") {
-			t.Fatalf("event that moves backwards went out: %s", f.raw)
+		if f.Type == "event" && (f.Op == "presentation" || f.Op == "upsert") {
+			t.Fatalf("unexpected event: %s", f.raw)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"strings"
@@ -21,7 +22,7 @@ func TestMalformedFramesKeepTheConnection(t *testing.T) {
 	if f := c.await(func(f frame) bool { return f.Re == "early" }); f.Code != "hello-required" {
 		t.Fatalf("before hello: %s", f.raw)
 	}
-	if f := c.call(map[string]any{"type": "hello", "protocol": 2}); f.Type != "welcome" {
+	if f := c.call(map[string]any{"type": "hello", "protocol": ProtocolVersion}); f.Type != "welcome" {
 		t.Fatalf("hello: %s", f.raw)
 	}
 	cases := []struct {
@@ -88,7 +89,7 @@ func TestSecurity(t *testing.T) {
 		t.Errorf("with token: %v", err)
 	}
 
-	ts := newTestServer(t, Options{Token: "s3cret"})
+	ts := newTestServer(t, Options{Token: testToken})
 	get := func(path, auth string) int {
 		req, _ := http.NewRequest("GET", ts.url+path, nil)
 		if auth != "" {
@@ -105,11 +106,11 @@ func TestSecurity(t *testing.T) {
 	if s := get("/api/v2/conversations", "wrong"); s != 401 {
 		t.Errorf("wrong token: %d", s)
 	}
-	if s := get("/api/v2/conversations", "s3cret"); s != 200 {
+	if s := get("/api/v2/conversations", testToken); s != 200 {
 		t.Errorf("right token: %d", s)
 	}
 	for _, p := range []string{"/api/v2/conversations/..%2F..%2Fetc", "/api/v2/conversations/.hidden", "/api/v2/conversations/a%00b"} {
-		if s := get(p, "s3cret"); s != 400 {
+		if s := get(p, testToken); s != 400 {
 			t.Errorf("%s: %d, want 400", p, s)
 		}
 	}
@@ -118,13 +119,17 @@ func TestSecurity(t *testing.T) {
 	if _, _, err := websocket.Dial(ctx, wsURL, nil); err == nil {
 		t.Error("WebSocket without token accepted")
 	}
-	ws, _, err := websocket.Dial(ctx, wsURL+"?token=s3cret", nil)
+	if _, _, err := websocket.Dial(ctx, wsURL+"?token="+testToken, nil); err == nil {
+		t.Error("WebSocket with the token in the query accepted; only the header or subprotocol may carry it")
+	}
+	ws, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{Subprotocols: []string{Subprotocol, TokenSubprotocolPrefix + base64.RawURLEncoding.EncodeToString([]byte(testToken))}})
 	if err != nil {
 		t.Fatalf("WebSocket with token: %v", err)
 	}
 	ws.CloseNow()
 	h := http.Header{"Origin": {"https://evil.example"}}
-	if _, resp, err := websocket.Dial(ctx, wsURL+"?token=s3cret", &websocket.DialOptions{HTTPHeader: h}); err == nil || resp.StatusCode != 403 {
+	h.Set("Authorization", "Bearer "+testToken)
+	if _, resp, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{HTTPHeader: h}); err == nil || resp.StatusCode != 403 {
 		t.Error("cross-origin WebSocket accepted")
 	}
 	resp, err := http.Get(ts.url + "/")
@@ -136,9 +141,11 @@ func TestSecurity(t *testing.T) {
 }
 
 func TestConversationResources(t *testing.T) {
-	ts := newTestServer(t, Options{})
+	ts := newTestServer(t, Options{Token: testToken})
 	do := func(method, path, body string) (int, string) {
 		req, _ := http.NewRequest(method, ts.url+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+testToken)
 		resp, err := http.DefaultClient.Do(req)
 		must(t, err)
 		defer resp.Body.Close()
@@ -200,6 +207,7 @@ func TestRenameRespectsTheWriterLock(t *testing.T) {
 	l, err := history.Open(path)
 	must(t, err)
 	req, _ := http.NewRequest("PATCH", ts.url+"/api/v2/conversations/c", strings.NewReader(`{"title":"x"}`))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	must(t, err)
 	resp.Body.Close()
@@ -208,6 +216,7 @@ func TestRenameRespectsTheWriterLock(t *testing.T) {
 	}
 	must(t, l.Close())
 	req, _ = http.NewRequest("PATCH", ts.url+"/api/v2/conversations/c", strings.NewReader(`{"title":"x"}`))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err = http.DefaultClient.Do(req)
 	must(t, err)
 	resp.Body.Close()

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,21 +9,24 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 )
 
 // ProtocolVersion is the protocol this server speaks (docs/protocol.md).
-const ProtocolVersion = 2
+const ProtocolVersion = 3
 
 // Options configure a Server.
 type Options struct {
 	// DataDir is folio's data folder; logs are in DataDir/conversations.
 	DataDir string
-	// Token, when set, is required on every API request (bearer) and
-	// WebSocket upgrade. Required to listen on a non-loopback address.
+	// Token, when set, is required on every API request and WebSocket
+	// upgrade (see admit.go); it must pass CheckToken. Required to listen
+	// on a non-loopback address. folio serve makes one per launch.
 	Token string
+	// AllowedHosts are extra names (or name:port) the Host header may
+	// carry besides the bound address, localhost, 127.0.0.1 and [::1].
+	AllowedHosts []string
 	// Engine runs commands. Without one, commands are rejected with
 	// engine-unavailable and the server is a reader of the logs.
 	Engine Engine
@@ -45,15 +47,22 @@ type Options struct {
 
 // Server serves folio's HTTP API, WebSocket protocol and web app.
 type Server struct {
-	opts    Options
-	snapDir string
-	done    chan struct{}
-	closeMu sync.Once
+	opts     Options
+	snapRoot string // the server's folder: its lock and snapDir
+	snapDir  string
+	snapLock func() error  // held while the server lives; see snapdir.go
+	slots    chan struct{} // one per open WebSocket, at most maxConns
+	done     chan struct{}
+	closeMu  sync.Once
+	closeMu2 sync.Once // releases snapLock
 
-	mu     sync.Mutex
-	convs  map[string]*conv
-	conns  map[*conn]struct{}
-	tokens map[string]*conn // every live snapshot token → its connection
+	mu    sync.Mutex
+	convs map[string]*liveState
+	// convIdle is how long an unfollowed conversation's live state stays
+	// (convIdle; tests set 0 to evict at once).
+	convIdle time.Duration
+	conns    map[*conn]struct{}
+	tokens   map[string]*conn // every live snapshot token → its connection
 
 	metaCache metaCache
 	artifacts artifactCache // final artifacts found in logs (artifacts.go)
@@ -81,20 +90,30 @@ func New(opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Token != "" {
+		if err := CheckToken(opts.Token); err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+	}
 	if err := os.MkdirAll(filepath.Join(opts.DataDir, "conversations"), 0o700); err != nil {
 		return nil, fmt.Errorf("server: data folder: %w", err)
 	}
-	dir, err := os.MkdirTemp(opts.TempDir, "folio-serve-")
+	removeDeadSnapshotDirs(opts.TempDir, opts.Logger)
+	dir, unlock, err := makeSnapshotDir(opts.TempDir)
 	if err != nil {
 		return nil, fmt.Errorf("server: snapshot folder: %w", err)
 	}
 	s := &Server{
-		opts:    opts,
-		snapDir: dir,
-		done:    make(chan struct{}),
-		convs:   map[string]*conv{},
-		conns:   map[*conn]struct{}{},
-		tokens:  map[string]*conn{},
+		opts:     opts,
+		snapRoot: dir,
+		snapDir:  filepath.Join(dir, "snapshots"),
+		snapLock: unlock,
+		slots:    make(chan struct{}, maxConns),
+		done:     make(chan struct{}),
+		convs:    map[string]*liveState{},
+		convIdle: convIdle,
+		conns:    map[*conn]struct{}{},
+		tokens:   map[string]*conn{},
 	}
 	if t, ok := opts.Engine.(*Turns); ok {
 		s.turns = t
@@ -136,7 +155,9 @@ func (s *Server) Close() error {
 		cv.mu.Unlock()
 	}
 	s.mu.Unlock()
-	return os.RemoveAll(s.snapDir)
+	err := os.RemoveAll(s.snapRoot)
+	s.closeMu2.Do(func() { s.snapLock() })
+	return err
 }
 
 // CheckAddr refuses a listen address that is not loopback unless a token is
@@ -212,31 +233,11 @@ func (s *Server) Handler() http.Handler {
 	} else {
 		mux.Handle("/", placeholder())
 	}
-	return mux
-}
-
-// authorize checks the bearer token when one is set. Browsers cannot put a
-// header on a WebSocket upgrade, so that one may carry ?token= instead.
-func (s *Server) authorize(next http.Handler) http.Handler {
-	if s.opts.Token == "" {
-		return next
-	}
-	want := []byte(s.opts.Token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if got == "" && r.URL.Path == "/api/v2/ws" {
-			got = r.URL.Query().Get("token")
-		}
-		if subtle.ConstantTimeCompare([]byte(got), want) != 1 {
-			httpError(w, http.StatusUnauthorized, "unauthorized", "a valid bearer token is required")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+	return s.admit(mux)
 }
 
 // conv returns the live state of a conversation, creating it.
-func (s *Server) conv(id string) *conv {
+func (s *Server) conv(id string) *liveState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.convs[id]
@@ -262,5 +263,5 @@ func (s *Server) Publish(conversation string, ch Change) error {
 	c := s.conv(conversation)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.applyLocked(ch, nil, false)
+	return c.applyLocked(ch, 0)
 }

@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/foliodev/folio/engine"
 	"github.com/foliodev/folio/history"
@@ -78,7 +75,7 @@ type Turns struct {
 
 	mu       sync.Mutex
 	srv      *Server
-	sessions map[string]*session
+	sessions map[string]*runner
 	closed   bool
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -112,7 +109,7 @@ func NewTurns(o TurnsOptions) (*Turns, error) {
 	if o.IdleAfter <= 0 {
 		o.IdleAfter = DefaultIdleAfter
 	}
-	return &Turns{opts: o, sessions: map[string]*session{}, stop: make(chan struct{})}, nil
+	return &Turns{opts: o, sessions: map[string]*runner{}, stop: make(chan struct{})}, nil
 }
 
 // bind attaches the server the engines publish to and starts closing idle
@@ -141,7 +138,7 @@ func (t *Turns) janitor() {
 // waiting for approval since before now minus IdleAfter.
 func (t *Turns) closeIdle(now time.Time) {
 	t.mu.Lock()
-	var idle []*session
+	var idle []*runner
 	for id, s := range t.sessions {
 		if s.ready() && s.err == nil && s.idleSince(now) >= t.opts.IdleAfter {
 			delete(t.sessions, id)
@@ -160,7 +157,7 @@ func (t *Turns) Close() error {
 	t.stopOnce.Do(func() { close(t.stop) })
 	t.mu.Lock()
 	t.closed = true
-	all := make([]*session, 0, len(t.sessions))
+	all := make([]*runner, 0, len(t.sessions))
 	for _, s := range t.sessions {
 		all = append(all, s)
 	}
@@ -212,8 +209,8 @@ func (t *Turns) setTitle(id, title string) (handled bool, err error) {
 	return true, s.log.SetTitle(title)
 }
 
-// session returns the conversation's engine, opening it on first use.
-func (t *Turns) session(id string) (*session, error) {
+// runnerFor returns the conversation's engine, opening it on first use.
+func (t *Turns) runnerFor(id string) (*runner, error) {
 	t.mu.Lock()
 	if t.closed || t.srv == nil {
 		t.mu.Unlock()
@@ -221,7 +218,7 @@ func (t *Turns) session(id string) (*session, error) {
 	}
 	s := t.sessions[id]
 	if s == nil {
-		s = &session{t: t, srv: t.srv, id: id, readyC: make(chan struct{})}
+		s = &runner{t: t, srv: t.srv, id: id, readyC: make(chan struct{})}
 		t.sessions[id] = s
 		t.mu.Unlock()
 		s.err = s.start()
@@ -248,7 +245,7 @@ func (t *Turns) session(id string) (*session, error) {
 func (t *Turns) Do(ctx context.Context, cmd Command) (Receipt, error) {
 	// An engine closed as idle between lookup and use is opened again.
 	for attempt := 0; ; attempt++ {
-		s, err := t.session(cmd.Conversation)
+		s, err := t.runnerFor(cmd.Conversation)
 		if err != nil {
 			return Receipt{}, err
 		}
@@ -260,8 +257,9 @@ func (t *Turns) Do(ctx context.Context, cmd Command) (Receipt, error) {
 	}
 }
 
-// session is one conversation's open engine.
-type session struct {
+// runner is one conversation's open engine: it runs its commands and
+// is, while open, the producer of its live changes.
+type runner struct {
 	t   *Turns
 	srv *Server
 	id  string
@@ -314,7 +312,7 @@ type tracked struct {
 	last Receipt
 }
 
-func (s *session) ready() bool {
+func (s *runner) ready() bool {
 	select {
 	case <-s.readyC:
 		return true
@@ -323,7 +321,7 @@ func (s *session) ready() bool {
 	}
 }
 
-func (s *session) touch() {
+func (s *runner) touch() {
 	s.mu.Lock()
 	s.lastUsed = time.Now()
 	s.mu.Unlock()
@@ -331,7 +329,7 @@ func (s *session) touch() {
 
 // idleSince reports how long the engine has been idle at now; 0 while a
 // turn runs, something is queued or an approval waits.
-func (s *session) idleSince(now time.Time) time.Duration {
+func (s *runner) idleSince(now time.Time) time.Duration {
 	if _, running := s.eng.Running(); running || len(s.eng.Queue()) > 0 || len(s.eng.Approvals()) > 0 {
 		return 0
 	}
@@ -342,7 +340,7 @@ func (s *session) idleSince(now time.Time) time.Duration {
 
 // start takes the log's lock, hydrates an engine from the log and starts
 // publishing.
-func (s *session) start() error {
+func (s *runner) start() error {
 	path := s.srv.logPath(s.id)
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("%w: no conversation %s", ErrNotFound, s.id)
@@ -376,7 +374,8 @@ func (s *session) start() error {
 		return fmt.Errorf("tools: %w", err)
 	}
 	o := s.t.opts
-	opts := []engine.Option{engine.WithTools(set), engine.WithHost(s.host), engine.WithSaver(saver{s}), engine.WithModel(o.Model)}
+	opts := []engine.Option{engine.WithTools(set), engine.WithHost(s.host), engine.WithSaver(saver{s}), engine.WithModel(o.Model),
+		engine.WithCommandLog(log)} // receipts survive a restart (history.CommandsPath)
 	if o.ContextWindow > 0 {
 		opts = append(opts, engine.WithContextWindow(o.ContextWindow))
 	}
@@ -404,13 +403,16 @@ func (s *session) start() error {
 	s.unsub = s.host.Subscribe(s.onTool)
 	s.quit, s.done = make(chan struct{}), make(chan struct{})
 	s.saveC, s.poke = make(chan struct{}, 1), make(chan struct{}, 1)
+	// From here the engine is the conversation's one producer of live
+	// changes; close hands them back to the log follower.
+	s.srv.conv(s.id).acquire()
 	go s.run()
 	return nil
 }
 
 // close stops the engine (a running turn stops and is saved), publishes
 // what it wrote last and releases the log's lock.
-func (s *session) close() error {
+func (s *runner) close() error {
 	err := s.eng.Close()
 	close(s.quit)
 	<-s.done
@@ -418,13 +420,15 @@ func (s *session) close() error {
 	s.sub.Close()
 	s.host.Close()
 	s.logMu.Lock()
-	defer s.logMu.Unlock()
 	s.closed = true
-	return errors.Join(err, s.log.Close())
+	err = errors.Join(err, s.log.Close())
+	s.logMu.Unlock()
+	s.srv.conv(s.id).release()
+	return err
 }
 
 // saver saves through the log and tells the publisher what is durable.
-type saver struct{ s *session }
+type saver struct{ s *runner }
 
 func (w saver) Save(doc transcript.Document, msgs []message.Message) error {
 	s := w.s
@@ -451,408 +455,4 @@ type spawner struct{ e *engine.Engine }
 
 func (sp *spawner) Spawn(ctx context.Context, inv, label, prompt string) (string, string, error) {
 	return sp.e.Spawn(ctx, inv, label, prompt)
-}
-
-// liveCadence bounds how often streaming changes are published: every
-// event carries the entry's whole current text, so publishing each token
-// of a fast model would send the reply over and over. 30 updates a second
-// still reads as streaming.
-const liveCadence = 33 * time.Millisecond
-
-// run publishes the store's snapshots (at most once per liveCadence; the
-// latest one always goes out) and the engine's command changes until the
-// session closes, then once more so nothing written last is left out.
-func (s *session) run() {
-	defer close(s.done)
-	var (
-		last    time.Time
-		timer   *time.Timer
-		timerC  <-chan time.Time
-		pending bool
-	)
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	publish := func(snap transcript.Snapshot) {
-		s.publishDoc(snap)
-		last, pending = time.Now(), false
-	}
-	for {
-		select {
-		case snap, ok := <-s.sub.C():
-			if !ok {
-				return
-			}
-			// The engine signals no change when a turn's user or reply
-			// entry becomes known; the store's snapshot that holds it is
-			// the moment. The entries go out first, then the turn event.
-			if s.control && s.turnState() != s.lastTurn {
-				s.publishControl()
-				last, pending = time.Now(), false
-				continue
-			}
-			if wait := liveCadence - time.Since(last); wait > 0 {
-				pending = true
-				if timerC == nil {
-					timer = time.NewTimer(wait)
-					timerC = timer.C
-				}
-				continue
-			}
-			publish(snap)
-		case <-timerC:
-			timerC = nil
-			if pending {
-				publish(s.store.Snapshot())
-			}
-		case <-s.saveC:
-			publish(s.store.Snapshot())
-		case <-s.eng.Changed():
-			s.publishControl()
-			last, pending = time.Now(), false
-		case <-s.poke:
-			s.publishControl()
-			last, pending = time.Now(), false
-		case <-s.quit:
-			s.publishControl()
-			return
-		}
-	}
-}
-
-// publishDoc publishes what changed in the document since the last call:
-// each new or changed entry once, open ones as upserts and settled ones as
-// settles, in document order. A failure entry (and what follows it) waits
-// until a save holds it, so its event never overtakes the log: a reload
-// right after the event shows the same notice.
-func (s *session) publishDoc(snap transcript.Snapshot) {
-	if snap.Generation != s.gen {
-		// Replaced or cleared: clients rebuild from a new snapshot of the
-		// log, which the engine's next save rewrites. Its settled entries
-		// reach them that way, not as a flood of events; what is open or
-		// comes later is published as usual.
-		s.gen, s.published, s.pub = snap.Generation, snap.Document.Settled(), map[string]pubState{}
-		_ = s.srv.Publish(s.id, Change{Op: OpReplaced})
-	}
-	doc := snap.Document
-	s.mu.Lock()
-	saved, saveErr := s.savedDoc, s.saveErr
-	s.mu.Unlock()
-	for i := s.published; i < doc.Len(); i++ {
-		e, open, fp := doc.At(i), doc.IsOpen(i), doc.Fingerprint(i)
-		if p, ok := s.pub[e.ID]; ok && p.fp == fp && p.open == open {
-			continue
-		}
-		if _, failure := e.Content.(transcript.Failure); failure && saveErr == nil {
-			if _, ok := saved.Index(e.ID); !ok {
-				if h := s.t.hooks.held; h != nil {
-					h(e.ID)
-				}
-				break // not saved yet: the save's signal brings us back
-			}
-		}
-		after := ""
-		if i > 0 {
-			after = doc.At(i - 1).ID
-		}
-		op := OpSettle
-		if open {
-			op = OpUpsert
-		}
-		_ = s.srv.Publish(s.id, Change{Op: op, Entry: e, After: after})
-		s.pub[e.ID] = pubState{fp: fp, open: open}
-		if h := s.t.hooks.published; h != nil {
-			h(e)
-		}
-	}
-	// Settled entries never change again: stop looking at them.
-	for s.published < doc.Settled() {
-		id := doc.At(s.published).ID
-		if p, ok := s.pub[id]; !ok || p.open {
-			break
-		}
-		delete(s.pub, id)
-		s.published++
-	}
-}
-
-// turnState is the running turn as clients see it. It also remembers a
-// send's user entry for its receipt.
-func (s *session) turnState() TurnState {
-	tr, ok := s.eng.Running()
-	if !ok {
-		return TurnState{State: "idle"}
-	}
-	ts := TurnState{State: "running", Turn: tr.UserEntryID, Reply: tr.ReplyEntryID}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if tr.UserEntryID != "" {
-		s.userEntry[tr.CommandID] = tr.UserEntryID
-	} else if tk, ok := s.pending[tr.CommandID]; ok && tk.kind == CmdRetry {
-		if s.retryTurn.commandID != tr.CommandID {
-			s.retryTurn.commandID, s.retryTurn.userEntry = tr.CommandID, lastUser(s.store.Snapshot().Document)
-		}
-		ts.Turn = s.retryTurn.userEntry
-	}
-	return ts
-}
-
-// publishControl publishes the engine's turn, queue, approvals and the
-// receipts of commands that changed state. The document goes first, so a
-// receipt never announces a turn's end before its entries.
-func (s *session) publishControl() {
-	s.publishDoc(s.store.Snapshot())
-	ts := s.turnState()
-	q := []QueueItem{}
-	for _, r := range s.eng.Queue() {
-		q = append(q, QueueItem{CommandID: r.CommandID, Text: r.Text, State: StateQueued})
-	}
-	a := []ApprovalItem{}
-	for _, ap := range s.eng.Approvals() {
-		a = append(a, ApprovalItem{InvocationID: ap.ID, Tool: ap.Tool, Args: ap.Args, Child: ap.Child})
-	}
-	if !s.control || ts != s.lastTurn {
-		t := ts
-		_ = s.srv.Publish(s.id, Change{Op: OpTurn, Turn: &t})
-		s.lastTurn = ts
-	}
-	if !s.control || !slices.Equal(q, s.lastQueue) {
-		_ = s.srv.Publish(s.id, Change{Op: OpQueue, Queue: q})
-		s.lastQueue = q
-	}
-	if !s.control || !slices.Equal(a, s.lastAppr) {
-		_ = s.srv.Publish(s.id, Change{Op: OpApprovals, Approvals: a})
-		s.lastAppr = a
-	}
-	s.control = true
-
-	s.mu.Lock()
-	var changed []Receipt
-	for id, tr := range s.pending {
-		r, err := s.eng.Status(id)
-		if err != nil {
-			continue
-		}
-		rc := protoReceipt(r)
-		rc.CommandID, rc.Conversation, rc.Kind = id, s.id, tr.kind
-		rc.EntryID = s.userEntry[id]
-		if rc != tr.last {
-			tr.last = rc
-			changed = append(changed, rc)
-		}
-		if final(r.State) {
-			delete(s.pending, id)
-			delete(s.userEntry, id)
-		}
-	}
-	s.mu.Unlock()
-	slices.SortFunc(changed, func(a, b Receipt) int { return receiptRank(a.State) - receiptRank(b.State) })
-	for i := range changed {
-		_ = s.srv.Publish(s.id, Change{Op: OpReceipt, Receipt: &changed[i]})
-	}
-}
-
-// onTool publishes a presentation that never reaches the document: the
-// current value of an ephemeral primary item, shown only while its
-// invocation is open (retained values travel inside the tool entry).
-func (s *session) onTool(ch toolview.Change) {
-	if !ch.Open || ch.Record != nil || ch.Item != "" || ch.Value == nil || ch.Value.Draft || ch.Retention != toolview.Ephemeral {
-		return
-	}
-	p := &transcript.Presentation{Schema: ch.Value.Schema, Version: ch.Value.Version,
-		Revision: int64(ch.Revision), Payload: transcript.RawJSON(ch.Value.Payload)}
-	_ = s.srv.Publish(s.id, Change{Op: OpPresentation, EntryID: ch.Invocation, InvocationID: ch.Invocation,
-		Presentation: p, Ephemeral: true})
-}
-
-// track remembers a command whose receipt the engine will change later.
-func (s *session) track(cmd Command, rc Receipt) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.pending[cmd.CommandID]; !ok {
-		s.pending[cmd.CommandID] = &tracked{kind: cmd.Kind, last: rc}
-	}
-}
-
-func (s *session) do(ctx context.Context, cmd Command) (Receipt, error) {
-	e := s.eng
-	switch cmd.Kind {
-	case CmdEdit:
-		return s.edit(ctx, cmd)
-	case CmdSelectBranch:
-		return s.selectBranch(cmd)
-	case CmdSend:
-		if cmd.Head != "" {
-			if cur, err := (saver{s}).Head(); err != nil || cmd.Head != cur {
-				return Receipt{}, fmt.Errorf("%w: head %q is not the selected head %q", ErrNotFound, clip(cmd.Head), cur)
-			}
-		}
-		atts, err := readAttachments(cmd.Attachments)
-		if err != nil {
-			return Receipt{}, err
-		}
-		choice, err := s.t.modelFor(s.id, cmd.Model)
-		if err != nil {
-			return Receipt{}, err
-		}
-		r, err := e.SendWithModel(ctx, cmd.CommandID, cmd.Text, atts, choice)
-		if errors.Is(err, engine.ErrEmpty) {
-			return Receipt{State: StateRejected, Code: "bad-request", Reason: "send: the text is empty"}, nil
-		}
-		if err != nil {
-			return Receipt{}, err
-		}
-		return s.answer(cmd, r), nil
-	case CmdSteer:
-		r, err := e.Steer(cmd.CommandID, cmd.Text)
-		switch {
-		case errors.Is(err, engine.ErrEmpty):
-			return Receipt{State: StateRejected, Code: "bad-request", Reason: "steer: the text is empty"}, nil
-		case errors.Is(err, engine.ErrNoTurn):
-			return Receipt{}, fmt.Errorf("%w: send it as a message instead", ErrNotRunning)
-		case errors.Is(err, engine.ErrCancelled):
-			return Receipt{}, fmt.Errorf("%w: the turn is being stopped; the instruction stays a draft", ErrCancelled)
-		case err != nil:
-			return Receipt{}, err
-		}
-		return s.answer(cmd, r), nil
-	case CmdStop:
-		turn := cmd.Turn
-		if tr, ok := e.Running(); ok && tr.UserEntryID == "" && turn == lastUser(s.store.Snapshot().Document) {
-			s.mu.Lock()
-			tk := s.pending[tr.CommandID]
-			s.mu.Unlock()
-			if tk != nil && tk.kind == CmdRetry {
-				turn = tr.CommandID // a retry is named by the turn it retries
-			}
-		}
-		err := e.StopTurn(turn, cmd.Reply)
-		switch {
-		case errors.Is(err, engine.ErrNoTurn):
-			return Receipt{}, fmt.Errorf("%w: the turn already ended", ErrNotRunning)
-		case errors.Is(err, engine.ErrStopConflict):
-			return Receipt{}, fmt.Errorf("%w: turn %q is not the running turn", ErrStopConflict, clip(cmd.Turn))
-		case err != nil:
-			return Receipt{}, err
-		}
-		return Receipt{State: StateDone}, nil
-	case CmdApprove:
-		d := engine.Deny
-		if cmd.Allow {
-			d = engine.AllowOnce
-		}
-		if err := e.Approve(cmd.InvocationID, d); err != nil {
-			if _, running := e.Running(); !running {
-				return Receipt{}, fmt.Errorf("%w: nothing waits for approval", ErrNotRunning)
-			}
-			return Receipt{}, fmt.Errorf("%w: no call %q waits for approval", ErrNotFound, clip(cmd.InvocationID))
-		}
-		return Receipt{State: StateDone}, nil
-	case CmdRetry:
-		if last := lastFailure(s.store.Snapshot().Document); last == "" || last != cmd.FailureID {
-			return Receipt{}, fmt.Errorf("%w: %q is not the failure of the last turn", ErrNotFound, clip(cmd.FailureID))
-		}
-		r, err := e.Retry(cmd.CommandID)
-		if errors.Is(err, engine.ErrNothingToRetry) {
-			return Receipt{}, fmt.Errorf("%w: the last turn did not fail, or another turn runs", ErrNotFound)
-		}
-		if err != nil {
-			return Receipt{}, err
-		}
-		return s.answer(cmd, r), nil
-	}
-	return Receipt{}, fmt.Errorf("%w: command %q", ErrUnsupported, cmd.Kind)
-}
-
-// answer maps the engine's receipt and starts tracking its later changes.
-func (s *session) answer(cmd Command, r engine.Receipt) Receipt {
-	rc := protoReceipt(r)
-	rc.CommandID, rc.Conversation, rc.Kind = cmd.CommandID, cmd.Conversation, cmd.Kind
-	if !final(r.State) {
-		s.track(cmd, rc)
-		// The state may have moved while we tracked it.
-		select {
-		case s.poke <- struct{}{}:
-		default:
-		}
-	}
-	return rc
-}
-
-// lastUser is the ID of the document's last user entry.
-func lastUser(doc transcript.Document) string {
-	for i := doc.Len() - 1; i >= 0; i-- {
-		if _, ok := doc.At(i).Content.(transcript.User); ok {
-			return doc.At(i).ID
-		}
-	}
-	return ""
-}
-
-// lastFailure is the ID of the document's last failure entry, when no user
-// entry follows it.
-func lastFailure(doc transcript.Document) string {
-	for i := doc.Len() - 1; i >= 0; i-- {
-		switch doc.At(i).Content.(type) {
-		case transcript.Failure:
-			return doc.At(i).ID
-		case transcript.User:
-			return ""
-		}
-	}
-	return ""
-}
-
-func final(st engine.State) bool {
-	switch st {
-	case engine.Done, engine.Failed, engine.Stopped, engine.Rejected, engine.Removed, engine.Applied:
-		return true
-	}
-	return false
-}
-
-// protoReceipt maps an engine state onto the protocol's receipt states. A
-// turn that failed or was stopped still happened: it is "done", with code
-// "failed" or "stopped". A queued command a stop dropped is "rejected"
-// with code "cancelled": it stays the client's draft.
-func protoReceipt(r engine.Receipt) Receipt {
-	switch r.State {
-	case engine.Queued:
-		return Receipt{State: StateQueued}
-	case engine.Running:
-		return Receipt{State: StateDispatched}
-	case engine.Applied, engine.Done:
-		return Receipt{State: StateDone}
-	case engine.Failed:
-		return Receipt{State: StateDone, Code: "failed", Reason: r.Reason}
-	case engine.Stopped:
-		return Receipt{State: StateDone, Code: "stopped", Reason: r.Reason}
-	default: // Rejected, Removed
-		return Receipt{State: StateRejected, Code: "cancelled", Reason: r.Reason}
-	}
-}
-
-// readAttachments turns uploaded files into the text the model reads. A
-// binary or very large file is described rather than inlined.
-func readAttachments(as []Attachment) ([]engine.Attachment, error) {
-	var out []engine.Attachment
-	for _, a := range as {
-		f, err := os.Open(a.Path)
-		if err != nil {
-			return nil, fmt.Errorf("%w: attachment %s", ErrNotFound, a.ID)
-		}
-		b, err := io.ReadAll(io.LimitReader(f, maxAttachmentText+1))
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("read attachment %s: %w", a.ID, err)
-		}
-		text := string(b)
-		if len(b) > maxAttachmentText || !utf8.Valid(b) {
-			text = fmt.Sprintf("[%s: %d bytes of %s, not shown]", a.Name, a.Size, a.ContentType)
-		}
-		out = append(out, engine.Attachment{Name: a.Name, Text: text})
-	}
-	return out, nil
 }

@@ -19,7 +19,7 @@ func BenchmarkPublishStreamingUpdate(b *testing.B) {
 	ts := newTestServer(b, Options{})
 	id := "bench"
 	store := transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))
-	s := &session{t: &Turns{}, srv: ts.Server, id: id, pub: map[string]pubState{}, gen: store.Snapshot().Generation}
+	s := &runner{t: &Turns{}, srv: ts.Server, id: id, pub: map[string]pubState{}, gen: store.Snapshot().Generation}
 	sink := &conn{out: make(chan outFrame, 16), closed: make(chan struct{})}
 	cv := ts.conv(id)
 	cv.mu.Lock()

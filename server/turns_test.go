@@ -26,7 +26,7 @@ import (
 
 // newTurnsServer starts a server whose commands run real turns at the given
 // demo rate (tokens per second).
-func newTurnsServer(t *testing.T, rate float64, data string) (*testServer, *Turns) {
+func newTurnsServer(t *testing.T, rate float64, data string, token ...string) (*testServer, *Turns) {
 	t.Helper()
 	turns, err := NewTurns(TurnsOptions{
 		Provider:  demo.New(demo.Options{TokensPerSecond: rate}),
@@ -36,13 +36,22 @@ func newTurnsServer(t *testing.T, rate float64, data string) (*testServer, *Turn
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newTestServer(t, Options{Engine: turns, DataDir: data}), turns
+	opts := Options{Engine: turns, DataDir: data}
+	if len(token) > 0 {
+		opts.Token = token[0]
+	}
+	return newTestServer(t, opts), turns
 }
 
 // create makes an empty conversation over HTTP.
 func (ts *testServer) create(t *testing.T) string {
 	t.Helper()
-	resp, err := http.Post(ts.url+"/api/v2/conversations", "application/json", strings.NewReader(`{}`))
+	req, _ := http.NewRequest(http.MethodPost, ts.url+"/api/v2/conversations", strings.NewReader(`{}`))
+	req.Header.Set("Content-Type", "application/json")
+	if ts.opts.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+ts.opts.Token)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +185,7 @@ func TestTurnStreamsLiveAndReloadShowsTheSame(t *testing.T) {
 	c := ts.dial(t)
 	c.open(id)
 	rc := c.send(id, "k1", "hello there")
-	if rc.State != StateQueued && rc.State != StateDispatched {
+	if rc.State != StateQueued && rc.State != StateRunning {
 		t.Fatalf("send receipt: %+v", rc)
 	}
 
@@ -185,6 +194,7 @@ func TestTurnStreamsLiveAndReloadShowsTheSame(t *testing.T) {
 	final := map[string]transcript.Entry{}
 	var agentTexts []string
 	settled := map[string]bool{}
+	revs := map[string]int64{}
 	for {
 		f := c.await(func(f frame) bool { return f.Type == "event" })
 		if f.Op == "receipt" && f.Receipt.CommandID == "k1" && f.Receipt.State == StateDone {
@@ -193,10 +203,16 @@ func TestTurnStreamsLiveAndReloadShowsTheSame(t *testing.T) {
 			}
 			break
 		}
-		if f.Op != "upsert" && f.Op != "settle" {
+		if f.Op != "upsert" && f.Op != "settle" && f.Op != "append" {
 			continue
 		}
-		e := f.entry(t)
+		var e transcript.Entry
+		if f.Op == "append" {
+			e = f.appendTo(t, final[f.EntryID], revs[f.EntryID])
+		} else {
+			e = f.entry(t)
+		}
+		revs[e.ID] = f.Revision
 		if settled[e.ID] {
 			t.Fatalf("entry %s changed after it settled: %s", e.ID, f.raw)
 		}
@@ -204,7 +220,7 @@ func TestTurnStreamsLiveAndReloadShowsTheSame(t *testing.T) {
 			order = append(order, e.ID)
 		}
 		final[e.ID] = e
-		if !f.Open {
+		if !f.Open && f.Op != "append" {
 			settled[e.ID] = true
 		}
 		if a, ok := e.Content.(transcript.Agent); ok {
@@ -600,6 +616,7 @@ func TestRenameWhileEngineOpen(t *testing.T) {
 	c.send(id, "k1", "hello")
 	c.finished("k1")
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPatch, ts.url+"/api/v2/conversations/"+id, strings.NewReader(`{"title":"renamed"}`))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -739,7 +756,7 @@ func TestSteerAppliesInsideTheRunningTurn(t *testing.T) {
 	c.await(func(f frame) bool {
 		return f.Type == "event" && f.Op == "upsert" && f.Open && bytes.Contains(f.Entry, []byte(`"kind":"agent"`))
 	})
-	if rc := c.call(map[string]any{"type": "steer", "conversation": id, "commandId": "s1", "text": "hello instead"}).Receipt; rc.State != StateDispatched {
+	if rc := c.call(map[string]any{"type": "steer", "conversation": id, "commandId": "s1", "text": "hello instead"}).Receipt; rc.State != StateRunning {
 		t.Fatalf("steer: %+v", rc)
 	}
 	if rc := c.finished("s1"); rc.State != StateDone {
@@ -759,9 +776,12 @@ func TestSteerAppliesInsideTheRunningTurn(t *testing.T) {
 }
 
 func TestSendWithAttachment(t *testing.T) {
-	ts, _ := newTurnsServer(t, 0, "")
+	ts, _ := newTurnsServer(t, 0, "", testToken)
 	id := ts.create(t)
-	resp, err := http.Post(ts.url+"/api/v2/conversations/"+id+"/attachments?name=notes.txt", "text/plain", strings.NewReader("the word is plum"))
+	req, _ := http.NewRequest(http.MethodPost, ts.url+"/api/v2/conversations/"+id+"/attachments?name=notes.txt", strings.NewReader("the word is plum"))
+	req.Header.Set("Content-Type", "text/plain")
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -892,7 +912,7 @@ func TestReplacedStoreDocumentIsAnnounced(t *testing.T) {
 	c := ts.dial(t)
 	first := c.open(id)
 	store := transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))
-	s := &session{t: &Turns{}, srv: ts.Server, id: id, pub: map[string]pubState{}, gen: store.Snapshot().Generation}
+	s := &runner{t: &Turns{}, srv: ts.Server, id: id, pub: map[string]pubState{}, gen: store.Snapshot().Generation}
 	if _, err := store.Lease().Append(transcript.User{Text: "one"}); err != nil {
 		t.Fatal(err)
 	}
@@ -951,5 +971,41 @@ func TestStopARetry(t *testing.T) {
 	}
 	if rc := c.finished("r1"); rc.Code != "stopped" {
 		t.Fatalf("retry: %+v", rc)
+	}
+}
+
+// TestApprovalForTheConversation allows the shell for the conversation:
+// the next turn's shell call runs without asking. A scope the protocol
+// does not know is refused.
+func TestApprovalForTheConversation(t *testing.T) {
+	ts, _ := newTurnsServer(t, 0, "")
+	id := ts.create(t)
+	c := ts.dial(t)
+	c.open(id)
+	c.send(id, "a1", "list the files in this folder")
+	ap := c.await(func(f frame) bool {
+		return f.Type == "event" && f.Op == "approvals" && bytes.Contains(f.raw, []byte(`"shell"`))
+	}).control(t)
+	inv := ap.Approvals[0].InvocationID
+	bad := c.call(map[string]any{"type": "approve", "conversation": id, "commandId": "ap0", "invocationId": inv, "allow": true, "scope": "forever"})
+	if bad.Type != "error" || bad.Code != "bad-request" {
+		t.Fatalf("unknown scope: %s", bad.raw)
+	}
+	ok := c.call(map[string]any{"type": "approve", "conversation": id, "commandId": "ap1", "invocationId": inv, "allow": true, "scope": "conversation"})
+	if ok.Receipt.State != StateDone {
+		t.Fatalf("approve: %s", ok.raw)
+	}
+	if rc := c.finished("a1"); rc.Code != "" {
+		t.Fatalf("turn: %+v", rc)
+	}
+	c.held = nil
+	c.send(id, "a2", "list the files in this folder")
+	if rc := c.finished("a2"); rc.Code != "" {
+		t.Fatalf("second turn: %+v", rc)
+	}
+	for _, f := range c.held {
+		if f.Type == "event" && f.Op == "approvals" && bytes.Contains(f.raw, []byte(`"shell"`)) {
+			t.Fatalf("the shell asked again after a conversation-wide allow: %s", f.raw)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -27,6 +28,9 @@ const (
 	maxFollows     = 16
 	maxConns       = 512
 	outQueue       = 1024
+	outQueueBytes  = 16 << 20 // bytes queued for one connection before it is "lagged"
+	maxCommands    = 64       // commands of one connection waiting or running
+	maxOpenWaiting = 16       // opens of one connection waiting or capturing
 	writeTimeout   = 10 * time.Second
 	maxOpens       = 2 // concurrent snapshot captures per connection
 )
@@ -42,17 +46,22 @@ type conn struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
-	opens     chan struct{} // semaphore for captures
+	opens     chan struct{}  // semaphore for captures
+	queued    atomic.Int64   // bytes in out
+	cmds      sync.WaitGroup // command goroutines
 
-	mu      sync.Mutex
-	hello   bool
-	tokens  map[string]tokenScope // live tokens of this connection
-	expired map[string]bool       // tokens evicted from the LRU
-	follows map[string]*conv
+	mu        sync.Mutex
+	lanes     map[string]*lane // per conversation, the commands waiting to run in order
+	running   int              // commands waiting or running
+	openCount int              // opens waiting or capturing
+	hello     bool
+	tokens    map[string]tokenScope // live tokens of this connection
+	expired   map[string]bool       // tokens evicted from the LRU
+	follows   map[string]*liveState
 }
 
 type tokenScope struct {
-	conv *conv
+	conv *liveState
 	head string
 	gen  int64
 	seq  int64
@@ -67,15 +76,19 @@ type outFrame struct {
 var framePool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	n := len(s.conns)
-	s.mu.Unlock()
-	if n >= maxConns {
+	// A slot is taken before the upgrade and held until the connection
+	// is gone, so concurrent upgrades cannot overshoot the limit.
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	default:
 		httpError(w, http.StatusServiceUnavailable, "too-many", "too many connections")
 		return
 	}
-	// Accept checks Origin: absent, or the request's own host.
-	ws, err := websocket.Accept(w, r, nil)
+	// Accept checks Origin as well (admit did first): absent, or the
+	// request's own host. Browsers offer the token as a subprotocol next to
+	// Subprotocol, and need the server to select one of their offers.
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}})
 	if err != nil {
 		return // Accept wrote the 403
 	}
@@ -88,7 +101,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		opens:   make(chan struct{}, maxOpens),
 		tokens:  map[string]tokenScope{},
 		expired: map[string]bool{},
-		follows: map[string]*conv{},
+		follows: map[string]*liveState{},
 	}
 	s.mu.Lock()
 	s.conns[c] = struct{}{}
@@ -98,13 +111,18 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	c.close(websocket.StatusNormalClosure, "")
 }
 
-// send queues a frame. A client that lets its queue fill is disconnected
-// (4008); it reconnects and resumes from a checkpoint.
+// send queues a frame. A client that lets its queue fill, in frames or in
+// bytes, is disconnected (4008); it reconnects and resumes from a
+// checkpoint.
 func (c *conn) send(b []byte, pooled bool) {
 	select {
 	case <-c.closed:
 		return
 	default:
+	}
+	if c.queued.Add(int64(len(b))) > outQueueBytes {
+		go c.close(4008, "lagged")
+		return
 	}
 	select {
 	case c.out <- outFrame{b: b, pooled: pooled}:
@@ -126,6 +144,7 @@ func (c *conn) writeLoop() {
 			ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 			err := c.ws.Write(ctx, websocket.MessageText, f.b)
 			cancel()
+			c.queued.Add(-int64(len(f.b)))
 			if f.pooled && cap(f.b) <= 8<<20 {
 				b := f.b[:0]
 				framePool.Put(&b)
@@ -146,7 +165,7 @@ func (c *conn) close(code websocket.StatusCode, reason string) {
 		c.ws.Close(code, reason)
 		c.mu.Lock()
 		follows := c.follows
-		c.follows = map[string]*conv{}
+		c.follows = map[string]*liveState{}
 		tokens := c.tokens
 		c.tokens = map[string]tokenScope{}
 		c.mu.Unlock()
@@ -216,7 +235,7 @@ type errorFrame struct {
 }
 
 func (c *conn) protoError(re, code, msg string, rebuild bool) {
-	c.reply(errorFrame{Type: "error", Re: re, Code: code, Message: msg, Rebuild: rebuild})
+	c.reply(errorFrame{Type: "error", Re: re, Code: code, Message: clientText(msg), Rebuild: rebuild})
 }
 
 func (c *conn) reply(v any) {
@@ -297,12 +316,15 @@ type limits struct {
 	Snapshots     int `json:"snapshots"`
 }
 
+// helloFrame is the client's hello.
+type helloFrame struct {
+	envelope
+	Protocol int    `json:"protocol"`
+	Client   string `json:"client"`
+}
+
 func (c *conn) onHello(env envelope, frame []byte) {
-	var m struct {
-		envelope
-		Protocol int    `json:"protocol"`
-		Client   string `json:"client"`
-	}
+	var m helloFrame
 	if !c.decode(env, frame, &m) {
 		return
 	}
@@ -323,17 +345,20 @@ func (c *conn) onHello(env envelope, frame []byte) {
 	if size < 1 {
 		size = pager.DefaultLRUSize
 	}
-	c.reply(struct {
-		Type       string `json:"type"`
-		Re         string `json:"re"`
-		Protocol   int    `json:"protocol"`
-		Connection string `json:"connection"`
-		Limits     limits `json:"limits"`
-	}{"welcome", env.ID, ProtocolVersion, c.id, limits{maxFrame, pager.MinBudget, pager.MaxBudget, pager.DefaultBudget, size}})
+	c.reply(welcomeFrame{"welcome", env.ID, ProtocolVersion, c.id, limits{maxFrame, pager.MinBudget, pager.MaxBudget, pager.DefaultBudget, size}})
+}
+
+// welcomeFrame answers hello.
+type welcomeFrame struct {
+	Type       string `json:"type"`
+	Re         string `json:"re"`
+	Protocol   int    `json:"protocol"`
+	Connection string `json:"connection"`
+	Limits     limits `json:"limits"`
 }
 
 // follow subscribes the connection to a conversation's live events.
-func (c *conn) follow(cv *conv) error {
+func (c *conn) follow(cv *liveState) error {
 	c.mu.Lock()
 	if _, ok := c.follows[cv.id]; ok {
 		c.mu.Unlock()
@@ -367,13 +392,16 @@ type snapshotFrame struct {
 	State *controlState `json:"state,omitzero"`
 }
 
+// openFrame is the client's open.
+type openFrame struct {
+	envelope
+	Conversation string `json:"conversation"`
+	Head         string `json:"head"`
+	Since        *Since `json:"since"`
+}
+
 func (c *conn) onOpen(env envelope, frame []byte) {
-	var m struct {
-		envelope
-		Conversation string `json:"conversation"`
-		Head         string `json:"head"`
-		Since        *Since `json:"since"`
-	}
+	var m openFrame
 	if !c.decode(env, frame, &m) {
 		return
 	}
@@ -391,12 +419,27 @@ func (c *conn) onOpen(env envelope, frame []byte) {
 		c.protoError(env.ID, "too-many", fmt.Sprintf("a connection may follow at most %d conversations", maxFollows), false)
 		return
 	}
-	select {
-	case c.opens <- struct{}{}:
-	case <-c.closed:
+	// Captures run beside the read loop, at most maxOpens at a time; an
+	// open past that waits on its own goroutine, never in the read loop.
+	c.mu.Lock()
+	if c.openCount >= maxOpenWaiting {
+		c.mu.Unlock()
+		c.protoError(env.ID, "too-many", fmt.Sprintf("at most %d opens may wait on one connection", maxOpenWaiting), false)
 		return
 	}
+	c.openCount++
+	c.mu.Unlock()
 	go func() {
+		defer func() {
+			c.mu.Lock()
+			c.openCount--
+			c.mu.Unlock()
+		}()
+		select {
+		case c.opens <- struct{}{}:
+		case <-c.closed:
+			return
+		}
 		defer func() { <-c.opens }()
 		cp, err := cv.capture(m.Head, m.Since)
 		if err != nil {
@@ -481,16 +524,19 @@ func (c *conn) scope(token, conversation, head string) (tokenScope, string, stri
 	return sc, "", ""
 }
 
+// pageRequest is the client's page request.
+type pageRequest struct {
+	envelope
+	Token        string `json:"token"`
+	Conversation string `json:"conversation"`
+	Head         string `json:"head"`
+	Anchor       string `json:"anchor"`
+	Direction    string `json:"direction"`
+	BudgetBytes  int    `json:"budgetBytes"`
+}
+
 func (c *conn) onPage(env envelope, frame []byte) {
-	var m struct {
-		envelope
-		Token        string `json:"token"`
-		Conversation string `json:"conversation"`
-		Head         string `json:"head"`
-		Anchor       string `json:"anchor"`
-		Direction    string `json:"direction"`
-		BudgetBytes  int    `json:"budgetBytes"`
-	}
+	var m pageRequest
 	if !c.decode(env, frame, &m) {
 		return
 	}
@@ -545,11 +591,14 @@ func (c *conn) onPage(env envelope, frame []byte) {
 	c.send(b, true)
 }
 
+// releaseFrame is the client's release.
+type releaseFrame struct {
+	envelope
+	Token string `json:"token"`
+}
+
 func (c *conn) onRelease(env envelope, frame []byte) {
-	var m struct {
-		envelope
-		Token string `json:"token"`
-	}
+	var m releaseFrame
 	if !c.decode(env, frame, &m) {
 		return
 	}
@@ -565,11 +614,14 @@ func (c *conn) onRelease(env envelope, frame []byte) {
 	c.reply(map[string]string{"type": "released", "re": env.ID})
 }
 
+// unfollowFrame is the client's unfollow.
+type unfollowFrame struct {
+	envelope
+	Conversation string `json:"conversation"`
+}
+
 func (c *conn) onUnfollow(env envelope, frame []byte) {
-	var m struct {
-		envelope
-		Conversation string `json:"conversation"`
-	}
+	var m unfollowFrame
 	if !c.decode(env, frame, &m) {
 		return
 	}
@@ -594,6 +646,7 @@ type commandFrame struct {
 	Reply        string   `json:"reply"`
 	InvocationID string   `json:"invocationId"`
 	Allow        *bool    `json:"allow"`
+	Scope        string   `json:"scope"`
 	FailureID    string   `json:"failureId"`
 	EntryID      string   `json:"entryId"`
 	Model        string   `json:"model"`
@@ -604,7 +657,7 @@ var needs = map[string]struct{ required, allowed string }{
 	CmdSend:         {"text", "text attachments head model"},
 	CmdSteer:        {"text", "text"},
 	CmdStop:         {"turn", "turn reply"},
-	CmdApprove:      {"invocationId allow", "invocationId allow"},
+	CmdApprove:      {"invocationId allow", "invocationId allow scope"},
 	CmdRetry:        {"failureId", "failureId"},
 	CmdEdit:         {"entryId text", "entryId text"},
 	CmdSelectBranch: {"head", "head"},
@@ -614,6 +667,7 @@ func (m *commandFrame) present() map[string]bool {
 	return map[string]bool{
 		"text": m.Text != nil, "attachments": m.Attachments != nil, "head": m.Head != "", "turn": m.Turn != "",
 		"reply": m.Reply != "", "invocationId": m.InvocationID != "", "allow": m.Allow != nil,
+		"scope":     m.Scope != "",
 		"failureId": m.FailureID != "", "entryId": m.EntryID != "", "model": m.Model != "",
 	}
 }
@@ -653,6 +707,12 @@ func (c *conn) onCommand(env envelope, frame []byte) {
 		c.protoError(env.ID, "bad-request", fmt.Sprintf("at most %d attachments", maxAttachments), false)
 		return
 	}
+	switch m.Scope {
+	case "", ScopeOnce, ScopeConversation:
+	default:
+		c.protoError(env.ID, "bad-request", fmt.Sprintf("approve: scope must be %q or %q", ScopeOnce, ScopeConversation), false)
+		return
+	}
 	if m.Model != "" {
 		if err := c.srv.checkModel(m.Model); err != nil {
 			c.protoError(env.ID, "unknown-model", err.Error(), false)
@@ -661,7 +721,7 @@ func (c *conn) onCommand(env envelope, frame []byte) {
 	}
 	cmd := Command{Kind: env.Type, Conversation: m.Conversation, CommandID: m.CommandID, Head: m.Head,
 		Turn: m.Turn, Reply: m.Reply, InvocationID: m.InvocationID, FailureID: m.FailureID, EntryID: m.EntryID,
-		Model: m.Model}
+		Model: m.Model, Scope: m.Scope}
 	if m.Text != nil {
 		cmd.Text = *m.Text
 	}
@@ -671,16 +731,78 @@ func (c *conn) onCommand(env envelope, frame []byte) {
 	for _, id := range m.Attachments {
 		cmd.Attachments = append(cmd.Attachments, Attachment{ID: id})
 	}
-	rc := c.srv.do(context.Background(), cmd)
-	c.reply(struct {
-		Type    string  `json:"type"`
-		Re      string  `json:"re"`
-		Receipt Receipt `json:"receipt"`
-	}{"receipt", env.ID, rc})
+	// The command runs off the read loop (opening a conversation's engine
+	// may read a long log), after the connection's earlier commands on the
+	// same conversation, so pages, pings and other conversations' commands
+	// never wait for it.
+	if !c.inOrder(cmd.Conversation, func() {
+		rc := c.srv.do(context.Background(), cmd)
+		c.reply(receiptFrame{"receipt", env.ID, rc})
+	}) {
+		c.protoError(env.ID, "too-many", fmt.Sprintf("at most %d commands may wait on one connection", maxCommands), false)
+	}
 }
 
-// do runs a command once per command ID.
+// receiptFrame answers a command.
+type receiptFrame struct {
+	Type    string  `json:"type"`
+	Re      string  `json:"re"`
+	Receipt Receipt `json:"receipt"`
+}
+
+// lane holds one conversation's commands waiting behind the running one.
+type lane struct{ waiting []func() }
+
+// inOrder runs fn on its own goroutine after the connection's earlier
+// commands on conversation. It reports false, running nothing, when
+// maxCommands are already waiting or running.
+func (c *conn) inOrder(conversation string, fn func()) bool {
+	c.mu.Lock()
+	if c.running >= maxCommands {
+		c.mu.Unlock()
+		return false
+	}
+	c.running++
+	if c.lanes == nil {
+		c.lanes = map[string]*lane{}
+	}
+	if l := c.lanes[conversation]; l != nil {
+		l.waiting = append(l.waiting, fn)
+		c.mu.Unlock()
+		return true
+	}
+	l := &lane{}
+	c.lanes[conversation] = l
+	c.mu.Unlock()
+	c.cmds.Add(1)
+	go func() {
+		defer c.cmds.Done()
+		for {
+			fn()
+			c.mu.Lock()
+			c.running--
+			if len(l.waiting) == 0 {
+				delete(c.lanes, conversation)
+				c.mu.Unlock()
+				return
+			}
+			fn, l.waiting = l.waiting[0], l.waiting[1:]
+			c.mu.Unlock()
+		}
+	}()
+	return true
+}
+
+// do runs a command once per command ID. A conversation that does not
+// exist gets no live state: the command is refused.
 func (s *Server) do(ctx context.Context, cmd Command) Receipt {
+	if s.opts.Engine == nil {
+		return Receipt{CommandID: cmd.CommandID, Conversation: cmd.Conversation, Kind: cmd.Kind, State: StateRejected,
+			Code: "engine-unavailable", Reason: "this server has no engine; it only reads conversations"}
+	}
+	if _, err := os.Stat(s.logPath(cmd.Conversation)); err != nil {
+		return rejection(cmd, fmt.Errorf("%w: no conversation %s", ErrNotFound, cmd.Conversation))
+	}
 	cv := s.conv(cmd.Conversation)
 	return cv.book.do(ctx, cmd, func() Receipt {
 		if s.opts.Engine == nil {
@@ -700,7 +822,7 @@ func (s *Server) do(ctx context.Context, cmd Command) Receipt {
 		}
 		rc.CommandID, rc.Conversation, rc.Kind = cmd.CommandID, cmd.Conversation, cmd.Kind
 		if rc.State == "" {
-			rc.State = StateDispatched
+			rc.State = StateRunning
 		}
 		return rc
 	})

@@ -118,6 +118,7 @@ type App struct {
 	resizeSeq   uint64
 
 	input   textarea.Model
+	appr    approvalPrompt // approval.go
 	picker  *picker
 	overlay *overlay // /help, /model
 	// The slash menu's selection, and the text it was closed for with esc.
@@ -322,7 +323,7 @@ func (a *App) setSnapshot(s transcript.Snapshot) {
 	if a.view != nil {
 		a.view.SetDocument(a.shown, s.Generation)
 	}
-	if s.Live.Approvals.Len() > 0 {
+	if a.approvalFocused() {
 		a.input.Blur()
 	} else if !a.input.Focused() && a.picker == nil && a.overlay == nil {
 		a.input.Focus()
@@ -547,7 +548,7 @@ func (a *App) View() tea.View {
 	top := len(lines)
 	lines = append(lines, chrome...)
 	v.Content = strings.Join(lines, "\n")
-	if c := a.input.Cursor(); c != nil && a.snap.Live.Approvals.Len() == 0 && a.picker == nil && a.overlay == nil {
+	if c := a.input.Cursor(); c != nil && !a.approvalFocused() && a.picker == nil && a.overlay == nil {
 		c.Y += top + a.editorRow()
 		v.Cursor = c
 	}
@@ -556,24 +557,27 @@ func (a *App) View() tea.View {
 
 // editorRow is the row of the editor's first line within the chrome.
 func (a *App) editorRow() int {
-	return len(a.childLines()) + len(a.draftLines()) + 1
+	n := len(a.childLines()) + len(a.draftLines()) + 1
+	if a.approvalPending() {
+		n += len(a.approvalLines())
+	}
+	return n
 }
 
 // chrome is everything under the transcript: child agents, drafts, a rule,
-// the approval prompt or the editor, the footer and the standing notice.
+// the approval prompt and the editor, the footer and the standing notice.
 func (a *App) chrome() []string {
 	var out []string
 	out = append(out, a.childLines()...)
 	out = append(out, a.draftLines()...)
 	out = append(out, a.rule())
-	if a.snap.Live.Approvals.Len() > 0 {
+	if a.approvalPending() {
 		out = append(out, a.approvalLines()...)
-	} else {
-		for _, l := range strings.Split(a.input.View(), "\n") {
-			out = append(out, a.finish(l))
-		}
-		out = append(out, a.menuLines()...)
 	}
+	for _, l := range strings.Split(a.input.View(), "\n") {
+		out = append(out, a.finish(l))
+	}
+	out = append(out, a.menuLines()...)
 	out = append(out, a.footer())
 	if a.status != "" {
 		out = append(out, a.finish(a.pal.info.Render(truncate(a.status, a.width))))
@@ -611,24 +615,8 @@ func (a *App) key(k tea.KeyPressMsg) tea.Cmd {
 	if a.overlay != nil {
 		return a.overlayKey(s)
 	}
-	if a.snap.Live.Approvals.Len() > 0 {
-		switch s {
-		case "y", "a", "n":
-			d := map[string]engine.Decision{"y": engine.AllowOnce, "a": engine.AllowSession, "n": engine.Deny}[s]
-			if err := a.eng.Approve(a.snap.Live.Approvals.At(0).ID, d); err != nil {
-				a.status = err.Error()
-			}
-			return nil
-		case "esc":
-			a.eng.Stop()
-			return nil
-		case "ctrl+c", "ctrl+d":
-			return a.quit()
-		}
-		if a.view != nil {
-			return a.view.Update(k)
-		}
-		return nil
+	if cmd, ok := a.approvalKey(k); ok {
+		return cmd
 	}
 	if cmd, ok := a.menuKey(s); ok {
 		return cmd

@@ -131,18 +131,39 @@ func TestAppFrames(t *testing.T) {
 		r.until("the shell call waits for approval", func() bool { return r.app.snap.Live.Approvals.Len() > 0 })
 		grid := r.grid()
 		golden(t, "app_approval", grid)
-		for _, want := range []string{"? shell wants to run", "y once · a for the session · n deny", "awaiting approval", "queued #1: and then explain them", "demo model"} {
+		for _, want := range []string{"? shell wants to run", "$ ls -la", "ctrl+g to answer", "queued #1: and then explain them", "demo model"} {
 			if !strings.Contains(grid, want) {
 				t.Errorf("the approval frame lacks %q:\n%s", want, grid)
 			}
 		}
 
-		// Keys other than y/a/n do not type while the prompt is up.
+		// Typing while a call waits is a draft: y, a and n answer nothing.
+		r.typeText("yes, any answer is fine; no")
+		r.catchUp()
+		if got := r.app.input.Value(); got != "yes, any answer is fine; no" {
+			t.Fatalf("the typed sentence is not in the composer: %q", got)
+		}
+		if r.app.snap.Live.Approvals.Len() != 1 || len(r.eng.Allowed()) != 0 {
+			t.Fatalf("typing answered the approval: %d waiting, allowed %v", r.app.snap.Live.Approvals.Len(), r.eng.Allowed())
+		}
+		// The prompt takes the keyboard only when asked; a alone only arms
+		// the session allow, and any other key disarms it.
+		r.send(tea.KeyPressMsg{Code: 'g', Mod: tea.ModCtrl})
+		r.typeText("a")
+		r.catchUp()
+		if grid := r.grid(); !strings.Contains(grid, "allow shell for the rest of the session?") || r.app.snap.Live.Approvals.Len() != 1 {
+			t.Fatalf("a single a decided, or the confirmation is not shown:\n%s", grid)
+		}
 		r.typeText("x")
-		if r.app.input.Value() != "" {
-			t.Fatalf("a key typed into the editor under the approval prompt: %q", r.app.input.Value())
+		if !strings.Contains(r.grid(), "y allow once · a allow for the session… · n deny") {
+			t.Fatalf("x did not disarm the session allow:\n%s", r.grid())
 		}
 		r.typeText("n")
+		r.catchUp()
+		if got := r.app.input.Value(); got != "yes, any answer is fine; no" {
+			t.Fatalf("answering the prompt changed the draft: %q", got)
+		}
+		r.send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}) // clear the draft
 		r.until("both turns finish", func() bool {
 			_, running := r.eng.Running()
 			return !running && len(r.app.draftLines()) == 0 && len(r.eng.Commands()) == 2 && r.eng.Commands()[1].State == engine.Done
@@ -571,6 +592,23 @@ func TestAppRetryCountdown(t *testing.T) {
 		}
 		if grid := r.grid(); strings.Contains(grid, "retrying") {
 			t.Fatalf("the footer still counts down:\n%s", grid)
+		}
+	})
+}
+
+// The footer says which tools run without asking for the rest of the session.
+func TestFooterShowsSessionAllowedTools(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newChatRig(t, Options{Theme: PlainTheme}, 100, 24, demoProvider())
+		r.catchUp()
+		if strings.Contains(r.grid(), "allowed:") {
+			t.Fatalf("nothing is allowed yet:\n%s", r.grid())
+		}
+		r.eng.Allow("shell")
+		r.eng.Allow("edit_file")
+		r.catchUp()
+		if g := r.grid(); !strings.Contains(g, "allowed: edit_file, shell") {
+			t.Fatalf("the footer does not list the session's allowed tools:\n%s", g)
 		}
 	})
 }

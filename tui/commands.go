@@ -180,7 +180,7 @@ var helpKeys = [][2]string{
 	{"tab, ctrl+s", "steer the running turn with what is typed"},
 	{"esc", "stop the running turn"},
 	{"up, down", "earlier and later prompts (on the editor's first or last line)"},
-	{"y, a, n", "allow once, allow for the session, deny a tool call"},
+	{"ctrl+g", "answer a tool call: y once, a a session, n deny"},
 	{"ctrl+r, ctrl+x", "send again, or drop, a message a stop sent back"},
 	{"ctrl+y", "copy the latest answer's markdown"},
 	{"ctrl+o", "expand or collapse the entry in view (fullscreen)"},

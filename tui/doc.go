@@ -117,8 +117,10 @@
 // Keys: enter sends (queued behind a running turn); shift+enter, alt+enter
 // or ctrl+j add a line; tab or ctrl+s steers the running turn; esc stops
 // it; up and down recall earlier prompts (Options.History) while the
-// cursor is on the editor's first or last line; y, a, n answer an approval
-// (once, for the session, deny); ctrl+r sends a draft a stop refused,
+// cursor is on the editor's first or last line; a waiting tool call is
+// answered only after ctrl+g moves the keyboard to its prompt (y once, a
+// then a or enter for the session, n deny; typing otherwise stays a draft,
+// see approval.go); ctrl+r sends a draft a stop refused,
 // ctrl+x drops it; ctrl+y copies the latest answer's markdown source with
 // OSC 52 (in the classic view written straight to the terminal), so no
 // wrapping of ours reaches the clipboard; pgup/pgdn, shift+arrows and

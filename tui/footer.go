@@ -88,6 +88,9 @@ func (a *App) footer() string {
 		st = a.pal.dim
 	}
 	line := st.Render(dot) + " " + a.pal.dim.Render(truncate(text, a.width-2))
+	if al := a.sessionAllowed(); al != "" && ansiWidth(line)+len(al)+2 < a.width { // approval.go
+		line += a.pal.warn.Render("  " + al)
+	}
 	if u := a.unseen(); u != "" && ansiWidth(line)+len(u)+2 < a.width {
 		line += a.pal.dim.Render("  " + u)
 	}
@@ -192,32 +195,6 @@ func (a *App) draftLines() []string {
 			out = append(out, a.finish(st.Render(truncate("⧗ "+label+": "+oneLine(sanitize(c.Preview)), a.width))))
 		}
 	}
-	return out
-}
-
-// approvalLines is the inline approval prompt for the first pending call.
-func (a *App) approvalLines() []string {
-	aps := a.snap.Live.Approvals
-	ap := aps.At(0)
-	who := ap.Tool
-	if ap.Child != "" {
-		if c, ok := a.snap.Live.Children.Get(ap.Child); ok {
-			who = sanitize(c.Label) + ": " + ap.Tool
-		}
-	}
-	head := a.pal.warn.Bold(true).Render("? " + who + " wants to run")
-	out := []string{a.finish(truncate(head, a.width))}
-	for _, l := range wrapIndent(approvalArgs(ap.Args), a.width, "  ", "  ") {
-		out = append(out, a.finish(a.pal.text.Render(l)))
-		if len(out) > 4 {
-			break
-		}
-	}
-	keys := a.pal.bold.Render("y") + " once · " + a.pal.bold.Render("a") + " for the session · " + a.pal.bold.Render("n") + " deny · " + a.pal.bold.Render("esc") + " stop"
-	if aps.Len() > 1 {
-		keys += fmt.Sprintf(" · %d more waiting", aps.Len()-1)
-	}
-	out = append(out, a.finish(truncate("  "+keys, a.width)))
 	return out
 }
 

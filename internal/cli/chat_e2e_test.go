@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/transcript"
 )
 
 // requireSuites reports whether a missing tool must fail the test rather
@@ -245,5 +246,58 @@ func TestChatResumeFlag(t *testing.T) {
 		if got.classic != tt.classic || got.resume.set != tt.resume || got.resume.id != tt.id {
 			t.Errorf("%q: classic %v resume %v id %q; want %v %v %q", tt.args, got.classic, got.resume.set, got.resume.id, tt.classic, tt.resume, tt.id)
 		}
+	}
+}
+
+// With an approval pending, typing a sentence holding y, a and n approves
+// nothing: the sentence is a draft in the composer and the call still
+// waits. Only ctrl+g then n answers (a denial here).
+func TestTypingNeverApprovesInTmux(t *testing.T) {
+	x, home := startChatInTmux(t)
+	x.waitPane("the chat to start", 30*time.Second, func(p string) bool { return strings.Contains(p, "ready") })
+	x.run("send-keys", "-t", "chat", "-l", "list the files with the shell tool")
+	x.run("send-keys", "-t", "chat", "Enter")
+	x.waitPane("the approval prompt", 60*time.Second, func(p string) bool { return strings.Contains(p, "wants to run") })
+	const sentence = "yes any answer is fine now"
+	x.run("send-keys", "-t", "chat", "-l", sentence)
+	// Keys are read in order: once the sentence is on the screen, every key
+	// of it has been handled.
+	pane := x.waitPane("the sentence in the composer", 30*time.Second, func(p string) bool { return strings.Contains(p, sentence) })
+	if !strings.Contains(pane, "wants to run") || !strings.Contains(pane, "ctrl+g to answer") {
+		t.Fatalf("typing answered the approval:\n%s", pane)
+	}
+	if strings.Contains(pane, "allowed:") {
+		t.Fatalf("typing allowed a tool for the session:\n%s", pane)
+	}
+	x.run("send-keys", "-t", "chat", "C-g")
+	x.run("send-keys", "-t", "chat", "n")
+	pane = x.waitPane("the denial", 30*time.Second, func(p string) bool { return !strings.Contains(p, "wants to run") })
+	if !strings.Contains(pane, sentence) {
+		t.Fatalf("the draft was lost when the prompt was answered:\n%s", pane)
+	}
+	x.run("send-keys", "-t", "chat", "C-c") // clears the draft
+	x.run("send-keys", "-t", "chat", "C-c")
+	x.waitPane("folio to exit", 30*time.Second, func(string) bool {
+		return strings.TrimSpace(x.run("list-panes", "-t", "chat", "-F", "#{pane_dead}")) == "1"
+	})
+	list, err := history.List(home)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("conversations: %+v %v", list, err)
+	}
+	conv, err := history.ReadFile(list[0].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	denied := 0
+	for _, e := range conv.Document.All() {
+		if tl, ok := e.Content.(transcript.Tool); ok && tl.Receipt.App == "shell" {
+			if tl.Receipt.Status != transcript.ToolDenied {
+				t.Fatalf("the shell call ran: %+v", tl.Receipt)
+			}
+			denied++
+		}
+	}
+	if denied != 1 {
+		t.Fatalf("%d denied shell calls in the log, want 1", denied)
 	}
 }

@@ -93,7 +93,7 @@ func TestChatHelpOverlayInTmux(t *testing.T) {
 	x.waitFor("› /help")
 	x.keys("", "Enter")
 	pane := x.waitFor("folio help", "ctrl+c")
-	for _, k := range []string{"enter", "shift+enter", "tab", "ctrl+s", "esc", "up, down", "y, a, n", "ctrl+r", "ctrl+x",
+	for _, k := range []string{"enter", "shift+enter", "tab", "ctrl+s", "esc", "up, down", "ctrl+g", "ctrl+r", "ctrl+x",
 		"ctrl+y", "ctrl+o", "pgup", "pgdown", "ctrl+home", "ctrl+end", "ctrl+c", "/resume", "/model", "/export"} {
 		if !strings.Contains(pane, k) {
 			t.Errorf("/help does not list %q:\n%s", k, pane)

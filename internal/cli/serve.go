@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"strings"
 
@@ -21,6 +22,8 @@ func init() { register("", newServeCmd) }
 
 type serveFlags struct {
 	addr, data, token, allow, work string
+	noToken                        bool
+	hosts                          []string
 	prov                           providerFlags
 }
 
@@ -29,7 +32,9 @@ func newServeCmd(stdio IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the web app and its API over the data folder",
-		Long:  "Serve the web chat and its HTTP API for the conversations in the data folder. It listens on loopback unless told otherwise; a non-loopback address needs --token.",
+		Long: "Serve the web chat and its HTTP API for the conversations in the data folder. It listens on loopback unless told otherwise. " +
+			"Each launch makes a random token that the API requires and prints the address to open with it (http://127.0.0.1:7878/#token=…); " +
+			"--no-token turns that off, on loopback only. Requests naming another Host (see --allowed-host) or sent from another site's page are refused.",
 		Example: `folio serve
 folio serve --addr 127.0.0.1:9000 --data ~/notes/folio
 folio serve --addr 0.0.0.0:7878 --token "$(openssl rand -hex 16)"`,
@@ -39,7 +44,9 @@ folio serve --addr 0.0.0.0:7878 --token "$(openssl rand -hex 16)"`,
 	fs := cmd.Flags()
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:7878", "listen address; non-loopback needs --token")
 	dataFlag(fs, &f.data)
-	fs.StringVar(&f.token, "token", "", "bearer token required on every API request")
+	fs.StringVar(&f.token, "token", "", "token required on every API request (at least 16 characters; default: a new random one per launch)")
+	fs.BoolVar(&f.noToken, "no-token", false, "serve without a token (loopback addresses only)")
+	fs.StringArrayVar(&f.hosts, "allowed-host", nil, "another name the Host header may carry, NAME or NAME:PORT (repeatable)")
 	f.prov.add(fs)
 	fs.StringVar(&f.allow, "allow", "", "comma-separated tools that run without approval (shell,write_file,edit_file; github__* for one MCP server's tools; * for all)")
 	fs.StringVar(&f.work, "dir", "", "workspace folder the tools work in (default: the folder folio serve starts in)")
@@ -48,9 +55,24 @@ folio serve --addr 0.0.0.0:7878 --token "$(openssl rand -hex 16)"`,
 
 func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 	ctx := cmd.Context()
+	switch {
+	case f.noToken && f.token != "":
+		return usageErr("serve: --token and --no-token contradict each other", "folio serve --token SECRET, or folio serve --no-token")
+	case f.token != "":
+		if err := server.CheckToken(f.token); err != nil {
+			return usageErr("serve: --token: "+err.Error(), "folio serve --token \"$(openssl rand -base64 24)\"")
+		}
+	case !f.noToken:
+		f.token = server.NewToken()
+	}
+	for _, h := range f.hosts {
+		if h == "" || strings.ContainsAny(h, " /") {
+			return usageErr(fmt.Sprintf("serve: --allowed-host %q is not a host name (NAME or NAME:PORT)", h), "folio serve --allowed-host folio.lan")
+		}
+	}
 	if err := server.CheckAddr(f.addr, f.token); err != nil {
 		if errors.Is(err, server.ErrNonLoopback) {
-			return usageErr("serve: --addr: "+err.Error(), "folio serve --addr "+f.addr+" --token SECRET")
+			return usageErr("serve: --no-token: "+err.Error(), "folio serve --addr "+f.addr+" (a token is made for you)")
 		}
 		return usageErr("serve: --addr: "+err.Error(), "folio serve --addr 127.0.0.1:7878")
 	}
@@ -90,17 +112,24 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 		return failure(cmd, err)
 	}
 	srv, err := server.New(server.Options{
-		DataDir: dir,
-		Token:   f.token,
-		Engine:  turns,
-		App:     webui.Handler(),
-		Logger:  slog.New(slog.NewTextHandler(stdio.Err, nil)),
+		DataDir:      dir,
+		Token:        f.token,
+		AllowedHosts: f.hosts,
+		Engine:       turns,
+		App:          webui.Handler(),
+		Logger:       slog.New(slog.NewTextHandler(stdio.Err, nil)),
 	})
 	if err != nil {
 		return failure(cmd, err)
 	}
 	err = srv.ListenAndServe(ctx, f.addr, func(a net.Addr) {
-		fmt.Fprintf(stdio.Out, "folio serving %s on http://%s/ (model: %s %s; tools work in %s)\n", dir, a, cfg.Name, cfg.Model, f.work)
+		// The token goes in the fragment, which browsers never send to a
+		// server; the app moves it to the tab's session storage.
+		open := "http://" + a.String() + "/"
+		if f.token != "" {
+			open += "#token=" + url.QueryEscape(f.token)
+		}
+		fmt.Fprintf(stdio.Out, "folio serving %s (model: %s %s; tools work in %s)\nopen %s\n", dir, cfg.Name, cfg.Model, f.work, open)
 	})
 	if err != nil {
 		return failure(cmd, err)

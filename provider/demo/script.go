@@ -22,7 +22,9 @@ func (p *Provider) plan(req provider.Request, h uint64) plan {
 	}
 	prompt := strings.TrimSpace(req.Messages[u].Content)
 	if strings.HasPrefix(strings.ToLower(prompt), "/demo fail") {
-		return p.failure(prompt, h)
+		// "once" is keyed by the conversation up to this prompt: a retry
+		// also carries the failed reply, and must count as the same turn.
+		return p.failure(prompt, hashRequest(provider.Request{Messages: req.Messages[:u+1]}))
 	}
 	if strings.HasPrefix(strings.ToLower(prompt), "/demo call") {
 		return callTurn(req, u, prompt)

@@ -137,13 +137,18 @@ export async function setupHarness({ messages = 300_000 } = {}) {
   engine('failure', '/demo fail rate-limit');
   engine('live', 'hello');
   engine('mcp', '/demo call demo__progress {"steps":3,"delay_ms":20}');
-  server = spawn(bin, ['serve', '--addr', '127.0.0.1:0', '--data', data, '--allow', 'demo__*'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise((resolve, reject) => {
+  // The server's snapshot folder goes in the scratch folder (TMPDIR), so
+  // its sweep of dead servers' folders never looks at anyone else's.
+  const tmp = join(scratch, 'tmp');
+  mkdirSync(tmp, { recursive: true });
+  server = spawn(bin, ['serve', '--addr', '127.0.0.1:0', '--data', data, '--allow', 'demo__*'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TMPDIR: tmp } });
+  // The URL to open, as printed: http://127.0.0.1:PORT/#token=…
+  const { url, base, token } = await new Promise((resolve, reject) => {
     let out = '';
     server.stdout.on('data', (d) => {
       out += d;
-      const m = /on (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
-      if (m) resolve(m[1]);
+      const m = /open ((http:\/\/127\.0\.0\.1:\d+\/)#token=(\S+))\n/.exec(out);
+      if (m) resolve({ url: m[1], base: m[2], token: decodeURIComponent(m[3]) });
     });
     server.on('exit', (code) => reject(new Error(`folio serve exited with ${code} before listening`)));
   });
@@ -153,7 +158,11 @@ export async function setupHarness({ messages = 300_000 } = {}) {
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   return {
+    /** url is the printed URL with the token in its fragment; base is the server's root. */
     url,
+    base,
+    token,
+    tmp,
     data,
     /** append writes entries to a conversation's log, as another process would. */
     append(id, entries) {
@@ -165,7 +174,11 @@ export async function setupHarness({ messages = 300_000 } = {}) {
     },
     /** create makes a conversation through the HTTP API and returns its ID. */
     async create(title) {
-      const r = await fetch(`${url}api/v2/conversations`, { method: 'POST', body: JSON.stringify({ title }) });
+      const r = await fetch(`${base}api/v2/conversations`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+        body: JSON.stringify({ title }),
+      });
       return (await r.json()).id;
     },
     /** run runs one real engine turn (demo model) into a conversation's log. */

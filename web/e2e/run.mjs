@@ -664,6 +664,32 @@ test('the dark theme and the narrow layout', async (h) => {
   await context.close();
 });
 
+test('the app opened from the printed URL works, and again after a reload; without the token it gets nothing', async (h) => {
+  assert(/#token=[A-Za-z0-9_-]{32}$/.test(h.url), `printed URL: ${h.url}`);
+  const { context, page, errors } = await openApp(h.url);
+  const works = async (when) => {
+    const href = await page.evaluate(() => location.href);
+    assert(!href.includes('token'), `${when}: the token is still in the address bar: ${href}`);
+    await page.waitForFunction(() => window.__folio.client.status === 'open');
+    await item(page, 'math').waitFor();
+    await openConversation(page, 'math');
+    await page.waitForSelector('[data-slot="0"] .katex');
+  };
+  await works('opened');
+  await page.reload();
+  await page.waitForSelector('[data-testid="app"]');
+  await works('after a reload');
+  assert(errors.length === 0, errors.join('\n'));
+  await context.close();
+
+  // The bare address (no fragment, a new tab): the API and the WebSocket refuse it.
+  const bare = await openApp(h.base);
+  if (!bare.errors.some((e) => e.includes('HTTP 401'))) await bare.page.waitForResponse((r) => r.status() === 401);
+  assert((await bare.page.evaluate(() => window.__folio.client.connects)) === 0, 'the WebSocket opened without the token');
+  assert((await bare.page.locator('.conversation-item').count()) === 0, 'the list loaded without the token');
+  await bare.context.close();
+});
+
 branchTests(test);
 mcpTests(test);
 

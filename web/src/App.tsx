@@ -7,6 +7,7 @@ import { ConversationList } from './components/ConversationList';
 import { LocaleContext, pickLocale } from './i18n/catalog';
 import { httpApi } from './protocol/api';
 import { Client, wsURL } from './protocol/client';
+import { takeToken, wsProtocols } from './protocol/token';
 import { applyTheme, initialTheme, type Theme } from './theme';
 
 interface Pane {
@@ -14,19 +15,13 @@ interface Pane {
   head?: string;
 }
 
-/** tokenFromFragment reads #token=… (the fragment never reaches server logs). */
-function tokenFromFragment(): string | undefined {
-  const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
-  return m ? decodeURIComponent(m[1]!) : undefined;
-}
-
 /**
  * App owns the tab's protocol client, the view cache (four conversations),
  * the conversation list and up to two panes.
  */
 export function App() {
-  const token = useMemo(tokenFromFragment, []);
-  const client = useMemo(() => new Client({ url: wsURL(location, token) }), [token]);
+  const token = useMemo(() => takeToken(), []);
+  const client = useMemo(() => new Client({ url: wsURL(location), protocols: wsProtocols(token) }), [token]);
   const api = useMemo(() => httpApi(token), [token]);
   const cache = useMemo(() => new ViewCache<TranscriptView>((key) => {
     const [conv, head] = key.split('|');

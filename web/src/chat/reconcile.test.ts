@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mergeGroup, reconcile, type Held } from './reconcile';
+import { appendText, mergeGroup, reconcile, type Held } from './reconcile';
 
 const agent = (id: string, markdown: string) => ({ id, content: { kind: 'agent', markdown } });
 
@@ -9,25 +9,41 @@ describe('reconciling an entry', () => {
     expect(reconcile(prev, { entry: agent('a', 'other'), revision: 5, open: true }, 'running')).toBe(prev);
     expect(reconcile(prev, { entry: agent('a', 'other'), revision: 4, open: true }, 'running')).toBe(prev);
   });
-  it('never shortens text while running', () => {
+  it('takes a newer running value whole', () => {
     const prev: Held = { entry: agent('a', 'hello world'), revision: 5, open: true };
     const next = reconcile(prev, { entry: agent('a', 'hello'), revision: 6, open: true }, 'running');
-    expect(next.entry.content.markdown).toBe('hello world');
+    expect(next.entry.content.markdown).toBe('hello');
     expect(next.revision).toBe(6);
-    expect(reconcile(prev, { entry: agent('a', 'hello world!'), revision: 7, open: true }, 'running').entry.content.markdown).toBe('hello world!');
   });
   it('never reopens a settled entry', () => {
     const prev: Held = { entry: agent('a', 'done'), revision: 5, open: false };
     expect(reconcile(prev, { entry: agent('a', 'done and more'), revision: 9, open: true }, 'running')).toBe(prev);
     expect(reconcile(prev, { entry: agent('a', 'x'), revision: 9, open: false }, 'settle')).toBe(prev);
   });
-  it('a terminal value updates metadata and keeps an omitted presentation', () => {
+  it('a terminal value replaces the presentation: a draft ends with its call', () => {
     const tool = (status: string, presentation?: unknown) => ({ id: 't', content: { kind: 'tool', receipt: { app: 'shell', summary: 'ls', status }, ...(presentation ? { presentation } : {}) } });
-    const prev: Held = { entry: tool('', { schema: 'folio.shell', version: 1, revision: 3, payload: { command: 'ls', output: 'a' } }), revision: 5, open: true };
+    const prev: Held = { entry: tool('', { schema: 'folio.args', version: 1, revision: 3, payload: { path: 'READ' } }), revision: 5, open: true };
     const next = reconcile(prev, { entry: tool('ok'), revision: 8, open: false }, 'settle');
     expect(next.open).toBe(false);
     expect((next.entry.content.receipt as { status: string }).status).toBe('ok');
-    expect(next.entry.content.presentation).toEqual(prev.entry.content.presentation);
+    expect(next.entry.content.presentation).toBeUndefined();
+    const kept = { schema: 'folio.shell', version: 1, revision: 4, payload: { command: 'ls', output: 'a' } };
+    expect(reconcile(prev, { entry: tool('ok', kept), revision: 9, open: false }, 'settle').entry.content.presentation).toEqual(kept);
+  });
+});
+
+describe('a live presentation', () => {
+  it('shows over later running values of its open call and ends at the settle', () => {
+    const tool = (status: string) => ({ id: 't', content: { kind: 'tool', receipt: { app: 'shell', summary: 'ls', status } } });
+    const live = { schema: 'folio.progress', version: 1, revision: 2, payload: { done: 1 } };
+    let held = reconcile(undefined, { entry: tool(''), revision: 1, open: true }, 'running');
+    held = reconcile(held, { entry: held.entry, revision: 2, open: true, live }, 'running');
+    expect(held.entry.content.presentation).toEqual(live);
+    held = reconcile(held, { entry: tool('running'), revision: 3, open: true }, 'running');
+    expect(held.entry.content.presentation).toEqual(live);
+    held = reconcile(held, { entry: tool('ok'), revision: 4, open: false }, 'settle');
+    expect(held.entry.content.presentation).toBeUndefined();
+    expect(held.live).toBeUndefined();
   });
 });
 
@@ -39,5 +55,14 @@ describe('merging a group from a page with received entries', () => {
   });
   it('keeps two calls of the same function distinct', () => {
     expect(mergeGroup(['r1', 'call-1'], ['r1', 'call-1', 'call-2'])).toEqual(['r1', 'call-1', 'call-2']);
+  });
+});
+
+describe('appending streamed text', () => {
+  it('appends at the offset the tab holds, and refuses any other', () => {
+    const a = agent('a', 'héllo 😀');
+    expect(appendText(a, 8, ' world')?.content.markdown).toBe('héllo 😀 world');
+    expect(appendText(a, 7, ' world')).toBeUndefined();
+    expect(appendText({ id: 't', content: { kind: 'tool' } }, 0, 'x')).toBeUndefined();
   });
 });

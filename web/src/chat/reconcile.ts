@@ -2,11 +2,14 @@
 // it: a page of the same generation, a live upsert or settle, or a reconnect
 // checkpoint. Pure functions; the window reducer (window.ts) calls them.
 //
-// The rules: message IDs and stored order define the transcript. A running
-// observation never removes a received tool call, shortens agent or reasoning
-// text, or reopens a settled entry. A terminal observation updates lifecycle
-// and metadata but keeps received trace (a presentation) it omits. Only a
-// window or branch replacement removes rows, and that is the reducer's job.
+// The rules: message IDs and stored order define the transcript. The server
+// has one producer per conversation, so a newer revision of an entry is its
+// whole current value: it replaces what the client held, and nothing the
+// newer value lacks is kept (a closed call's argument draft disappears at
+// its settle, as it does in the log). An older or repeated revision changes
+// nothing, and a settled entry never reopens. A running page never removes a
+// received tool call; only a window or branch replacement removes rows, and
+// that is the reducer's job.
 
 /** A transcript entry in its canonical JSON form. */
 export interface Entry {
@@ -22,26 +25,16 @@ export interface Held {
   revision: number;
   /** true: still changing; false: settled, never changes again; undefined: not known (from a page). */
   open?: boolean;
+  /**
+   * The live (ephemeral) presentation of an open tool call, from a
+   * presentation event: shown over the entry's own while the call is open,
+   * gone at its settle.
+   */
+  live?: unknown;
 }
 
 /** The kind of change an observation is. */
 export type Observation = 'page' | 'running' | 'settle';
-
-function str(v: unknown): string {
-  return typeof v === 'string' ? v : '';
-}
-
-/** textOf returns the growing text of agent and reasoning entries. */
-function textOf(e: Entry): string | undefined {
-  if (e.content.kind === 'agent') return str(e.content.markdown);
-  if (e.content.kind === 'reasoning') return str(e.content.text);
-  return undefined;
-}
-
-function withText(e: Entry, text: string): Entry {
-  const member = e.content.kind === 'agent' ? 'markdown' : 'text';
-  return { ...e, content: { ...e.content, [member]: text } };
-}
 
 /**
  * reconcile returns what to hold after observing next for an entry already
@@ -52,25 +45,15 @@ export function reconcile(prev: Held | undefined, next: Held, how: Observation):
   if (!prev) return next;
   if (next.revision <= prev.revision) return prev; // stale or a repeat
   if (prev.open === false) return prev; // settled: never changes again
-  if (how === 'settle') {
-    // Terminal: take the final value, but keep received trace it omits.
-    let entry = next.entry;
-    if (prev.entry.content.presentation !== undefined && entry.content.presentation === undefined) {
-      entry = { ...entry, content: { ...entry.content, presentation: prev.entry.content.presentation } };
-    }
-    return { entry, revision: next.revision, open: false };
-  }
-  // Running (or a page of a later capture): text never gets shorter.
+  if (how === 'settle') return { entry: next.entry, revision: next.revision, open: false };
+  const open = how === 'page' ? prev.open : next.open;
+  const live = next.live !== undefined ? next.live : prev.live;
   let entry = next.entry;
-  const before = textOf(prev.entry);
-  const after = textOf(entry);
-  if (before !== undefined && after !== undefined && after.length < before.length && before.startsWith(after)) {
-    entry = withText(entry, before);
+  if (live !== undefined && open !== false) {
+    entry = { ...entry, content: { ...entry.content, presentation: live } };
+    return { entry, revision: next.revision, open, live };
   }
-  if (prev.entry.content.presentation !== undefined && entry.content.presentation === undefined) {
-    entry = { ...entry, content: { ...entry.content, presentation: prev.entry.content.presentation } };
-  }
-  return { entry, revision: next.revision, open: how === 'page' ? prev.open : next.open };
+  return { entry, revision: next.revision, open };
 }
 
 /**
@@ -98,4 +81,17 @@ export function mergeGroup(pageIds: readonly string[], heldIds: readonly string[
     present.add(id);
   }
   return out;
+}
+
+/**
+ * appendText returns entry with text appended to its streaming text (an
+ * agent's markdown, a reasoning's text) when that text is exactly offset
+ * UTF-16 units long, and undefined otherwise: the tab missed something.
+ */
+export function appendText(entry: Entry, offset: number, text: string): Entry | undefined {
+  const member = entry.content.kind === 'agent' ? 'markdown' : entry.content.kind === 'reasoning' ? 'text' : undefined;
+  if (!member) return undefined;
+  const before = entry.content[member];
+  if (typeof before !== 'string' || before.length !== offset) return undefined;
+  return { ...entry, content: { ...entry.content, [member]: before + text } };
 }

@@ -29,7 +29,7 @@ describe('TranscriptView', () => {
     const { server, view, pages } = setup();
     await until(() => view.getState().window.pages.length === 1, 'first page');
     expect(atEnd(view.getState().window)).toBe(true);
-    expect(server.received.find((f) => f.type === 'hello')).toMatchObject({ protocol: 2 });
+    expect(server.received.find((f) => f.type === 'hello')).toMatchObject({ protocol: 3 });
     server.hold = true;
     view.want('before');
     view.want('before');
@@ -192,5 +192,27 @@ describe('an empty conversation', () => {
     server.emit({ type: 'event', conversation: 'c1', generation: 1, seq: 2, op: 'upsert', entry: { id: 'r', content: { kind: 'reasoning', text: 'hm' } }, revision: 2, after: 'u' });
     await until(() => view.getState().rows.length === 2, 'rows');
     expect(view.getState().rows.map((r) => r.role)).toEqual(['user', 'assistant']);
+  });
+});
+
+describe('streamed text', () => {
+  const agentText = (view: TranscriptView) => {
+    const held = view.getState().window.held.get('a');
+    return held?.entry.content.markdown;
+  };
+  it('appends at the revision the tab holds, and reopens when it missed one', async () => {
+    const server = new FakeServer([]);
+    const client = new Client({ url: 'ws://t/api/v2/ws', WebSocket: server.WebSocket });
+    const view = new TranscriptView(client, 'c1');
+    await until(() => view.getState().window.loaded, 'loaded');
+    const opens = () => server.received.filter((f) => f.type === 'open').length;
+    server.emit({ type: 'event', conversation: 'c1', generation: 1, seq: 1, op: 'upsert', entry: { id: 'a', content: { kind: 'agent', markdown: 'Hel' } }, revision: 1, open: true });
+    server.emit({ type: 'event', conversation: 'c1', generation: 1, seq: 2, op: 'append', entryId: 'a', base: 1, revision: 2, offset: 3, text: 'lo' });
+    await until(() => agentText(view) === 'Hello', 'appended text');
+    expect(opens()).toBe(1);
+    // Revision 3 never arrived: the tab cannot apply 4 and opens again.
+    server.emit({ type: 'event', conversation: 'c1', generation: 1, seq: 4, op: 'append', entryId: 'a', base: 3, revision: 4, offset: 9, text: '!' });
+    await until(() => opens() === 2, 'a second open');
+    expect(agentText(view)).not.toBe('Hello!');
   });
 });

@@ -4,7 +4,8 @@
 // latest, restore a saved position). React reads it through subscribe and
 // getState (useSyncExternalStore).
 import { DisconnectedError, ProtocolError, type Client, type ServerFrame } from '../protocol/client';
-import type { Entry, Held } from './reconcile';
+import type { EventFrame } from '../protocol/frames';
+import { appendText, type Entry, type Held } from './reconcile';
 import { groupMessage } from './rows';
 import type { Message } from './types';
 import { atEnd, edgeAnchors, emptyWindow, groupsOf, reduceWindow, type Direction, type WindowAction, type WindowState, type WirePage } from './window';
@@ -414,34 +415,59 @@ export class TranscriptView {
     this.dispatch({ type: 'bump' }, { intent: undefined });
   }
 
-  private onEvent(f: ServerFrame) {
-    if (f.type !== 'event' || f.conversation !== this.conversation) return;
+  private onEvent(frame: ServerFrame) {
+    if (frame.type !== 'event' || frame.conversation !== this.conversation) return;
+    // Server frames are checked against docs/schema/protocol.schema.json on
+    // the server; here they take its generated types.
+    const f = frame as unknown as EventFrame;
     const w = this.state.window;
-    const gen = Number(f.generation);
+    const gen = f.generation;
     switch (f.op) {
       case 'upsert':
       case 'settle':
         if (gen !== w.generation && w.generation >= 0) return;
         if (!w.loaded) {
           // The window's first page is on its way: apply these after it, in order.
-          this.early.push(f);
+          this.early.push(frame);
           return;
         }
         this.dispatch({
           type: 'entry',
           how: f.op === 'settle' ? 'settle' : 'running',
-          entry: f.entry as Entry,
-          revision: Number(f.revision),
-          open: f.op === 'settle' ? false : (f.open as boolean | undefined),
-          after: f.after as string | undefined,
-          seq: Number(f.seq),
+          entry: f.entry as unknown as Entry,
+          revision: f.revision,
+          open: f.op === 'settle' ? false : f.open,
+          after: f.after,
+          seq: f.seq,
         });
         break;
+      case 'append': {
+        // Streaming text: the appended text, against the revision the tab
+        // must hold. Anything else (a gap, a reconnect, a mismatch) makes
+        // the tab rebuild from a fresh snapshot, whose checkpoint carries
+        // the entry whole.
+        if (gen !== w.generation && w.generation >= 0) return;
+        if (!w.loaded) {
+          this.early.push(frame);
+          return;
+        }
+        const held = w.held.get(f.entryId);
+        const grown = held && held.open !== false && held.revision === f.base ? appendText(held.entry, f.offset, f.text) : undefined;
+        if (!held || !grown) {
+          this.early = [];
+          this.dispatch({ type: 'replaced' }, { replacedAt: this.state.replacedAt + 1 });
+          this.opened = -1;
+          void this.ensureOpen();
+          return;
+        }
+        this.dispatch({ type: 'entry', how: 'running', entry: grown, revision: f.revision, open: true, seq: f.seq });
+        break;
+      }
       case 'presentation': {
-        const held = w.held.get(String(f.entryId));
+        const held = w.held.get(f.entryId);
         if (!held || gen !== w.generation) return;
-        const entry = { ...held.entry, content: { ...held.entry.content, presentation: f.presentation } };
-        this.dispatch({ type: 'entry', how: 'running', entry, revision: Number(f.revision), open: true, seq: Number(f.seq) });
+        if (held.open === false) return; // closed: its settle replaced the live value
+        this.dispatch({ type: 'entry', how: 'running', entry: held.entry, revision: f.revision, open: true, seq: f.seq, live: f.presentation });
         break;
       }
       case 'replaced':
@@ -458,7 +484,7 @@ export class TranscriptView {
         this.set({ approvals: (f.approvals as Approval[]) ?? [] });
         break;
       case 'turn': {
-        const turn = f.state === 'running' ? { turn: f.turn as string | undefined, reply: f.reply as string | undefined } : undefined;
+        const turn = f.state === 'running' ? { turn: f.turn, reply: f.reply } : undefined;
         this.state = { ...this.state, turn };
         this.set({ rows: this.buildRows(this.state.window) });
         break;

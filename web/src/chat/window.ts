@@ -86,6 +86,8 @@ export type WindowAction =
       open?: boolean;
       after?: string;
       seq: number;
+      /** A presentation event's live value (see Held.live). */
+      live?: unknown;
     };
 
 export function emptyWindow(): WindowState {
@@ -211,7 +213,7 @@ function findGroup(w: WindowState, id: string): { list: 'pages' | 'tail'; page: 
 
 function reduceEntry(w: WindowState, a: Extract<WindowAction, { type: 'entry' }>): WindowState {
   const prev = w.held.get(a.entry.id);
-  const next = reconcile(prev, { entry: a.entry, revision: a.revision, open: a.open }, a.how);
+  const next = reconcile(prev, { entry: a.entry, revision: a.revision, open: a.open, live: a.live }, a.how);
   const seq = Math.max(w.seq, a.seq);
   if (prev && next === prev) return seq === w.seq ? w : { ...w, seq };
   const held = new Map(w.held);

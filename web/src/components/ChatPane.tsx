@@ -20,7 +20,7 @@ export interface Outgoing {
   /** The model this send switches to (a name from the model list). */
   model?: string;
   /** pending: sent, no answer; uncertain: the connection dropped before the answer. */
-  state: 'pending' | 'uncertain' | 'queued' | 'dispatched' | 'done' | 'rejected';
+  state: 'pending' | 'uncertain' | 'queued' | 'running' | 'done' | 'rejected';
   code?: string;
 }
 

@@ -78,8 +78,11 @@ describe('a reply through the production reducers and components', () => {
     act(() => event(server, 'upsert', agent('x1', 'Partial answer'), 't2'));
     await until(() => container.textContent!.includes('Partial answer'), 'text');
     expect(screen.getByRole('button', { name: 'Thinking · Functions ×2' })).toBeTruthy();
-    // A running update that would shorten the text changes nothing.
-    act(() => event(server, 'upsert', agent('x1', 'Partial'), 't2'));
+    // A stale revision (older than what was applied) changes nothing.
+    act(() => {
+      seq++;
+      server.emit({ type: 'event', conversation: 'c1', generation: 1, seq, op: 'upsert', entry: agent('x1', 'Partial'), revision: 1, open: true, after: 't2' });
+    });
     await act(tick);
     expect(container.textContent).toContain('Partial answer');
     // A second execution group after the text; then a late presentation.
@@ -91,13 +94,14 @@ describe('a reply through the production reducers and components', () => {
       server.emit({ type: 'event', conversation: 'c1', generation: 1, seq, op: 'presentation', entryId: 't3', invocationId: 'inv-t3', revision: seq, presentation: { schema: 'folio.shell', version: 1, revision: 2, payload: { command: 'ls', output: 'line one' } } });
     });
     await until(() => container.textContent!.includes('line one'), 'presentation');
-    // Completion: the tools settle (t3 without its presentation), then the failure.
+    // Completion: the tools settle (t3 with the presentation it retains: the
+    // settled value replaces the live one), then the failure.
     act(() => event(server, 'settle', tool('t1', 'shell', 'ok'), 'r1', false));
     act(() => event(server, 'settle', tool('t2', 'shell', 'failed', { receipt: { app: 'shell', summary: 'shell t2', status: 'failed', reason: 'exit 1' } }), 't1', false));
-    act(() => event(server, 'settle', tool('t3', 'read', 'ok'), 'x1', false));
+    act(() => event(server, 'settle', tool('t3', 'read', 'ok', { presentation: { schema: 'folio.shell', version: 1, revision: 2, payload: { command: 'ls', output: 'line one' } } }), 'x1', false));
     act(() => event(server, 'settle', { id: 'f1', content: { kind: 'failure', reason: 'rate-limit', detail: 'HTTP 429', retryable: true } }, 't3', false));
     await until(() => container.querySelector('.failure-notice') !== null, 'failure');
-    expect(container.textContent).toContain('line one'); // kept though the final value omitted it
+    expect(container.textContent).toContain('line one'); // the settled value's retained presentation
     const live = shape(container);
     const reply = live.find((r) => r.id === 'r1')!;
     expect(reply.state).toBe('failed');

@@ -4,7 +4,7 @@
 // the network is back (the `online` event) it reconnects at once instead of
 // sitting out a retry delay computed while offline.
 
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 
 /** A server frame. Answers carry `re`; events do not. */
 export interface ServerFrame {
@@ -36,8 +36,10 @@ export class DisconnectedError extends Error {
 export type Status = 'connecting' | 'open' | 'closed';
 
 export interface ClientOptions {
-  /** ws:// or wss:// URL of /api/v2/ws (with ?token= if needed). */
+  /** ws:// or wss:// URL of /api/v2/ws. */
   url: string;
+  /** Subprotocols to offer: wsProtocols(token) from ./token. */
+  protocols?: string[];
   /** For tests: a WebSocket constructor. */
   WebSocket?: typeof WebSocket;
   /** First reconnect delay; doubles per failure up to maxDelayMs. */
@@ -118,7 +120,7 @@ export class Client {
     this.setStatus('connecting');
     let ws: WebSocket;
     try {
-      ws = new this.WS(this.opts.url);
+      ws = new this.WS(this.opts.url, this.opts.protocols);
     } catch {
       this.scheduleReconnect();
       return;
@@ -175,10 +177,9 @@ export class Client {
   }
 }
 
-/** wsURL derives the WebSocket URL from the page's address and the #token= fragment. */
-export function wsURL(loc: Location, token?: string): string {
+/** wsURL derives the WebSocket URL from the page's address (the token goes in wsProtocols, never the URL). */
+export function wsURL(loc: Location): string {
   const scheme = loc.protocol === 'https:' ? 'wss:' : 'ws:';
   const base = new URL('/api/v2/ws', loc.href.replace(/#.*$/, ''));
-  const q = token ? `?token=${encodeURIComponent(token)}` : '';
-  return `${scheme}//${base.host}${base.pathname}${q}`;
+  return `${scheme}//${base.host}${base.pathname}`;
 }

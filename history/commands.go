@@ -1,0 +1,98 @@
+package history
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/foliodev/folio/transcript"
+)
+
+// Command receipts. A conversation's commands (a client's send, steer or
+// retry, by the client's command ID) and their outcomes are kept in a
+// sidecar beside the log, <log>.commands, one JSON object a line, appended
+// and fsynced by the holder of the log's writer lock. A client that resends
+// a command after the writer restarted gets the original outcome instead
+// of a second turn. The sidecar is not part of the log format: a log
+// without one is complete, and deleting it forgets only the receipts.
+
+// CommandRecord is one line of the sidecar: a command's state at a moment.
+// The last line for an ID is its current state.
+type CommandRecord struct {
+	ID     string `json:"id"`
+	State  string `json:"state"`
+	Reason string `json:"reason,omitzero"`
+	Steer  bool   `json:"steer,omitzero"`
+	At     string `json:"at"`
+}
+
+// CommandsPath is the receipts sidecar of the log at logPath.
+func CommandsPath(logPath string) string { return logPath + ".commands" }
+
+// RecordCommand appends r to the log's receipts sidecar and returns once it
+// is on disk. At is filled in when empty.
+func (l *Log) RecordCommand(r CommandRecord) error {
+	if l.closed {
+		return ErrClosed
+	}
+	if r.At == "" {
+		r.At = string(transcript.AppendInstant(nil, l.now().UTC()))
+	}
+	b, err := json.Marshal(r, json.Deterministic(true))
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(CommandsPath(l.path), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("command receipts: %w", err)
+	}
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("command receipts: %w", err)
+	}
+	return nil
+}
+
+// LoadCommands reads the receipts sidecar: each command's last record, in
+// the order the commands first appeared. A missing sidecar is no commands;
+// a line that does not decode (a torn last write) is skipped.
+func (l *Log) LoadCommands() ([]CommandRecord, error) {
+	f, err := os.Open(CommandsPath(l.path))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("command receipts: %w", err)
+	}
+	defer f.Close()
+	var out []CommandRecord
+	at := map[string]int{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var r CommandRecord
+		if json.Unmarshal(sc.Bytes(), &r) != nil || r.ID == "" {
+			continue
+		}
+		if i, ok := at[r.ID]; ok {
+			out[i] = r
+			continue
+		}
+		at[r.ID] = len(out)
+		out = append(out, r)
+	}
+	if err := sc.Err(); err != nil {
+		return out, fmt.Errorf("command receipts: %w", err)
+	}
+	return out, nil
+}

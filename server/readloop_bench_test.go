@@ -1,0 +1,56 @@
+package server
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/foliodev/folio/provider/demo"
+)
+
+// BenchmarkPagesWhileACommandLoads pages one conversation over a real
+// WebSocket, first idle, then while a send on the same connection makes
+// the engine load a 300,000-entry conversation's log. It reports both
+// p99 page round trips and their ratio (the target is at most 3x).
+//
+//	go test -run '^$' -bench PagesWhileACommandLoads -benchtime 1x ./server
+func BenchmarkPagesWhileACommandLoads(b *testing.B) {
+	turns, err := NewTurns(TurnsOptions{Provider: demo.New(demo.Options{}), Model: "demo", Workspace: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := newTestServer(b, Options{Engine: turns})
+	ts.writeGen(b, "small", 3000, 2)
+	ts.writeGen(b, "big", 300000, 1)
+	for range b.N {
+		c := ts.dial(b)
+		snap := c.open("small")
+		page := func() time.Duration {
+			start := time.Now()
+			if f := c.page(snap.Token, "small", "latest", "before", 16<<10); f.Type != "page" {
+				b.Fatalf("page: %s", f.raw)
+			}
+			return time.Since(start)
+		}
+		var idle []time.Duration
+		for range 300 {
+			idle = append(idle, page())
+		}
+		c.write([]byte(`{"type":"send","id":"load","conversation":"big","commandId":"load-` + itoa(b.N) + `","text":"hello"}`))
+		var loaded []time.Duration
+		for {
+			loaded = append(loaded, page())
+			if slices.ContainsFunc(c.held, func(f frame) bool { return f.Re == "load" }) {
+				break
+			}
+		}
+		p99 := func(ds []time.Duration) time.Duration {
+			slices.Sort(ds)
+			return ds[len(ds)*99/100]
+		}
+		b.ReportMetric(float64(p99(idle).Microseconds()), "idle-p99-µs")
+		b.ReportMetric(float64(p99(loaded).Microseconds()), "loading-p99-µs")
+		b.ReportMetric(float64(len(loaded)), "pages-while-loading")
+		b.ReportMetric(float64(p99(loaded))/float64(p99(idle)), "ratio")
+	}
+}
