@@ -20,13 +20,14 @@ const (
 // writes them; for any other line it returns false and decodeRecord reads
 // the line the careful way, which finds and reports what is wrong.
 //
-// The entries' strings are slices of one copy of the line.
+// The entries' strings are slices of one copy of the line, which the
+// scanner keeps with other lines' in blocks.
 func (r *reader) scanRecord(line []byte) (*rawRecord, bool) {
 	if r.version != 3 || !bytes.HasPrefix(line, []byte(uiPrefix)) && !bytes.HasPrefix(line, []byte(msgPrefix)) {
 		return nil, false
 	}
 	sc := &r.sc
-	sc.Reset(string(line), 0)
+	sc.ResetCopy(line)
 	rec := &r.rec
 	*rec = rawRecord{entries: rec.entries[:0]}
 	if !sc.Open('{') {

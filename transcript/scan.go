@@ -37,11 +37,11 @@ type Scanner struct {
 // never change once shared (a string or a payload); the capacity is cut so
 // an append to them cannot reach a neighbour's.
 func (sc *Scanner) carve(n int) []byte {
-	if n > 1024 {
+	if n > 4096 {
 		return make([]byte, n)
 	}
 	if len(sc.bytes) < n {
-		sc.bytes = make([]byte, 8192)
+		sc.bytes = make([]byte, 32<<10)
 	}
 	b := sc.bytes[:n:n]
 	sc.bytes = sc.bytes[n:]
@@ -79,6 +79,15 @@ func (sc *Scanner) newPresentation() *Presentation {
 
 // Reset starts scanning s at offset i.
 func (sc *Scanner) Reset(s string, i int) { sc.s, sc.i = s, i }
+
+// ResetCopy starts scanning a copy of b at its start. The copy is carved
+// from the scanner's blocks, so scanning many short records costs few
+// allocations.
+func (sc *Scanner) ResetCopy(b []byte) {
+	c := sc.carve(len(b))
+	copy(c, b)
+	sc.Reset(unsafe.String(unsafe.SliceData(c), len(c)), 0)
+}
 
 // Offset is the position of the next unread byte.
 func (sc *Scanner) Offset() int { return sc.i }
