@@ -3,11 +3,11 @@ GO ?= go
 GOFLAGS_TEST ?= -race -count=1
 
 .PHONY: test test-go test-large fmt-check vet build bench tidy-check
-.PHONY: web-deps web-build web-test web-check web-e2e web-bench screenshots
+.PHONY: web-deps web-build web-test web-lint web-check web-e2e web-bench screenshots
 
-# Go checks first, then the web app: unit and component tests, the type check
+# Go checks first, then the web app: unit and component tests, the linter, the type check
 # and the committed-build staleness check, then the browser suite.
-test: fmt-check vet test-go test-large web-test web-check web-e2e
+test: fmt-check vet test-go test-large web-test web-lint web-check web-e2e
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -49,6 +49,10 @@ web-build: web-deps
 
 web-test: web-deps
 	cd $(WEB) && ./node_modules/.bin/vitest run
+
+# ESLint: the TypeScript rules and React's hooks rules (web/eslint.config.js).
+web-lint: web-deps
+	cd $(WEB) && ./node_modules/.bin/eslint --max-warnings 0 .
 
 # Type check, and fail when the committed web/dist differs from a fresh build.
 web-check: web-deps

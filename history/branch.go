@@ -67,7 +67,7 @@ type branchState struct {
 	info     Branch
 	entries  []transcript.Entry
 	tail     []transcript.Entry
-	ids      map[string]struct{}
+	ids      *idSet
 	reserved map[string]struct{}
 	uiLines  int
 	msgs     []message.Message
@@ -144,7 +144,7 @@ func (r *reader) fork(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 		info: Branch{ID: rec.branch, Parent: rec.parent, AfterEntry: rec.afterEntry, AfterMessage: rec.afterMessage,
 			ForkIndex: k, Title: rec.title, Created: at},
 		entries:  slices.Clone(entries[:k]),
-		ids:      make(map[string]struct{}, k),
+		ids:      newIDSet(k),
 		reserved: maps.Clone(reserved),
 		// The shared prefix is on disk, so the branch's document is never
 		// derived from its messages.
@@ -153,7 +153,7 @@ func (r *reader) fork(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 		msgAt:   slices.Clone(msgAt[:min(rec.afterMessage, len(msgAt))]),
 	}
 	for _, e := range b.entries {
-		b.ids[e.ID] = struct{}{}
+		b.ids.add(e.ID)
 	}
 	if r.tree.branches == nil {
 		r.tree.branches = map[string]*branchState{}

@@ -20,7 +20,12 @@
 //
 // Reading never guesses: a record that fails validation is reported with its
 // line, record type, entry index and JSON pointer, and everything valid around
-// it still applies. Writing only appends, except for upgrade and compaction,
+// it still applies. Each record is decoded once: the UI records and plain
+// message records folio writes are scanned straight into their typed form
+// (transcript.Scanner), their strings sharing one copy of the line;
+// any other record, and every invalid one, goes to the strict decoder, which
+// accepts exactly the same records with the same result and says what is
+// wrong with the rest. Writing only appends, except for upgrade and compaction,
 // which replace the file atomically.
 //
 // Concurrency: a *Log is owned by one goroutine at a time; its methods are not

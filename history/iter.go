@@ -85,9 +85,11 @@ func newScanner(track bool, sizeHint int) *Scanner {
 	r.conv = &Conversation{}
 	r.reserved = map[string]struct{}{}
 	r.tree.head = Main
-	// Sizing the ID set for one entry per line spares the rehashing a long
-	// log would otherwise cause as it grows.
-	r.ids = make(map[string]struct{}, sizeHint)
+	r.scan = true
+	// Sizing the ID set and the entries for one entry per line spares the
+	// rehashing and copying a long log would otherwise cause as it grows.
+	r.ids = newIDSet(sizeHint)
+	r.entries = make([]transcript.Entry, 0, sizeHint)
 	return &Scanner{r: r, track: track}
 }
 

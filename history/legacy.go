@@ -244,6 +244,9 @@ func parseLoose(s string) (time.Time, bool) {
 	if s == "" {
 		return time.Time{}, false
 	}
+	if t, err := transcript.ParseInstant(s); err == nil {
+		return t, true // the first layout, read the quick way when canonical
+	}
 	for _, l := range looseLayouts {
 		if t, err := time.Parse(l, s); err == nil {
 			return t, true

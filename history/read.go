@@ -93,10 +93,12 @@ type reader struct {
 	parsed
 	version  int
 	dec      jsontext.Decoder
+	sc       transcript.Scanner
+	scan     bool // read the records folio writes with sc
 	rec      rawRecord
 	entries  []transcript.Entry
 	tail     []transcript.Entry // the newest accepted ui-open, if not superseded
-	ids      map[string]struct{}
+	ids      *idSet
 	msgAt    []time.Time
 	metaTime time.Time
 	lastAt   time.Time
@@ -143,7 +145,14 @@ type rawRecord struct {
 }
 
 func parse(data []byte, track bool) (*reader, error) {
+	return parseWith(data, track, true)
+}
+
+// parseWith is parse, reading records with the one-pass scanner only when
+// scan is set; tests compare the two ways.
+func parseWith(data []byte, track, scan bool) (*reader, error) {
 	s := newScanner(track, bytes.Count(data, []byte{'\n'})+1)
+	s.r.scan = scan
 	for _, err := range s.Records(bytes.NewReader(data)) {
 		if err != nil {
 			return nil, err
@@ -176,7 +185,15 @@ func (r *reader) finishHead() error {
 		r.settledLen = len(entries)
 		c.Derived = true
 	}
-	doc, err := transcript.NewDocument(c.Header.ConversationID, entries)
+	var doc transcript.Document
+	var err error
+	if c.Derived {
+		doc, err = transcript.NewDocument(c.Header.ConversationID, entries)
+	} else {
+		// Every entry was validated as it was read, and the batch rules
+		// keep IDs unique.
+		doc = transcript.NewCheckedDocument(c.Header.ConversationID, entries)
+	}
 	if err != nil {
 		// The batch checks above make this unreachable; say so loudly if not.
 		return fmt.Errorf("history: building the document: %w", err)
@@ -323,11 +340,25 @@ func (r *reader) ui(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 		return reject(&Problem{Entry: i, Pointer: "/entries/" + strconv.Itoa(i) + "/id",
 			Msg: fmt.Sprintf("id %q repeats entry %d of the same batch", rec.entries[i].ID, j)})
 	}
+	if len(rec.entries) == 1 && !snapshot && !open {
+		// One set operation for the common one-entry append: adding the
+		// ID changes nothing when it is already there.
+		e := rec.entries[0]
+		if !r.ids.add(e.ID) {
+			r.reserveBatch(rec)
+			return reject(&Problem{Entry: 0, Pointer: "/entries/0/id",
+				Msg: fmt.Sprintf("id %q is already in the document", e.ID)})
+		}
+		r.entries = append(r.entries, e)
+		r.tail = nil
+		r.seen(at)
+		return lineInfo{kind: kindOf(rec.typ), accepted: true}
+	}
 	for i, e := range rec.entries {
 		if snapshot {
 			continue
 		}
-		if _, dup := r.ids[e.ID]; dup {
+		if r.ids.has(e.ID) {
 			r.reserveBatch(rec)
 			return reject(&Problem{Entry: i, Pointer: "/entries/" + strconv.Itoa(i) + "/id",
 				Msg: fmt.Sprintf("id %q is already in the document", e.ID)})
@@ -342,14 +373,14 @@ func (r *reader) ui(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 		return lineInfo{kind: lineUIOpen, accepted: true}
 	case snapshot:
 		r.entries = slices.Clone(rec.entries)
-		r.ids = make(map[string]struct{}, len(rec.entries))
+		r.ids = newIDSet(len(rec.entries))
 		clear(r.reserved)
 	default:
 		r.entries = append(r.entries, rec.entries...)
 	}
 	r.tail = nil
 	for _, e := range rec.entries {
-		r.ids[e.ID] = struct{}{}
+		r.ids.add(e.ID)
 	}
 	r.seen(at)
 	return lineInfo{kind: kindOf(rec.typ), accepted: true}
@@ -453,6 +484,11 @@ func memberName(bits int) string {
 // decodeRecord reads one line in a single pass. A returned error means the
 // line is not one JSON object; member-level faults land in rec.bad.
 func (r *reader) decodeRecord(line []byte) (*rawRecord, error) {
+	if r.scan {
+		if rec, ok := r.scanRecord(line); ok {
+			return rec, nil
+		}
+	}
 	rec, err := r.decodeRecordWith(line, true)
 	if err == errSlowPath {
 		rec, err = r.decodeRecordWith(line, false)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/coder/websocket"
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -199,7 +200,7 @@ func TestLaterOpenSharesCaptureWithCheckpoint(t *testing.T) {
 func TestReconnectAfterAppendsWhileAway(t *testing.T) {
 	closed := make(chan struct{}, 1)
 	ts := newTestServer(t, Options{})
-	ts.setOnConnClosed(func() { closed <- struct{}{} })
+	ts.setOnConnClosed(func(websocket.StatusCode) { closed <- struct{}{} })
 	path := ts.writeGen(t, "c", 200, 1)
 	a := ts.dial(t)
 	s1 := a.open("c")

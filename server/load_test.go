@@ -205,7 +205,7 @@ func serveForLoad(data string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	s.setOnConnClosed(func() { mu.Lock(); cond.Broadcast(); mu.Unlock() })
+	s.setOnConnClosed(func(websocket.StatusCode) { mu.Lock(); cond.Broadcast(); mu.Unlock() })
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	go s.ListenAndServe(ctx, "127.0.0.1:0", func(a net.Addr) { ready <- a.String() })

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/coder/websocket"
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -60,7 +61,7 @@ func TestTokensAreScoped(t *testing.T) {
 func TestSnapshotFilesReleased(t *testing.T) {
 	closed := make(chan struct{}, 4)
 	ts := newTestServer(t, Options{})
-	ts.setOnConnClosed(func() { closed <- struct{}{} })
+	ts.setOnConnClosed(func(websocket.StatusCode) { closed <- struct{}{} })
 	for i := range 7 {
 		ts.writeGen(t, fmt.Sprint("c", i), 500, uint64(i))
 	}

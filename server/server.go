@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/coder/websocket"
 )
 
 // ProtocolVersion is the protocol this server speaks (docs/protocol.md).
@@ -67,13 +69,13 @@ type Server struct {
 	metaCache metaCache
 	artifacts artifactCache // final artifacts found in logs (artifacts.go)
 
-	onConnClosed func() // test hook: a connection finished releasing; guarded by mu
+	onConnClosed func(websocket.StatusCode) // test hook: a connection finished releasing, with the code it was closed with; guarded by mu
 
 	turns *Turns // the bound engine, when it is the server's own (closed by Close)
 }
 
 // setOnConnClosed installs the test hook.
-func (s *Server) setOnConnClosed(f func()) {
+func (s *Server) setOnConnClosed(f func(websocket.StatusCode)) {
 	s.mu.Lock()
 	s.onConnClosed = f
 	s.mu.Unlock()

@@ -206,7 +206,9 @@ func (t *Turns) setTitle(id, title string) (handled bool, err error) {
 	if s.closed {
 		return false, nil
 	}
-	return true, s.log.SetTitle(title)
+	err = s.log.SetTitle(title)
+	s.titled = s.titled || err == nil
+	return true, err
 }
 
 // runnerFor returns the conversation's engine, opening it on first use.
@@ -270,6 +272,9 @@ type runner struct {
 	logMu  sync.Mutex // the log is not safe for concurrent use
 	log    *history.Log
 	closed bool // guarded by logMu
+	// titled: the log has a title, so saves no longer name it from the
+	// first message (guarded by logMu).
+	titled bool
 
 	store *transcript.Store
 	host  *toolview.Host
@@ -357,6 +362,7 @@ func (s *runner) start() error {
 		return fmt.Errorf("load the conversation log: %w", err)
 	}
 	s.log = log
+	s.titled = conv.Title != ""
 	s.savedDoc = conv.Document
 	s.pending = map[string]*tracked{}
 	s.userEntry = map[string]string{}
@@ -434,6 +440,15 @@ func (w saver) Save(doc transcript.Document, msgs []message.Message) error {
 	}
 	s.logMu.Lock()
 	err := s.log.Save(doc, msgs)
+	if err == nil && !s.titled {
+		// An untitled conversation is named from its first message by the
+		// one rule the terminal and the listings use (history.DisplayTitle).
+		// The document is saved either way; a title that could not be
+		// written is tried again on the next save.
+		if title := history.DisplayTitle("", msgs); title != "" {
+			s.titled = s.log.SetTitle(title) == nil
+		}
+	}
 	s.logMu.Unlock()
 	s.mu.Lock()
 	s.saveErr = err

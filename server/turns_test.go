@@ -631,6 +631,33 @@ func TestRenameWhileEngineOpen(t *testing.T) {
 	}
 }
 
+// A conversation created without a title is named from its first message by
+// the terminal's rule (history.DisplayTitle), and a later rename is not
+// undone by the next turn's save.
+func TestFirstSendTitlesTheConversation(t *testing.T) {
+	ts, _ := newTurnsServer(t, 0, "")
+	id := ts.create(t)
+	c := ts.dial(t)
+	c.open(id)
+	c.send(id, "k1", "  Plan the trip to Lisbon\nwith three stops")
+	c.finished("k1")
+	conv, err := history.ReadFile(ts.logOf(id))
+	if err != nil || conv.Title != "Plan the trip to Lisbon with three stops" {
+		t.Fatalf("title after the first send = %q, %v; want the message on one line", conv.Title, err)
+	}
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPatch, ts.url+"/api/v2/conversations/"+id, strings.NewReader(`{"title":"mine"}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	c.send(id, "k2", "and back")
+	c.finished("k2")
+	if conv, err = history.ReadFile(ts.logOf(id)); err != nil || conv.Title != "mine" {
+		t.Fatalf("title after a rename and another send = %q, %v; want the rename kept", conv.Title, err)
+	}
+}
+
 // A tab that opens while a reply streams gets the streaming entry in its
 // checkpoint, then the rest as events: no frame replay, nothing lost.
 func TestOpenMidStreamGetsTheStreamingEntry(t *testing.T) {

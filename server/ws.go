@@ -183,7 +183,7 @@ func (c *conn) close(code websocket.StatusCode, reason string) {
 		hook := c.srv.onConnClosed
 		c.srv.mu.Unlock()
 		if hook != nil {
-			hook()
+			hook(code)
 		}
 	})
 }

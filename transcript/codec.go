@@ -203,11 +203,47 @@ func (e Entry) appendJSON(dst []byte) ([]byte, error) {
 // ParseInstant parses an ISO-8601 instant that names its offset
 // ("2026-01-01T00:00:00.000Z", "2026-01-01T01:00:00+01:00").
 func ParseInstant(s string) (time.Time, error) {
+	if t, ok := parseCanonicalInstant(s); ok {
+		return t, nil
+	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%q is not an ISO-8601 instant with an offset", s)
 	}
 	return t, nil
+}
+
+// parseCanonicalInstant reads the form folio writes, UTC with milliseconds
+// ("2026-01-01T00:00:00.000Z"), without time.Parse's generality. It gives
+// the same time as time.Parse, and false for anything else.
+func parseCanonicalInstant(s string) (time.Time, bool) {
+	if len(s) != 24 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' ||
+		s[16] != ':' || s[19] != '.' || s[23] != 'Z' {
+		return time.Time{}, false
+	}
+	n := func(i, j int) int {
+		v := 0
+		for ; i < j; i++ {
+			c := s[i]
+			if c < '0' || c > '9' {
+				return -1
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	y, mo, d, h, mi, sec, ms := n(0, 4), n(5, 7), n(8, 10), n(11, 13), n(14, 16), n(17, 19), n(20, 23)
+	if y < 0 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 || ms < 0 {
+		return time.Time{}, false
+	}
+	days := [...]int{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}[mo-1]
+	if mo == 2 && y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+		days = 29
+	}
+	if d > days {
+		return time.Time{}, false
+	}
+	return time.Date(y, time.Month(mo), d, h, mi, sec, ms*int(time.Millisecond), time.UTC), true
 }
 
 // AppendInstant appends t in folio's canonical instant form: RFC 3339 in t's
@@ -462,19 +498,9 @@ func validateContent(c Content) error {
 	case ReportContent:
 		return validateRows("/report/rows", c.Report.Rows)
 	case TurnReceipt:
-		for i, s := range c.Steps {
-			p := "/steps/" + strconv.Itoa(i)
-			if err := firstErr(
-				num(p+"/durationMs", &s.DurationMs),
-				count(p+"/promptTokens", s.PromptTokens),
-				count(p+"/completionTokens", s.CompletionTokens),
-				count(p+"/totalTokens", s.TotalTokens),
-				count(p+"/cacheReadTokens", s.CacheReadTokens),
-				num(p+"/costUSD", s.CostUSD),
-				num(p+"/tokensPerSecond", s.TokensPerSecond),
-				num(p+"/generationDurationMs", s.GenerationDurationMs),
-				num(p+"/timeToFirstTokenMs", s.TimeToFirstTokenMs)); err != nil {
-				return err
+		for i := range c.Steps {
+			if err := validateStep(&c.Steps[i]); err != nil {
+				return under("/steps/"+strconv.Itoa(i), err)
 			}
 		}
 		return count("/finishedAt", c.FinishedAt)
@@ -520,6 +546,9 @@ func validateTool(c Tool) error {
 			return err
 		}
 	}
+	if len(c.Supplementals) == 0 {
+		return nil
+	}
 	seen := make(map[string]bool, len(c.Supplementals))
 	for i := range c.Supplementals {
 		kp := &c.Supplementals[i]
@@ -540,28 +569,60 @@ func validateTool(c Tool) error {
 
 // validatePresentation checks one retained checkpoint at JSON pointer base.
 func validatePresentation(base string, p *Presentation) error {
+	if err := checkPresentation(p); err != nil {
+		return under(base, err)
+	}
+	return nil
+}
+
+// checkPresentation checks a checkpoint with pointers relative to it; they
+// are only built when something is wrong, since reading a log validates
+// every stored checkpoint.
+func checkPresentation(p *Presentation) error {
 	if p.Schema == "" {
-		return fieldErr(base+"/schema", "schema is empty")
+		return fieldErr("/schema", "schema is empty")
 	}
 	if err := firstErr(
-		count(base+"/version", &p.Version),
-		count(base+"/revision", &p.Revision)); err != nil {
+		count("/version", &p.Version),
+		count("/revision", &p.Revision)); err != nil {
 		return err
 	}
 	if a := p.Artifact; a != nil {
 		if a.Ref == "" {
-			return fieldErr(base+"/artifact/ref", "ref is empty")
+			return fieldErr("/artifact/ref", "ref is empty")
 		}
 		if err := firstErr(
-			count(base+"/artifact/committedBytes", &a.CommittedBytes),
-			count(base+"/artifact/revision", &a.Revision)); err != nil {
+			count("/artifact/committedBytes", &a.CommittedBytes),
+			count("/artifact/revision", &a.Revision)); err != nil {
 			return err
 		}
 	}
 	if len(p.Payload) > 0 && !jsontext.Value(p.Payload).IsValid() {
-		return fieldErr(base+"/payload", "payload is not valid JSON")
+		return fieldErr("/payload", "payload is not valid JSON")
 	}
 	return nil
+}
+
+func validateStep(s *Step) error {
+	return firstErr(
+		num("/durationMs", &s.DurationMs),
+		count("/promptTokens", s.PromptTokens),
+		count("/completionTokens", s.CompletionTokens),
+		count("/totalTokens", s.TotalTokens),
+		count("/cacheReadTokens", s.CacheReadTokens),
+		num("/costUSD", s.CostUSD),
+		num("/tokensPerSecond", s.TokensPerSecond),
+		num("/generationDurationMs", s.GenerationDurationMs),
+		num("/timeToFirstTokenMs", s.TimeToFirstTokenMs))
+}
+
+// under prefixes a FieldError's pointer with base.
+func under(base string, err error) error {
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		return &FieldError{Pointer: base + fe.Pointer, Msg: fe.Msg}
+	}
+	return err
 }
 
 func validateRows(base string, rows []ReportRow) error {

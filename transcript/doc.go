@@ -6,6 +6,16 @@
 // a conversation (fullscreen, classic, web) and the history log read the same
 // facts from here.
 //
+// # Encoding
+//
+// DecodeEntry reads an entry strictly: unknown members, repeated names and
+// invalid values are errors that name their JSON pointer. Scanner reads the
+// entries of a stored record in one pass, without reflection, for the shapes
+// folio writes; it gives up on anything else, and whatever it accepts
+// DecodeEntry accepts with the same facts (a differential fuzz test holds it
+// to that). NewCheckedDocument builds a document from entries a reader has
+// already checked, without checking them again.
+//
 // # Documents
 //
 // A Document is an immutable, ordered list of entries. Entries after the

@@ -71,6 +71,8 @@ func (sp *spine) lookup(id string) (int, bool) {
 // entries and repeated IDs.
 func NewDocument(id string, entries []Entry) (Document, error) {
 	nodes := make([]*node, len(entries))
+	// One allocation holds every node of a hydrated document.
+	slab := make([]node, len(entries))
 	seen := make(map[string]int, len(entries))
 	for i, e := range entries {
 		if err := e.Validate(); err != nil {
@@ -80,9 +82,25 @@ func NewDocument(id string, entries []Entry) (Document, error) {
 			return Document{}, fmt.Errorf("entries %d and %d: %w %q", j, i, ErrDuplicateID, e.ID)
 		}
 		seen[e.ID] = i
-		nodes[i] = &node{e: e}
+		slab[i].e = e
+		nodes[i] = &slab[i]
 	}
 	return Document{id: id, nodes: nodes, sp: &spine{latest: nodes, index: seen, indexed: len(nodes)}}, nil
+}
+
+// NewCheckedDocument returns a document of settled entries that the caller
+// has already validated and found free of repeated IDs, as the log reader
+// does while it reads. It checks neither again; the ID index is built on the
+// first lookup. Passing entries NewDocument would reject breaks the
+// document.
+func NewCheckedDocument(id string, entries []Entry) Document {
+	nodes := make([]*node, len(entries))
+	slab := make([]node, len(entries))
+	for i, e := range entries {
+		slab[i].e = e
+		nodes[i] = &slab[i]
+	}
+	return Document{id: id, nodes: nodes, sp: newSpine(nodes)}
 }
 
 // ID is the persistent identity of the conversation.

@@ -48,15 +48,28 @@ func NewHandler(fsys fs.FS) http.Handler {
 		h.Set("Referrer-Policy", "no-referrer")
 
 		name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
+		// The app's conversation route is c/{id}. The page links its files
+		// relatively ("./assets/…", "./favicon.svg"), so on that route the
+		// browser asks for c/assets/… or c/favicon.svg: those are served as
+		// the root's files. Any other c/{id} is the route itself and gets
+		// the page, even when the ID has a dot in it.
+		if rest, ok := strings.CutPrefix(name, RoutePrefix); ok && rest != "" {
+			if _, err := fs.Stat(fsys, rest); err == nil || strings.Contains(rest, "/") {
+				name = rest
+			} else {
+				serveIndex(w, r, fsys)
+				return
+			}
+		}
 		if strings.HasPrefix(name, "assets/") {
 			h.Set("Cache-Control", "public, max-age=31536000, immutable")
-			files.ServeHTTP(w, r)
+			serveFile(w, r, files, name)
 			return
 		}
 		if name != "" && name != "index.html" && path.Ext(name) != "" {
 			if _, err := fs.Stat(fsys, name); err == nil {
 				h.Set("Cache-Control", "no-cache")
-				files.ServeHTTP(w, r)
+				serveFile(w, r, files, name)
 				return
 			}
 			http.NotFound(w, r)
@@ -64,6 +77,18 @@ func NewHandler(fsys fs.FS) http.Handler {
 		}
 		serveIndex(w, r, fsys)
 	})
+}
+
+// RoutePrefix starts the app's client-side conversation routes, c/{id}.
+const RoutePrefix = "c/"
+
+// serveFile serves the file name of the app, whatever path asked for it.
+func serveFile(w http.ResponseWriter, r *http.Request, files http.Handler, name string) {
+	if r.URL.Path != "/"+name {
+		r = r.Clone(r.Context())
+		r.URL.Path = "/" + name
+	}
+	files.ServeHTTP(w, r)
 }
 
 func serveIndex(w http.ResponseWriter, r *http.Request, fsys fs.FS) {

@@ -407,8 +407,8 @@ func (s *chatSession) setModel(name string) error {
 	return fmt.Errorf("no model %q", name)
 }
 
-// titledLog saves to a log and gives a new conversation its title, the
-// first line of the first message, so the picker can name it.
+// titledLog saves to a log and gives a new conversation its title, taken
+// from the first message by history.DisplayTitle, so the picker can name it.
 type titledLog struct {
 	log    *history.Log
 	titled bool
@@ -421,18 +421,9 @@ func (t *titledLog) Save(doc transcript.Document, msgs []message.Message) error 
 	if t.titled {
 		return nil
 	}
-	for _, e := range doc.All() {
-		if u, ok := e.Content.(transcript.User); ok {
-			title := strings.TrimSpace(u.Text)
-			if i := strings.IndexByte(title, '\n'); i >= 0 {
-				title = title[:i]
-			}
-			if r := []rune(title); len(r) > 60 {
-				title = string(r[:60]) + "…"
-			}
-			t.titled = true
-			return t.log.SetTitle(title)
-		}
+	if title := history.DisplayTitle("", msgs); title != "" {
+		t.titled = true
+		return t.log.SetTitle(title)
 	}
 	return nil
 }

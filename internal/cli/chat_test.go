@@ -105,8 +105,9 @@ func fastSession(t *testing.T, data string) *chatSession {
 	return s
 }
 
-// A new chat is saved under a fresh ID and titled with the first line of
-// its first message.
+// A new chat is saved under a fresh ID and titled from its first message by
+// history.DisplayTitle, the rule listings use for untitled logs and the
+// server uses for new web conversations: the message on one line.
 func TestChatSessionTitlesNewConversation(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
@@ -123,7 +124,7 @@ func TestChatSessionTitlesNewConversation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list) != 1 || list[0].ID != s.id || list[0].Title != "plan the parser" {
+	if len(list) != 1 || list[0].ID != s.id || list[0].Title != "plan the parser with details" {
 		t.Fatalf("saved conversations: %+v", list)
 	}
 }

@@ -65,7 +65,26 @@ const XSS = [
   '<style>body{display:none}</style>',
 ].join('\n\n');
 
+const CODE = [
+  'A Go program:',
+  '',
+  '```go',
+  'func main() {',
+  '\tfmt.Println("hello")',
+  '}',
+  '```',
+  '',
+  '| option | meaning | default |',
+  '|---|---|---|',
+  '| optional | whether the flag may be left out entirely from the command line | false |',
+  '| concurrency | how many requests run at the same time against the provider | 4 |',
+].join('\n');
+
 function fixtures(dir) {
+  writeLog(dir, 'code', [
+    { id: 'k-u', content: { kind: 'user', text: 'Show me code and a table' } },
+    { id: 'k-a', content: { kind: 'agent', markdown: CODE } },
+  ]);
   writeLog(dir, 'branchy', [
     { id: 'b-u1', content: { kind: 'user', text: 'first question' } },
     { id: 'b-a1', content: { kind: 'agent', markdown: 'first answer' } },
@@ -180,6 +199,10 @@ export async function setupHarness({ messages = 300_000 } = {}) {
         body: JSON.stringify({ title }),
       });
       return (await r.json()).id;
+    },
+    /** show is the terminal's classic rendering of a conversation's log (finish times in UTC). */
+    show(id) {
+      return run(bin, ['log', 'show', join(convs, `${id}.jsonl`)], { env: { ...process.env, TZ: 'UTC' } }).stdout;
     },
     /** run runs one real engine turn (demo model) into a conversation's log. */
     run(id, prompt) {

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { assert, browserPath, closeHarness, item, openApp, required, setupHarness, shots } from './harness.mjs';
 import { branchTests } from './branches.mjs';
 import { mcpTests } from './mcp.mjs';
+import { openBeside, productTests } from './product.mjs';
 
 if (!existsSync(browserPath)) {
   if (required) {
@@ -304,7 +305,7 @@ test('a saved position restores, and reader input interrupts a delayed restore',
 test('split panes are independent, and a closed pane keeps its anchor through queued frames', async (h) => {
   const { context, page, errors } = await openApp(h.url);
   await openConversation(page, 'big');
-  await page.getByRole('button', { name: 'Open big beside' }).click();
+  await openBeside(page, 'big');
   await page.waitForSelector('[data-slot="1"] .row');
   await settle(page, 'big', 1);
   await pageUp(page, BIG, 3);
@@ -332,7 +333,7 @@ test('split panes are independent, and a closed pane keeps its anchor through qu
   });
   assert(saved && saved.id === id, `saved anchor ${JSON.stringify(saved)}, want ${id}`);
   // Remount: the pane comes back at its anchor.
-  await page.getByRole('button', { name: 'Open big beside' }).click();
+  await openBeside(page, 'big');
   await page.waitForFunction((rid) => {
     const r = document.querySelector(`[data-slot="1"] [data-row-id="${rid}"]`);
     const c = document.querySelector('[data-slot="1"] .message-column');
@@ -604,14 +605,25 @@ test('an XSS corpus in messages and tool output never executes', async (h) => {
   await context.close();
 });
 
-test('conversations can be created, renamed and deleted; the graph loads only when opened', async (h) => {
+test('a new chat is created by its first send and titled from it; rename and delete live in the row menu; the graph loads only when opened', async (h) => {
   const { context, page, errors } = await openApp(h.url);
   const graphRequests = [];
   page.on('request', (r) => r.url().includes('/graph') && graphRequests.push(r.url()));
-  await page.getByRole('button', { name: 'New' }).click();
-  await page.waitForFunction(() => window.__folio.cache.keys().some((k) => k.startsWith('c-')));
-  const id = await page.evaluate(() => window.__folio.cache.keys().find((k) => k.startsWith('c-')).split('|')[0]);
-  await page.locator(`[data-conversation-id="${id}"] [aria-label^="Rename"]`).click();
+  const before = await page.$$eval('.conversation-row', (r) => r.length);
+  await page.getByRole('button', { name: 'New chat' }).click();
+  // Nothing is saved until the first send.
+  assert((await page.$$eval('.conversation-row', (r) => r.length)) === before, 'New chat saved an empty conversation');
+  await page.getByRole('textbox', { name: 'Message' }).fill('Plan a weekend in Lisbon\nwith three stops');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => /^\/c\/./.test(location.pathname));
+  const id = await page.evaluate(() => decodeURIComponent(location.pathname.slice(3)));
+  await page.waitForFunction(() => [...document.querySelectorAll('[data-slot="0"] .user-text')].some((u) => u.textContent.startsWith('Plan a weekend')));
+  // The server's title is the terminal's: the message on one line, cut at 48 characters.
+  const title = 'Plan a weekend in Lisbon with three stops';
+  await page.waitForSelector(`[data-conversation-id="${id}"] .conversation-title:text-is("${title}")`);
+  await page.waitForFunction((t) => document.querySelector('[data-slot="0"] .chat-title')?.textContent === t, title);
+  await page.getByRole('button', { name: `Actions for ${title}` }).click();
+  await page.getByRole('menuitem', { name: 'Rename' }).click();
   await page.getByRole('textbox', { name: 'Title' }).fill('renamed here');
   await page.getByRole('button', { name: 'Save' }).click();
   await page.waitForSelector('.conversation-item:has-text("renamed here")');
@@ -619,8 +631,15 @@ test('conversations can be created, renamed and deleted; the graph loads only wh
   await page.locator('[data-slot="0"] .chat-header').getByRole('button', { name: 'Graph' }).click();
   await page.waitForSelector('[data-testid="graph-panel"]');
   assert(graphRequests.length === 1, `graph requests: ${graphRequests.length}`);
-  await page.locator(`[data-conversation-id="${id}"] [aria-label^="Delete"]`).click();
-  await page.getByRole('button', { name: 'Delete?' }).click();
+  // The row menu by keyboard: open with Enter, move with the arrows, confirm the delete.
+  await page.getByRole('button', { name: 'Actions for renamed here' }).focus();
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('[role="menu"]');
+  await page.keyboard.press('End');
+  assert((await page.evaluate(() => document.activeElement?.textContent)) === 'Delete', 'End did not reach Delete');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.activeElement?.textContent === 'Delete for good');
+  await page.keyboard.press('Enter');
   await page.waitForFunction((cid) => !document.querySelector(`[data-conversation-id="${cid}"]`), id);
   const keys = await page.evaluate(() => window.__folio.cache.keys());
   assert(!keys.some((k) => k.startsWith(id)), `views of the deleted conversation remain: ${keys}`);
@@ -691,6 +710,7 @@ test('the app opened from the printed URL works, and again after a reload; witho
 });
 
 branchTests(test);
+productTests(test);
 mcpTests(test);
 
 let passed = 0;
@@ -701,7 +721,7 @@ try {
   h = await setupHarness();
   const only = process.env.FOLIO_E2E_ONLY;
   for (const { name, fn } of tests) {
-    if (only && !name.includes(only)) continue;
+    if (only && !only.split('|').some((o) => name.includes(o))) continue;
     try {
       await fn(h);
       passed++;

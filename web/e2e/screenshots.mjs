@@ -1,6 +1,7 @@
 // `make screenshots`: PNGs of the app's main states into docs/screenshots/:
-// a streaming reply, an expanded execution strip, math, a failed reply, split
-// panes and the dark theme. Runs the real server over a small generated
+// a streaming reply, an expanded execution strip, math, a failed reply with
+// Retry, highlighted code and a table, an approval, split panes, the phone
+// width and the dark theme. Runs the real server over a small generated
 // conversation plus engine-written ones (offline demo model).
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -31,7 +32,8 @@ try {
     await page.locator('.failure-details summary').click();
     await page.screenshot({ path: join(out, 'failure.png') });
     await open(page, 'big');
-    await page.getByRole('button', { name: 'Open tools beside' }).click();
+    await page.getByRole('button', { name: 'Actions for tools' }).click();
+    await page.getByRole('menuitem', { name: 'Open beside' }).click();
     await page.waitForSelector('[data-slot="1"] .row');
     await page.waitForTimeout(300);
     await page.screenshot({ path: join(out, 'split.png') });
@@ -46,6 +48,28 @@ try {
     await page.waitForSelector('[data-slot="0"] .bubble-assistant[data-state="streaming"] .markdown', { timeout: 20000 }).catch(() => {});
     await page.waitForTimeout(400);
     await page.screenshot({ path: join(out, 'streaming.png') });
+    await open(page, 'code');
+    await page.screenshot({ path: join(out, 'code.png') });
+    // An approval, shown by the shell tool's presenter.
+    await h.create('approval');
+    await page.reload();
+    await page.waitForSelector('[data-testid="app"]');
+    await item(page, 'approval').click();
+    await page.waitForTimeout(300);
+    await page.getByRole('textbox', { name: 'Message' }).fill('tools');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.approval', { timeout: 20000 });
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: join(out, 'approval.png') });
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await context.close();
+  }
+  {
+    const { context, page } = await openApp(h.url, { colorScheme: 'light', viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 });
+    await page.getByRole('button', { name: 'Conversations' }).first().click();
+    await open(page, 'code');
+    await page.getByRole('textbox', { name: 'Message' }).fill('Could you explain the table above in two sentences?');
+    await page.screenshot({ path: join(out, 'phone.png') });
     await context.close();
   }
   {

@@ -1,13 +1,15 @@
+import { Moon, Sun } from 'lucide-react';
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { ViewCache } from './chat/cache';
 import type { ConversationMeta } from './chat/types';
 import { TranscriptView } from './chat/view';
 import { ChatPane } from './components/ChatPane';
 import { ConversationList } from './components/ConversationList';
-import { LocaleContext, pickLocale } from './i18n/catalog';
+import { catalogs, LocaleContext, pickLocale } from './i18n/catalog';
 import { httpApi } from './protocol/api';
 import { Client, wsURL } from './protocol/client';
 import { takeToken, wsProtocols } from './protocol/token';
+import { appRoot, conversationFromPath, pathFor } from './routes';
 import { applyTheme, initialTheme, type Theme } from './theme';
 
 interface Pane {
@@ -17,7 +19,9 @@ interface Pane {
 
 /**
  * App owns the tab's protocol client, the view cache (four conversations),
- * the conversation list and up to two panes.
+ * the conversation list and up to two panes. The first pane's conversation is
+ * the URL's: c/{id} opens it, and back and forward move between
+ * conversations (History API).
  */
 export function App() {
   const token = useMemo(() => takeToken(), []);
@@ -28,10 +32,14 @@ export function App() {
     return new TranscriptView(client, conv!, head || undefined);
   }), [client]);
   const [conversations, setConversations] = useState<ConversationMeta[]>([]);
-  const [panes, setPanes] = useState<Pane[]>([{}]);
+  const root = useMemo(() => appRoot(location.pathname), []);
+  const [panes, setPanes] = useState<Pane[]>(() => [{ conversation: conversationFromPath(location.pathname) }]);
+  // The message that starts a new conversation, sent once its pane shows it.
+  const [first, setFirst] = useState<{ id: string; text: string; files: File[] } | undefined>();
   const [theme, setTheme] = useState<Theme>(initialTheme);
   const [listOpen, setListOpen] = useState(false);
   const locale = pickLocale(typeof navigator === 'undefined' ? [] : navigator.languages);
+  const t = catalogs[locale];
 
   useEffect(() => applyTheme(theme), [theme]);
   useEffect(() => () => client.close(), [client]);
@@ -52,29 +60,51 @@ export function App() {
     (window as unknown as { __folio: unknown }).__folio = { cache, client };
   }, [cache, client]);
 
-  // A deleted conversation's views and page references go at once.
+  // A deleted conversation's views and page references go at once; a turn
+  // that ends may have titled its conversation, so the list is read again.
   useEffect(
     () =>
       client.onEvent((f) => {
         if (f.type === 'event' && f.op === 'deleted') {
           cache.forgetConversation(String(f.conversation));
           void refresh();
+        } else if (f.type === 'event' && f.op === 'turn' && f.state === 'idle') {
+          void refresh();
         }
       }),
     [client, cache, refresh],
   );
 
-  const open = (slot: number, id: string) => {
+  // Back and forward: the first pane follows the URL.
+  useEffect(() => {
+    const onPop = () => {
+      const id = conversationFromPath(location.pathname);
+      setPanes((ps) => ps.map((p, i) => (i === 0 ? { conversation: id } : p)));
+    };
+    window.addEventListener('popstate', onPop);
+    return () => window.removeEventListener('popstate', onPop);
+  }, []);
+  const navigate = (id: string | undefined) => {
+    const path = pathFor(root, id);
+    if (path !== location.pathname) history.pushState(null, '', path + location.search + location.hash);
+  };
+
+  const open = (slot: number, id: string | undefined) => {
     setPanes((ps) => ps.map((p, i) => (i === slot ? { conversation: id } : p)));
+    if (slot === 0) navigate(id);
     setListOpen(false);
   };
   const split = (id: string) => {
     setPanes((ps) => [ps[0] ?? {}, { conversation: id }]);
   };
-  const create = async () => {
+  // New chat shows an empty pane; the conversation is created by its first
+  // send, and the server titles it from that message.
+  const start = async (text: string, files: File[]) => {
     const m = await api.create();
-    await refresh();
+    setFirst({ id: m.id, text, files });
+    setConversations((cs) => (cs.some((c) => c.id === m.id) ? cs : [m, ...cs]));
     open(0, m.id);
+    void refresh();
   };
   const rename = async (id: string, title: string) => {
     await api.rename(id, title);
@@ -84,6 +114,7 @@ export function App() {
     await api.remove(id);
     cache.forgetConversation(id);
     setPanes((ps) => ps.map((p) => (p.conversation === id ? {} : p)));
+    if (panes[0]?.conversation === id) navigate(undefined);
     await refresh();
   };
 
@@ -95,19 +126,22 @@ export function App() {
             conversations={conversations}
             selectedId={panes[0]?.conversation}
             onSelect={(id) => open(0, id)}
-            onCreate={() => void create()}
+            onCreate={() => open(0, undefined)}
             onRename={(id, t) => void rename(id, t)}
             onDelete={(id) => void remove(id)}
             onSplit={split}
           />
-          <button type="button" className="theme-toggle" onClick={() => setTheme(theme === 'dark' ? 'light' : 'dark')}>
-            {theme === 'dark' ? 'Light theme' : 'Dark theme'}
+          <button type="button" className="button theme-toggle" onClick={() => setTheme(theme === 'dark' ? 'light' : 'dark')}>
+            {theme === 'dark' ? <Sun aria-hidden="true" size={14} /> : <Moon aria-hidden="true" size={14} />}
+            {theme === 'dark' ? t.lightTheme : t.darkTheme}
           </button>
         </aside>
         <div className="scrim" onClick={() => setListOpen(false)} aria-hidden="true" />
         <div className="panes">
           {panes.map((p, slot) => {
-            const meta = conversations.find((c) => c.id === p.conversation);
+            // A conversation the list does not have yet (just created, or a
+            // link opened before the list loaded) still opens.
+            const meta = conversations.find((c) => c.id === p.conversation) ?? (p.conversation ? { id: p.conversation, title: p.conversation, updated: '' } : undefined);
             return (
               <ChatPane
                 key={slot}
@@ -118,6 +152,9 @@ export function App() {
                 conversation={meta}
                 head={p.head}
                 onOpenList={() => setListOpen(true)}
+                onStart={slot === 0 ? (text, files) => void start(text, files) : undefined}
+                firstMessage={first && first.id === p.conversation ? first : undefined}
+                onFirstSent={() => setFirst(undefined)}
                 onClose={slot > 0 ? () => setPanes((ps) => ps.slice(0, slot)) : undefined}
               />
             );

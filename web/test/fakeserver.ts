@@ -99,7 +99,7 @@ export class FakeServer {
     const gs = this.groups;
     const size = (g: FakeGroup) => JSON.stringify(g.entries).length;
     const find = (id: string) => gs.findIndex((g) => g.entries.some((e) => e.id === id));
-    let out: FakeGroup[] = [];
+    const out: FakeGroup[] = [];
     const take = (from: number, step: number) => {
       let used = 0;
       for (let i = from; i >= 0 && i < gs.length; i += step) {

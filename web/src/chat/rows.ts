@@ -2,7 +2,8 @@
 // a streaming reply, a finished one and one restored from history, so all
 // three render through the same components.
 import type { Entry, Held } from './reconcile';
-import type { AssistantMessage, Failure, Message, Presentation, Segment, Step, ToolCall } from './types';
+import type { ReceiptStep } from '../receipt/receipt';
+import type { AssistantMessage, Failure, Message, Presentation, Segment, Step, ToolCall, TurnReceipt } from './types';
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
@@ -83,6 +84,8 @@ export function replyMessage(id: string, held: readonly Held[], running: boolean
   const segments: Segment[] = [];
   let failure: Failure | undefined;
   let cancelled = false;
+  let stoppedAfterMs: number | undefined;
+  let receipt: TurnReceipt | undefined;
   let awaiting = false;
   let steps: Step[] | undefined;
   const flush = () => (steps = undefined);
@@ -96,9 +99,16 @@ export function replyMessage(id: string, held: readonly Held[], running: boolean
   for (const h of held) {
     const e = h.entry;
     const c = e.content;
+    // A retry runs in the same reply, after the failure: that failure becomes
+    // part of the reply's history, and the new attempt decides its state.
+    if (failure && c.kind !== 'turn-receipt' && c.kind !== 'failure') {
+      flush();
+      segments.push({ kind: 'failure', id: failure.id ?? `failure-${e.id}`, failure });
+      failure = undefined;
+    }
     switch (c.kind) {
       case 'reasoning':
-        pushStep({ kind: 'thinking', id: e.id, label: str(c.label) || 'Thinking', text: str(c.text) });
+        pushStep({ kind: 'thinking', id: e.id, label: str(c.label), text: str(c.text) });
         break;
       case 'tool': {
         const call = toolCall(e, h.open);
@@ -116,10 +126,22 @@ export function replyMessage(id: string, held: readonly Held[], running: boolean
         segments.push({ kind: 'steering', id: e.id, text: str(c.text) });
         break;
       case 'failure':
-        failure = { reason: failureReason(str(c.reason)), detail: str(c.detail) || str(c.headline) || undefined };
+        failure = {
+          reason: failureReason(str(c.reason)),
+          detail: str(c.detail) || str(c.headline) || undefined,
+          id: e.id,
+          retryable: c.retryable === true,
+          retryAfterMs: num(c.retryAfterMs),
+        };
         break;
       case 'stopped':
         cancelled = true;
+        stoppedAfterMs = num(obj(c.summary).elapsedMs);
+        break;
+      case 'turn-receipt':
+        if (Array.isArray(c.steps)) {
+          receipt = { steps: c.steps.map((s) => obj(s) as unknown as ReceiptStep), finishedAt: num(c.finishedAt) };
+        }
         break;
       case 'notice':
         if (str(c.audience) === 'classic') break;
@@ -128,7 +150,7 @@ export function replyMessage(id: string, held: readonly Held[], running: boolean
         break;
       case 'compaction':
         flush();
-        segments.push({ kind: 'notice', id: e.id, text: 'Earlier messages were summarized', tone: 'info' });
+        segments.push({ kind: 'notice', id: e.id, text: '', tone: 'summary' });
         break;
       case 'report':
         flush();
@@ -139,12 +161,15 @@ export function replyMessage(id: string, held: readonly Held[], running: boolean
         segments.push({ kind: 'text', id: e.id, markdown: str(c.text) });
         break;
       default:
-        // turn-receipt, header and kinds from newer servers add no content.
+        // header and kinds from newer servers add no content.
         break;
     }
   }
   const state = failure ? 'failed' : cancelled ? 'cancelled' : awaiting ? 'awaiting_approval' : running ? 'streaming' : 'completed';
-  return { id, role: 'assistant', state, segments, failure };
+  const m: AssistantMessage = { id, role: 'assistant', state, segments, failure };
+  if (receipt) m.receipt = receipt;
+  if (cancelled) m.stoppedAfterMs = stoppedAfterMs;
+  return m;
 }
 
 /** groupMessage maps one display group onto its chat row. */

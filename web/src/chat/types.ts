@@ -1,5 +1,6 @@
 // The chat's view model: what the components render. rows.ts maps protocol
 // entries (transcript entries in their canonical JSON) onto these types.
+import type { TurnReceipt } from '../receipt/receipt';
 
 /** Why a reply failed; the keys of the failure headline catalog. */
 export const FAILURE_REASONS = [
@@ -20,6 +21,12 @@ export interface Failure {
   reason: FailureReason | (string & {});
   /** Technical details, shown as plain text on request. */
   detail?: string;
+  /** The failure entry's ID: a `retry` names it. */
+  id?: string;
+  /** The provider said trying again may work. */
+  retryable?: boolean;
+  /** How long the provider asked to wait before trying again. */
+  retryAfterMs?: number;
 }
 
 /**
@@ -61,7 +68,7 @@ export interface ToolCall {
 
 /** A step of an execution group: thinking, a function call or a sub-agent. */
 export type Step =
-  | { kind: 'thinking'; id: string; label: string; text: string }
+  | { kind: 'thinking'; id: string; /** The provider's label; empty when it gave none. */ label: string; text: string }
   | { kind: 'function'; id: string; call: ToolCall }
   | { kind: 'agent'; id: string; name: string; call: ToolCall };
 
@@ -73,7 +80,11 @@ export type Segment =
   | { kind: 'steps'; id: string; steps: Step[] }
   | { kind: 'text'; id: string; markdown: string }
   | { kind: 'steering'; id: string; text: string }
-  | { kind: 'notice'; id: string; text: string; tone: string };
+  | { kind: 'notice'; id: string; text: string; tone: string }
+  /** An earlier attempt's failure: a retry ran after it, in the same reply. */
+  | { kind: 'failure'; id: string; failure: Failure };
+
+export type { TurnReceipt };
 
 export interface UserMessage {
   id: string;
@@ -87,6 +98,10 @@ export interface AssistantMessage {
   state: ReplyState;
   segments: Segment[];
   failure?: Failure;
+  /** The stored `turn-receipt` of the turn this reply ends. */
+  receipt?: TurnReceipt;
+  /** The reply was stopped: how long the turn had run. */
+  stoppedAfterMs?: number;
 }
 
 /** A conversation's header or other entries before the first user message. */
@@ -105,7 +120,7 @@ export interface ConversationMeta {
   updated: string;
 }
 
-/** replyText joins a reply's text segments (for copying). */
+/** replyText joins a reply's text segments (for copying); empty for a reply of tool calls only. */
 export function replyText(m: AssistantMessage): string {
   return m.segments
     .filter((s): s is Extract<Segment, { kind: 'text' }> => s.kind === 'text')

@@ -88,14 +88,13 @@ describe('the window reducer', () => {
   });
 
   it('a new generation replaces the window; the same generation keeps it', () => {
-    let w = page(opened(), 'replace', server.page('latest', 'before', BUDGET) as WirePage);
+    const w = page(opened(), 'replace', server.page('latest', 'before', BUDGET) as WirePage);
     const same = reduceWindow(w, { type: 'snapshot', token: 's2', generation: 1, seq: 12, groups: server.groups.length });
     expect(same.pages).toBe(w.pages);
     expect(same.token).toBe('s2');
     const next = reduceWindow(w, { type: 'snapshot', token: 's3', generation: 2, seq: 1, groups: 5 });
     expect(next.pages).toHaveLength(0);
     expect(next.held.size).toBe(0);
-    w = next;
   });
 
   it('keeps live-updated rows through eviction and puts them back in refetched groups', () => {

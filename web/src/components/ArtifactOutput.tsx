@@ -1,4 +1,5 @@
 import { createContext, useContext, useRef, useState } from 'react';
+import { useCatalog } from '../i18n/catalog';
 import type { ArtifactRange } from '../protocol/api';
 
 /** How much one read asks for: the server's range limit (64 KiB). */
@@ -31,6 +32,7 @@ function size(n: number): string {
  * never as HTML.
  */
 export function ArtifactOutput({ artifact }: { artifact: Artifact }) {
+  const t = useCatalog();
   const read = useContext(ArtifactReaderContext);
   const [open, setOpen] = useState(false);
   const [text, setText] = useState('');
@@ -73,20 +75,20 @@ export function ArtifactOutput({ artifact }: { artifact: Artifact }) {
   return (
     <div className="step-full-output" data-ref={artifact.ref}>
       <button type="button" className="link-button artifact-toggle" aria-expanded={open} onClick={toggle}>
-        Full output ({size(total)})
+        {t.fullOutput(size(total))}
       </button>
       {open ? (
         <div className="artifact-body">
           {loaded > 0 ? <pre className="artifact-text">{text}</pre> : null}
-          {busy ? <span className="artifact-status">Loading…</span> : null}
+          {busy ? <span className="artifact-status">{t.loading}</span> : null}
           {error ? (
             <span className="artifact-status artifact-error" role="alert">
-              Could not load: {error}
+              {t.couldNotLoad(error)}
             </span>
           ) : null}
           {!busy && (error || (loaded > 0 && loaded < total)) ? (
             <button type="button" className="link-button artifact-more" onClick={() => void more(loaded)}>
-              {error ? 'Try again' : `Load more (${size(loaded)} of ${size(total)})`}
+              {error ? t.tryAgain : t.loadMore(size(loaded), size(total))}
             </button>
           ) : null}
         </div>

@@ -5,6 +5,7 @@
 import { createContext, useContext, useEffect, useRef, useSyncExternalStore, type KeyboardEvent } from 'react';
 import { alternativeAt, emptyBranches, type BranchController, type BranchState } from '../chat/branches';
 import type { UserMessage } from '../chat/types';
+import { useCatalog } from '../i18n/catalog';
 import '../styles/branches.css';
 
 export const BranchContext = createContext<BranchController | undefined>(undefined);
@@ -21,19 +22,20 @@ export function useBranches(): [BranchController | undefined, BranchState] {
 
 /** BranchNav draws ‹ index+1/len › for a row with alternatives; the arrows send select-branch. */
 export function BranchNav({ entryId }: { entryId: string }) {
+  const t = useCatalog();
   const [c, s] = useBranches();
   const alt = alternativeAt(s.meta, entryId);
   if (!c || !alt) return null;
   const busy = s.switching !== undefined;
   return (
-    <span className="branch-nav" role="group" aria-label="Versions of this message" data-testid="branch-nav">
-      <button type="button" aria-label="Previous version" disabled={busy || alt.index <= 0} onClick={() => void c.select(alt, -1)}>
+    <span className="branch-nav" role="group" aria-label={t.versions} data-testid="branch-nav">
+      <button type="button" aria-label={t.previousVersion} disabled={busy || alt.index <= 0} onClick={() => void c.select(alt, -1)}>
         ‹
       </button>
       <span className="branch-pos" aria-live="polite">
         {alt.index + 1}/{alt.heads.length}
       </span>
-      <button type="button" aria-label="Next version" disabled={busy || alt.index >= alt.heads.length - 1} onClick={() => void c.select(alt, 1)}>
+      <button type="button" aria-label={t.nextVersion} disabled={busy || alt.index >= alt.heads.length - 1} onClick={() => void c.select(alt, 1)}>
         ›
       </button>
     </span>
@@ -42,6 +44,7 @@ export function BranchNav({ entryId }: { entryId: string }) {
 
 /** MessageEditor is the inline editor of one user message: Enter sends, Shift+Enter is a new line, Escape cancels. */
 function MessageEditor({ c, entryId, text, sending, error }: { c: BranchController; entryId: string; text: string; sending: boolean; error?: string }) {
+  const t = useCatalog();
   const ref = useRef<HTMLTextAreaElement>(null);
   useEffect(() => {
     ref.current?.focus();
@@ -65,7 +68,7 @@ function MessageEditor({ c, entryId, text, sending, error }: { c: BranchControll
     >
       <textarea
         ref={ref}
-        aria-label="Edit message"
+        aria-label={t.editMessage}
         value={text}
         readOnly={sending}
         rows={Math.min(8, Math.max(2, text.split('\n').length))}
@@ -79,10 +82,10 @@ function MessageEditor({ c, entryId, text, sending, error }: { c: BranchControll
       ) : null}
       <div className="editor-actions">
         <button type="submit" disabled={sending}>
-          {sending ? 'Sending…' : 'Send edit'}
+          {sending ? t.sendingEdit : t.sendEdit}
         </button>
         <button type="button" disabled={sending} onClick={() => c.dispatch({ type: 'edit-cancel', entryId })}>
-          Cancel
+          {t.cancel}
         </button>
       </div>
     </form>
@@ -95,6 +98,7 @@ function MessageEditor({ c, entryId, text, sending, error }: { c: BranchControll
  * controller, so a row that unmounts while scrolled away keeps its draft.
  */
 export function UserMessageBody({ message }: { message: UserMessage }) {
+  const t = useCatalog();
   const [c, s] = useBranches();
   const draft = s.edits[message.id];
   if (c && draft) return <MessageEditor c={c} entryId={message.id} text={draft.text} sending={draft.sending} error={draft.error} />;
@@ -104,8 +108,8 @@ export function UserMessageBody({ message }: { message: UserMessage }) {
       {c ? (
         <div className="message-actions user-actions">
           <BranchNav entryId={message.id} />
-          <button type="button" className="link-button" aria-label="Edit message" onClick={() => c.dispatch({ type: 'edit-start', entryId: message.id, text: message.text })}>
-            Edit
+          <button type="button" className="link-button" aria-label={t.editMessage} onClick={() => c.dispatch({ type: 'edit-start', entryId: message.id, text: message.text })}>
+            {t.edit}
           </button>
         </div>
       ) : null}
@@ -115,13 +119,14 @@ export function UserMessageBody({ message }: { message: UserMessage }) {
 
 /** BranchNotice says why the last switch did not happen, until dismissed. */
 export function BranchNotice() {
+  const t = useCatalog();
   const [c, s] = useBranches();
   if (!c || !s.notice) return null;
   return (
     <div className="branch-notice" role="alert">
       <span>{s.notice}</span>
       <button type="button" className="link-button" onClick={() => c.dispatch({ type: 'dismiss' })}>
-        Dismiss
+        {t.dismiss}
       </button>
     </div>
   );

@@ -1,6 +1,10 @@
+import { Check, Copy, RotateCcw, Square } from 'lucide-react';
+import { useContext, useState } from 'react';
 import type { AssistantMessage, Message, PreambleMessage, UserMessage } from '../chat/types';
 import { replyText, showsThinkingPlaceholder } from '../chat/types';
 import { useCatalog } from '../i18n/catalog';
+import { duration, receiptLine } from '../receipt/receipt';
+import { TurnActionsContext } from './TurnActions';
 import { MarkdownText } from '../markdown/MarkdownText';
 import { UserMessageBody } from './BranchControls';
 import { ExecutionStrip } from './ExecutionStrip';
@@ -33,14 +37,40 @@ function ThinkingPlaceholder() {
   );
 }
 
+function CopyReply({ text }: { text: string }) {
+  const t = useCatalog();
+  const [done, setDone] = useState(false);
+  return (
+    <button
+      type="button"
+      className="action-button"
+      onClick={() =>
+        void navigator.clipboard?.writeText(text).then(() => {
+          setDone(true);
+          setTimeout(() => setDone(false), 1500);
+        })
+      }
+    >
+      {done ? <Check aria-hidden="true" size={14} /> : <Copy aria-hidden="true" size={14} />}
+      {done ? t.copied : t.copy}
+    </button>
+  );
+}
+
 /**
  * AssistantBubble renders a reply the same way in every state: its segments in
  * stored order (execution strips, text, consumed steering, notices), the
- * empty-reply placeholder while nothing has arrived, one failure notice after
- * the content of a failed reply, then the message actions.
+ * empty-reply placeholder while nothing has arrived, the Stopped marker of a
+ * stopped reply, one failure notice (with Retry) after the content of a failed
+ * reply, then the turn's receipt and the message actions.
  */
 export function AssistantBubble({ message }: { message: AssistantMessage }) {
+  const t = useCatalog();
+  const actions = useContext(TurnActionsContext);
   const streaming = message.state === 'streaming';
+  const text = streaming ? '' : replyText(message);
+  const failure = message.state === 'failed' ? message.failure : undefined;
+  const canRetry = failure?.id !== undefined && actions !== undefined && actions.retryable === failure.id;
   return (
     <div className="bubble bubble-assistant" data-message-id={message.id} data-state={message.state}>
       {message.segments.map((s) => {
@@ -52,24 +82,42 @@ export function AssistantBubble({ message }: { message: AssistantMessage }) {
           case 'steering':
             return (
               <div key={s.id} className="steering" data-entry-id={s.id}>
-                <span className="steering-label">Steered:</span> {s.text}
+                <span className="steering-label">{t.steered}</span> {s.text}
               </div>
             );
+          case 'failure':
+            return <FailureNotice key={s.id} failure={s.failure} />;
           case 'notice':
             return (
               <div key={s.id} className="reply-notice" data-tone={s.tone}>
-                {s.text}
+                {s.tone === 'summary' ? t.summarized : s.text}
               </div>
             );
         }
       })}
       {showsThinkingPlaceholder(message) ? <ThinkingPlaceholder /> : null}
-      {message.state === 'failed' && message.failure ? <FailureNotice failure={message.failure} /> : null}
-      {!streaming ? (
+      {message.state === 'cancelled' ? (
+        <p className="stopped-marker" data-testid="stopped-marker">
+          <Square aria-hidden="true" size={12} fill="currentColor" />
+          {message.stoppedAfterMs !== undefined ? t.stoppedAfter(duration(message.stoppedAfterMs)) : t.stopped}
+        </p>
+      ) : null}
+      {failure ? <FailureNotice failure={failure} /> : null}
+      {!streaming && (message.receipt || text || canRetry) ? (
         <div className="message-actions">
-          <button type="button" className="link-button" onClick={() => void navigator.clipboard?.writeText(replyText(message))}>
-            Copy
-          </button>
+          {canRetry ? (
+            <button type="button" className="action-button retry-button" onClick={() => actions.retry(failure.id!)}>
+              <RotateCcw aria-hidden="true" size={14} />
+              {t.retry}
+              {failure.retryAfterMs !== undefined ? <span className="retry-after"> · {t.retryIn(duration(failure.retryAfterMs))}</span> : null}
+            </button>
+          ) : null}
+          {text ? <CopyReply text={text} /> : null}
+          {message.receipt ? (
+            <span className="turn-receipt" data-testid="turn-receipt" aria-label={t.receipt}>
+              {receiptLine(message.receipt)}
+            </span>
+          ) : null}
         </div>
       ) : null}
     </div>

@@ -1,15 +1,20 @@
+import { Check, CheckCheck, GitBranch, Menu, X } from 'lucide-react';
 import { useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
 import { BranchController } from '../chat/branches';
 import type { ViewCache } from '../chat/cache';
-import type { ConversationMeta } from '../chat/types';
+import type { ConversationMeta, Message } from '../chat/types';
+import { useCatalog } from '../i18n/catalog';
 import type { TranscriptView } from '../chat/view';
 import type { Api, ModelInfo } from '../protocol/api';
 import { ProtocolError, type Client } from '../protocol/client';
+import { ApprovalView } from './ApprovalView';
 import { ArtifactReaderContext, type ArtifactReader } from './ArtifactOutput';
 import { BranchContext, BranchNotice, useBranches } from './BranchControls';
+import { useLatest } from '../useLatest';
 import { Composer } from './Composer';
 import { GraphPanel } from './GraphPanel';
 import { Transcript } from './Transcript';
+import { TurnActionsContext, type TurnActions } from './TurnActions';
 
 /** A message the user sent, as the pane tracks its delivery. */
 export interface Outgoing {
@@ -39,14 +44,34 @@ export interface ChatPaneProps {
   slot: number;
   onOpenList: () => void;
   onClose?: () => void;
+  /** A message to send once the pane shows its (just created) conversation. */
+  firstMessage?: { text: string; files: File[] };
+  onFirstSent?: () => void;
+  /** No conversation yet: the first send creates one (titled from that message). */
+  onStart?: (text: string, files: File[]) => void;
+}
+
+/** A message given back to the user: the stop cancelled it before it ran. */
+interface Returned {
+  commandId: string;
+  kind: 'send' | 'steer';
+  text: string;
+}
+
+/** lastFailure is the failure entry of the transcript's last reply, the only one `retry` accepts. */
+function lastFailure(rows: readonly Message[]): string | undefined {
+  const last = rows[rows.length - 1];
+  return last?.role === 'assistant' && last.state === 'failed' ? last.failure?.id : undefined;
 }
 
 /** The pane's body for one view: the transcript, queue and composer. */
-function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneProps & { viewKey: string; view: TranscriptView; conversation: ConversationMeta }) {
+function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessage, onFirstSent }: ChatPaneProps & { viewKey: string; view: TranscriptView; conversation: ConversationMeta }) {
+  const t = useCatalog();
   const state = useSyncExternalStore(view.subscribe, view.getState);
   const [draft, setDraft] = useState('');
   const [outgoing, setOutgoing] = useState<Outgoing[]>([]);
-  const [steerDraft, setSteerDraft] = useState<string | undefined>();
+  const [returned, setReturned] = useState<Returned[]>([]);
+  const [approvalError, setApprovalError] = useState<string | undefined>();
   const [models, setModels] = useState<ModelInfo[]>([]);
   // current: the model the server says the next turn runs on; chosen: the
   // user's pick, sent with the next send (the server then remembers it).
@@ -81,6 +106,8 @@ function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneP
   const heights = cache.heights.get(viewKey) ?? new Map<string, number>();
   if (!cache.heights.has(viewKey)) cache.heights.set(viewKey, heights);
 
+  const giveBack = (o: { commandId: string; kind: 'send' | 'steer'; text: string }) =>
+    setReturned((l) => (l.some((r) => r.commandId === o.commandId) ? l : [...l, { commandId: o.commandId, kind: o.kind, text: o.text }]));
   const update = (commandId: string, patch: Partial<Outgoing>) =>
     setOutgoing((list) => list.map((o) => (o.commandId === commandId ? { ...o, ...patch } : o)));
 
@@ -93,8 +120,8 @@ function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneP
       if (r.state === 'rejected') {
         setOutgoing((list) => list.filter((x) => x.commandId !== o.commandId));
         // A definitive rejection gives the text back as an ordinary draft; a
-        // steer the stop cancelled stays a draft with an explicit Send.
-        if (o.kind === 'steer' && r.code === 'cancelled') setSteerDraft(o.text);
+        // message the stop cancelled comes back with an explicit Send.
+        if (r.code === 'cancelled') giveBack(o);
         else setDraft(o.text);
       } else update(o.commandId, { state: r.state, code: r.code });
     } catch (e) {
@@ -112,17 +139,17 @@ function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneP
     }
   };
 
+  const deliverRef = useLatest(deliver);
   useEffect(
     () =>
       client.onStatus((s) => {
         if (s !== 'open') return;
         setOutgoing((list) => {
-          for (const o of list) if (o.state === 'uncertain') void deliver(o);
+          for (const o of list) if (o.state === 'uncertain') void deliverRef.current(o);
           return list;
         });
       }),
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-    [client, conversation.id],
+    [client, conversation.id, deliverRef],
   );
 
   useEffect(
@@ -130,9 +157,18 @@ function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneP
       client.onEvent((f) => {
         if (f.type !== 'event' || f.conversation !== conversation.id || f.op !== 'receipt') return;
         const r = f.receipt as { commandId: string; state: Outgoing['state']; code?: string };
+        if (r.state === 'rejected') {
+          // A queued send the stop cancelled leaves the queue and comes back
+          // as a draft with Send and Discard.
+          setOutgoing((list) => {
+            const o = list.find((x) => x.commandId === r.commandId);
+            if (o) giveBack(o);
+            return list.filter((x) => x.commandId !== r.commandId);
+          });
+          return;
+        }
         update(r.commandId, { state: r.state, code: r.code });
       }),
-    // eslint-disable-next-line react-hooks/exhaustive-deps
     [client, conversation.id],
   );
 
@@ -155,9 +191,17 @@ function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneP
     }
     await deliver(o);
   };
+  // The message that created this conversation is sent once, as soon as the
+  // pane shows it.
+  const firstSent = useRef(false);
+  useEffect(() => {
+    if (!firstMessage || firstSent.current) return;
+    firstSent.current = true;
+    onFirstSent?.();
+    void send(firstMessage.text, firstMessage.files);
+  });
   const steer = (text: string) => {
     setDraft('');
-    setSteerDraft(undefined);
     const o: Outgoing = { commandId: newId(), kind: 'steer', text, state: 'pending' };
     setOutgoing((l) => [...l, o]);
     void deliver(o);
@@ -166,6 +210,24 @@ function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneP
     if (!state.turn?.turn) return;
     void client.request({ type: 'stop', conversation: conversation.id, commandId: newId(), turn: state.turn.turn, reply: state.turn.reply }).catch(() => {});
   };
+  // allow for this conversation sends scope "conversation"; allow once sends
+  // no scope, which the server takes as once.
+  const approve = (invocationId: string, allow: boolean, scope?: 'conversation') => {
+    setApprovalError(undefined);
+    const frame: Record<string, unknown> = { type: 'approve', conversation: conversation.id, commandId: newId(), invocationId, allow };
+    if (scope) frame.scope = scope;
+    void client.request(frame).catch((e: unknown) => setApprovalError(e instanceof Error ? e.message : String(e)));
+  };
+  const retryable = lastFailure(state.rows);
+  const actions = useMemo<TurnActions>(
+    () => ({
+      retryable,
+      retry: (failureId) => {
+        void client.request({ type: 'retry', conversation: conversation.id, commandId: newId(), failureId }).catch(() => {});
+      },
+    }),
+    [client, conversation.id, retryable],
+  );
 
   // This tab's sends, then sends queued by other tabs (from the server's queue).
   const mine = new Set(outgoing.map((o) => o.commandId));
@@ -174,7 +236,7 @@ function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneP
     ...state.queue.filter((q) => !mine.has(q.commandId)).map((q) => ({ commandId: q.commandId, kind: 'send' as const, text: q.text, state: q.state as Outgoing['state'] })),
   ];
   return (
-    <>
+    <TurnActionsContext.Provider value={actions}>
       <ArtifactReaderContext.Provider value={readArtifact}>
         <Transcript
           view={view}
@@ -186,62 +248,80 @@ function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneP
           }}
         />
       </ArtifactReaderContext.Provider>
-      {visibleQueue.length > 0 ? (
-        <ol className="queue" aria-label="Queue">
-          {visibleQueue.map((o) => (
-            <li key={o.commandId} className="queue-item" data-state={o.state} data-kind={o.kind}>
-              <span className="queue-text">{o.text}</span>
-              <span className="queue-state">{o.state === 'pending' || o.state === 'uncertain' ? 'sending…' : o.state}</span>
-            </li>
-          ))}
-        </ol>
-      ) : null}
-      {steerDraft !== undefined ? (
-        <div className="steer-draft" role="note">
-          <span>Not delivered (the turn was stopped): {steerDraft}</span>
-          <button
-            type="button"
-            onClick={() => {
-              const t = steerDraft;
-              setSteerDraft(undefined);
-              void send(t, []);
-            }}
-          >
-            Send
-          </button>
-        </div>
-      ) : null}
-      {state.approvals.length > 0 ? (
-        <div className="approvals" role="group" aria-label="Approvals">
-          {state.approvals.map((a) => (
-            <div key={a.invocationId} className="approval" data-invocation={a.invocationId}>
-              <span className="approval-tool">{a.tool}</span> <code className="approval-args">{a.args.slice(0, 500)}</code>
-              <button type="button" onClick={() => void client.request({ type: 'approve', conversation: conversation.id, commandId: newId(), invocationId: a.invocationId, allow: true }).catch(() => {})}>
-                Allow
+      <div className="pane-dock">
+        {visibleQueue.length > 0 ? (
+          <ol className="queue" aria-label={t.queue}>
+            {visibleQueue.map((o) => (
+              <li key={o.commandId} className="queue-item" data-state={o.state} data-kind={o.kind}>
+                <span className="queue-text">{o.text}</span>
+                <span className="queue-state">{o.state === 'pending' || o.state === 'uncertain' ? t.sending : (t.queueState[o.state] ?? o.state)}</span>
+              </li>
+            ))}
+          </ol>
+        ) : null}
+        {returned.map((r) => (
+          <div key={r.commandId} className={r.kind === 'steer' ? 'draft-card steer-draft' : 'draft-card'} role="group" aria-label={t.cancelledDraft} data-testid="returned-draft">
+            <span className="draft-note">{t.cancelledDraft}</span>
+            <span className="draft-text">{r.text}</span>
+            <span className="draft-actions">
+              <button
+                type="button"
+                className="button button-primary"
+                onClick={() => {
+                  setReturned((l) => l.filter((x) => x.commandId !== r.commandId));
+                  void send(r.text, []);
+                }}
+              >
+                {t.send}
               </button>
-              <button type="button" onClick={() => void client.request({ type: 'approve', conversation: conversation.id, commandId: newId(), invocationId: a.invocationId, allow: false }).catch(() => {})}>
-                Deny
+              <button type="button" className="button" onClick={() => setReturned((l) => l.filter((x) => x.commandId !== r.commandId))}>
+                {t.discard}
               </button>
-            </div>
-          ))}
-        </div>
-      ) : null}
-      {state.turn ? (
-        <button type="button" className="stop-button" onClick={stop}>
-          Stop
-        </button>
-      ) : null}
-      <Composer
-        draft={draft}
-        setDraft={setDraft}
-        running={state.turn !== undefined}
-        onSend={(t, f) => void send(t, f)}
-        onSteer={steer}
-        models={models}
-        model={chosen ?? current}
-        onModel={setChosen}
-      />
-    </>
+            </span>
+          </div>
+        ))}
+        {state.approvals.length > 0 ? (
+          <div className="approvals" role="group" aria-label={t.approvals}>
+            {state.approvals.map((a) => (
+              <div key={a.invocationId} className="approval" data-invocation={a.invocationId} data-tool={a.tool}>
+                <div className="approval-head">{t.approvalAsks(a.tool)}</div>
+                <ApprovalView tool={a.tool} args={a.args} />
+                <div className="approval-actions">
+                  <button type="button" className="button button-primary" data-choice="once" onClick={() => approve(a.invocationId, true)}>
+                    <Check aria-hidden="true" size={14} />
+                    {t.allowOnce}
+                  </button>
+                  <button type="button" className="button" data-choice="conversation" onClick={() => approve(a.invocationId, true, 'conversation')}>
+                    <CheckCheck aria-hidden="true" size={14} />
+                    {t.allowConversation}
+                  </button>
+                  <button type="button" className="button button-danger" data-choice="deny" onClick={() => approve(a.invocationId, false)}>
+                    <X aria-hidden="true" size={14} />
+                    {t.deny}
+                  </button>
+                </div>
+              </div>
+            ))}
+            {approvalError ? (
+              <p className="approval-error" role="alert">
+                {approvalError}
+              </p>
+            ) : null}
+          </div>
+        ) : null}
+        <Composer
+          draft={draft}
+          setDraft={setDraft}
+          running={state.turn !== undefined}
+          onSend={(text, f) => void send(text, f)}
+          onSteer={steer}
+          onStop={state.turn ? stop : undefined}
+          models={models}
+          model={chosen ?? current}
+          onModel={setChosen}
+        />
+      </div>
+    </TurnActionsContext.Provider>
   );
 }
 
@@ -253,7 +333,9 @@ function PaneBody({ client, api, cache, conversation, viewKey, view }: ChatPaneP
  * switch rebuilds its window from the `head` and `replaced` events.
  */
 export function ChatPane(props: ChatPaneProps) {
-  const { cache, conversation, slot, head, onOpenList, onClose, api, client } = props;
+  const { cache, conversation, slot, head, onOpenList, onClose, api, client, onStart } = props;
+  const t = useCatalog();
+  const [newDraft, setNewDraft] = useState('');
   const [graphOpen, setGraphOpen] = useState(false);
   const viewKey = conversation ? `${conversation.id}|${head ?? ''}|${slot}` : '';
   const [held, setHeld] = useState<{ key: string; view: TranscriptView } | undefined>();
@@ -292,20 +374,20 @@ export function ChatPane(props: ChatPaneProps) {
   }, [client, api, id]);
   return (
     <BranchContext.Provider value={branches}>
-      <main className="chat-pane" aria-label="Chat" data-slot={slot}>
+      <main className="chat-pane" aria-label={t.chat} data-slot={slot}>
         <header className="chat-header">
-          <button type="button" className="icon-button list-toggle" aria-label="Conversations" onClick={onOpenList}>
-            ☰
+          <button type="button" className="icon-button list-toggle" aria-label={t.conversations} onClick={onOpenList}>
+            <Menu aria-hidden="true" size={18} />
           </button>
-          <h1 className="chat-title">{conversation?.title ?? 'No conversation'}</h1>
+          <h1 className="chat-title">{conversation?.title ?? t.noConversation}</h1>
           {conversation ? (
-            <button type="button" className="link-button" aria-pressed={graphOpen} aria-expanded={graphOpen} onClick={() => setGraphOpen(!graphOpen)}>
-              Graph
+            <button type="button" className="icon-button" aria-label={t.graph} title={t.graph} aria-pressed={graphOpen} aria-expanded={graphOpen} onClick={() => setGraphOpen(!graphOpen)}>
+              <GitBranch aria-hidden="true" size={16} />
             </button>
           ) : null}
           {onClose ? (
-            <button type="button" className="icon-button" aria-label="Close pane" onClick={onClose}>
-              ×
+            <button type="button" className="icon-button" aria-label={t.closePane} title={t.closePane} onClick={onClose}>
+              <X aria-hidden="true" size={18} />
             </button>
           ) : null}
         </header>
@@ -314,7 +396,21 @@ export function ChatPane(props: ChatPaneProps) {
         {conversation && view ? (
           <PaneBody key={viewKey} {...props} conversation={conversation} viewKey={viewKey} view={view} />
         ) : (
-          <div className="message-column empty-pane" data-testid="message-column" />
+          <>
+            <div className="message-column empty-pane" data-testid="message-column" />
+            {onStart && !conversation ? (
+              <div className="pane-dock">
+                <Composer
+                  draft={newDraft}
+                  setDraft={setNewDraft}
+                  onSend={(text, files) => {
+                    setNewDraft('');
+                    onStart(text, files);
+                  }}
+                />
+              </div>
+            ) : null}
+          </>
         )}
       </main>
     </BranchContext.Provider>

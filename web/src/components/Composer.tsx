@@ -1,4 +1,6 @@
-import { useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { ArrowUp, Cpu, Navigation, Paperclip, Square, X } from 'lucide-react';
+import { useLayoutEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { useCatalog } from '../i18n/catalog';
 import type { ModelInfo } from '../protocol/api';
 
 /** The largest attachment the server takes (32 MiB), and how many per message. */
@@ -13,6 +15,8 @@ export interface ComposerProps {
   setDraft: (text: string) => void;
   onSend: (text: string, files: File[]) => void;
   onSteer?: (text: string) => void;
+  /** A turn is running and can be stopped. */
+  onStop?: () => void;
   /** The server's models; the picker shows when there are any. */
   models?: ModelInfo[];
   /** The model the next send runs on (a ModelInfo name). */
@@ -25,16 +29,22 @@ export interface ComposerProps {
  * behaviour (arrows, type-ahead, Enter) and screen readers its role.
  */
 export function ModelPicker({ models, model, onModel, disabled }: { models: ModelInfo[]; model?: string; onModel?: (name: string) => void; disabled?: boolean }) {
+  const t = useCatalog();
   const current = model ?? models.find((m) => m.default)?.name ?? models[0]?.name ?? '';
+  // On a narrow screen the select shrinks to its icon (styles: .model-control);
+  // it stays the native control, so keyboard and screen reader use are unchanged.
   return (
-    <select className="model-picker" aria-label="Model" title="Model for this and later messages" value={current} disabled={disabled || !onModel} onChange={(e) => onModel?.(e.target.value)}>
-      {models.map((m) => (
-        <option key={m.name} value={m.name}>
-          {m.provider} · {m.model}
-          {m.default ? ' (default)' : ''}
-        </option>
-      ))}
-    </select>
+    <span className="model-control">
+      <Cpu aria-hidden="true" size={16} className="model-icon" />
+      <select className="model-picker" aria-label={t.model} title={t.modelHint} value={current} disabled={disabled || !onModel} onChange={(e) => onModel?.(e.target.value)}>
+        {models.map((m) => (
+          <option key={m.name} value={m.name}>
+            {m.provider} · {m.model}
+            {m.default ? ` (${t.defaultModel})` : ''}
+          </option>
+        ))}
+      </select>
+    </span>
   );
 }
 
@@ -47,10 +57,19 @@ function size(n: number): string {
  * starts a new line. Files over the size limit are refused with a note and
  * never attached; attached files show as chips until sent or removed.
  */
-export function Composer({ disabled, running, draft, setDraft, onSend, onSteer, models, model, onModel }: ComposerProps) {
+export function Composer({ disabled, running, draft, setDraft, onSend, onSteer, onStop, models, model, onModel }: ComposerProps) {
+  const t = useCatalog();
   const [files, setFiles] = useState<File[]>([]);
   const [note, setNote] = useState('');
   const input = useRef<HTMLInputElement>(null);
+  const box = useRef<HTMLTextAreaElement>(null);
+  // The text area grows with its text, up to the stylesheet's max-height.
+  useLayoutEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    el.style.height = 'auto';
+    el.style.height = `${el.scrollHeight + 2}px`;
+  }, [draft]);
   const send = () => {
     const text = draft.trim();
     if ((text === '' && files.length === 0) || disabled) return;
@@ -77,7 +96,7 @@ export function Composer({ disabled, running, draft, setDraft, onSend, onSteer, 
       else ok.push(f);
     }
     setFiles([...files, ...ok]);
-    setNote(refused.length ? `Not attached (over ${size(MAX_ATTACHMENT_BYTES)} or more than ${MAX_ATTACHMENTS} files): ${refused.join(', ')}` : '');
+    setNote(refused.length ? t.notAttached(size(MAX_ATTACHMENT_BYTES), MAX_ATTACHMENTS, refused.join(', ')) : '');
     if (input.current) input.current.value = '';
   };
   return (
@@ -87,38 +106,49 @@ export function Composer({ disabled, running, draft, setDraft, onSend, onSteer, 
           {files.map((f, i) => (
             <span key={`${f.name}-${i}`} className="chip" data-testid="attachment-chip">
               {f.name} · {size(f.size)}
-              <button type="button" aria-label={`Remove ${f.name}`} onClick={() => setFiles(files.filter((_, k) => k !== i))}>
-                ×
+              <button type="button" aria-label={t.remove(f.name)} onClick={() => setFiles(files.filter((_, k) => k !== i))}>
+                <X aria-hidden="true" size={12} />
               </button>
             </span>
           ))}
           {note ? <span className="attach-note" role="note">{note}</span> : null}
         </div>
       ) : null}
-      <div className="composer-row">
-        <label className="attach-button">
-          <input ref={input} type="file" multiple hidden disabled={disabled} onChange={(e) => attach(e.target.files)} aria-label="Attach files" />
-          +
-        </label>
+      <div className="composer-box">
         <textarea
+          ref={box}
           className="composer-input"
-          aria-label="Message"
-          placeholder="Message folio"
+          aria-label={t.message}
+          placeholder={t.messagePlaceholder}
           rows={1}
           value={draft}
           disabled={disabled}
           onChange={(e) => setDraft(e.target.value)}
           onKeyDown={onKeyDown}
         />
-        {models && models.length > 0 ? <ModelPicker models={models} model={model} onModel={onModel} disabled={disabled} /> : null}
-        {running && onSteer ? (
-          <button type="button" className="steer-button" disabled={disabled || draft.trim() === ''} onClick={() => onSteer(draft.trim())}>
-            Steer
+        <div className="composer-row">
+          <label className="icon-button attach-button" title={t.attachFiles}>
+            <input ref={input} type="file" multiple hidden disabled={disabled} onChange={(e) => attach(e.target.files)} aria-label={t.attachFiles} />
+            <Paperclip aria-hidden="true" size={18} />
+          </label>
+          {models && models.length > 0 ? <ModelPicker models={models} model={model} onModel={onModel} disabled={disabled} /> : null}
+          <span className="composer-spacer" />
+          {running && onSteer ? (
+            <button type="button" className="button steer-button" disabled={disabled || draft.trim() === ''} onClick={() => onSteer(draft.trim())}>
+              <Navigation aria-hidden="true" size={14} />
+              {t.steer}
+            </button>
+          ) : null}
+          {onStop ? (
+            <button type="button" className="button stop-button" onClick={onStop}>
+              <Square aria-hidden="true" size={12} fill="currentColor" />
+              {t.stop}
+            </button>
+          ) : null}
+          <button type="submit" className="send-button" aria-label={t.send} title={t.send} disabled={disabled || (draft.trim() === '' && files.length === 0)}>
+            <ArrowUp aria-hidden="true" size={18} />
           </button>
-        ) : null}
-        <button type="submit" className="send-button" disabled={disabled || (draft.trim() === '' && files.length === 0)}>
-          Send
-        </button>
+        </div>
       </div>
     </form>
   );

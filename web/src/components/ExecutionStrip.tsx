@@ -1,5 +1,7 @@
+import { ChevronRight } from 'lucide-react';
 import { useState } from 'react';
 import type { Step, ToolCall } from '../chat/types';
+import { catalogs, useCatalog, type Catalog } from '../i18n/catalog';
 import { ArtifactOutput } from './ArtifactOutput';
 import { PresentationView } from './presenters';
 
@@ -7,25 +9,41 @@ import { PresentationView } from './presenters';
 const openStrips = new Set<string>();
 
 /** stripSummary counts a group's steps: "Thinking ×2 · Functions ×3 · Sub-agent: research". */
-export function stripSummary(steps: readonly Step[]): string {
+export function stripSummary(steps: readonly Step[], t: Catalog = catalogs.en): string {
   const thinking = steps.filter((s) => s.kind === 'thinking').length;
   const functions = steps.filter((s) => s.kind === 'function').length;
   const parts: string[] = [];
-  if (thinking > 0) parts.push(thinking === 1 ? 'Thinking' : `Thinking ×${thinking}`);
-  if (functions > 0) parts.push(functions === 1 ? 'Function' : `Functions ×${functions}`);
-  for (const s of steps) if (s.kind === 'agent') parts.push(`Sub-agent: ${s.name}`);
+  if (thinking > 0) parts.push(thinking === 1 ? t.thinkingStep : t.thinkingSteps(thinking));
+  if (functions > 0) parts.push(functions === 1 ? t.functionStep : t.functionSteps(functions));
+  for (const s of steps) if (s.kind === 'agent') parts.push(t.subAgent(s.name));
   return parts.join(' · ');
 }
 
+/** stepSummary is a call's summary without the tool name the receipt already starts with ("shell go test" → "go test"). */
+export function stepSummary(call: ToolCall): string {
+  const s = call.summary ?? '';
+  return s.startsWith(`${call.name} `) ? s.slice(call.name.length + 1) : s === call.name ? '' : s;
+}
+
+/** thinkingLabel names a thinking step: its label, else the start of its first line. */
+function thinkingLabel(step: Extract<Step, { kind: 'thinking' }>, t: Catalog): string {
+  if (step.label && step.label !== 'Thinking') return step.label;
+  const first = step.text.trim().split('\n')[0] ?? '';
+  if (!first) return t.thinkingStep;
+  return first.length > 80 ? `${first.slice(0, 79)}…` : first;
+}
+
 function FunctionStep({ call, nested = false }: { call: ToolCall; nested?: boolean }) {
+  const t = useCatalog();
   const [open, setOpen] = useState(false);
+  const summary = stepSummary(call);
   const full = call.presentation?.artifact;
   return (
     <li className="step step-function" data-step-id={call.id} data-state={call.state} data-nested={nested || undefined}>
       <button type="button" className="step-head" aria-expanded={open} onClick={() => setOpen(!open)}>
         <span className={`step-dot step-dot-${call.state}`} aria-hidden="true" />
         <span className="step-name">{call.name}</span>
-        {call.summary ? <span className="step-summary">{call.summary}</span> : null}
+        {summary ? <span className="step-summary">{summary}</span> : null}
       </button>
       {call.presentation ? <PresentationView presentation={call.presentation} /> : null}
       {call.supplementals?.map((s) => (
@@ -37,25 +55,32 @@ function FunctionStep({ call, nested = false }: { call: ToolCall; nested?: boole
         <div className="step-detail">
           {call.args ? (
             <div className="step-field">
-              <span className="step-label">Arguments</span>
+              <span className="step-label">{t.arguments}</span>
               <pre>{call.args}</pre>
             </div>
           ) : null}
           {call.result ? (
             <div className="step-field">
-              <span className="step-label">Result</span>
+              <span className="step-label">{t.result}</span>
               <pre>{call.result}</pre>
             </div>
           ) : null}
           {call.error ? (
             <div className="step-field step-error" role="note">
-              <span className="step-label">Error</span>
+              <span className="step-label">{t.error}</span>
               <pre>{call.error}</pre>
             </div>
           ) : null}
           <div className="step-ids">
-            <span>entry {call.id}</span>
-            {call.invocationId ? <span> · invocation {call.invocationId}</span> : null}
+            <span>
+              {t.entry} {call.id}
+            </span>
+            {call.invocationId ? (
+              <span>
+                {' '}
+                · {t.invocation} {call.invocationId}
+              </span>
+            ) : null}
             {call.durationMs !== undefined ? <span> · {Math.round(call.durationMs)} ms</span> : null}
           </div>
           {full ? <ArtifactOutput artifact={full} /> : null}
@@ -73,10 +98,11 @@ function FunctionStep({ call, nested = false }: { call: ToolCall; nested?: boole
 }
 
 function ThinkingStep({ step }: { step: Extract<Step, { kind: 'thinking' }> }) {
+  const t = useCatalog();
   return (
     <li className="step step-thinking" data-step-id={step.id}>
       <details>
-        <summary>{step.label}</summary>
+        <summary>{thinkingLabel(step, t)}</summary>
         <p className="thinking-text">{step.text}</p>
       </details>
     </li>
@@ -89,6 +115,7 @@ function ThinkingStep({ step }: { step: Extract<Step, { kind: 'thinking' }> }) {
  * completion never swaps it for another layout.
  */
 export function ExecutionStrip({ id, steps }: { id: string; steps: readonly Step[] }) {
+  const t = useCatalog();
   const [open, setOpen] = useState(openStrips.has(id));
   const toggle = () => {
     if (open) openStrips.delete(id);
@@ -99,7 +126,8 @@ export function ExecutionStrip({ id, steps }: { id: string; steps: readonly Step
   return (
     <div className="execution-strip" data-strip-id={id} data-running={running || undefined}>
       <button type="button" className="strip-summary" aria-expanded={open} onClick={toggle}>
-        {stripSummary(steps)}
+        <ChevronRight aria-hidden="true" size={14} className="strip-chevron" />
+        {stripSummary(steps, t)}
       </button>
       {open ? (
         <ul className="steps">
@@ -110,7 +138,7 @@ export function ExecutionStrip({ id, steps }: { id: string; steps: readonly Step
               <FunctionStep key={s.id} call={s.call} />
             ) : (
               <li key={s.id} className="step step-agent" data-step-id={s.id}>
-                <span className="step-name">Sub-agent: {s.name}</span>
+                <span className="step-name">{t.subAgent(s.name)}</span>
                 <ul className="steps nested">
                   <FunctionStep call={s.call} nested />
                 </ul>

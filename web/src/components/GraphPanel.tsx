@@ -5,6 +5,8 @@
 // happens only when the reader opens it: metadata never carries it.
 import { useEffect, useState } from 'react';
 import type { Branch } from '../chat/branches';
+import { useCatalog } from '../i18n/catalog';
+import { useLatest } from '../useLatest';
 
 /** The graph response (docs/protocol.md, "Graph"). */
 export interface BranchGraph {
@@ -34,6 +36,7 @@ export function branchTree(branches: readonly Branch[]): TreeNode[] {
 }
 
 function BranchItem({ node, head }: { node: TreeNode; head: string }) {
+  const t = useCatalog();
   const b = node.branch;
   const selected = b.head === head;
   return (
@@ -42,10 +45,17 @@ function BranchItem({ node, head }: { node: TreeNode; head: string }) {
       {b.forkedFrom !== undefined ? (
         <span className="graph-fork">
           {' '}
-          forked from <code>{b.forkedFrom}</code> {b.after ? <>after <code>{b.after}</code></> : 'at the start'}
+          {t.forkedFrom} <code>{b.forkedFrom}</code>{' '}
+          {b.after ? (
+            <>
+              {t.after} <code>{b.after}</code>
+            </>
+          ) : (
+            t.atStart
+          )}
         </span>
       ) : null}
-      {selected ? <span className="graph-selected"> (selected)</span> : null}
+      {selected ? <span className="graph-selected"> {t.selected}</span> : null}
       {node.children.length > 0 ? (
         <ul>
           {node.children.map((c) => (
@@ -59,14 +69,15 @@ function BranchItem({ node, head }: { node: TreeNode; head: string }) {
 
 /** GraphView renders a graph response. */
 export function GraphView({ graph }: { graph: BranchGraph }) {
+  const t = useCatalog();
   const branches = graph.branches ?? [];
   const compactions = graph.compactions ?? [];
   const links = graph.links ?? [];
   return (
     <div className="graph-panel" data-testid="graph-panel">
-      <section aria-label="Branches">
+      <section aria-label={t.branches}>
         <h2 className="graph-heading">
-          Branches <span className="graph-count">{branches.length}</span>
+          {t.branches} <span className="graph-count">{branches.length}</span>
         </h2>
         <ul className="graph-tree">
           {branchTree(branches).map((n) => (
@@ -74,33 +85,33 @@ export function GraphView({ graph }: { graph: BranchGraph }) {
           ))}
         </ul>
       </section>
-      <section aria-label="Compactions">
+      <section aria-label={t.compactions}>
         <h2 className="graph-heading">
-          Compactions <span className="graph-count">{compactions.length}</span>
+          {t.compactions} <span className="graph-count">{compactions.length}</span>
         </h2>
         {compactions.length === 0 ? (
-          <p className="graph-empty">None on this branch.</p>
+          <p className="graph-empty">{t.noneOnBranch}</p>
         ) : (
           <ul>
             {compactions.map((c) => (
               <li key={c.entryId} className="graph-compaction">
-                <code>{c.entryId}</code> summarizes <code>{c.fromId}</code> … <code>{c.toId}</code>
+                <code>{c.entryId}</code> {t.summarizes} <code>{c.fromId}</code> … <code>{c.toId}</code>
               </li>
             ))}
           </ul>
         )}
       </section>
-      <section aria-label="Linked conversations">
+      <section aria-label={t.linked}>
         <h2 className="graph-heading">
-          Linked conversations <span className="graph-count">{links.length}</span>
+          {t.linked} <span className="graph-count">{links.length}</span>
         </h2>
         {links.length === 0 ? (
-          <p className="graph-empty">None.</p>
+          <p className="graph-empty">{t.none}</p>
         ) : (
           <ul>
             {links.map((l, i) => (
               <li key={`${l.from}-${l.conversation}-${i}`} className="graph-link" data-kind={l.kind}>
-                {l.kind === 'spawn' ? 'Spawned' : 'Attached'} <code>{l.conversation}</code> from <code>{l.from}</code>
+                {l.kind === 'spawn' ? t.spawned : t.attached} <code>{l.conversation}</code> {t.from} <code>{l.from}</code>
               </li>
             ))}
           </ul>
@@ -115,11 +126,13 @@ export function GraphView({ graph }: { graph: BranchGraph }) {
  * head changes (headKey), never before it is opened.
  */
 export function GraphPanel({ load, headKey }: { load: () => Promise<BranchGraph>; headKey?: string }) {
+  const t = useCatalog();
   const [graph, setGraph] = useState<BranchGraph | undefined>();
   const [error, setError] = useState('');
+  const loadRef = useLatest(load);
   useEffect(() => {
     let live = true;
-    load().then(
+    loadRef.current().then(
       (g) => live && (setGraph(g), setError('')),
       (e: Error) => live && setError(e.message),
     );
@@ -127,9 +140,8 @@ export function GraphPanel({ load, headKey }: { load: () => Promise<BranchGraph>
       live = false;
     };
     // load is the pane's; a new head is what makes the graph change.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [headKey]);
-  if (error) return <div className="graph-panel" role="alert">Graph unavailable: {error}</div>;
-  if (!graph) return <div className="graph-panel" role="status">Loading graph…</div>;
+  }, [headKey, loadRef]);
+  if (error) return <div className="graph-panel" role="alert">{t.graphUnavailable(error)}</div>;
+  if (!graph) return <div className="graph-panel" role="status">{t.graphLoading}</div>;
   return <GraphView graph={graph} />;
 }

@@ -211,6 +211,27 @@ describe('the queue and steering', () => {
     fireEvent.click(container.querySelector('.steer-draft button')!);
     await until(() => server.received.some((f) => f.type === 'send' && f.text === 'be brief'), 'explicit send');
   });
+  it('a queued send the stop cancels leaves the queue as a draft with Send and Discard', async () => {
+    const server = new FakeServer([{ index: 0, entries: [user('u0', 'hi')] }]);
+    server.onCommand = () => ({ state: 'queued' });
+    const { container } = pane(server);
+    await until(() => container.querySelector('.composer-input') !== null);
+    const box = container.querySelector<HTMLTextAreaElement>('.composer-input')!;
+    fireEvent.change(box, { target: { value: 'show me a table' } });
+    await act(tick);
+    fireEvent.keyDown(box, { key: 'Enter' });
+    await until(() => container.querySelectorAll('.queue-item[data-state="queued"]').length === 1, 'queued');
+    const sent = server.received.find((f) => f.type === 'send')!;
+    act(() => server.emit({ type: 'event', conversation: 'c1', generation: 1, seq: 2, op: 'receipt', receipt: { commandId: sent.commandId, state: 'rejected', code: 'cancelled' } }));
+    await until(() => container.querySelector('[data-testid="returned-draft"]') !== null, 'returned draft');
+    expect(container.querySelectorAll('.queue-item')).toHaveLength(0);
+    expect(container.querySelector('.draft-text')!.textContent).toBe('show me a table');
+    const [send, discard] = [...container.querySelectorAll<HTMLButtonElement>('[data-testid="returned-draft"] button')];
+    expect([send!.textContent, discard!.textContent]).toEqual(['Send', 'Discard']);
+    fireEvent.click(send!);
+    await until(() => server.received.filter((f) => f.type === 'send' && f.text === 'show me a table').length === 2, 'sent again');
+    expect(container.querySelector('[data-testid="returned-draft"]')).toBeNull();
+  });
 });
 
 describe('prefetch', () => {

@@ -1,8 +1,11 @@
+import { ArrowDown } from 'lucide-react';
 import { memo, useCallback, useEffect, useLayoutEffect, useRef, useState, useSyncExternalStore } from 'react';
 import type { Message } from '../chat/types';
 import type { Anchor, TranscriptView } from '../chat/view';
 import { atEnd } from '../chat/window';
 import { typesetMath } from '../markdown/math';
+import { useCatalog } from '../i18n/catalog';
+import { useLatest } from '../useLatest';
 import { MessageBubble } from './Bubbles';
 
 // How close to the bottom, in pixels, still counts as reading the latest.
@@ -50,6 +53,7 @@ const Row = memo(function Row({ message }: { message: Message }) {
  * Rows far outside the viewport are unmounted and keep their measured height.
  */
 export function Transcript({ view, heights, saved, onSave, visible = true }: TranscriptProps) {
+  const t = useCatalog();
   const state = useSyncExternalStore(view.subscribe, view.getState);
   const w = state.window;
   const column = useRef<HTMLDivElement>(null);
@@ -192,15 +196,17 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
     updateRange();
   });
 
-  // Restore a saved anchor that is not in the window.
+  // Restore a saved anchor that is not in the window: only on the first
+  // window of this mount, so the effect runs on the token, reading the rest.
+  const restoreInputs = useLatest({ saved, rows, intent: state.intent, view });
+  const hasRows = rows.length > 0;
   useEffect(() => {
-    if (saved && savedPending.current && w.token && !rows.some((r) => r.id === saved.id) && rows.length > 0 && !state.intent && pendingIntent.current === undefined) {
+    const { saved, rows, intent, view } = restoreInputs.current;
+    if (saved && savedPending.current && w.token && !rows.some((r) => r.id === saved.id) && hasRows && !intent && pendingIntent.current === undefined) {
       pendingIntent.current = 'restore';
       void view.restore(saved);
     }
-    // Only on the first window of this mount.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [w.token, rows.length > 0]);
+  }, [w.token, hasRows, restoreInputs]);
 
   // Keep reading: a window that does not fill the viewport asks for more.
   useEffect(() => {
@@ -209,15 +215,18 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
 
   // On unmount, save the final anchor; queued frames and scroll events after
   // this must not overwrite it (mounted guards them).
+  const unmountInputs = useLatest({ captureAnchor, onSave });
   useLayoutEffect(() => {
     mounted.current = true;
+    // The cleanup wants the last render's functions, which this ref holds.
+    const latest = unmountInputs;
     return () => {
+      const { captureAnchor, onSave } = latest.current;
       if (!following.current) captureAnchor();
       mounted.current = false;
       onSave(savedPending.current ?? (following.current ? undefined : anchor.current));
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, []);
+  }, [unmountInputs, following, anchor, savedPending]);
 
   const jump = () => {
     pendingIntent.current = 'jump';
@@ -241,7 +250,7 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
         data-loading={state.loading}
       >
         <div className="message-list">
-          {w.hasMoreBefore ? <div className="history-edge">Earlier messages</div> : null}
+          {w.hasMoreBefore ? <div className="history-edge">{t.earlierMessages}</div> : null}
           {rows.map((m) => {
             const h = heights.get(m.id);
             const mountIt = h === undefined || mountedIds === undefined || mountedIds.has(m.id);
@@ -260,7 +269,7 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
               </div>
             );
           })}
-          {w.hasMoreAfter ? <div className="history-edge">Later messages</div> : null}
+          {w.hasMoreAfter ? <div className="history-edge">{t.laterMessages}</div> : null}
         </div>
       </div>
       {showJump ? (
@@ -270,7 +279,8 @@ export function Transcript({ view, heights, saved, onSave, visible = true }: Tra
           data-state={state.intent === 'jump' ? 'pending' : state.jumpFailed ? 'failed' : 'idle'}
           onClick={jump}
         >
-          {state.jumpFailed ? 'Jump to latest (retry)' : 'Jump to latest'}
+          <ArrowDown aria-hidden="true" size={14} />
+          {state.jumpFailed ? t.jumpToLatestRetry : t.jumpToLatest}
         </button>
       ) : null}
     </div>

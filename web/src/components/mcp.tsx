@@ -7,6 +7,7 @@
 // they are http(s). The terminal adapter is tui/mcp.go.
 import { useContext, useEffect, useState } from 'react';
 import type { ReactNode } from 'react';
+import { useCatalog, type Catalog } from '../i18n/catalog';
 import { ARTIFACT_CHUNK, ArtifactReaderContext } from './ArtifactOutput';
 import '../styles/mcp.css';
 
@@ -24,6 +25,7 @@ const MCP_IMAGE_MAX = 4 * 1024 * 1024;
 const RASTER = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 
 function McpImage({ artifactRef, contentType, bytes }: { artifactRef: string; contentType: string; bytes: number }) {
+  const t = useCatalog();
   const read = useContext(ArtifactReaderContext);
   const [url, setUrl] = useState('');
   const [error, setError] = useState('');
@@ -50,16 +52,16 @@ function McpImage({ artifactRef, contentType, bytes }: { artifactRef: string; co
   }, [shown, read, artifactRef, contentType, bytes]);
   return (
     <figure className="presentation-mcp-image" data-ref={artifactRef || undefined}>
-      {url ? <img src={url} alt={`image from the tool (${contentType})`} /> : null}
+      {url ? <img src={url} alt={t.mcpImageAlt(contentType)} /> : null}
       <figcaption>
-        image {contentType} · {size(bytes)}
-        {error ? ` · could not load: ${error}` : ''}
+        {t.mcpImage} {contentType} · {size(bytes)}
+        {error ? t.mcpCouldNotLoad(error) : ''}
       </figcaption>
     </figure>
   );
 }
 
-function block(b: Record<string, unknown>, i: number): ReactNode {
+function block(b: Record<string, unknown>, i: number, t: Catalog): ReactNode {
   const type = str(b.type, 40);
   switch (type) {
     case 'text':
@@ -68,7 +70,8 @@ function block(b: Record<string, unknown>, i: number): ReactNode {
           <pre>{str(b.text, 64 * 1024)}</pre>
           {b.truncated === true ? (
             <span className="presentation-mcp-note">
-              … {size(num(b.bytes))} in all{str(b.ref, 64) ? ', kept as an artifact' : ''}
+              {t.mcpInAll(size(num(b.bytes)))}
+              {str(b.ref, 64) ? t.mcpKeptAsArtifact : ''}
             </span>
           ) : null}
         </div>
@@ -97,7 +100,7 @@ function block(b: Record<string, unknown>, i: number): ReactNode {
 }
 
 /** mcpProgress is the folio.mcp.progress v1 adapter; presenters.tsx registers it. */
-export function mcpProgress(p: Record<string, unknown>): ReactNode {
+export function mcpProgress(p: Record<string, unknown>, t: Catalog): ReactNode {
   const status = str(p.status, 20);
   const total = num(p.total);
   const progress = num(p.progress);
@@ -119,8 +122,8 @@ export function mcpProgress(p: Record<string, unknown>): ReactNode {
       ) : status !== 'running' && blocks.length === 0 && str(p.message, 512) ? (
         <div className="presentation-mcp-message">{str(p.message, 512)}</div>
       ) : null}
-      {blocks.map(block)}
-      {omitted > 0 ? <div className="presentation-mcp-note">… {omitted} more blocks</div> : null}
+      {blocks.map((b, i) => block(b, i, t))}
+      {omitted > 0 ? <div className="presentation-mcp-note">{t.mcpMoreBlocks(omitted)}</div> : null}
     </div>
   );
 }

@@ -3,9 +3,11 @@
 // bounded metadata line instead: never the raw payload.
 import type { ReactNode } from 'react';
 import type { Presentation } from '../chat/types';
+import { useCatalog, type Catalog } from '../i18n/catalog';
 import { mcpProgress } from './mcp';
 
-type Adapter = (payload: Record<string, unknown>) => ReactNode;
+/** An adapter renders a payload; t is the catalog for any words it shows. */
+type Adapter = (payload: Record<string, unknown>, t: Catalog) => ReactNode;
 
 const registry = new Map<string, Adapter>();
 
@@ -18,13 +20,13 @@ const str = (v: unknown, max = 4000): string => (typeof v === 'string' ? v.slice
 
 // The built-in tools' schemas (tools/tools.go; the terminal's adapters in
 // tui/adapters.go read the same payloads).
-registerPresenter('folio.shell', 1, (p) => (
+registerPresenter('folio.shell', 1, (p, t) => (
   <>
     <pre className="presentation-terminal">
       {str(p.command, 300) ? `$ ${str(p.command, 300)}\n` : ''}
       {str(p.output)}
     </pre>
-    {typeof p.exitCode === 'number' ? <span className="presentation-exit">exit {p.exitCode}</span> : null}
+    {typeof p.exitCode === 'number' ? <span className="presentation-exit">{t.exitCode(p.exitCode)}</span> : null}
   </>
 ));
 registerPresenter('folio.diff', 1, (p) => (
@@ -47,7 +49,7 @@ registerPresenter('folio.diff', 1, (p) => (
 // (tools/task.go), and this view bounds it again.
 const TASK_STEPS = 64;
 const STEP_MARK: Record<string, string> = { running: '◌', ok: '✓', failed: '✗', denied: '⊘' };
-registerPresenter('folio.task', 1, (p) => {
+registerPresenter('folio.task', 1, (p, t) => {
   const steps = (Array.isArray(p.steps) ? p.steps : []).slice(-TASK_STEPS).filter(
     (s): s is Record<string, unknown> => typeof s === 'object' && s !== null && !Array.isArray(s),
   );
@@ -55,11 +57,11 @@ registerPresenter('folio.task', 1, (p) => {
   return (
     <div className="presentation-task">
       <span className="presentation-task-head">
-        Sub-agent: {str(p.label, 200)} · {str(p.status, 40)}
+        {t.subAgent(str(p.label, 200))} · {str(p.status, 40)}
       </span>
       {steps.length > 0 || omitted > 0 ? (
         <ul className="presentation-task-steps">
-          {omitted > 0 ? <li className="task-step-omitted">… {omitted} earlier steps</li> : null}
+          {omitted > 0 ? <li className="task-step-omitted">{t.earlierSteps(omitted)}</li> : null}
           {steps.map((s, i) => {
             const status = str(s.status, 20);
             return (
@@ -87,9 +89,10 @@ registerPresenter('folio.mcp.progress', 1, mcpProgress);
 
 /** Presentation shows a tool's current presentation through its adapter. */
 export function PresentationView({ presentation }: { presentation: Presentation }) {
+  const t = useCatalog();
   const adapter = registry.get(`${presentation.schema}@${presentation.version}`);
   const payload = typeof presentation.payload === 'object' && presentation.payload !== null ? (presentation.payload as Record<string, unknown>) : {};
-  if (adapter) return <div className="presentation" data-schema={presentation.schema}>{adapter(payload)}</div>;
+  if (adapter) return <div className="presentation" data-schema={presentation.schema}>{adapter(payload, t)}</div>;
   const a = presentation.artifact;
   return (
     <div className="presentation presentation-fallback" data-schema={presentation.schema}>

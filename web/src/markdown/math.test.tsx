@@ -1,4 +1,4 @@
-import { render } from '@testing-library/react';
+import { render, waitFor } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import { reply } from '../../test/messages';
 import type { AssistantMessage } from '../chat/types';
@@ -118,7 +118,9 @@ describe('math in an assistant bubble', () => {
 
   it('keeps messages from restyling the app or adding form controls', () => {
     const { container } = bubble('<style>body{display:none}</style><p style="position:fixed">x</p><form><input><button>b</button></form>');
-    expect(container.querySelector('style, form, input, button:not(.link-button), [style]')).toBeNull();
+    // The bubble's own controls sit outside the message's markdown; the code
+    // blocks' copy buttons are the app's, added after sanitizing.
+    expect(container.querySelector('.markdown')!.querySelector('style, form, input, button:not(.code-copy), [style]')).toBeNull();
   });
 
   it('restores math as text, never as markup', () => {
@@ -173,5 +175,27 @@ describe('typesetMath', () => {
 
   it('accepts a missing element', () => {
     expect(() => typesetMath(null)).not.toThrow();
+  });
+});
+
+describe('code blocks', () => {
+  it('highlights a known language through DOMPurify and gives every block a copy button', () => {
+    const html = renderMarkdownUncached('```go\nfunc main() { fmt.Println("hi") }\n```\n\n```\nplain <b>text</b>\n```');
+    expect(html).toContain('hljs-keyword');
+    expect(html).not.toContain('<b>');
+    const { container } = bubble('```go\nfunc main() {}\n```\n\n```\n<img src=x onerror=alert(1)>\n```');
+    expect(container.querySelectorAll('pre .code-copy')).toHaveLength(2);
+    expect(container.querySelector('img')).toBeNull();
+  });
+  it('a settled message paints its code plain first, then highlighted once idle', async () => {
+    const { container } = bubble('```go\nfunc later() {}\n```');
+    expect(container.querySelector('code.language-go')).not.toBeNull();
+    expect(container.querySelector('.hljs-keyword')).toBeNull();
+    await waitFor(() => expect(container.querySelector('.hljs-keyword')).not.toBeNull());
+    expect(container.querySelectorAll('pre .code-copy')).toHaveLength(1);
+  });
+  it('puts tables in their own scroll box', () => {
+    const { container } = bubble('| a | b |\n|---|---|\n| optional | x |');
+    expect(container.querySelector('.table-scroll > table')).not.toBeNull();
   });
 });

@@ -1,0 +1,188 @@
+package transcript
+
+import (
+	"bytes"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// sameEntry reports whether two entries hold the same facts, with the
+// instant compared by its written form (offset included).
+func sameEntry(a, b Entry) bool {
+	return a.ID == b.ID &&
+		string(AppendInstant(nil, a.Timestamp)) == string(AppendInstant(nil, b.Timestamp)) &&
+		reflect.DeepEqual(a.Content, b.Content)
+}
+
+// TestScannerReadsCanonical: the scanner takes every kind folio writes but
+// reports (which go the careful way), so hydration really is one pass.
+func TestScannerReadsCanonical(t *testing.T) {
+	t.Parallel()
+	for name, c := range oneOfEachKind() {
+		for _, ts := range []time.Time{t0, t0.In(time.FixedZone("", 3600)).Add(123)} {
+			e := Entry{ID: "e-" + name, Content: c, Timestamp: ts}
+			b, err := EncodeEntry(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sc Scanner
+			sc.Reset(string(b), 0)
+			got, ok := sc.Entry()
+			if name == "report" {
+				if ok {
+					t.Fatalf("the scanner does not read reports, yet took %s", b)
+				}
+				continue
+			}
+			if !ok || !sc.End() {
+				t.Fatalf("%s: the scanner gave up on %s", name, b)
+			}
+			want, err := DecodeEntry(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sameEntry(got, want) {
+				t.Fatalf("%s: scanner %+v, DecodeEntry %+v", name, got, want)
+			}
+		}
+	}
+}
+
+// TestScannerGivesUp: documents the strict decoder refuses, or that the
+// scanner cannot read exactly, are left to the strict decoder.
+func TestScannerGivesUp(t *testing.T) {
+	t.Parallel()
+	const ts = `"timestamp":"2026-03-04T05:06:07.000Z"`
+	for _, doc := range []string{
+		`{"id":"a","content":{"kind":"user","text":"x","text":"y"},` + ts + `}`,
+		`{"id":"a","id":"a","content":{"kind":"user","text":"x"},` + ts + `}`,
+		`{"id":"a","content":{"kind":"user","text":"x","extra":1},` + ts + `}`,
+		`{"id":"a","content":{"text":"x","kind":"user"},` + ts + `}`,
+		`{"id":"","content":{"kind":"user","text":"x"},` + ts + `}`,
+		`{"id":"a","content":{"kind":"user","text":"\xff"},` + ts + `}`,
+		`{"id":"a","content":{"kind":"user","text":"\ud800"},` + ts + `}`,
+		`{"id":"a","content":{"kind":"user","text":null},` + ts + `}`,
+		`{"id":"a","content":{"kind":"reasoning","text":"x","label":"l","tokens":1.0},` + ts + `}`,
+		`{"id":"a","content":{"kind":"reasoning","text":"x","label":"l","tokens":-1},` + ts + `}`,
+		`{"id":"a","content":{"kind":"notice","text":"x","tone":"loud"},` + ts + `}`,
+		`{"id":"a","content":{"kind":"tool","receipt":{"app":"a","summary":"s","status":"ok"},"presentation":{"schema":"s","version":1,"revision":1,"payload":{"a":1,"a":2}}},` + ts + `}`,
+		`{"id":"a","content":{"kind":"user","text":"x"},"timestamp":"yesterday"}`,
+		`{"id":"a","content":{"kind":"user","text":"x"}}`,
+		`{"id":"a","content":{"kind":"user","text":"x"},` + ts,
+	} {
+		var sc Scanner
+		sc.Reset(doc, 0)
+		if _, ok := sc.Entry(); ok && sc.End() {
+			t.Errorf("the scanner took %s", doc)
+		}
+	}
+}
+
+// FuzzScannerAgrees is the differential test of the one-pass scanner
+// against DecodeEntry: whatever the scanner accepts, DecodeEntry accepts,
+// with the same facts.
+func FuzzScannerAgrees(f *testing.F) {
+	for _, c := range oneOfEachKind() {
+		b, err := EncodeEntry(Entry{ID: "seed", Content: c, Timestamp: t0})
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		f.Add([]byte(strings.ReplaceAll(string(b), ",", " ,\n ")))
+		f.Add([]byte(strings.ReplaceAll(string(b), `":"`, `":"\u00e9\"`)))
+	}
+	f.Add([]byte(`{"timestamp":"2026-03-04T05:06:07+01:00","content":{"kind":"user","text":"\u0041\n"},"id":"\u0061"}`))
+	f.Add([]byte(`{"id":"a","content":{"kind":"tool","receipt":{"app":"a","summary":"s","status":"ok","durationMs":1e3},"presentation":{"schema":"s","version":1,"revision":1,"payload":[1, {"b":"\"}"}]}},"timestamp":"2026-03-04T05:06:07Z"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var sc Scanner
+		sc.Reset(string(data), 0)
+		got, ok := sc.Entry()
+		if !ok || !sc.End() {
+			return
+		}
+		want, err := DecodeEntry(data)
+		if err != nil {
+			t.Fatalf("the scanner took what DecodeEntry refuses (%v):\n%s", err, data)
+		}
+		if !sameEntry(got, want) {
+			t.Fatalf("facts differ:\nscanner     %+v\nDecodeEntry %+v\n%s", got, want, data)
+		}
+	})
+}
+
+// FuzzCanonicalInstant: the quick reading of folio's own instants gives
+// what time.Parse gives.
+func FuzzCanonicalInstant(f *testing.F) {
+	for _, s := range []string{"2026-03-04T05:06:07.008Z", "2024-02-29T23:59:59.999Z", "2023-02-29T00:00:00.000Z",
+		"0000-01-01T00:00:00.000Z", "2026-13-01T00:00:00.000Z", "2026-01-01T24:00:00.000Z", "2026-01-01T00:00:60.000Z", "2026-04-31T00:00:00.000Z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := parseCanonicalInstant(s)
+		if !ok {
+			return
+		}
+		want, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil || got != want {
+			t.Fatalf("%q: quick %v, time.Parse %v (%v)", s, got, want, err)
+		}
+	})
+}
+
+// TestPlainASCII checks the eight-bytes-at-a-time test against the byte
+// rule, for every byte value at every position of strings of several
+// lengths.
+func TestPlainASCII(t *testing.T) {
+	t.Parallel()
+	slow := func(v string) bool {
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; c < 0x20 || c >= 0x80 || c == '\\' {
+				return false
+			}
+		}
+		return true
+	}
+	if !plainASCII("") {
+		t.Fatal("the empty string is plain")
+	}
+	for _, n := range []int{1, 7, 8, 9, 16, 23} {
+		for c := range 256 {
+			for pos := range n {
+				for _, fill := range []byte{'a', ' ', '~', '!', 0x7f, '[', ']', '"', 0x5d, 0x3c} {
+					b := bytes.Repeat([]byte{fill}, n)
+					b[pos] = byte(c)
+					if got, want := plainASCII(string(b)), slow(string(b)); got != want {
+						t.Fatalf("%q: plainASCII %v, want %v", b, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestScannerStrings compares String with json's own unquoting on strings
+// whose escapes sit where a quick scan could be fooled.
+func TestScannerStrings(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{
+		``, `a`, `a\"`, `\"`, `\\`, `a\\`, `a\\\"b`, `\"\"\"`, `x\\\\`, `\n\t\r\b\f\/`,
+		`\u00e9`, `é`, `\"é`, "a\tb", "a\x01", `\q`, `\ud800`, "\xff", `long plain ASCII text beyond eight bytes`,
+		`long text with an escaped quote \" beyond eight bytes and \\ more`,
+	} {
+		doc := `"` + body + `"` + `,"next":"z"`
+		var sc Scanner
+		sc.Reset(doc, 0)
+		got, ok := sc.String()
+		want, err := jsontext.AppendUnquote(nil, `"`+body+`"`)
+		if ok != (err == nil) || ok && got != string(want) {
+			t.Errorf("%q: String %q %v; json %q %v", body, got, ok, want, err)
+		}
+		if ok && doc[sc.Offset():] != `,"next":"z"` {
+			t.Errorf("%q: stopped at %q", body, doc[sc.Offset():])
+		}
+	}
+}
