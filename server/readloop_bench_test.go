@@ -21,9 +21,9 @@ import (
 // with GOGC=off the loading p99 stays the same, so it is not the load's
 // garbage either. It is CPU: the load keeps one P busy and the page's four
 // goroutines (client write, read loop, write loop, client read) share the
-// other, so a page that finds both busy waits out a scheduler slice (the
-// loading p99 sits near Go's 10 ms preemption quantum). Run with
-// GOMAXPROCS=4 the same machine gives about 3x.
+// other, so a page that finds both busy waits for a P, up to a scheduler
+// slice (Go preempts after 10 ms). Run with GOMAXPROCS=4, which lets the
+// OS share the cores in shorter slices, the same machine gave about 3x.
 func BenchmarkPagesWhileACommandLoads(b *testing.B) {
 	turns, err := NewTurns(TurnsOptions{Provider: demo.New(demo.Options{}), Model: "demo", Workspace: b.TempDir()})
 	if err != nil {
