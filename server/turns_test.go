@@ -646,11 +646,15 @@ func TestFirstSendTitlesTheConversation(t *testing.T) {
 		t.Fatalf("title after the first send = %q, %v; want the message on one line", conv.Title, err)
 	}
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPatch, ts.url+"/api/v2/conversations/"+id, strings.NewReader(`{"title":"mine"}`))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("rename answered %s", resp.Status)
+	}
 	c.send(id, "k2", "and back")
 	c.finished("k2")
 	if conv, err = history.ReadFile(ts.logOf(id)); err != nil || conv.Title != "mine" {
