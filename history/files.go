@@ -50,28 +50,104 @@ func Path(data, conversationID string) (string, error) {
 // Locate returns the log of a conversation in a data folder: folio's own
 // conversations/<id>.jsonl when it exists, else the first (by agent name)
 // conversations/<agentId>/<id>.jsonl, where Jazz keeps its logs, else
-// folio's path for a new log.
+// folio's path for a new log. So when both layouts hold the same ID, the
+// flat log is the conversation and the Jazz one is not reachable by ID. An
+// agent folder counts only as a real folder inside conversations (not a
+// link, not hidden), and its log only as a regular file, so that no name
+// in the data folder leads a reader outside it; Logs lists by the same rule.
 func Locate(data, conversationID string) (string, error) {
 	p, err := Path(data, conversationID)
 	if err != nil {
 		return "", err
 	}
-	if _, err := os.Stat(p); err == nil {
+	if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
 		return p, nil
 	}
-	matches, _ := filepath.Glob(filepath.Join(ConversationsDir(data), "*", globEscape(conversationID)+".jsonl"))
-	sort.Strings(matches)
-	for _, m := range matches {
-		if fi, err := os.Stat(m); err == nil && fi.Mode().IsRegular() && !strings.HasPrefix(filepath.Base(filepath.Dir(m)), ".") {
+	dir := ConversationsDir(data)
+	des, _ := os.ReadDir(dir) // sorted by name
+	for _, de := range des {
+		if !isAgentDir(de) {
+			continue
+		}
+		m := filepath.Join(dir, de.Name(), conversationID+".jsonl")
+		if fi, err := os.Lstat(m); err == nil && fi.Mode().IsRegular() {
 			return m, nil
 		}
 	}
 	return p, nil
 }
 
-// globEscape quotes the pattern characters of a file name.
-func globEscape(s string) string {
-	return strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`).Replace(s)
+// isAgentDir reports whether de, an entry of a conversations folder, is an
+// agent's folder in Jazz's layout: a real folder, not a link, not hidden.
+func isAgentDir(de fs.DirEntry) bool {
+	return de.IsDir() && !strings.HasPrefix(de.Name(), ".")
+}
+
+// LogFile is one conversation log in a data folder: its ID (the file name
+// without ".jsonl", the ID Locate takes) and its path.
+type LogFile struct {
+	ID   string
+	Path string
+}
+
+// Logs returns every conversation of a data folder once: for each ID, the
+// log Locate opens for it (a Jazz-layout log whose ID also names a flat log,
+// or a log in an earlier agent's folder, is left out). Flat logs come
+// first, then each agent's, by name. A missing folder holds none.
+func Logs(data string) ([]LogFile, error) {
+	all, err := logFiles(data)
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[string]bool, len(all))
+	out := all[:0]
+	for _, f := range all {
+		if !seen[f.ID] {
+			seen[f.ID] = true
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// logFiles is every log file of a data folder, shadowed ones included, in
+// Locate's order: folio's conversations/<id>.jsonl, then Jazz's
+// conversations/<agentId>/<id>.jsonl by agent name.
+func logFiles(data string) ([]LogFile, error) {
+	dir := ConversationsDir(data)
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var flat, jazz []LogFile
+	for _, de := range des {
+		name := de.Name()
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		if de.IsDir() {
+			if !isAgentDir(de) {
+				continue
+			}
+			sub, err := os.ReadDir(filepath.Join(dir, name))
+			if err != nil {
+				continue
+			}
+			for _, se := range sub {
+				if n := se.Name(); se.Type().IsRegular() && strings.HasSuffix(n, ".jsonl") && !strings.HasPrefix(n, ".") {
+					jazz = append(jazz, LogFile{ID: idFromPath(n), Path: filepath.Join(dir, name, n)})
+				}
+			}
+			continue
+		}
+		if strings.HasSuffix(name, ".jsonl") {
+			flat = append(flat, LogFile{ID: idFromPath(name), Path: filepath.Join(dir, name)})
+		}
+	}
+	return append(flat, jazz...), nil
 }
 
 // idFromPath is the conversation ID a log's file name implies.
@@ -164,37 +240,13 @@ type Summary struct {
 // SummaryPath) still matches it is listed from the summary; any other is
 // read whole, and its summary refreshed.
 func List(data string) ([]Summary, error) {
-	dir := ConversationsDir(data)
-	des, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	files, err := logFiles(data)
 	if err != nil {
 		return nil, err
 	}
 	var out []Summary
-	for _, de := range des {
-		name := de.Name()
-		if strings.HasPrefix(name, ".") {
-			continue
-		}
-		if de.IsDir() {
-			// One agent's folder in Jazz's layout.
-			sub, err := os.ReadDir(filepath.Join(dir, name))
-			if err != nil {
-				continue
-			}
-			for _, se := range sub {
-				if n := se.Name(); se.Type().IsRegular() && strings.HasSuffix(n, ".jsonl") && !strings.HasPrefix(n, ".") {
-					out = append(out, listOne(filepath.Join(dir, name, n)))
-				}
-			}
-			continue
-		}
-		if !strings.HasSuffix(name, ".jsonl") {
-			continue
-		}
-		out = append(out, listOne(filepath.Join(dir, name)))
+	for _, f := range files {
+		out = append(out, listOne(f.Path))
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].UpdatedAt.After(out[j].UpdatedAt) })
 	return out, nil

@@ -79,3 +79,74 @@ func TestList(t *testing.T) {
 		t.Errorf("missing folder: %v %v", empty, err)
 	}
 }
+
+// Locate and Logs agree on every log of a data folder: a flat log wins over
+// a Jazz-layout log of the same ID, then the first agent by name; hidden
+// and linked agent folders, and linked logs, name nothing.
+func TestLocateAndLogsAgree(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	conv := ConversationsDir(data)
+	outside := t.TempDir()
+	write := func(p string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		writeLog(t, p, []byte(`{"type":"conversation","version":3,"conversationId":"x","startedAt":"2026-10-01T10:00:00.000Z"}`+"\n"))
+	}
+	write(filepath.Join(conv, "both.jsonl"))
+	write(filepath.Join(conv, "b-agent", "both.jsonl"))
+	write(filepath.Join(conv, "b-agent", "twice.jsonl"))
+	write(filepath.Join(conv, "a-agent", "twice.jsonl"))
+	write(filepath.Join(conv, "a-agent", "jazz.jsonl"))
+	write(filepath.Join(conv, ".hidden", "hid.jsonl"))
+	write(filepath.Join(outside, "secret.jsonl"))
+	if err := os.Symlink(outside, filepath.Join(conv, "evil")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "secret.jsonl"), filepath.Join(conv, "a-agent", "linked.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(conv, "dir.jsonl"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"both":  filepath.Join(conv, "both.jsonl"),
+		"twice": filepath.Join(conv, "a-agent", "twice.jsonl"),
+		"jazz":  filepath.Join(conv, "a-agent", "jazz.jsonl"),
+	}
+	logs, err := Logs(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, l := range logs {
+		if _, dup := got[l.ID]; dup {
+			t.Errorf("Logs names %s twice", l.ID)
+		}
+		got[l.ID] = l.Path
+	}
+	if len(got) != len(want) {
+		t.Errorf("Logs = %v; want %v", got, want)
+	}
+	for id, p := range want {
+		if got[id] != p {
+			t.Errorf("Logs: %s at %q; want %q", id, got[id], p)
+		}
+		if l, err := Locate(data, id); err != nil || l != p {
+			t.Errorf("Locate(%s) = %q, %v; want %q", id, l, err, p)
+		}
+	}
+	for _, id := range []string{"secret", "linked", "hid", "dir"} {
+		flat, _ := Path(data, id)
+		if l, err := Locate(data, id); err != nil || l != flat {
+			t.Errorf("Locate(%s) = %q, %v; want the new flat path %q", id, l, err, flat)
+		}
+	}
+	for _, id := range []string{"../x", "a/b", "evil/secret", ".hidden"} {
+		if l, err := Locate(data, id); err == nil {
+			t.Errorf("Locate(%q) = %q; want an error", id, l)
+		}
+	}
+}
