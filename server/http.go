@@ -124,7 +124,11 @@ type metaEntry struct {
 }
 
 func (s *Server) meta(id string) (Meta, error) {
-	p := s.logPath(id)
+	return s.metaAt(id, s.logPath(id))
+}
+
+// metaAt is meta for the log of id at p, where history.Locate found it.
+func (s *Server) metaAt(id, p string) (Meta, error) {
 	fi, err := os.Stat(p)
 	if err != nil {
 		return Meta{}, err
@@ -197,19 +201,19 @@ func (s *Server) meta(id string) (Meta, error) {
 }
 
 func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) {
-	dir := filepath.Join(s.opts.DataDir, "conversations")
-	des, err := os.ReadDir(dir)
+	// Both layouts, one entry per ID: the log the ID opens (history.Logs
+	// follows history.Locate, as logPath does).
+	logs, err := history.Logs(s.opts.DataDir)
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, "internal", "cannot list conversations")
 		return
 	}
 	out := []Meta{}
-	for _, de := range des {
-		id, ok := strings.CutSuffix(de.Name(), ".jsonl")
-		if !ok || de.IsDir() || validConversationID(id) != nil {
+	for _, l := range logs {
+		if validConversationID(l.ID) != nil {
 			continue
 		}
-		if m, err := s.meta(id); err == nil {
+		if m, err := s.metaAt(l.ID, l.Path); err == nil {
 			out = append(out, m)
 		}
 	}
@@ -224,7 +228,16 @@ func (s *Server) createConversation(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 && !readJSON(w, r, &body) {
 		return
 	}
-	id := randomID("c-", 8)
+	// A new conversation goes in folio's flat layout, under an ID no log in
+	// either layout has.
+	var id, p string
+	for {
+		id = randomID("c-", 8)
+		p = s.logPath(id)
+		if _, err := os.Stat(p); err != nil {
+			break // no log has it (O_EXCL below settles any other error)
+		}
+	}
 	line := []byte(`{"type":"conversation","version":3,"conversationId":`)
 	line, _ = jsontext.AppendQuote(line, id)
 	line = append(line, `,"startedAt":"`...)
@@ -235,7 +248,7 @@ func (s *Server) createConversation(w http.ResponseWriter, r *http.Request) {
 		line, _ = jsontext.AppendQuote(line, body.Title)
 	}
 	line = append(line, "}\n"...)
-	f, err := os.OpenFile(s.logPath(id), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err == nil {
 		_, err = f.Write(line)
 		if err == nil {
@@ -249,7 +262,7 @@ func (s *Server) createConversation(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusInternalServerError, "internal", "cannot create the conversation log")
 		return
 	}
-	m, err := s.meta(id)
+	m, err := s.metaAt(id, p)
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, "internal", "cannot read the new conversation")
 		return
@@ -360,8 +373,8 @@ func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	os.Remove(history.SummaryPath(s.logPath(id))) // its listing cache; a stray one would be ignored anyway
-	os.Remove(history.CommandsPath(s.logPath(id)))
+	os.Remove(history.SummaryPath(p)) // its listing cache; a stray one would be ignored anyway
+	os.Remove(history.CommandsPath(p))
 	os.RemoveAll(s.attachmentDir(id))
 	c := s.conv(id)
 	c.mu.Lock()

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/foliodev/folio/history"
 )
 
 // ProtocolVersion is the protocol this server speaks (docs/protocol.md).
@@ -250,8 +252,17 @@ func (s *Server) conv(id string) *liveState {
 	return c
 }
 
+// logPath is the log of conversation id, found by history's one rule
+// (history.Locate): folio's conversations/<id>.jsonl, else Jazz's
+// conversations/<agentId>/<id>.jsonl, else where a new log would go. The id
+// must have passed validConversationID, which admits only names
+// history.Path accepts; any other gives "", which names no file.
 func (s *Server) logPath(id string) string {
-	return filepath.Join(s.opts.DataDir, "conversations", id+".jsonl")
+	p, err := history.Locate(s.opts.DataDir, id)
+	if err != nil {
+		return ""
+	}
+	return p
 }
 
 // Publish delivers a live change of a conversation from an in-process
