@@ -207,6 +207,11 @@ func cachedSummary(path string, fi fs.FileInfo) (summaryFile, bool) {
 	return s, true
 }
 
+// Summarize is List's summary of the one log at path, with its title by
+// DisplayTitle: from the log's summary file when that matches the log, else
+// by reading the log, refreshing the summary on the way.
+func Summarize(path string) Summary { return listOne(path) }
+
 // listOne summarizes the log at path: from its summary when that matches
 // the file, else by reading the log, refreshing the summary on the way.
 func listOne(path string) Summary {

@@ -121,6 +121,11 @@ type metaEntry struct {
 	// branch metadata then comes from a whole read (branchMeta).
 	hasBranches bool
 	branched    *branchInfo
+	// derived is the title history.DisplayTitle gives a log without an
+	// explicit one (from its first user message), read when the log was
+	// derivedSize bytes long.
+	derived     string
+	derivedSize int64
 }
 
 func (s *Server) meta(id string) (Meta, error) {
@@ -190,7 +195,17 @@ func (s *Server) metaAt(id, p string) (Meta, error) {
 	if mt := string(transcript.AppendInstant(nil, fi.ModTime().UTC().Truncate(time.Millisecond))); mt > updated {
 		updated = mt
 	}
-	m := Meta{ID: id, Title: me.title, StartedAt: me.startedAt, UpdatedAt: updated, Bytes: fi.Size(),
+	title := me.title
+	if strings.TrimSpace(title) == "" {
+		// No explicit title: the listings' rule names it by its first
+		// user message. That takes a whole read, so it is redone only when
+		// the log changed.
+		if me.derivedSize != fi.Size() {
+			me.derived, me.derivedSize = history.Summarize(p).Title, fi.Size()
+		}
+		title = me.derived
+	}
+	m := Meta{ID: id, Title: title, StartedAt: me.startedAt, UpdatedAt: updated, Bytes: fi.Size(),
 		Head: defaultHead, Branches: []Branch{{Head: defaultHead, Label: defaultHead}}, Alternatives: []Alternative{}}
 	if me.hasBranches {
 		if bi, err := me.branchMeta(p, fi); err == nil {

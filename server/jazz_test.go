@@ -204,8 +204,9 @@ func TestSameIDInBothLayoutsIsTheFlatLog(t *testing.T) {
 	flat, err := history.ReadFile(flatPath)
 	must(t, err)
 	got := ts.list(t)
-	if len(got) != 1 || got["dup"].Title != flat.Title || got["dup"].Bytes != fileSize(t, flatPath) {
-		t.Fatalf("listing %+v; want dup once, as the flat log (%q)", got, flat.Title)
+	title := history.DisplayTitle(flat.Title, flat.Messages)
+	if len(got) != 1 || title == "" || got["dup"].Title != title || got["dup"].Bytes != fileSize(t, flatPath) {
+		t.Fatalf("listing %+v; want dup once, as the flat log (%q)", got, title)
 	}
 	if s, body := ts.do(t, "PATCH", "/api/v2/conversations/dup", `{"title":"flat one"}`); s != 200 {
 		t.Fatalf("rename: %d %s", s, body)
@@ -267,5 +268,28 @@ func TestJazzLayoutRefusesHostileIDs(t *testing.T) {
 	}
 	if after, err := os.ReadFile(secret); err != nil || !bytes.Equal(after, b) {
 		t.Fatalf("the file outside the data folder changed: %v", err)
+	}
+}
+
+// A log without an explicit title is listed by the listings' one rule
+// (history.DisplayTitle): its first user message, cut to 48 characters, as
+// folio log ls shows it.
+func TestUntitledJazzLogListsItsFirstMessage(t *testing.T) {
+	ts := newTestServer(t, Options{})
+	b, err := os.ReadFile("../history/export/testdata/jazz/title-long.jsonl")
+	must(t, err)
+	dir := filepath.Join(ts.data, "conversations", "agent-1")
+	must(t, os.MkdirAll(dir, 0o700))
+	p := filepath.Join(dir, "conv-1.jsonl")
+	must(t, os.WriteFile(p, b, 0o600))
+	const want = "please plan a two week trip through the north o…"
+	if m := ts.list(t)["conv-1"]; m.Title != want || m.StartedAt != "2026-08-01T10:00:00.000Z" {
+		t.Fatalf("listed as %+v; want title %q", m, want)
+	}
+	if s, body := ts.do(t, "PATCH", "/api/v2/conversations/conv-1", `{"title":"Portugal"}`); s != 200 || !strings.Contains(body, `"title":"Portugal"`) {
+		t.Fatalf("rename: %d %s", s, body)
+	}
+	if m := ts.list(t)["conv-1"]; m.Title != "Portugal" {
+		t.Fatalf("after a rename, listed as %+v", m)
 	}
 }
