@@ -143,6 +143,18 @@ func TestJazzLayoutConversation(t *testing.T) {
 		}
 	}
 
+	// Jazz appending to its log while the tab has it open: the tab follows.
+	lastID := conv.Document.At(conv.Document.Len() - 1).ID
+	f, err := os.OpenFile(jazzPath, os.O_WRONLY|os.O_APPEND, 0)
+	must(t, err)
+	_, err = f.WriteString(`{"type":"ui-append","at":"2026-10-01T10:01:00.000Z","entries":[{"id":"u3","content":{"kind":"user","text":"from jazz"},"timestamp":"2026-10-01T10:01:00.000Z"}]}` + "\n")
+	must(t, err)
+	must(t, f.Close())
+	ev := c.event("upsert")
+	if e := ev.entry(t); e.ID != "u3" || ev.After != lastID {
+		t.Fatalf("followed Jazz's append as %s; want u3 after %s", ev.raw, lastID)
+	}
+
 	// A send runs a turn that is saved to the Jazz log itself.
 	if r := c.send("3f1c9a", "k1", "hello from the web"); r.State == StateRejected {
 		t.Fatalf("send rejected: %+v", r)
