@@ -225,7 +225,8 @@ func (d *streamSaves) stop() {
 }
 
 // consume reads one stream to its end. This is the per-token path: each
-// text delta costs one store write and two clock reads, nothing more.
+// text delta costs one store write, two clock reads and, in the main
+// region, an uncontended lock to count it for durable saves.
 func (a *agent) consume(ctx context.Context, s provider.Stream, res *stepResult, start time.Time) {
 	w := a.reg.w
 	var (
