@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/foliodev/folio/engine"
 	"github.com/foliodev/folio/history"
@@ -410,4 +411,101 @@ func TestArtifactCheckpointReplaysAfterReload(t *testing.T) {
 			t.Errorf("artifact folder holds %v (%v), want only %s", ents, err, a.Ref)
 		}
 	})
+}
+
+// TestOpenCallEphemeralValuesNeverSaved: a running call's argument draft
+// and its ephemeral supplemental are shown live, in the store every view
+// reads, but no save made while the call is open writes them: not the
+// durable-streaming save that catches the model writing the arguments, not
+// a save while the tool runs. A kill -9 at either moment leaves no
+// ephemeral byte under the data folder.
+func TestOpenCallEphemeralValuesNeverSaved(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		running, release := make(chan struct{}), make(chan struct{})
+		tool := &fakeTool{name: "work", run: func(ctx context.Context, inv *toolview.Invocation, _ []byte) (toolview.Result, error) {
+			if _, err := inv.Supplemental("stats").Replace(toolview.Payload{Schema: tools.SchemaTask, Version: 1, Data: []byte(`{"files":12}`)}); err != nil {
+				return toolview.Result{}, err
+			}
+			spin := inv.Supplemental("spinner", toolview.WithRetention(toolview.Ephemeral))
+			if _, err := spin.Replace(toolview.Payload{Schema: tools.SchemaTask, Version: 1, Data: []byte(`{"note":"` + canary + `-spinner"}`)}); err != nil {
+				return toolview.Result{}, err
+			}
+			running <- struct{}{}
+			<-release
+			return toolview.Result{Text: "worked", Summary: "worked"}, nil
+		}}
+		g := make(chan struct{})
+		prov := newScripted(
+			cat(text("Let me look. "), callStart(0, "call-1", "work"), callDelta(0, `{"q":"`+canary+`-draft`),
+				gate(g), callDelta(0, `"}`), callEnd(0, "call-1", "work", `{"q":"final"}`), done()),
+			cat(text("all done"), done()))
+		d := newDataFolder(t, prov, tool)
+		if _, err := d.eng.Send(context.Background(), "c1", "work", nil); err != nil {
+			t.Fatal(err)
+		}
+		liveTool := func(where string) (transcript.Tool, bool) {
+			doc := d.store.Snapshot().Document
+			e := toolEntry(t, where, doc)
+			i, _ := doc.Index(e.ID)
+			return e.Content.(transcript.Tool), doc.IsOpen(i)
+		}
+		logHolds := func(s string) bool { return bytes.Contains(mustRead(t, d.logPath), []byte(s)) }
+
+		// The model is writing the arguments and goes silent; its answer
+		// so far is saved 2 s after it was accepted, with the call open.
+		synctest.Wait()
+		if logHolds("Let me look.") {
+			t.Fatal("the answer was saved before 2 s, so the next check proves nothing")
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		tc, open := liveTool("while the arguments stream")
+		if !open || tc.Presentation == nil || tc.Presentation.Schema != tools.SchemaArgs ||
+			!strings.Contains(string(tc.Presentation.Payload), canary+"-draft") {
+			t.Fatalf("the draft is not shown live: open %v, %+v", open, tc.Presentation)
+		}
+		if !logHolds("Let me look.") {
+			t.Fatal("no durable-streaming save while the arguments streamed")
+		}
+		if got := toolEntry(t, "saved while the arguments stream", d.reload(t)).Content.(transcript.Tool); got.Presentation != nil {
+			t.Errorf("the saved open call has a presentation: %+v", got.Presentation)
+		}
+		scanFolder(t, d.dir, canary)
+
+		// The tool runs with its ephemeral spinner; a save now (any save
+		// path ends in the log's writer) keeps the retained item only.
+		close(g)
+		<-running
+		synctest.Wait()
+		tc, open = liveTool("while the tool runs")
+		if !open || len(tc.Supplementals) != 2 || !strings.Contains(string(tc.Supplementals[1].Presentation.Payload), canary+"-spinner") {
+			t.Fatalf("the ephemeral supplemental is not shown live: open %v, %+v", open, tc.Supplementals)
+		}
+		if err := d.log.Save(d.store.Snapshot().Document, d.eng.Messages()); err != nil {
+			t.Fatal(err)
+		}
+		if !logHolds(`"files":12`) {
+			t.Fatal("the save while the tool ran did not write the open call")
+		}
+		scanFolder(t, d.dir, canary)
+
+		close(release)
+		if r, err := d.eng.Wait(context.Background(), "c1"); err != nil || r.State != engine.Done {
+			t.Fatalf("turn: %+v, %v", r, err)
+		}
+		d.close()
+		if files := scanFolder(t, d.dir, canary); files["log"] == 0 {
+			t.Fatal("the scan read no log bytes")
+		}
+	})
+}
+
+// reload reads the data folder's log as a new process would.
+func (d *dataFolder) reload(t *testing.T) transcript.Document {
+	t.Helper()
+	conv, err := history.ReadFile(d.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conv.Document
 }

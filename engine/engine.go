@@ -237,6 +237,8 @@ type Engine struct {
 	cancel   context.CancelFunc
 	loopDone chan struct{}
 
+	saveMu sync.Mutex // serializes persist's saves (see there)
+
 	mu         sync.Mutex
 	closed     bool
 	allowed    map[string]bool

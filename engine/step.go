@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -156,14 +157,76 @@ func (a *agent) step(ctx context.Context) *stepResult {
 }
 
 // How often a streaming answer is saved: after durableBytes of accepted
-// text or durableEvery, whichever comes first (checked as text arrives).
+// text or durableEvery, whichever comes first. The time limit holds while
+// the provider is silent too: a timer saves what was accepted.
 const (
 	durableBytes = 8 << 10
 	durableEvery = 2 * time.Second
 )
 
+// streamSaves makes one step's accepted text durable (as the log's open
+// tail) once durableBytes arrived or durableEvery passed since the last
+// save, so a crash loses at most that much. The consume loop reports
+// accepted text; a timer covers a provider that goes silent. Both save
+// through Engine.persist, which serializes every save of the engine.
+type streamSaves struct {
+	a       *agent
+	mu      sync.Mutex // held across a save, so stop waits one out
+	unsaved int
+	savedAt time.Time
+	timer   *time.Timer // armed while unsaved text waits for its time
+	stopped bool
+}
+
+// accepted counts n bytes of text accepted at t and saves when one of the
+// limits is reached, or arms the timer for the time limit.
+func (d *streamSaves) accepted(n int, t time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.unsaved += n
+	if d.unsaved >= durableBytes || t.Sub(d.savedAt) >= durableEvery {
+		d.saveLocked(t)
+		return
+	}
+	if d.timer == nil {
+		d.timer = time.AfterFunc(d.savedAt.Add(durableEvery).Sub(t), d.fire)
+	}
+}
+
+// fire is the timer: the provider stayed silent with text unsaved.
+func (d *streamSaves) fire() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.timer = nil
+	if !d.stopped && d.unsaved > 0 {
+		d.saveLocked(now())
+	}
+}
+
+func (d *streamSaves) saveLocked(t time.Time) {
+	if d.timer != nil {
+		d.timer.Stop()
+		d.timer = nil
+	}
+	d.a.e.persist(d.a.reg)
+	d.unsaved, d.savedAt = 0, t
+}
+
+// stop ends the step's durable saves; a timer save under way finishes
+// first, and none starts after. The step's own save follows.
+func (d *streamSaves) stop() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.stopped = true
+	if d.timer != nil {
+		d.timer.Stop()
+		d.timer = nil
+	}
+}
+
 // consume reads one stream to its end. This is the per-token path: each
-// text delta costs one store write and two clock reads, nothing more.
+// text delta costs one store write, two clock reads and, in the main
+// region, an uncontended lock to count it for durable saves.
 func (a *agent) consume(ctx context.Context, s provider.Stream, res *stepResult, start time.Time) {
 	w := a.reg.w
 	var (
@@ -176,12 +239,17 @@ func (a *agent) consume(ctx context.Context, s provider.Stream, res *stepResult,
 		cur      = phaseWaiting
 		byIndex  = map[int]*call{}
 		writeErr error
-		// Durable streaming: the accepted text is saved (as the log's
-		// open tail) once durableBytes arrived or durableEvery passed
-		// since the last save, so a crash loses at most that much.
-		savedAt = start
-		unsaved int
+		saves    *streamSaves // main region only: children are not saved
 	)
+	if a.main {
+		saves = &streamSaves{a: a, savedAt: start}
+		defer saves.stop()
+	}
+	accepted := func(n int) {
+		if saves != nil && writeErr == nil {
+			saves.accepted(n, last)
+		}
+	}
 	mark := func(p phase) {
 		t := now()
 		if !output {
@@ -237,12 +305,12 @@ func (a *agent) consume(ctx context.Context, s provider.Stream, res *stepResult,
 			if text.Len() == len(ev.Text) && a.t != nil { // the step's first text
 				a.noteReply(w.AnswerID())
 			}
-			unsaved += len(ev.Text)
+			accepted(len(ev.Text))
 		case provider.ReasoningDelta:
 			mark(phaseText)
 			thinking.WriteString(ev.Text)
-			unsaved += len(ev.Text)
 			writeErr = w.Reasoning(ev.Text)
+			accepted(len(ev.Text))
 		case provider.ReasoningDone:
 			res.reasoning = append(res.reasoning, message.Reasoning{Text: thinking.String(), Signature: ev.Signature, Redacted: ev.Redacted})
 			thinking.Reset()
@@ -289,10 +357,6 @@ func (a *agent) consume(ctx context.Context, s provider.Stream, res *stepResult,
 				res.reasoning = append(res.reasoning, message.Reasoning{Text: thinking.String()})
 			}
 			return
-		}
-		if a.main && unsaved > 0 && writeErr == nil && (unsaved >= durableBytes || last.Sub(savedAt) >= durableEvery) {
-			a.e.persist(a.reg)
-			unsaved, savedAt = 0, last
 		}
 		if writeErr != nil {
 			if retired(writeErr) {

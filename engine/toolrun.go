@@ -83,8 +83,10 @@ func (a *agent) openCall(c *call) error {
 // items as its Supplementals (in first-use order), retained and ephemeral
 // alike. Settlement replaces the entry with the closure record, which keeps
 // only the retained checkpoints. A draft (the arguments as they stream) is
-// shown only while the model writes them; endDraft removes it before the
-// step's save, so request fragments never reach the log.
+// shown only while the model writes them; endDraft removes it when they are
+// complete. Drafts and ephemeral values are marked Ephemeral, so any save
+// made while the call is open (durable streaming, a step's save) writes the
+// entry without them: request fragments never reach the log.
 func (e *Engine) onToolChange(ch toolview.Change) {
 	if !ch.Open || ch.Record != nil {
 		return
@@ -98,7 +100,7 @@ func (e *Engine) onToolChange(ch toolview.Change) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if ch.Item != "" {
-		b.setSupplemental(ch.Item, ch.Value, ch.Revision)
+		b.setSupplemental(ch.Item, ch.Value, ch.Revision, ch.Retention == toolview.Ephemeral)
 		_ = b.reg.update(b.entryID, b.content)
 		return
 	}
@@ -106,6 +108,7 @@ func (e *Engine) onToolChange(ch toolview.Change) {
 		return
 	}
 	p := presentationOf(ch.Value, ch.Revision)
+	p.Ephemeral = ch.Value.Draft || ch.Retention == toolview.Ephemeral
 	if ch.Value.Draft && !b.drafting {
 		return // a late draft delivery after the arguments ended
 	}
@@ -126,9 +129,10 @@ func presentationOf(v *toolview.Value, rev toolview.Revision) *transcript.Presen
 }
 
 // setSupplemental puts a supplemental item's current value into the
-// entry's content (nil takes it out). The slice is copied, never changed in
-// place: snapshots the store published still hold the old one.
-func (b *bridge) setSupplemental(key string, v *toolview.Value, rev toolview.Revision) {
+// entry's content (nil takes it out), marked Ephemeral when the item's
+// retention is. The slice is copied, never changed in place: snapshots the
+// store published still hold the old one.
+func (b *bridge) setSupplemental(key string, v *toolview.Value, rev toolview.Revision, ephemeral bool) {
 	sup := make([]transcript.KeyedPresentation, 0, len(b.content.Supplementals)+1)
 	found := false
 	for _, kp := range b.content.Supplementals {
@@ -137,17 +141,23 @@ func (b *bridge) setSupplemental(key string, v *toolview.Value, rev toolview.Rev
 			if v == nil {
 				continue
 			}
-			kp = transcript.KeyedPresentation{Key: key, Presentation: *presentationOf(v, rev)}
+			kp = keyed(key, v, rev, ephemeral)
 		}
 		sup = append(sup, kp)
 	}
 	if !found && v != nil {
-		sup = append(sup, transcript.KeyedPresentation{Key: key, Presentation: *presentationOf(v, rev)})
+		sup = append(sup, keyed(key, v, rev, ephemeral))
 	}
 	if len(sup) == 0 {
 		sup = nil
 	}
 	b.content.Supplementals = sup
+}
+
+func keyed(key string, v *toolview.Value, rev toolview.Revision, ephemeral bool) transcript.KeyedPresentation {
+	kp := transcript.KeyedPresentation{Key: key, Presentation: *presentationOf(v, rev)}
+	kp.Presentation.Ephemeral = ephemeral
+	return kp
 }
 
 // endDraft ends the call's draft: a draft value in its entry is removed.

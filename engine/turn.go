@@ -214,11 +214,15 @@ func (e *Engine) addMessage(epoch uint64, m message.Message, entryID string) {
 
 // persist saves the document and messages. A failed save is shown as a
 // notice, once until a save succeeds again; every later save tries again
-// with everything.
+// with everything. Saves are serialized by saveMu: the turn's goroutine and
+// a step's durable-streaming timer (streamSaves) both save, and a Saver is
+// not safe for concurrent use.
 func (e *Engine) persist(reg *region) {
 	if !reg.main() {
 		return
 	}
+	e.saveMu.Lock()
+	defer e.saveMu.Unlock()
 	e.mu.Lock()
 	msgs, current, saver := e.msgs, reg.epoch == e.epoch, e.saver
 	e.mu.Unlock()

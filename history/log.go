@@ -247,6 +247,8 @@ func (l *Log) SaveEntries(entries []transcript.Entry, msgs []message.Message) er
 //     tool) are written provisionally, as one ui-open record that the next
 //     UI record supersedes. Streaming more text costs a small ui-open, not
 //     a snapshot, and a crash keeps the accepted partial text.
+//   - Every entry is written as its durable view (transcript.Entry.Durable):
+//     an open tool's argument draft and ephemeral items stay in memory.
 //   - Likewise new messages are appended; a message list that no longer
 //     starts with the saved one is written after a rewrite record.
 //   - An unchanged save writes nothing.
@@ -291,14 +293,14 @@ func (l *Log) Save(doc transcript.Document, msgs []message.Message) error {
 	prefixSame := settled >= n && doc.SamePrefix(l.doc, n)
 	tailSame := total-settled == len(l.tail)
 	for i := settled; tailSame && i < total; i++ {
-		tailSame = doc.Fingerprint(i) == l.tail[i-settled]
+		tailSame = durablePrint(doc, i) == l.tail[i-settled]
 	}
 	// A log whose tail came from ui-open reads those entries as settled; a
 	// caller that continues from the loaded document hands them back
 	// settled. Either way, what the log holds is unchanged.
 	held := total == n+len(l.tail) && doc.SamePrefix(l.doc, n)
 	for i := n; held && i < total; i++ {
-		held = doc.Fingerprint(i) == l.tail[i-n]
+		held = durablePrint(doc, i) == l.tail[i-n]
 	}
 	snapshot, wroteUI := false, false
 	var tail []transcript.Fingerprint
@@ -341,7 +343,7 @@ func (l *Log) Save(doc transcript.Document, msgs []message.Message) error {
 			wroteUI = true
 		}
 		for i := settled; i < total; i++ {
-			tail = append(tail, doc.Fingerprint(i))
+			tail = append(tail, durablePrint(doc, i))
 		}
 	}
 	if len(buf) == 0 {
@@ -394,14 +396,29 @@ func (l *Log) usesReserved(doc transcript.Document, from, to int) bool {
 	return false
 }
 
+// entriesFrom yields the durable view (transcript.Entry.Durable) of doc's
+// entries from..to: every UI record Save writes goes through it, so an open
+// tool's argument draft or ephemeral item, which the live views show, is
+// never written, whichever save path caught the tool open.
 func entriesFrom(doc transcript.Document, from, to int) func(func(transcript.Entry) bool) {
 	return func(yield func(transcript.Entry) bool) {
 		for i := from; i < to; i++ {
-			if !yield(doc.At(i)) {
+			e, _ := doc.At(i).Durable()
+			if !yield(e) {
 				return
 			}
 		}
 	}
+}
+
+// durablePrint is the fingerprint of entry i as entriesFrom writes it, so
+// the provisional tail is compared by what is on disk: a change to an
+// ephemeral value alone writes no new ui-open.
+func durablePrint(doc transcript.Document, i int) transcript.Fingerprint {
+	if e, changed := doc.At(i).Durable(); changed {
+		return transcript.FingerprintOf(e)
+	}
+	return doc.Fingerprint(i)
 }
 
 // write appends records, creating the log atomically if it does not exist

@@ -117,6 +117,40 @@ type Presentation struct {
 	Revision int64     `json:"revision"`
 	Payload  RawJSON   `json:"payload,omitzero"`
 	Artifact *Artifact `json:"artifact,omitzero"`
+	// Ephemeral marks a value that may be shown while its invocation is
+	// open but never kept: an argument draft, or the value of an item
+	// whose retention is ephemeral. The mark itself is never encoded;
+	// Entry.Durable leaves such values out of what is persisted.
+	Ephemeral bool `json:"-"`
+}
+
+// Durable returns the tool without its ephemeral presentation values, as
+// it may be persisted. changed is false when it had none; t is then
+// returned as is. The supplementals are copied, never changed in place.
+func (t Tool) Durable() (d Tool, changed bool) {
+	if t.Presentation != nil && t.Presentation.Ephemeral {
+		t.Presentation, changed = nil, true
+	}
+	keep := -1 // supplementals before it are all kept
+	for i := range t.Supplementals {
+		if t.Supplementals[i].Presentation.Ephemeral {
+			keep = i
+			break
+		}
+	}
+	if keep >= 0 {
+		sup := append([]KeyedPresentation(nil), t.Supplementals[:keep]...)
+		for _, kp := range t.Supplementals[keep+1:] {
+			if !kp.Presentation.Ephemeral {
+				sup = append(sup, kp)
+			}
+		}
+		if len(sup) == 0 {
+			sup = nil
+		}
+		t.Supplementals, changed = sup, true
+	}
+	return t, changed
 }
 
 // Artifact references bounded, incrementally produced output stored beside the

@@ -15,6 +15,22 @@ type Entry struct {
 	Timestamp time.Time
 }
 
+// Durable returns the entry as it may be persisted: a tool's ephemeral
+// presentation values (Presentation.Ephemeral) left out. changed is false
+// when there were none; e is then returned as is. Whatever writes entries
+// to storage writes this view, so an open tool's draft or ephemeral item,
+// which views show live, never reaches it.
+func (e Entry) Durable() (d Entry, changed bool) {
+	t, ok := e.Content.(Tool)
+	if !ok {
+		return e, false
+	}
+	if t, changed = t.Durable(); changed {
+		e.Content = t
+	}
+	return e, changed
+}
+
 // Fingerprint identifies an entry's facts: the SHA-256 of its canonical JSON.
 // Two entries with the same fingerprint are the same fact.
 type Fingerprint [sha256.Size]byte
