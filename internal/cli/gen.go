@@ -19,6 +19,7 @@ func newGenCmd(stdio IO) *cobra.Command {
 		seed  uint64
 		out   string
 		id    string
+		title string
 		force bool
 	)
 	cmd := &cobra.Command{
@@ -35,7 +36,7 @@ folio gen --messages 50 --out small.jsonl --id demo`,
 			if n < 1 {
 				return usage(cmd, "--messages must be positive, got %d", n)
 			}
-			return runGen(cmd, stdio, gen.Options{Messages: n, Seed: seed, ConversationID: id}, out, force)
+			return runGen(cmd, stdio, gen.Options{Messages: n, Seed: seed, ConversationID: id, Title: title}, out, force)
 		},
 	}
 	fs := cmd.Flags()
@@ -43,6 +44,7 @@ folio gen --messages 50 --out small.jsonl --id demo`,
 	fs.Uint64Var(&seed, "seed", 1, "seed; the same seed writes the same bytes")
 	fs.StringVar(&out, "out", "", "file to write (required)")
 	fs.StringVar(&id, "id", "", "conversation ID in the header (default gen-<seed>)")
+	fs.StringVar(&title, "title", "", "title in the header (default none: listings show the first prompt)")
 	fs.BoolVar(&force, "force", false, "replace --out if it exists")
 	return cmd
 }

@@ -33,6 +33,9 @@ type Options struct {
 	Seed uint64
 	// ConversationID defaults to "gen-<seed>".
 	ConversationID string
+	// Title goes in the header when set; without it a listing titles the
+	// log by its first prompt, as it does any untitled log.
+	Title string
 	// Start is the first timestamp; defaults to 2026-01-01T00:00:00Z.
 	Start time.Time
 	// NoModelMessages leaves out the model-facing message records.
@@ -89,6 +92,10 @@ func Write(w io.Writer, o Options) (Stats, error) {
 	}
 	line = append(line[:0], `{"type":"conversation","version":3,"conversationId":`...)
 	line, _ = jsontext.AppendQuote(line, o.ConversationID)
+	if o.Title != "" {
+		line = append(line, `,"title":`...)
+		line, _ = jsontext.AppendQuote(line, o.Title)
+	}
 	line = append(line, `,"startedAt":"`...)
 	line = transcript.AppendInstant(line, o.Start)
 	line = append(line, `"}`...)

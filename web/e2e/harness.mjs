@@ -147,11 +147,16 @@ export async function setupHarness({ messages = 300_000 } = {}) {
   const mcpdemo = join(scratch, 'mcpdemo');
   run('go', ['build', '-o', mcpdemo, './examples/mcpdemo'], { cwd: repo, stdio: 'inherit' });
   writeFileSync(join(data, 'config.json'), JSON.stringify({ mcpServers: { demo: { command: mcpdemo } } }));
-  run(bin, ['gen', '--messages', String(messages), '--id', 'big', '--out', join(convs, 'big.jsonl')]);
-  run(bin, ['gen', '--messages', '3000', '--seed', '2', '--id', 'small', '--out', join(convs, 'small.jsonl')]);
+  run(bin, ['gen', '--messages', String(messages), '--id', 'big', '--title', 'big', '--out', join(convs, 'big.jsonl')]);
+  run(bin, ['gen', '--messages', '3000', '--seed', '2', '--id', 'small', '--title', 'small', '--out', join(convs, 'small.jsonl')]);
   fixtures(convs);
-  const engine = (id, prompt) =>
-    run(bin, ['run', '--data', data, '--dir', work, '--yes', '--log', join(convs, `${id}.jsonl`), prompt], { allowFail: true });
+  // Each engine-made conversation is titled by its ID (a meta record), so
+  // the tests find it by a name they know rather than by its first prompt.
+  const engine = (id, prompt) => {
+    const file = join(convs, `${id}.jsonl`);
+    run(bin, ['run', '--data', data, '--dir', work, '--yes', '--log', file, prompt], { allowFail: true });
+    appendFileSync(file, line({ type: 'meta', at: now(), title: id }));
+  };
   engine('tools', 'tools');
   engine('failure', '/demo fail rate-limit');
   engine('live', 'hello');
