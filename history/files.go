@@ -234,13 +234,15 @@ type Summary struct {
 	Err error
 }
 
-// List summarizes every log in a data folder's conversations folder, newest
-// first: folio's conversations/<id>.jsonl and Jazz's
-// conversations/<agentId>/<id>.jsonl. A missing folder lists nothing. A log whose summary file (see
+// List summarizes every log in a data folder's conversations folder that
+// an ID reaches, newest first: folio's conversations/<id>.jsonl and Jazz's
+// conversations/<agentId>/<id>.jsonl, one per ID as Logs and Locate pick
+// it, so a listed ID always opens the listed log. A missing folder lists
+// nothing. A log whose summary file (see
 // SummaryPath) still matches it is listed from the summary; any other is
 // read whole, and its summary refreshed.
 func List(data string) ([]Summary, error) {
-	files, err := logFiles(data)
+	files, err := Logs(data)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -136,6 +137,26 @@ func TestLocateAndLogsAgree(t *testing.T) {
 		}
 		if l, err := Locate(data, id); err != nil || l != p {
 			t.Errorf("Locate(%s) = %q, %v; want %q", id, l, err, p)
+		}
+	}
+	list, err := List(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]string{} // the ID a listed log is opened by → its path
+	for _, s := range list {
+		id := strings.TrimSuffix(filepath.Base(s.Path), ".jsonl")
+		if _, dup := listed[id]; dup {
+			t.Errorf("List names %s twice", id)
+		}
+		listed[id] = s.Path
+	}
+	if len(list) != len(want) {
+		t.Errorf("List gives %d logs; want the %d an ID reaches", len(list), len(want))
+	}
+	for id, p := range want {
+		if listed[id] != p {
+			t.Errorf("List: %s at %q; want %q, the log Locate opens", id, listed[id], p)
 		}
 	}
 	for _, id := range []string{"secret", "linked", "hid", "dir"} {
