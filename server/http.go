@@ -114,18 +114,17 @@ type metaCache struct {
 type metaEntry struct {
 	fi        os.FileInfo
 	off       int64
-	title     string
 	startedAt string
-	updatedAt string
 	// hasBranches is set once a branch, on-branch or head record was seen:
 	// branch metadata then comes from a whole read (branchMeta).
 	hasBranches bool
 	branched    *branchInfo
-	// derived is the title history.DisplayTitle gives a log without an
-	// explicit one (from its first user message), read when the log was
-	// derivedSize bytes long.
-	derived     string
-	derivedSize int64
+	// sum is history's listing summary (title by history.DisplayTitle,
+	// updated by the latest record), taken when the log was sumSize bytes
+	// long. The writer keeps a summary file beside folio's logs, so this
+	// reads a log whole only when another program changed it.
+	sum     history.Summary
+	sumSize int64
 }
 
 func (s *Server) meta(id string) (Meta, error) {
@@ -162,48 +161,28 @@ func (s *Server) metaAt(id, p string) (Meta, error) {
 				first = false
 				var h struct {
 					StartedAt string `json:"startedAt"`
-					Title     string `json:"title"`
 				}
 				if json.Unmarshal(line, &h) == nil {
-					me.startedAt, me.title = h.StartedAt, h.Title
+					me.startedAt = h.StartedAt
 				}
 			} else if bytes.HasPrefix(line, []byte(`{"type":"branch"`)) || bytes.HasPrefix(line, []byte(`{"type":"head"`)) ||
 				bytes.HasPrefix(line, []byte(`{"type":"on-branch"`)) {
 				me.hasBranches = true
-			} else if bytes.HasPrefix(line, []byte(`{"type":"meta"`)) {
-				var m struct {
-					Title     *string `json:"title"`
-					UpdatedAt string  `json:"updatedAt"`
-					EndedAt   string  `json:"endedAt"`
-				}
-				if json.Unmarshal(line, &m) == nil {
-					if m.Title != nil {
-						me.title = *m.Title
-					}
-					if m.UpdatedAt != "" {
-						me.updatedAt = m.UpdatedAt
-					} else if m.EndedAt != "" {
-						me.updatedAt = m.EndedAt
-					}
-				}
 			}
 			return true
 		})
 		f.Close()
 	}
-	updated := me.updatedAt
-	if mt := string(transcript.AppendInstant(nil, fi.ModTime().UTC().Truncate(time.Millisecond))); mt > updated {
-		updated = mt
+	if me.sumSize != fi.Size() {
+		me.sum, me.sumSize = history.Summarize(p), fi.Size()
 	}
-	title := me.title
-	if strings.TrimSpace(title) == "" {
-		// No explicit title: the listings' rule names it by its first
-		// user message. That takes a whole read, so it is redone only when
-		// the log changed.
-		if me.derivedSize != fi.Size() {
-			me.derived, me.derivedSize = history.Summarize(p).Title, fi.Size()
-		}
-		title = me.derived
+	// The title and date are the listings' own (history.Summarize): an
+	// explicit title, else the first user message; the newest meta
+	// updatedAt, else the latest record's at. A log with no dated record
+	// is dated by its start.
+	title, updated := me.sum.Title, me.startedAt
+	if !me.sum.UpdatedAt.IsZero() {
+		updated = string(transcript.AppendInstant(nil, me.sum.UpdatedAt))
 	}
 	m := Meta{ID: id, Title: title, StartedAt: me.startedAt, UpdatedAt: updated, Bytes: fi.Size(),
 		Head: defaultHead, Branches: []Branch{{Head: defaultHead, Label: defaultHead}}, Alternatives: []Alternative{}}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -30,8 +29,8 @@ func writeJazz(t *testing.T, data, agent, id string) string {
 	must(t, os.MkdirAll(dir, 0o700))
 	p := filepath.Join(dir, id+".jsonl")
 	must(t, os.WriteFile(p, b, 0o600))
-	at := time.Date(2026, 10, 1, 10, 0, 41, 0, time.UTC)
-	must(t, os.Chtimes(p, at, at))
+	// The file's time stays "now": the listing must date the log by its
+	// latest record, as Jazz and folio log ls do, not by when it was copied.
 	return p
 }
 
