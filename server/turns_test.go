@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -615,15 +614,8 @@ func TestRenameWhileEngineOpen(t *testing.T) {
 	c.open(id)
 	c.send(id, "k1", "hello")
 	c.finished("k1")
-	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPatch, ts.url+"/api/v2/conversations/"+id, strings.NewReader(`{"title":"renamed"}`))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("rename: %d", resp.StatusCode)
+	if code, body := ts.do(t, http.MethodPatch, "/api/v2/conversations/"+id, `{"title":"renamed"}`); code != http.StatusOK {
+		t.Fatalf("rename answered %d: %s", code, body)
 	}
 	conv, err := history.ReadFile(ts.logOf(id))
 	if err != nil || conv.Title != "renamed" {
@@ -645,15 +637,8 @@ func TestFirstSendTitlesTheConversation(t *testing.T) {
 	if err != nil || conv.Title != "Plan the trip to Lisbon with three stops" {
 		t.Fatalf("title after the first send = %q, %v; want the message on one line", conv.Title, err)
 	}
-	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPatch, ts.url+"/api/v2/conversations/"+id, strings.NewReader(`{"title":"mine"}`))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("rename answered %s", resp.Status)
+	if code, body := ts.do(t, http.MethodPatch, "/api/v2/conversations/"+id, `{"title":"mine"}`); code != http.StatusOK {
+		t.Fatalf("rename answered %d: %s", code, body)
 	}
 	c.send(id, "k2", "and back")
 	c.finished("k2")
