@@ -455,6 +455,7 @@ func (a *agent) noteReply(id string) {
 	a.e.mu.Lock()
 	if a.t.replyID == "" {
 		a.t.replyID = id
+		a.e.publishLocked()
 	}
 	a.e.mu.Unlock()
 }

@@ -27,7 +27,14 @@ type CommandRecord struct {
 	State  string `json:"state"`
 	Reason string `json:"reason,omitzero"`
 	Steer  bool   `json:"steer,omitzero"`
-	At     string `json:"at"`
+	// Kind is what the command is ("send", "retry", "edit", ...).
+	Kind string `json:"kind,omitzero"`
+	// Digest is the writer's digest of the command's body, so the same ID
+	// sent again with another body is told apart after a restart.
+	Digest string `json:"digest,omitzero"`
+	// Entry is the user entry of the command's turn, once written.
+	Entry string `json:"entry,omitzero"`
+	At    string `json:"at"`
 }
 
 // CommandsPath is the receipts sidecar of the log at logPath.
@@ -63,11 +70,15 @@ func (l *Log) RecordCommand(r CommandRecord) error {
 	return nil
 }
 
-// LoadCommands reads the receipts sidecar: each command's last record, in
-// the order the commands first appeared. A missing sidecar is no commands;
-// a line that does not decode (a torn last write) is skipped.
-func (l *Log) LoadCommands() ([]CommandRecord, error) {
-	f, err := os.Open(CommandsPath(l.path))
+// LoadCommands reads the log's receipts sidecar (see ReadCommands).
+func (l *Log) LoadCommands() ([]CommandRecord, error) { return ReadCommands(l.path) }
+
+// ReadCommands reads the receipts sidecar of the log at logPath: each
+// command's last record, in the order the commands first appeared. A
+// missing sidecar is no commands; a line that does not decode (a torn last
+// write) is skipped. It needs no lock: the writer only appends whole lines.
+func ReadCommands(logPath string) ([]CommandRecord, error) {
+	f, err := os.Open(CommandsPath(logPath))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
