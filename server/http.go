@@ -512,11 +512,12 @@ func (s *Server) getReceipt(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "invalid-id", err.Error())
 		return
 	}
-	rc := Receipt{CommandID: cmd, State: StateUnknown}
-	if c := s.lookupConv(id); c != nil {
-		rc = c.book.get(cmd)
+	// The engine is the only authority: the server keeps no receipts.
+	rc := Receipt{CommandID: cmd, State: transcript.CommandUnknown}
+	if s.opts.Engine != nil {
+		rc = s.opts.Engine.Receipt(id, cmd)
 	}
-	rc.Conversation = id
+	rc.CommandID, rc.Conversation = cmd, id
 	writeJSON(w, http.StatusOK, rc)
 }
 

@@ -243,6 +243,33 @@ func (t *Turns) runnerFor(id string) (*runner, error) {
 	return s, nil
 }
 
+// Receipt answers a command's receipt from the conversation's engine, or,
+// while none is open, from the receipts it left in the log's sidecar (see
+// Engine).
+func (t *Turns) Receipt(conversation, commandID string) Receipt {
+	unknown := Receipt{CommandID: commandID, Conversation: conversation, State: transcript.CommandUnknown}
+	t.mu.Lock()
+	s, srv := t.sessions[conversation], t.srv
+	t.mu.Unlock()
+	if s != nil && s.ready() && s.err == nil {
+		r, err := s.eng.Status(commandID)
+		if err != nil {
+			return unknown
+		}
+		return receiptOf(conversation, r)
+	}
+	if srv == nil || validConversationID(conversation) != nil {
+		return unknown
+	}
+	recs, _ := history.ReadCommands(srv.logPath(conversation))
+	for _, r := range recs {
+		if r.ID == commandID {
+			return receiptOf(conversation, engine.ReceiptOf(r))
+		}
+	}
+	return unknown
+}
+
 // Do runs one command (see Engine).
 func (t *Turns) Do(ctx context.Context, cmd Command) (Receipt, error) {
 	// An engine closed as idle between lookup and use is opened again.
@@ -283,18 +310,11 @@ type runner struct {
 	quit  chan struct{}
 	done  chan struct{}
 	saveC chan struct{} // a save succeeded: failures held back may go out
-	poke  chan struct{} // a command was tracked: publish its receipt if it moved
 
-	mu        sync.Mutex
-	lastUsed  time.Time
-	savedDoc  transcript.Document // the last document the log holds
-	saveErr   error               // the last save's error
-	pending   map[string]*tracked // commands whose receipt may still change
-	userEntry map[string]string   // command ID → its turn's user entry
-	// retryTurn names a running retry: it writes no user entry of its own,
-	// so clients see the failed turn's user entry as its turn, and a stop
-	// naming that entry means the retry's command.
-	retryTurn struct{ userEntry, commandID string }
+	mu       sync.Mutex
+	lastUsed time.Time
+	savedDoc transcript.Document // the last document the log holds
+	saveErr  error               // the last save's error
 
 	// Owned by the publishing goroutine.
 	gen       uint64
@@ -303,17 +323,13 @@ type runner struct {
 	lastTurn  TurnState
 	lastQueue []QueueItem
 	lastAppr  []ApprovalItem
-	control   bool // queue, turn and approvals were published once
+	control   bool   // queue, turn and approvals were published once
+	receipts  uint64 // the engine's receipt mark published up to (engine.Receipts)
 }
 
 type pubState struct {
 	fp   transcript.Fingerprint
 	open bool
-}
-
-type tracked struct {
-	kind string
-	last Receipt
 }
 
 func (s *runner) ready() bool {
@@ -334,7 +350,7 @@ func (s *runner) touch() {
 // idleSince reports how long the engine has been idle at now; 0 while a
 // turn runs, something is queued or an approval waits.
 func (s *runner) idleSince(now time.Time) time.Duration {
-	if _, running := s.eng.Running(); running || len(s.eng.Queue()) > 0 || len(s.eng.Approvals()) > 0 {
+	if cs := controlOf(s.store.Snapshot().Live); cs.Turn.State == TurnRunning || len(cs.Queue) > 0 || len(cs.Approvals) > 0 {
 		return 0
 	}
 	s.mu.Lock()
@@ -364,8 +380,6 @@ func (s *runner) start() error {
 	s.log = log
 	s.titled = conv.Title != ""
 	s.savedDoc = conv.Document
-	s.pending = map[string]*tracked{}
-	s.userEntry = map[string]string{}
 	s.store = transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))
 	s.host = toolview.New(toolview.WithArtifactDir(filepath.Join(s.srv.opts.DataDir, "artifacts")))
 	sp := &spawner{}
@@ -406,10 +420,10 @@ func (s *runner) start() error {
 	s.gen, s.published, s.pub = snap.Generation, snap.Document.Len(), map[string]pubState{}
 	s.sub = s.store.Subscribe()
 	s.quit, s.done = make(chan struct{}), make(chan struct{})
-	s.saveC, s.poke = make(chan struct{}, 1), make(chan struct{}, 1)
+	s.saveC = make(chan struct{}, 1)
 	// From here the engine is the conversation's one producer of live
 	// changes; close hands them back to the log follower.
-	s.srv.conv(s.id).acquire()
+	s.srv.conv(s.id).acquire(s.store)
 	go s.run()
 	return nil
 }
