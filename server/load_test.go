@@ -165,7 +165,7 @@ func loadClient(ctxp *context.Context, start <-chan struct{}, url string, ids []
 			return b, nil
 		}
 	}
-	if _, err := call(`{"type":"hello","protocol":3}`); err != nil {
+	if _, err := call(`{"type":"hello","protocol":4}`); err != nil {
 		return err
 	}
 	b, err := call(`{"type":"open","conversation":"big"}`)

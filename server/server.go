@@ -18,7 +18,7 @@ import (
 )
 
 // ProtocolVersion is the protocol this server speaks (docs/protocol.md).
-const ProtocolVersion = 3
+const ProtocolVersion = 4
 
 // Options configure a Server.
 type Options struct {

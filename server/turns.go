@@ -28,10 +28,10 @@ import (
 // Live changes flow from the engine's store to Server.Publish on one
 // goroutine per conversation: open entries as upserts (streaming text at
 // the store's coalesced cadence, not the follower's tick), settled ones as
-// settles, replacements as "replaced", and the engine's queue, turn,
-// approvals and command receipts as their events. The log follower reads
-// the same entries again once they are saved; the reconciliation rules
-// make that second delivery a no-op.
+// settles, replacements as "replaced", the queue, turn and approvals of
+// the store's live state, and the engine's command receipts as their
+// events. While the engine is open it is the conversation's only
+// producer; the follower only keeps its reading of the log current.
 
 // DefaultIdleAfter is how long a conversation's engine stays open with
 // nothing running before it is closed and its log's lock released.
