@@ -229,6 +229,10 @@ type Summary struct {
 	Problems  int
 	Version   int
 	UpdatedAt time.Time
+	// StartedAt is the header's startedAt.
+	StartedAt time.Time
+	// Branched is set when the log has branches besides main.
+	Branched bool
 	// Err is set when the log could not be read at all (a newer version, no
 	// header); the other fields but ID and Path are then zero.
 	Err error

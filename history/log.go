@@ -39,6 +39,7 @@ type Log struct {
 	reserved   map[string]struct{}
 	msgs       []message.Message
 	head       string    // the branch saves go to; its records are wrapped in on-branch unless it is Main
+	branches   int       // how many branches the log has (main included), for the summary file
 	list       listState // what a listing of the file shows beyond doc and msgs, for the summary file
 }
 
@@ -181,7 +182,7 @@ func (l *Log) read(track bool) (*reader, []byte, error) {
 	l.uiOnDisk = st.uiLines > 0
 	l.reserved = st.reserved
 	l.msgs = st.conv.Messages
-	l.head = st.conv.Head
+	l.head, l.branches = st.conv.Head, len(st.conv.Branches)
 	l.list = listState{title: st.conv.Title, problems: len(st.conv.Problems), lastAt: st.lastAt, metaTime: st.metaTime}
 	// Having read the whole log, refresh its summary: a log last written by
 	// another program lists cheaply again from here on.
@@ -199,7 +200,7 @@ func (l *Log) reset() {
 	l.size, l.terminated, l.uiOnDisk = 0, true, false
 	l.reserved = map[string]struct{}{}
 	l.msgs = nil
-	l.head = Main
+	l.head, l.branches = Main, 1
 	l.list = listState{}
 }
 

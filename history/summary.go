@@ -25,7 +25,7 @@ import (
 
 // summaryFormat versions the summary file itself; a summary of another
 // format is ignored.
-const summaryFormat = 2
+const summaryFormat = 3
 
 // summarySuffix is appended to a log's path to name its summary.
 const summarySuffix = ".summary"
@@ -52,7 +52,9 @@ type summaryFile struct {
 	Messages       int       `json:"messages"`
 	Problems       int       `json:"problems"`
 	UpdatedAt      time.Time `json:"updatedAt"`
+	StartedAt      time.Time `json:"startedAt"`
 	Head           string    `json:"head"`
+	Branched       bool      `json:"branched,omitempty"`
 	// Check is the checksum of the summary encoded without it; a file torn
 	// by concurrent rewrites does not match it.
 	Check string `json:"check,omitempty"`
@@ -120,6 +122,7 @@ func (l *Log) storeSummary() {
 		Version: l.header.Version, ConversationID: l.header.ConversationID,
 		Title: DisplayTitle(l.list.title, l.msgs), Entries: l.doc.Len(), Messages: len(l.msgs),
 		Problems: l.list.problems, UpdatedAt: l.list.updatedAt(), Head: l.head,
+		StartedAt: l.header.StartedAt, Branched: l.branches > 1,
 	})
 }
 
@@ -136,6 +139,7 @@ func summaryOf(c *Conversation, data []byte, fi fs.FileInfo) (summaryFile, bool)
 		Version: c.Header.Version, ConversationID: c.Header.ConversationID,
 		Title: DisplayTitle(c.Title, c.Messages), Entries: c.Document.Len(), Messages: len(c.Messages),
 		Problems: len(c.Problems), UpdatedAt: c.UpdatedAt, Head: c.Head,
+		StartedAt: c.Header.StartedAt, Branched: len(c.Branches) > 1,
 	}, true
 }
 
@@ -221,6 +225,7 @@ func listOne(path string) Summary {
 		if c, ok := cachedSummary(path, fi); ok {
 			s.ID, s.Title, s.Entries, s.Messages = c.ConversationID, c.Title, c.Entries, c.Messages
 			s.Problems, s.Version, s.UpdatedAt = c.Problems, c.Version, c.UpdatedAt
+			s.StartedAt, s.Branched = c.StartedAt, c.Branched
 			return s
 		}
 	}
@@ -237,6 +242,7 @@ func listOne(path string) Summary {
 	s.ID = c.Header.ConversationID
 	s.Title, s.Entries, s.Messages = DisplayTitle(c.Title, c.Messages), c.Document.Len(), len(c.Messages)
 	s.Problems, s.Version, s.UpdatedAt = len(c.Problems), c.Header.Version, c.UpdatedAt
+	s.StartedAt, s.Branched = c.Header.StartedAt, len(c.Branches) > 1
 	if sf, ok := summaryOf(c, data, fi); ok {
 		writeSummary(SummaryPath(path), sf)
 	}

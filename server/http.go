@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"io/fs"
@@ -112,17 +111,13 @@ type metaCache struct {
 }
 
 type metaEntry struct {
-	fi        os.FileInfo
-	off       int64
-	startedAt string
-	// hasBranches is set once a branch, on-branch or head record was seen:
-	// branch metadata then comes from a whole read (branchMeta).
-	hasBranches bool
-	branched    *branchInfo
+	fi       os.FileInfo
+	branched *branchInfo
 	// sum is history's listing summary (title by history.DisplayTitle,
-	// updated by the latest record), taken when the log was sumSize bytes
-	// long. The writer keeps a summary file beside folio's logs, so this
-	// reads a log whole only when another program changed it.
+	// updated by the latest record, the header's start, whether it has
+	// branches), taken when the log was sumSize bytes long. The writer
+	// keeps a summary file beside folio's logs, so this reads a log whole
+	// only when another program changed it.
 	sum     history.Summary
 	sumSize int64
 }
@@ -143,50 +138,29 @@ func (s *Server) metaAt(id, p string) (Meta, error) {
 		s.metaCache.m = map[string]*metaEntry{}
 	}
 	me := s.metaCache.m[id]
-	if me == nil || !os.SameFile(me.fi, fi) || fi.Size() < me.off {
+	if me == nil || !os.SameFile(me.fi, fi) || fi.Size() < me.sumSize {
 		me = &metaEntry{}
 		s.metaCache.m[id] = me
 	}
 	me.fi = fi
-	if fi.Size() > me.off {
-		f, err := os.Open(p)
-		if err != nil {
-			return Meta{}, err
-		}
-		start := me.off
-		first := start == 0
-		scanLines(io.NewSectionReader(f, start, fi.Size()-start), func(line []byte, end int64) bool {
-			me.off = start + end
-			if first {
-				first = false
-				var h struct {
-					StartedAt string `json:"startedAt"`
-				}
-				if json.Unmarshal(line, &h) == nil {
-					me.startedAt = h.StartedAt
-				}
-			} else if bytes.HasPrefix(line, []byte(`{"type":"branch"`)) || bytes.HasPrefix(line, []byte(`{"type":"head"`)) ||
-				bytes.HasPrefix(line, []byte(`{"type":"on-branch"`)) {
-				me.hasBranches = true
-			}
-			return true
-		})
-		f.Close()
-	}
-	if me.sumSize != fi.Size() {
+	if me.sumSize != fi.Size() || me.sum.Path == "" {
 		me.sum, me.sumSize = history.Summarize(p), fi.Size()
 	}
-	// The title and date are the listings' own (history.Summarize): an
-	// explicit title, else the first user message; the newest meta
+	// Everything comes from the listings' own summary (history.Summarize):
+	// an explicit title, else the first user message; the newest meta
 	// updatedAt, else the latest record's at. A log with no dated record
 	// is dated by its start.
-	title, updated := me.sum.Title, me.startedAt
+	var started string
+	if !me.sum.StartedAt.IsZero() {
+		started = string(transcript.AppendInstant(nil, me.sum.StartedAt))
+	}
+	title, updated := me.sum.Title, started
 	if !me.sum.UpdatedAt.IsZero() {
 		updated = string(transcript.AppendInstant(nil, me.sum.UpdatedAt))
 	}
-	m := Meta{ID: id, Title: title, StartedAt: me.startedAt, UpdatedAt: updated, Bytes: fi.Size(),
+	m := Meta{ID: id, Title: title, StartedAt: started, UpdatedAt: updated, Bytes: fi.Size(),
 		Head: defaultHead, Branches: []Branch{{Head: defaultHead, Label: defaultHead}}, Alternatives: []Alternative{}}
-	if me.hasBranches {
+	if me.sum.Branched {
 		if bi, err := me.branchMeta(p, fi); err == nil {
 			m.Head, m.Branches, m.Alternatives = bi.head, bi.branches, bi.alternatives
 		}
