@@ -39,10 +39,10 @@ func (w saver) Fork(parent, afterEntry string, afterMessage int, title string) (
 	return w.s.log.Fork(parent, afterEntry, afterMessage, title)
 }
 
-// SetHead switches the log's head. It runs under the engine's lock, so it
-// must not take s.mu (publishControl holds s.mu while asking the engine).
-// savedDoc stays the old branch's until the next save: it only decides how
-// long a failure entry waits, and waiting for a save is the safe side.
+// SetHead switches the log's head. It runs under the engine's lock. The
+// saved document stays the old branch's until the next save: it only
+// decides how long a failure entry waits, and waiting for a save is the
+// safe side.
 func (w saver) SetHead(branch string) (*history.Conversation, error) {
 	w.s.logMu.Lock()
 	defer w.s.logMu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/foliodev/folio/engine"
@@ -332,10 +333,11 @@ type runner struct {
 	done  chan struct{}
 	saveC chan struct{} // a save succeeded: failures held back may go out
 
-	mu       sync.Mutex
-	lastUsed time.Time
-	savedDoc transcript.Document // the last document the log holds
-	saveErr  error               // the last save's error
+	// The runner keeps no conversation state of its own beyond these two
+	// facts, each one value written whole: the conversation's state is
+	// the engine's store and the engine (and, for clients, liveState).
+	lastUsed atomic.Int64              // Unix nanoseconds of the last command
+	saved    atomic.Pointer[saveState] // the last save
 
 	// Owned by the publishing goroutine.
 	gen       uint64
@@ -346,6 +348,13 @@ type runner struct {
 	lastAppr  []ApprovalItem
 	control   bool   // queue, turn and approvals were published once
 	receipts  uint64 // the engine's receipt mark published up to (engine.Receipts)
+}
+
+// saveState is what the last save left: the document the log holds, and
+// the save's error.
+type saveState struct {
+	doc transcript.Document
+	err error
 }
 
 type pubState struct {
@@ -363,9 +372,7 @@ func (s *runner) ready() bool {
 }
 
 func (s *runner) touch() {
-	s.mu.Lock()
-	s.lastUsed = time.Now()
-	s.mu.Unlock()
+	s.lastUsed.Store(time.Now().UnixNano())
 }
 
 // idleSince reports how long the engine has been idle at now; 0 while a
@@ -374,9 +381,7 @@ func (s *runner) idleSince(now time.Time) time.Duration {
 	if cs := controlOf(s.store.Snapshot().Live); cs.Turn.State == TurnRunning || len(cs.Queue) > 0 || len(cs.Approvals) > 0 {
 		return 0
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return now.Sub(s.lastUsed)
+	return now.Sub(time.Unix(0, s.lastUsed.Load()))
 }
 
 // start takes the log's lock, hydrates an engine from the log and starts
@@ -400,7 +405,8 @@ func (s *runner) start() error {
 	}
 	s.log = log
 	s.titled = conv.Title != ""
-	s.savedDoc = conv.Document
+	s.saved.Store(&saveState{doc: conv.Document})
+	s.touch()
 	s.store = transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))
 	s.host = toolview.New(toolview.WithArtifactDir(filepath.Join(s.srv.opts.DataDir, "artifacts")))
 	sp := &spawner{}
@@ -485,12 +491,15 @@ func (w saver) Save(doc transcript.Document, msgs []message.Message) error {
 		}
 	}
 	s.logMu.Unlock()
-	s.mu.Lock()
-	s.saveErr = err
 	if err == nil {
-		s.savedDoc = doc
+		s.saved.Store(&saveState{doc: doc})
+	} else {
+		var doc transcript.Document
+		if last := s.saved.Load(); last != nil {
+			doc = last.doc
+		}
+		s.saved.Store(&saveState{doc: doc, err: err})
 	}
-	s.mu.Unlock()
 	select {
 	case s.saveC <- struct{}{}:
 	default:

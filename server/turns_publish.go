@@ -93,9 +93,13 @@ func (s *runner) publishDoc(snap transcript.Snapshot) {
 		_ = s.srv.Publish(s.id, Change{Op: OpReplaced})
 	}
 	doc := snap.Document
-	s.mu.Lock()
-	saved, saveErr := s.savedDoc, s.saveErr
-	s.mu.Unlock()
+	var (
+		saved   transcript.Document
+		saveErr error
+	)
+	if last := s.saved.Load(); last != nil {
+		saved, saveErr = last.doc, last.err
+	}
 	for i := s.published; i < doc.Len(); i++ {
 		e, open, fp := doc.At(i), doc.IsOpen(i), doc.Fingerprint(i)
 		if p, ok := s.pub[e.ID]; ok && p.fp == fp && p.open == open {
