@@ -77,10 +77,8 @@ type controlState struct {
 // store's live state, the facts the terminal shows: the queue is the sends
 // waiting behind the running turn.
 func controlOf(l transcript.Live) controlState {
-	cs := controlState{Turn: &TurnState{State: TurnIdle}, Queue: []QueueItem{}, Approvals: []ApprovalItem{}}
-	if t, ok := l.Turn(); ok {
-		cs.Turn = &TurnState{State: TurnRunning, Turn: t.Entry, Reply: t.Reply}
-	}
+	t := turnOf(l)
+	cs := controlState{Turn: &t, Queue: []QueueItem{}, Approvals: []ApprovalItem{}}
 	for _, c := range l.Queue.All() {
 		if c.State == transcript.CommandQueued && !c.Steer {
 			cs.Queue = append(cs.Queue, QueueItem{CommandID: c.ID, Text: c.Preview, State: c.State})

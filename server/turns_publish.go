@@ -44,9 +44,9 @@ func (s *runner) run() {
 			if !ok {
 				return
 			}
-			// The engine signals no change when a turn's user or reply
-			// entry becomes known; the store's snapshot that holds it is
-			// the moment. The entries go out first, then the turn event.
+			// The store's snapshot in which the turn's user or reply
+			// entry becomes known is the moment to say so: the entries
+			// go out first, then the turn event.
 			if s.control && turnOf(snap.Live) != s.lastTurn {
 				s.publishControl()
 				last, pending = time.Now(), false
@@ -141,7 +141,10 @@ func (s *runner) publishDoc(snap transcript.Snapshot) {
 // turnOf is the running top-level turn as clients see it, read from the
 // store's live state.
 func turnOf(l transcript.Live) TurnState {
-	return *controlOf(l).Turn
+	if t, ok := l.Turn(); ok {
+		return TurnState{State: TurnRunning, Turn: t.Entry, Reply: t.Reply}
+	}
+	return TurnState{State: TurnIdle}
 }
 
 // publishControl publishes the turn, queue and approvals (from the store's
@@ -149,6 +152,11 @@ func turnOf(l transcript.Live) TurnState {
 // and the engine's receipts that changed since the last call. The document
 // goes first, so a receipt never announces a turn's end before its entries.
 func (s *runner) publishControl() {
+	// Receipts are read before the snapshot: a turn's entries are in the
+	// store before its command settles, so every entry of a receipt read
+	// here is in the snapshot taken after it and goes out first.
+	var changed []engine.Receipt
+	changed, s.receipts = s.eng.Receipts(s.receipts)
 	snap := s.store.Snapshot()
 	s.publishDoc(snap)
 	cs := controlOf(snap.Live)
@@ -166,8 +174,6 @@ func (s *runner) publishControl() {
 	}
 	s.control = true
 
-	var changed []engine.Receipt
-	changed, s.receipts = s.eng.Receipts(s.receipts)
 	for _, r := range changed {
 		rc := receiptOf(s.id, r)
 		_ = s.srv.Publish(s.id, Change{Op: OpReceipt, Receipt: &rc})
