@@ -201,8 +201,7 @@ const ReasonInterrupted = "interrupted: folio stopped before this command finish
 // Failed, ReasonInterrupted.
 func ReceiptOf(r history.CommandRecord) Receipt {
 	c := commandOf(r)
-	rc := Receipt{CommandID: c.id, State: c.state, Kind: c.kindOf(), EntryID: c.entryID, Steer: c.steer, Reason: c.reason}
-	return rc
+	return Receipt{CommandID: c.id, State: c.state, Kind: c.kindOf(), EntryID: c.entryID, Steer: c.steer, Reason: c.reason}
 }
 
 func commandOf(r history.CommandRecord) *command {
