@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +15,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,36 +45,16 @@ func TestSlowReaderKeepsServerRSSBounded(t *testing.T) {
 		t.Skip("builds folio and serves a 5 MB conversation")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "folio")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/foliodev/folio/cmd/folio").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	data := filepath.Join(dir, "data")
 	log := filepath.Join(data, "conversations", "big.jsonl")
 	must(t, os.MkdirAll(filepath.Dir(log), 0o700))
+	bin := buildFolio(t)
 	if out, err := exec.Command(bin, "gen", "--messages", "12000", "--seed", "7", "--id", "big", "--out", log).CombinedOutput(); err != nil {
 		t.Fatalf("gen: %v\n%s", err, out)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	srv := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--data", data, "--provider", "demo", "--dir", dir)
-	srv.Env = append(os.Environ(), "FOLIO_HOME="+data)
-	out, err := srv.StdoutPipe()
-	must(t, err)
-	must(t, srv.Start())
-	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
-	openLine := regexp.MustCompile(`open http://([0-9.:]+)/#token=(\S+)`)
-	var addr, token string
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if m := openLine.FindStringSubmatch(sc.Text()); m != nil {
-			addr, token = m[1], m[2]
-			break
-		}
-	}
-	if addr == "" {
-		t.Fatalf("serve printed no address to open: %v", sc.Err())
-	}
+	srv, addr, token := startServe(t, ctx, bin, data)
 	pid := srv.Process.Pid
 	base := procKB(t, pid, "VmRSS")
 
@@ -131,6 +114,93 @@ func TestSlowReaderKeepsServerRSSBounded(t *testing.T) {
 	// the collector's slack, not a page per request.
 	if grew := (peak - opened) * 1024; grew > slowReaderGrowthBound {
 		t.Errorf("the requests grew the server's peak RSS by %.1f MB, want under %d MB", float64(grew)/(1<<20), slowReaderGrowthBound>>20)
+	}
+}
+
+// startServe runs "folio serve" on a free loopback port over data, on the
+// demo model, and returns it with the address and token it printed.
+func startServe(t *testing.T, ctx context.Context, bin, data string) (srv *exec.Cmd, addr, token string) {
+	t.Helper()
+	srv = exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--data", data, "--provider", "demo", "--dir", filepath.Dir(data))
+	srv.Env = append(os.Environ(), "FOLIO_HOME="+data)
+	out, err := srv.StdoutPipe()
+	must(t, err)
+	must(t, srv.Start())
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	openLine := regexp.MustCompile(`open http://([0-9.:]+)/#token=(\S+)`)
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if m := openLine.FindStringSubmatch(sc.Text()); m != nil {
+			return srv, m[1], m[2]
+		}
+	}
+	t.Fatalf("serve printed no address to open: %v", sc.Err())
+	return nil, "", ""
+}
+
+// unknownIDsRSSGrowthBound is what 200,000 requests naming conversations
+// that do not exist may add to the server's resident memory. Before live
+// state was kept only for conversations that exist, they added 265 MB.
+const unknownIDsRSSGrowthBound = 32 << 20
+
+// 200,000 receipt requests naming conversations that do not exist (what a
+// cross-site <img> could send, here with the token) are each answered with
+// an unknown receipt, and the server's resident memory stays where it was:
+// no state is kept for a conversation that does not exist.
+func TestUnknownConversationIDsKeepServerRSSBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds folio and sends 200,000 requests")
+	}
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	must(t, os.MkdirAll(filepath.Join(data, "conversations"), 0o700))
+	bin := buildFolio(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	srv, addr, token := startServe(t, ctx, bin, data)
+	pid := srv.Process.Pid
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	get := func(i int) string {
+		req, err := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("http://%s/api/v2/conversations/nope-%06d/commands/k1", addr, i), nil)
+		must(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := hc.Do(req)
+		must(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"state":"unknown"`) {
+			return fmt.Sprintf("%d %s", resp.StatusCode, b)
+		}
+		return ""
+	}
+	for i := range 1000 { // warm up: connections, buffers, the collector's pace
+		if got := get(i); got != "" {
+			t.Fatalf("request %d: %s, want an unknown receipt", i, got)
+		}
+	}
+	base := procKB(t, pid, "VmHWM")
+	const n, workers = 200_000, 8
+	var wrong atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				if get(1000+i) != "" {
+					wrong.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	peak := procKB(t, pid, "VmHWM")
+	t.Logf("unknown conversation IDs: %d requests; server peak RSS %.1f MB before, %.1f MB after", n, float64(base)/1024, float64(peak)/1024)
+	if wrong.Load() != 0 {
+		t.Errorf("%d requests were not answered with an unknown receipt", wrong.Load())
+	}
+	if grew := (peak - base) * 1024; grew > unknownIDsRSSGrowthBound {
+		t.Errorf("the requests grew the server's peak RSS by %.1f MB, want under %d MB", float64(grew)/(1<<20), unknownIDsRSSGrowthBound>>20)
 	}
 }
 
