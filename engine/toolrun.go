@@ -410,11 +410,12 @@ func (a *agent) approve(ctx context.Context, c *call) Decision {
 	b := e.bridges[c.entryID]
 	e.bridgeMu.Unlock()
 	if b != nil {
+		preview := a.preview(c) // may read a file: outside the bridge's lock
 		b.mu.Lock()
 		b.content.Receipt.Reason = "awaiting_approval"
 		b.content.Receipt.Args = ap.Args
-		if p := a.preview(c); p != nil && b.content.Presentation == nil {
-			b.content.Presentation = p
+		if preview != nil && b.content.Presentation == nil {
+			b.content.Presentation = preview
 		}
 		_ = b.reg.update(b.entryID, b.content)
 		b.mu.Unlock()
