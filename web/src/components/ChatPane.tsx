@@ -9,7 +9,7 @@ import type { Api, ModelInfo } from '../protocol/api';
 import { ProtocolError, type Client } from '../protocol/client';
 import type { CommandState, Receipt } from '../protocol/frames';
 import { advances, isFinal, isReturned } from '../protocol/states';
-import { ApprovalView } from './ApprovalView';
+import { ApprovalView, waitingPresentation } from './ApprovalView';
 import { ArtifactReaderContext, type ArtifactReader } from './ArtifactOutput';
 import { BranchContext, BranchNotice, useBranches } from './BranchControls';
 import { useLatest } from '../useLatest';
@@ -287,7 +287,7 @@ function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessag
             {state.approvals.map((a) => (
               <div key={a.invocationId} className="approval" data-invocation={a.invocationId} data-tool={a.tool}>
                 <div className="approval-head">{t.approvalAsks(a.tool)}</div>
-                <ApprovalView tool={a.tool} args={a.args} />
+                <ApprovalView args={a.args} presentation={waitingPresentation(state.rows, a.invocationId)} />
                 <div className="approval-actions">
                   <button type="button" className="button button-primary" data-choice="once" onClick={() => approve(a.invocationId, true)}>
                     <Check aria-hidden="true" size={14} />
