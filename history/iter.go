@@ -2,6 +2,7 @@ package history
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"iter"
@@ -161,6 +162,26 @@ func (s *Scanner) Records(src io.Reader) iter.Seq2[Record, error] {
 			}
 		}
 	}
+}
+
+// recordsIn applies data, a whole log that the reader may keep and that
+// nobody changes afterwards, from its first byte. It walks the lines of the
+// slice itself, without copying them through a buffer; the caller finishes
+// the read. It stops at the first error, as Records does.
+func (s *Scanner) recordsIn(data []byte) error {
+	for len(data) > 0 {
+		n := bytes.IndexByte(data, '\n') + 1
+		terminated := n > 0
+		if !terminated {
+			n = len(data)
+		}
+		s.line(data[:n:n], terminated)
+		if s.err != nil {
+			return s.err
+		}
+		data = data[n:]
+	}
+	return nil
 }
 
 // readLine returns the next line of br with its newline, in the buffer's

@@ -91,10 +91,13 @@ type parsed struct {
 // reader holds the state of one pass over a log.
 type reader struct {
 	parsed
-	version  int
-	dec      jsontext.Decoder
-	sc       transcript.Scanner
-	scan     bool // read the records folio writes with sc
+	version int
+	dec     jsontext.Decoder
+	sc      transcript.Scanner
+	scan    bool // read the records folio writes with sc
+	// keep: the lines stay in memory, unchanged, for as long as what is
+	// read from them; sc then scans them in place instead of a copy.
+	keep     bool
 	rec      rawRecord
 	entries  []transcript.Entry
 	tail     []transcript.Entry // the newest accepted ui-open, if not superseded
@@ -144,6 +147,8 @@ type rawRecord struct {
 	record                     jsontext.Value
 }
 
+// parse reads a whole log. The entries it returns share data's memory, so
+// the caller must not change data afterwards.
 func parse(data []byte, track bool) (*reader, error) {
 	return parseWith(data, track, true)
 }
@@ -153,10 +158,9 @@ func parse(data []byte, track bool) (*reader, error) {
 func parseWith(data []byte, track, scan bool) (*reader, error) {
 	s := newScanner(track, bytes.Count(data, []byte{'\n'})+1)
 	s.r.scan = scan
-	for _, err := range s.Records(bytes.NewReader(data)) {
-		if err != nil {
-			return nil, err
-		}
+	s.r.keep = true
+	if err := s.recordsIn(data); err != nil {
+		return nil, err
 	}
 	return s.finish()
 }
@@ -303,8 +307,12 @@ func (r *reader) record(lineNo int, line []byte, unterminated bool) lineInfo {
 		r.seen(looseInstant(rec.at))
 		return lineInfo{kind: lineMeta, accepted: true}
 	case TypeRewrite:
-		r.conv.Messages = nil
-		r.msgAt = nil
+		// Nothing holds on to the list until the read ends (a fork
+		// clones it), so the next messages reuse its storage instead of
+		// growing a new list after every compaction.
+		clear(r.conv.Messages)
+		r.conv.Messages = r.conv.Messages[:0]
+		r.msgAt = r.msgAt[:0]
 		r.seen(looseInstant(rec.at))
 		return lineInfo{kind: lineRewrite, accepted: true}
 	case TypeBranch:
