@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -235,7 +236,9 @@ func listOne(path string) Summary {
 		return s
 	}
 	s.ID = c.Header.ConversationID
-	s.Title, s.Entries, s.Messages = DisplayTitle(c.Title, c.Messages), c.Document.Len(), len(c.Messages)
+	// A copy: the title may be a slice of data, which the listing must not
+	// keep alive.
+	s.Title, s.Entries, s.Messages = strings.Clone(DisplayTitle(c.Title, c.Messages)), c.Document.Len(), len(c.Messages)
 	s.Problems, s.Version, s.UpdatedAt = len(c.Problems), c.Header.Version, c.UpdatedAt
 	if sf, ok := summaryOf(c, data, fi); ok {
 		writeSummary(SummaryPath(path), sf)
