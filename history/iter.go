@@ -235,6 +235,7 @@ func (s *Scanner) line(raw []byte, terminated bool) (Record, bool) {
 	}
 	before := s.headState()
 	nProblems := len(r.conv.Problems)
+	r.cur = line
 	info := r.record(s.lineNo, line, !terminated)
 	if info.kind == lineTorn {
 		// Not applied: forget the problem until the read ends here.

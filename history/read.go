@@ -7,7 +7,9 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/transcript"
@@ -97,7 +99,16 @@ type reader struct {
 	scan    bool // read the records folio writes with sc
 	// keep: the lines stay in memory, unchanged, for as long as what is
 	// read from them; sc then scans them in place instead of a copy.
-	keep     bool
+	keep bool
+	// light: the read keeps of each branch's document only its last
+	// window entries whole (see parseTail); the others are held as stubs,
+	// entries with only their ID, which refs maps back to the line that
+	// holds them. cur and inner say which line is being applied.
+	light    bool
+	window   int
+	refs     map[*byte]entryRef
+	cur      []byte
+	inner    bool
 	rec      rawRecord
 	entries  []transcript.Entry
 	tail     []transcript.Entry // the newest accepted ui-open, if not superseded
@@ -165,6 +176,95 @@ func parseWith(data []byte, track, scan bool) (*reader, error) {
 	return s.finish()
 }
 
+// entryRef says where a stub's entry is: entry idx of the UI record on
+// line (inside its on-branch wrapper when inner).
+type entryRef struct {
+	line  []byte
+	inner bool
+	idx   int
+}
+
+// parseTail reads a whole log as parse does, applying every rule to every
+// record, but builds of each branch's document only its last window
+// entries (more when the provisional tail is longer); the entries before
+// them are counted (Document.Elided) and never built. Nothing it returns
+// shares data's memory.
+func parseTail(data []byte, window int) (*reader, error) {
+	n := bytes.Count(data, []byte{'\n'}) + 1
+	s := newScanner(false, n)
+	s.r.keep, s.r.light, s.r.window = true, true, window
+	s.r.refs = make(map[*byte]entryRef, n)
+	if err := s.recordsIn(data); err != nil {
+		return nil, err
+	}
+	r, err := s.finish()
+	if err != nil {
+		return nil, err
+	}
+	// The reserved IDs were read in place; copy them off data.
+	reserved := make(map[string]struct{}, len(r.reserved))
+	for id := range r.reserved {
+		reserved[strings.Clone(id)] = struct{}{}
+	}
+	r.reserved, r.refs = reserved, nil
+	return r, nil
+}
+
+// hold returns entry i of the UI record being applied as the reader keeps
+// it: whole, or in a light read a stub that refs leads back to.
+func (r *reader) hold(e transcript.Entry, i int) transcript.Entry {
+	if !r.light || e.ID == "" {
+		return e
+	}
+	r.refs[unsafe.StringData(e.ID)] = entryRef{line: r.cur, inner: r.inner, idx: i}
+	return transcript.Entry{ID: e.ID}
+}
+
+// holdAll is hold for a whole batch, appended to dst.
+func (r *reader) holdAll(dst, es []transcript.Entry) []transcript.Entry {
+	for i, e := range es {
+		dst = append(dst, r.hold(e, i))
+	}
+	return dst
+}
+
+// build decodes the stubs among es again from their lines, in place. The
+// lines are decoded the way the read decoded them, into copies, so the
+// entries do not keep the log's bytes alive.
+func (r *reader) build(es []transcript.Entry) error {
+	keep := r.keep
+	r.keep = false
+	defer func() { r.keep = keep }()
+	var line []byte
+	var inner bool
+	var decoded []transcript.Entry
+	for i, e := range es {
+		if e.Content != nil {
+			continue
+		}
+		ref, ok := r.refs[unsafe.StringData(e.ID)]
+		if !ok {
+			return fmt.Errorf("history: entry %q of a light read has no line", e.ID)
+		}
+		if len(line) == 0 || &ref.line[0] != &line[0] || len(ref.line) != len(line) || ref.inner != inner {
+			line, inner = ref.line, ref.inner
+			rec, err := r.decodeRecord(line)
+			if err == nil && inner {
+				rec, err = r.decodeRecord(rec.record)
+			}
+			if err != nil {
+				return fmt.Errorf("history: reading entry %q again: %w", e.ID, err)
+			}
+			decoded = slices.Clone(rec.entries)
+		}
+		if ref.idx >= len(decoded) || decoded[ref.idx].ID != e.ID {
+			return fmt.Errorf("history: entry %q of a light read is not where it was", e.ID)
+		}
+		es[i] = decoded[ref.idx]
+	}
+	return nil
+}
+
 func (r *reader) finish() error {
 	c := r.conv
 	c.UpdatedAt = r.lastAt
@@ -191,9 +291,24 @@ func (r *reader) finishHead() error {
 	}
 	var doc transcript.Document
 	var err error
-	if c.Derived {
+	switch {
+	case c.Derived:
 		doc, err = transcript.NewDocument(c.Header.ConversationID, entries)
-	} else {
+	case r.light:
+		// The window never cuts the provisional tail: a writer continues
+		// from the settled entries.
+		from := max(0, min(len(entries)-r.window, r.settledLen))
+		first := ""
+		if len(entries) > 0 {
+			first = strings.Clone(entries[0].ID)
+		}
+		win := slices.Clone(entries[from:])
+		if err := r.build(win); err != nil {
+			return err
+		}
+		doc = transcript.NewCheckedWindow(c.Header.ConversationID, from, first, win)
+		r.settledLen -= from
+	default:
 		// Every entry was validated as it was read, and the batch rules
 		// keep IDs unique.
 		doc = transcript.NewCheckedDocument(c.Header.ConversationID, entries)
@@ -357,7 +472,7 @@ func (r *reader) ui(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 			return reject(&Problem{Entry: 0, Pointer: "/entries/0/id",
 				Msg: fmt.Sprintf("id %q is already in the document", e.ID)})
 		}
-		r.entries = append(r.entries, e)
+		r.entries = append(r.entries, r.hold(e, 0))
 		r.tail = nil
 		r.seen(at)
 		return lineInfo{kind: kindOf(rec.typ), accepted: true}
@@ -376,15 +491,15 @@ func (r *reader) ui(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 	case open:
 		// The provisional tail is replaced whole and stays out of r.ids:
 		// its entries are written again, as settled, once they settle.
-		r.tail = slices.Clone(rec.entries)
+		r.tail = r.holdAll(make([]transcript.Entry, 0, len(rec.entries)), rec.entries)
 		r.seen(at)
 		return lineInfo{kind: lineUIOpen, accepted: true}
 	case snapshot:
-		r.entries = slices.Clone(rec.entries)
+		r.entries = r.holdAll(make([]transcript.Entry, 0, len(rec.entries)), rec.entries)
 		r.ids = newIDSet(len(rec.entries))
 		clear(r.reserved)
 	default:
-		r.entries = append(r.entries, rec.entries...)
+		r.entries = r.holdAll(r.entries, rec.entries)
 	}
 	r.tail = nil
 	for _, e := range rec.entries {

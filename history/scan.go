@@ -29,7 +29,8 @@ func (r *reader) scanRecord(line []byte) (*rawRecord, bool) {
 		return nil, false
 	}
 	sc := &r.sc
-	if r.keep {
+	// A light read keeps the messages it reads, so it copies them.
+	if r.keep && (!r.light || bytes.HasPrefix(line, []byte(uiPrefix))) {
 		sc.Reset(unsafe.String(unsafe.SliceData(line), len(line)), 0)
 	} else {
 		sc.ResetCopy(line)
