@@ -400,7 +400,9 @@ func (l *Log) Save(doc transcript.Document, msgs []message.Message) error {
 	if err := l.write(buf); err != nil {
 		return err
 	}
-	l.doc, l.saved, l.tail, l.msgs = doc, settled, tail, msgs
+	// An upgrade on the way read the log whole; what it holds is still
+	// the entries doc leaves out, then doc's.
+	l.doc, l.base, l.saved, l.tail, l.msgs = doc, doc.Elided(), settled, tail, msgs
 	if wroteUI {
 		l.uiOnDisk = true
 	}

@@ -211,12 +211,21 @@ func parseTail(data []byte, window int) (*reader, error) {
 }
 
 // hold returns entry i of the UI record being applied as the reader keeps
-// it: whole, or in a light read a stub that refs leads back to.
+// it: whole, or in a light read of a version 3 log a stub that refs leads
+// back to (a version 2 line decodes to other entries than it applied).
 func (r *reader) hold(e transcript.Entry, i int) transcript.Entry {
-	if !r.light || e.ID == "" {
+	if !r.light || r.version != 3 || e.ID == "" {
 		return e
 	}
-	r.refs[unsafe.StringData(e.ID)] = entryRef{line: r.cur, inner: r.inner, idx: i}
+	// An ID's bytes tell its entry from every other: the fast path reads
+	// IDs in place from the log, the careful one into new strings. Only a
+	// string the runtime shares (one byte long) can come twice; such an
+	// entry is kept whole.
+	p := unsafe.StringData(e.ID)
+	if _, dup := r.refs[p]; dup {
+		return e
+	}
+	r.refs[p] = entryRef{line: r.cur, inner: r.inner, idx: i}
 	return transcript.Entry{ID: e.ID}
 }
 
