@@ -201,9 +201,7 @@ func (r *reader) onBranch(lineNo int, rec *rawRecord, reject func(*Problem) line
 	first := len(r.conv.Problems)
 	title := r.conv.Title
 	r.swap(b)
-	r.inner = true
 	info := r.record(lineNo, inner, false)
-	r.inner = false
 	r.swap(b)
 	if r.conv.Title != title {
 		b.info.Title, r.conv.Title = r.conv.Title, title

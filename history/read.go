@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -102,21 +103,21 @@ type reader struct {
 	keep bool
 	// light: the read keeps of each branch's document only its last
 	// window entries whole (see parseTail); the others are held as stubs,
-	// entries with only their ID, which refs maps back to the line that
-	// holds them. cur and inner say which line is being applied.
-	light    bool
-	window   int
-	refs     map[*byte]entryRef
-	cur      []byte
-	inner    bool
-	rec      rawRecord
-	entries  []transcript.Entry
-	tail     []transcript.Entry // the newest accepted ui-open, if not superseded
-	ids      *idSet
-	msgAt    []time.Time
-	metaTime time.Time
-	lastAt   time.Time
-	tree     tree
+	// entries with only their ID, read in place from data, whose lines
+	// (cur while it is applied) are listed in stubLines.
+	light     bool
+	window    int
+	data      []byte
+	cur       []byte
+	stubLines []span
+	rec       rawRecord
+	entries   []transcript.Entry
+	tail      []transcript.Entry // the newest accepted ui-open, if not superseded
+	ids       *idSet
+	msgAt     []time.Time
+	metaTime  time.Time
+	lastAt    time.Time
+	tree      tree
 }
 
 // The members a record may carry, as bits.
@@ -176,13 +177,8 @@ func parseWith(data []byte, track, scan bool) (*reader, error) {
 	return s.finish()
 }
 
-// entryRef says where a stub's entry is: entry idx of the UI record on
-// line (inside its on-branch wrapper when inner).
-type entryRef struct {
-	line  []byte
-	inner bool
-	idx   int
-}
+// span is a line's bytes in data, without its newline.
+type span struct{ start, end int }
 
 // parseTail reads a whole log as parse does, applying every rule to every
 // record, but builds of each branch's document only its last window
@@ -190,10 +186,8 @@ type entryRef struct {
 // them are counted (Document.Elided) and never built. Nothing it returns
 // shares data's memory.
 func parseTail(data []byte, window int) (*reader, error) {
-	n := bytes.Count(data, []byte{'\n'}) + 1
-	s := newScanner(false, n)
-	s.r.keep, s.r.light, s.r.window = true, true, window
-	s.r.refs = make(map[*byte]entryRef, n)
+	s := newScanner(false, bytes.Count(data, []byte{'\n'})+1)
+	s.r.keep, s.r.light, s.r.window, s.r.data = true, true, window, data
 	if err := s.recordsIn(data); err != nil {
 		return nil, err
 	}
@@ -206,72 +200,96 @@ func parseTail(data []byte, window int) (*reader, error) {
 	for id := range r.reserved {
 		reserved[strings.Clone(id)] = struct{}{}
 	}
-	r.reserved, r.refs = reserved, nil
+	r.reserved, r.data, r.stubLines = reserved, nil, nil
 	return r, nil
 }
 
-// hold returns entry i of the UI record being applied as the reader keeps
-// it: whole, or in a light read of a version 3 log a stub that refs leads
-// back to (a version 2 line decodes to other entries than it applied).
-func (r *reader) hold(e transcript.Entry, i int) transcript.Entry {
-	if !r.light || r.version != 3 || e.ID == "" {
+// offset returns where in data the bytes of s start, or -1 when they are
+// not in data.
+func (r *reader) offset(s string) int {
+	if len(s) == 0 || len(r.data) == 0 {
+		return -1
+	}
+	off := int(uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(&r.data[0])))
+	if off < 0 || off >= len(r.data) {
+		return -1
+	}
+	return off
+}
+
+// hold returns an entry of the UI record being applied as the reader keeps
+// it: whole, or in a light read a stub. Only an entry whose ID was read in
+// place from the line (the one-pass scanner reads folio's own records that
+// way) becomes a stub: the ID's position in data leads back to its line,
+// and tells it from the line's other entries.
+func (r *reader) hold(e transcript.Entry) transcript.Entry {
+	if !r.light || r.version != 3 || r.offset(e.ID) < 0 {
 		return e
 	}
-	// An ID's bytes tell its entry from every other: the fast path reads
-	// IDs in place from the log, the careful one into new strings. Only a
-	// string the runtime shares (one byte long) can come twice; such an
-	// entry is kept whole.
-	p := unsafe.StringData(e.ID)
-	if _, dup := r.refs[p]; dup {
-		return e
+	if start := r.offset(unsafe.String(unsafe.SliceData(r.cur), len(r.cur))); len(r.stubLines) == 0 || r.stubLines[len(r.stubLines)-1].start != start {
+		r.stubLines = append(r.stubLines, span{start, start + len(r.cur)})
 	}
-	r.refs[p] = entryRef{line: r.cur, inner: r.inner, idx: i}
 	return transcript.Entry{ID: e.ID}
 }
 
 // holdAll is hold for a whole batch, appended to dst.
 func (r *reader) holdAll(dst, es []transcript.Entry) []transcript.Entry {
-	for i, e := range es {
-		dst = append(dst, r.hold(e, i))
+	for _, e := range es {
+		dst = append(dst, r.hold(e))
 	}
 	return dst
 }
 
-// build decodes the stubs among es again from their lines, in place. The
-// lines are decoded the way the read decoded them, into copies, so the
-// entries do not keep the log's bytes alive.
+// build decodes the stubs among es again from their lines, in place: once
+// in place, to find which entry of the line each is, then into copies, so
+// the entries do not keep the log's bytes alive.
 func (r *reader) build(es []transcript.Entry) error {
 	keep := r.keep
-	r.keep = false
 	defer func() { r.keep = keep }()
-	var line []byte
-	var inner bool
-	var decoded []transcript.Entry
+	var cur span
+	var inPlace, copies []transcript.Entry
 	for i, e := range es {
 		if e.Content != nil {
 			continue
 		}
-		ref, ok := r.refs[unsafe.StringData(e.ID)]
-		if !ok {
+		off := r.offset(e.ID)
+		k, _ := slices.BinarySearchFunc(r.stubLines, off, func(l span, off int) int {
+			return cmp.Compare(l.start, off+1)
+		})
+		if off < 0 || k == 0 || off >= r.stubLines[k-1].end {
 			return fmt.Errorf("history: entry %q of a light read has no line", e.ID)
 		}
-		if len(line) == 0 || &ref.line[0] != &line[0] || len(ref.line) != len(line) || ref.inner != inner {
-			line, inner = ref.line, ref.inner
-			rec, err := r.decodeRecord(line)
-			if err == nil && inner {
-				rec, err = r.decodeRecord(rec.record)
+		if l := r.stubLines[k-1]; l != cur {
+			cur = l
+			line := r.data[l.start:l.end]
+			var err error
+			r.keep = true
+			if inPlace, err = r.entriesOf(line); err != nil {
+				return err
 			}
-			if err != nil {
-				return fmt.Errorf("history: reading entry %q again: %w", e.ID, err)
+			r.keep = false
+			if copies, err = r.entriesOf(line); err != nil {
+				return err
 			}
-			decoded = slices.Clone(rec.entries)
 		}
-		if ref.idx >= len(decoded) || decoded[ref.idx].ID != e.ID {
+		j := slices.IndexFunc(inPlace, func(d transcript.Entry) bool {
+			return unsafe.StringData(d.ID) == unsafe.StringData(e.ID) && d.ID == e.ID
+		})
+		if j < 0 || j >= len(copies) {
 			return fmt.Errorf("history: entry %q of a light read is not where it was", e.ID)
 		}
-		es[i] = decoded[ref.idx]
+		es[i] = copies[j]
 	}
 	return nil
+}
+
+// entriesOf decodes the entries of a UI record line as the read did.
+func (r *reader) entriesOf(line []byte) ([]transcript.Entry, error) {
+	rec, err := r.decodeRecord(line)
+	if err != nil {
+		return nil, fmt.Errorf("history: reading a line again: %w", err)
+	}
+	return slices.Clone(rec.entries), nil
 }
 
 func (r *reader) finish() error {
@@ -481,7 +499,7 @@ func (r *reader) ui(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 			return reject(&Problem{Entry: 0, Pointer: "/entries/0/id",
 				Msg: fmt.Sprintf("id %q is already in the document", e.ID)})
 		}
-		r.entries = append(r.entries, r.hold(e, 0))
+		r.entries = append(r.entries, r.hold(e))
 		r.tail = nil
 		r.seen(at)
 		return lineInfo{kind: kindOf(rec.typ), accepted: true}
