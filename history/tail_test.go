@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -86,69 +85,14 @@ func readLogCorpus(b []byte) (uint8, []byte, bool) {
 	return version, []byte(body), true
 }
 
-// mixedLog is a generated log with, at random places, records a writer
-// rarely or never writes: snapshots re-listing earlier entries, provisional
-// tails, batches that repeat an ID (rejected), branches with records of
-// their own and head switches, unknown and broken lines.
+// mixedLog is a generated log with gen.Mix's records mixed in.
 func mixedLog(t testing.TB, seed uint64, n int) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	if _, err := gen.Write(&buf, gen.Options{Messages: n, Seed: seed}); err != nil {
 		t.Fatal(err)
 	}
-	rnd := rand.New(rand.NewPCG(seed, 99))
-	src := lines(buf.Bytes())
-	out := []string{src[0]}
-	var seen []string // entries arrays' bodies of the ui-append lines so far
-	branches := 0
-	const at = `"at":"2026-03-04T05:06:08.000Z"`
-	for _, l := range src[1:] {
-		out = append(out, l)
-		body, ok := strings.CutPrefix(l[strings.Index(l, `"entries":[`)+1:], `entries":[`)
-		if !strings.HasPrefix(l, `{"type":"ui-append"`) || !ok {
-			continue
-		}
-		body = strings.TrimSuffix(body, "]}")
-		seen = append(seen, body)
-		id := func(s string) string { // the first entry's ID
-			i := strings.Index(s, `"id":"`) + 6
-			return s[i : i+strings.IndexByte(s[i:], '"')]
-		}
-		renamed := func(s, suffix string) string {
-			old := id(s)
-			return strings.Replace(s, `"id":"`+old+`"`, `"id":"`+old+suffix+`"`, 1)
-		}
-		switch rnd.IntN(14) {
-		case 0: // a batch repeating an ID: rejected, its IDs reserved
-			out = append(out, `{"type":"ui-append",`+at+`,"entries":[`+renamed(body, "-new")+","+body+`]}`)
-		case 1: // a provisional tail, superseded by the next UI record
-			out = append(out, `{"type":"ui-open",`+at+`,"entries":[`+renamed(body, "-open")+`]}`)
-		case 2: // a snapshot re-listing some of what came before
-			k := rnd.IntN(len(seen))
-			out = append(out, `{"type":"ui-transcript",`+at+`,"entries":[`+strings.Join(seen[k:], ",")+`]}`)
-		case 3: // a branch with a record of its own, sometimes made the head
-			branches++
-			b := "b" + strconv.Itoa(branches)
-			out = append(out, `{"type":"branch",`+at+`,"branch":"`+b+`","parent":"main","afterEntry":"`+id(body)+`","afterMessage":0}`)
-			out = append(out, `{"type":"on-branch",`+at+`,"branch":"`+b+`","record":{"type":"ui-append",`+at+`,"entries":[`+renamed(body, "-"+b)+`]}}`)
-			if rnd.IntN(2) == 0 {
-				out = append(out, `{"type":"head",`+at+`,"branch":"`+b+`"}`)
-			}
-		case 4:
-			out = append(out, `{"type":"head",`+at+`,"branch":"main"}`)
-		case 5:
-			out = append(out, `{"type":"later-kind",`+at+`}`, `{"type":"ui-append","entries":[{"id":`)
-		}
-	}
-	if seed%2 == 0 && len(seen) >= 3 {
-		// Ends mid-stream: a provisional tail longer than small windows.
-		var tail []string
-		for i, b := range seen[len(seen)-3:] {
-			tail = append(tail, strings.Replace(b, `"id":"`, `"id":"open`+strconv.Itoa(i)+`-`, 1))
-		}
-		out = append(out, `{"type":"ui-open",`+at+`,"entries":[`+strings.Join(tail, ",")+`]}`)
-	}
-	return []byte(strings.Join(out, "\n") + "\n")
+	return gen.Mix(buf.Bytes(), seed)
 }
 
 // TestTailReadsLikeWhole is the light read's differential test: for every
