@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -177,4 +178,97 @@ func sameOpen(t *testing.T, whole, tail opened) {
 	if !bytes.Equal(tail.log, whole.log) {
 		t.Fatalf("the logs differ after a turn:\nwhole:\n%s\ntail:\n%s", whole.log, tail.log)
 	}
+}
+
+// TestOpenEditsBeforeTheTail: EditAndResend on a user entry that an engine
+// opened with Open did not load finds it in the log, and forks exactly as
+// an engine that loaded the whole document does.
+func TestOpenEditsBeforeTheTail(t *testing.T) {
+	var buf bytes.Buffer
+	if _, err := gen.Write(&buf, gen.Options{Messages: 400, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	c, err := history.Read(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A user entry before the window whose turn no compaction summarized:
+	// the newest one before the last TailEntries entries.
+	var target string
+	for i := c.Document.Len() - engine.TailEntries - 1; i >= 0 && target == ""; i-- {
+		if u, ok := c.Document.At(i).Content.(transcript.User); ok && strings.Contains(lastUserTexts(c.Messages), u.Text) {
+			target = c.Document.At(i).ID
+		}
+	}
+	if target == "" {
+		t.Fatal("no user entry before the window to edit")
+	}
+	edit := func(tail bool) []byte {
+		var out []byte
+		synctest.Test(t, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c1.jsonl")
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			l, err := history.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			store := transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))
+			eng := engine.New(store, demo.New(demo.Options{}), engine.WithSaver(l), engine.WithModel("demo"))
+			defer eng.Close()
+			if tail {
+				if _, err := eng.Open(l); err != nil {
+					t.Fatal(err)
+				}
+				if _, ok := store.Snapshot().Document.Index(target); ok {
+					t.Fatal("the entry to edit is in the window; the test needs one before it")
+				}
+			} else {
+				conv, err := l.Load()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := eng.Resume(conv.Document, conv.Messages); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx := context.Background()
+			if _, err := eng.EditAndResend(ctx, "edit", target, "the same question, put better"); err != nil {
+				t.Fatalf("EditAndResend: %v", err)
+			}
+			if r, err := eng.Wait(ctx, "edit"); err != nil || r.State != engine.Done {
+				t.Fatalf("turn: %+v %v", r, err)
+			}
+			if err := eng.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if out, err = os.ReadFile(path); err != nil {
+				t.Fatal(err)
+			}
+			out = bytes.ReplaceAll(out, []byte(store.IDs().Prefix()), []byte("minted"))
+		})
+		return out
+	}
+	whole, tail := edit(false), edit(true)
+	if !bytes.Equal(whole, tail) {
+		t.Fatalf("the logs differ after the edit:\nwhole:\n%s\ntail:\n%s", whole[len(data):], tail[len(data):])
+	}
+	if !bytes.Contains(tail[len(data):], []byte(`"type":"branch"`)) {
+		t.Fatal("no branch was written")
+	}
+}
+
+// lastUserTexts joins the user messages since the last compaction.
+func lastUserTexts(msgs []message.Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		if m.Role == message.User {
+			b.WriteString(m.Content)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }
