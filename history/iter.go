@@ -76,6 +76,9 @@ type Scanner struct {
 	size   int64    // every byte seen, torn ones included
 	last   byte     // the last byte seen
 	err    error
+	// quiet: nobody reads the records' Change (a whole read), so it is
+	// not worked out.
+	quiet bool
 }
 
 // NewScanner returns a Scanner positioned before a log's first line.
@@ -233,7 +236,10 @@ func (s *Scanner) line(raw []byte, terminated bool) (Record, bool) {
 		s.advance(raw, terminated)
 		return rec, true
 	}
-	before := s.headState()
+	var before headView
+	if !s.quiet {
+		before = s.headState()
+	}
 	nProblems := len(r.conv.Problems)
 	r.cur = line
 	info := r.record(s.lineNo, line, !terminated)
@@ -250,7 +256,9 @@ func (s *Scanner) line(raw []byte, terminated bool) (Record, bool) {
 	}
 	rec.Type, rec.Accepted = typeOf(info.kind), info.accepted
 	if info.accepted {
-		rec.Change = s.changeSince(before, info)
+		if !s.quiet {
+			rec.Change = s.changeSince(before, info)
+		}
 	}
 	s.advance(raw, terminated)
 	return rec, true

@@ -170,7 +170,7 @@ func parse(data []byte, track bool) (*reader, error) {
 func parseWith(data []byte, track, scan bool) (*reader, error) {
 	s := newScanner(track, bytes.Count(data, []byte{'\n'})+1)
 	s.r.scan = scan
-	s.r.keep = true
+	s.r.keep, s.quiet = true, true
 	if err := s.recordsIn(data); err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ type span struct{ start, end int }
 // shares data's memory.
 func parseTail(data []byte, window int) (*reader, error) {
 	s := newScanner(false, bytes.Count(data, []byte{'\n'})+1)
-	s.r.keep, s.r.light, s.r.window, s.r.data = true, true, window, data
+	s.r.keep, s.r.light, s.r.window, s.r.data, s.quiet = true, true, window, data, true
 	if err := s.recordsIn(data); err != nil {
 		return nil, err
 	}
