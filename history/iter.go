@@ -67,6 +67,7 @@ type Record struct {
 type Scanner struct {
 	r      *reader
 	track  bool
+	quiet  bool // no Change is worked out: nobody reads it (a whole read)
 	lineNo int
 	off    int64 // bytes consumed: complete lines, plus an applied unterminated one
 	// skipNL: the last line applied had no newline; the next byte, when it
@@ -76,9 +77,6 @@ type Scanner struct {
 	size   int64    // every byte seen, torn ones included
 	last   byte     // the last byte seen
 	err    error
-	// quiet: nobody reads the records' Change (a whole read), so it is
-	// not worked out.
-	quiet bool
 }
 
 // NewScanner returns a Scanner positioned before a log's first line.
@@ -236,10 +234,7 @@ func (s *Scanner) line(raw []byte, terminated bool) (Record, bool) {
 		s.advance(raw, terminated)
 		return rec, true
 	}
-	var before headView
-	if !s.quiet {
-		before = s.headState()
-	}
+	before := s.headState()
 	nProblems := len(r.conv.Problems)
 	r.cur = line
 	info := r.record(s.lineNo, line, !terminated)
@@ -256,9 +251,7 @@ func (s *Scanner) line(raw []byte, terminated bool) (Record, bool) {
 	}
 	rec.Type, rec.Accepted = typeOf(info.kind), info.accepted
 	if info.accepted {
-		if !s.quiet {
-			rec.Change = s.changeSince(before, info)
-		}
+		rec.Change = s.changeSince(before, info)
 	}
 	s.advance(raw, terminated)
 	return rec, true
@@ -283,6 +276,9 @@ type headView struct {
 }
 
 func (s *Scanner) headState() headView {
+	if s.quiet {
+		return headView{}
+	}
 	r := s.r
 	v := headView{head: r.tree.head}
 	entries, tail, uiLines, msgs := r.entries, r.tail, r.uiLines, len(r.conv.Messages)
@@ -303,6 +299,9 @@ func (s *Scanner) headState() headView {
 
 // changeSince says how an accepted record changed the head's document.
 func (s *Scanner) changeSince(v headView, info lineInfo) Change {
+	if s.quiet {
+		return Change{}
+	}
 	r := s.r
 	if r.tree.head != v.head {
 		return Change{Kind: Replaced}

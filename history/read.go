@@ -109,7 +109,7 @@ type reader struct {
 	window    int
 	data      []byte
 	cur       []byte
-	stubLines []span
+	stubLines []lineRange
 	rec       rawRecord
 	entries   []transcript.Entry
 	tail      []transcript.Entry // the newest accepted ui-open, if not superseded
@@ -177,8 +177,8 @@ func parseWith(data []byte, track, scan bool) (*reader, error) {
 	return s.finish()
 }
 
-// span is a line's bytes in data, without its newline.
-type span struct{ start, end int }
+// lineRange is a line's bytes in data, without its newline.
+type lineRange struct{ start, end int }
 
 // parseTail reads a whole log as parse does, applying every rule to every
 // record, but builds of each branch's document only its last window
@@ -227,7 +227,7 @@ func (r *reader) hold(e transcript.Entry) transcript.Entry {
 		return e
 	}
 	if start := r.offset(unsafe.String(unsafe.SliceData(r.cur), len(r.cur))); len(r.stubLines) == 0 || r.stubLines[len(r.stubLines)-1].start != start {
-		r.stubLines = append(r.stubLines, span{start, start + len(r.cur)})
+		r.stubLines = append(r.stubLines, lineRange{start, start + len(r.cur)})
 	}
 	return transcript.Entry{ID: e.ID}
 }
@@ -246,14 +246,14 @@ func (r *reader) holdAll(dst, es []transcript.Entry) []transcript.Entry {
 func (r *reader) build(es []transcript.Entry) error {
 	keep := r.keep
 	defer func() { r.keep = keep }()
-	var cur span
+	var cur lineRange
 	var inPlace, copies []transcript.Entry
 	for i, e := range es {
 		if e.Content != nil {
 			continue
 		}
 		off := r.offset(e.ID)
-		k, _ := slices.BinarySearchFunc(r.stubLines, off, func(l span, off int) int {
+		k, _ := slices.BinarySearchFunc(r.stubLines, off, func(l lineRange, off int) int {
 			return cmp.Compare(l.start, off+1)
 		})
 		if off < 0 || k == 0 || off >= r.stubLines[k-1].end {
