@@ -20,10 +20,10 @@ import (
 // one batch, a few entries, more than most fixtures hold.
 var tailWindows = []int{1, 3, 64, 1 << 20}
 
-// fixtureLogs returns every log the repository keeps as test data, the
+// tailFixtures returns every log the repository keeps as test data, the
 // FuzzReadLog corpus made into logs, and generated logs with branches,
 // snapshots, provisional tails, rejected batches and broken lines mixed in.
-func fixtureLogs(t testing.TB) map[string][]byte {
+func tailFixtures(t testing.TB) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
 	for _, pat := range []string{"testdata/*.jsonl", "export/testdata/*/*.jsonl"} {
@@ -99,7 +99,7 @@ func mixedLog(t testing.TB, seed uint64, n int) []byte {
 // fixture log and window, LoadTail's reader gives what the whole read
 // gives, with the document cut to its end.
 func TestTailReadsLikeWhole(t *testing.T) {
-	for name, data := range fixtureLogs(t) {
+	for name, data := range tailFixtures(t) {
 		for _, n := range tailWindows {
 			t.Run(fmt.Sprintf("%s/window=%d", name, n), func(t *testing.T) {
 				sameAsWhole(t, data, n)
@@ -171,7 +171,7 @@ func sameWindow(t *testing.T, what string, light, whole transcript.Document, n i
 // snapshot (an earlier entry changed), and a save after a branch switch
 // read the log whole again.
 func TestTailSavesLikeWhole(t *testing.T) {
-	for name, data := range fixtureLogs(t) {
+	for name, data := range tailFixtures(t) {
 		for _, n := range []int{1, 64} {
 			t.Run(fmt.Sprintf("%s/window=%d", name, n), func(t *testing.T) {
 				if _, err := parse(bytes.Clone(data), false); err != nil {
