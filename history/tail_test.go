@@ -342,3 +342,50 @@ func TestTailSharedIDBytes(t *testing.T) {
 		t.Fatalf("branch b1: %v %+v", err, d.Entries())
 	}
 }
+
+// TestTailThenWholeSave: after LoadTail, a save of the whole document (one
+// that leaves nothing out) is compared with the log read whole again, and
+// writes what it writes after Load.
+func TestTailThenWholeSave(t *testing.T) {
+	data := mixedLog(t, 4, 300)
+	dir := t.TempDir()
+	var out [2][]byte
+	for i, tail := range []bool{false, true} {
+		path := filepath.Join(dir, strconv.Itoa(i), "c1.jsonl")
+		writeLog(t, path, data)
+		l := open(t, path)
+		var err error
+		if tail {
+			_, err = l.LoadTail(8)
+		} else {
+			_, err = l.Load()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, err := ReadFile(path) // the settled document, the notice included
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := appendAll(t, whole.Document, agent("whole-1", "appended to the whole document"))
+		if err := l.Save(d, whole.Messages); err != nil {
+			t.Fatal(err)
+		}
+		out[i] = readFile(t, path)
+		if c := readConv(t, out[i]); c.Document.Len() != whole.Document.Len()+1 {
+			t.Fatalf("tail %v: %d entries after the save, want %d", tail, c.Document.Len(), whole.Document.Len()+1)
+		}
+	}
+	strip := func(b []byte) []byte { // the interrupted notice's fresh ID
+		c := readConv(t, b)
+		for _, e := range c.Document.All() {
+			if n, ok := e.Content.(transcript.Notice); ok && n.Text == InterruptedNotice {
+				b = bytes.ReplaceAll(b, []byte(e.ID), []byte("notice"))
+			}
+		}
+		return b
+	}
+	if !bytes.Equal(strip(out[0]), strip(out[1])) {
+		t.Fatal("a whole save after LoadTail wrote other bytes than after Load")
+	}
+}
