@@ -110,6 +110,7 @@ type reader struct {
 	data      []byte
 	cur       []byte
 	stubLines []lineRange
+	inPlace   bool // the record being applied was scanned in place
 	rec       rawRecord
 	entries   []transcript.Entry
 	tail      []transcript.Entry // the newest accepted ui-open, if not superseded
@@ -223,7 +224,19 @@ func (r *reader) offset(s string) int {
 // way) becomes a stub: the ID's position in data leads back to its line,
 // and tells it from the line's other entries.
 func (r *reader) hold(e transcript.Entry) transcript.Entry {
-	if !r.light || r.version != 3 || r.offset(e.ID) < 0 {
+	if !r.light || r.version != 3 {
+		return e
+	}
+	if r.offset(e.ID) < 0 {
+		if r.inPlace {
+			// An escaped ID was unquoted into a copy, but the entry's
+			// other strings are still slices of data: keep a copy.
+			if b, err := transcript.EncodeEntry(e); err == nil {
+				if c, err := transcript.DecodeEntry(b); err == nil {
+					return c
+				}
+			}
+		}
 		return e
 	}
 	if start := r.offset(unsafe.String(unsafe.SliceData(r.cur), len(r.cur))); len(r.stubLines) == 0 || r.stubLines[len(r.stubLines)-1].start != start {
@@ -639,6 +652,7 @@ func (r *reader) decodeRecord(line []byte) (*rawRecord, error) {
 			return rec, nil
 		}
 	}
+	r.inPlace = false
 	rec, err := r.decodeRecordWith(line, true)
 	if err == errSlowPath {
 		rec, err = r.decodeRecordWith(line, false)

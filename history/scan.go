@@ -30,7 +30,8 @@ func (r *reader) scanRecord(line []byte) (*rawRecord, bool) {
 	}
 	sc := &r.sc
 	// A light read keeps the messages it reads, so it copies them.
-	if r.keep && (!r.light || bytes.HasPrefix(line, []byte(uiPrefix))) {
+	r.inPlace = r.keep && (!r.light || bytes.HasPrefix(line, []byte(uiPrefix)))
+	if r.inPlace {
 		sc.Reset(unsafe.String(unsafe.SliceData(line), len(line)), 0)
 	} else {
 		sc.ResetCopy(line)

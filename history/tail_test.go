@@ -389,3 +389,23 @@ func TestTailThenWholeSave(t *testing.T) {
 		t.Fatal("a whole save after LoadTail wrote other bytes than after Load")
 	}
 }
+
+// TestTailCopiesEscapedIDEntries: an entry whose ID has an escape is kept
+// whole by the light read (its ID is no slice of the log), and still does
+// not share the log's bytes.
+func TestTailCopiesEscapedIDEntries(t *testing.T) {
+	data := logOf(v3Header,
+		uiRec(TypeUIAppend, `{"id":"a\u0062c","content":{"kind":"user","text":"a question long enough to be no interned string"},"timestamp":"2026-03-04T05:06:07.000Z"}`),
+		uiRec(TypeUIAppend, `{"id":"plain","content":{"kind":"agent","markdown":"an answer"},"timestamp":"2026-03-04T05:06:07.000Z"}`),
+	)
+	sameAsWhole(t, data, 8)
+	r, err := parseTail(data, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := uintptr(unsafe.Pointer(&data[0])), uintptr(unsafe.Pointer(&data[len(data)-1]))
+	text := r.conv.Document.At(0).Content.(transcript.User).Text
+	if p := uintptr(unsafe.Pointer(unsafe.StringData(text))); p >= lo && p <= hi {
+		t.Fatal("the entry with an escaped ID shares the log's bytes")
+	}
+}
