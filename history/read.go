@@ -110,7 +110,8 @@ type reader struct {
 	data      []byte
 	cur       []byte
 	stubLines []lineRange
-	inPlace   bool // the record being applied was scanned in place
+	inPlace   bool               // the record being applied was scanned in place
+	csc       transcript.Scanner // decodes the window's entries into copies
 	rec       rawRecord
 	entries   []transcript.Entry
 	tail      []transcript.Entry // the newest accepted ui-open, if not superseded
@@ -196,12 +197,20 @@ func parseTail(data []byte, window int) (*reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The reserved IDs were read in place; copy them off data.
+	// What the read keeps of the records it read in place, copied off
+	// data: the reserved IDs and the types the problems name.
 	reserved := make(map[string]struct{}, len(r.reserved))
 	for id := range r.reserved {
 		reserved[strings.Clone(id)] = struct{}{}
 	}
-	r.reserved, r.data, r.stubLines = reserved, nil, nil
+	r.reserved, r.data, r.stubLines, r.cur = reserved, nil, nil, nil
+	for i := range r.conv.Problems {
+		p := &r.conv.Problems[i]
+		p.Type, p.Pointer, p.Msg = strings.Clone(p.Type), strings.Clone(p.Pointer), strings.Clone(p.Msg)
+	}
+	for i := range r.conv.Unknown {
+		r.conv.Unknown[i].Type = strings.Clone(r.conv.Unknown[i].Type)
+	}
 	return r, nil
 }
 
@@ -280,8 +289,15 @@ func (r *reader) build(es []transcript.Entry) error {
 			if inPlace, err = r.entriesOf(line); err != nil {
 				return err
 			}
+			// The copies come from a scanner of their own: the blocks a
+			// scanner carves numbers and presentations from are shared
+			// by the entries it decodes, and the read's blocks hold
+			// entries that point into data.
 			r.keep = false
-			if copies, err = r.entriesOf(line); err != nil {
+			r.sc, r.csc = r.csc, r.sc
+			copies, err = r.entriesOf(line)
+			r.sc, r.csc = r.csc, r.sc
+			if err != nil {
 				return err
 			}
 		}

@@ -7,8 +7,10 @@ import (
 	"maps"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -408,4 +410,27 @@ func TestTailCopiesEscapedIDEntries(t *testing.T) {
 	if p := uintptr(unsafe.Pointer(unsafe.StringData(text))); p >= lo && p <= hi {
 		t.Fatal("the entry with an escaped ID shares the log's bytes")
 	}
+}
+
+// TestTailFreesTheLogBytes: once the light read is done, nothing it
+// returned keeps the log's bytes alive (the garbage collector frees them).
+func TestTailFreesTheLogBytes(t *testing.T) {
+	data := bytes.Clone(mixedLog(t, 2, 400))
+	var freed atomic.Bool
+	runtime.AddCleanup(&data[0], func(f *atomic.Bool) { f.Store(true) }, &freed)
+	r, err := parseTail(data, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = nil
+	c := r.conv
+	r = nil
+	for i := 0; i < 100 && !freed.Load(); i++ {
+		runtime.GC()
+		runtime.Gosched()
+	}
+	if !freed.Load() {
+		t.Fatal("the log's bytes are still reachable from what the light read returned")
+	}
+	runtime.KeepAlive(c)
 }
