@@ -159,7 +159,7 @@ func BenchmarkLoadTail(b *testing.B) {
 				if mode == "Load" {
 					c, err = l.Load()
 				} else {
-					c, err = l.LoadTail(64)
+					c, err = l.LoadTail(64, nil)
 				}
 				l.Close()
 				if err != nil || c.Document.Elided()+c.Document.Len() != 300_000 {

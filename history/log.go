@@ -130,11 +130,15 @@ func (l *Log) Load() (*Conversation, error) {
 // The next Save may pass a document that starts where this one does (one
 // that grew from it) or a whole one; the entries left out stay on disk as
 // they are.
-func (l *Log) LoadTail(n int) (*Conversation, error) {
+//
+// pick, when not nil, chooses entries of the head's document before the
+// window that are returned anyway, in Conversation.LeftOut: an engine
+// picks the prompts, to tell whether the turns it did not load matter.
+func (l *Log) LoadTail(n int, pick func(transcript.Entry) bool) (*Conversation, error) {
 	if l.closed {
 		return nil, ErrClosed
 	}
-	st, _, err := l.readWith(func(data []byte) (*reader, error) { return parseTail(data, max(n, 1)) })
+	st, _, err := l.readWith(func(data []byte) (*reader, error) { return parseTail(data, max(n, 1), pick) })
 	if err != nil {
 		return nil, err
 	}

@@ -112,6 +112,10 @@ type reader struct {
 	stubLines []lineRange
 	inPlace   bool               // the record being applied was scanned in place
 	csc       transcript.Scanner // decodes the window's entries into copies
+	// pick chooses stubs whose entries a light read returns anyway
+	// (Conversation.LeftOut); picked holds them by their ID's bytes.
+	pick   func(transcript.Entry) bool
+	picked map[*byte]bool
 	rec       rawRecord
 	entries   []transcript.Entry
 	tail      []transcript.Entry // the newest accepted ui-open, if not superseded
@@ -187,9 +191,15 @@ type lineRange struct{ start, end int }
 // entries (more when the provisional tail is longer); the entries before
 // them are counted (Document.Elided) and never built. Nothing it returns
 // shares data's memory.
-func parseTail(data []byte, window int) (*reader, error) {
+//
+// pick, when not nil, chooses entries before the window that the read
+// returns anyway, in Conversation.LeftOut.
+func parseTail(data []byte, window int, pick func(transcript.Entry) bool) (*reader, error) {
 	s := newScanner(false, bytes.Count(data, []byte{'\n'})+1)
 	s.r.keep, s.r.light, s.r.window, s.r.data, s.quiet = true, true, window, data, true
+	if pick != nil {
+		s.r.pick, s.r.picked = pick, map[*byte]bool{}
+	}
 	if err := s.recordsIn(data); err != nil {
 		return nil, err
 	}
@@ -203,7 +213,7 @@ func parseTail(data []byte, window int) (*reader, error) {
 	for id := range r.reserved {
 		reserved[strings.Clone(id)] = struct{}{}
 	}
-	r.reserved, r.data, r.stubLines, r.cur = reserved, nil, nil, nil
+	r.reserved, r.data, r.stubLines, r.cur, r.picked = reserved, nil, nil, nil, nil
 	for i := range r.conv.Problems {
 		p := &r.conv.Problems[i]
 		p.Type, p.Pointer, p.Msg = strings.Clone(p.Type), strings.Clone(p.Pointer), strings.Clone(p.Msg)
@@ -240,18 +250,28 @@ func (r *reader) hold(e transcript.Entry) transcript.Entry {
 		if r.inPlace {
 			// An escaped ID was unquoted into a copy, but the entry's
 			// other strings are still slices of data: keep a copy.
-			if b, err := transcript.EncodeEntry(e); err == nil {
-				if c, err := transcript.DecodeEntry(b); err == nil {
-					return c
-				}
-			}
+			return copyEntry(e)
 		}
 		return e
 	}
 	if start := r.offset(unsafe.String(unsafe.SliceData(r.cur), len(r.cur))); len(r.stubLines) == 0 || r.stubLines[len(r.stubLines)-1].start != start {
 		r.stubLines = append(r.stubLines, lineRange{start, start + len(r.cur)})
 	}
+	if r.pick != nil && r.pick(e) {
+		r.picked[unsafe.StringData(e.ID)] = true
+	}
 	return transcript.Entry{ID: e.ID}
+}
+
+// copyEntry returns e decoded again from its encoding, sharing no memory
+// with it (e as it is if that fails, which it cannot for a valid entry).
+func copyEntry(e transcript.Entry) transcript.Entry {
+	if b, err := transcript.EncodeEntry(e); err == nil {
+		if c, err := transcript.DecodeEntry(b); err == nil {
+			return c
+		}
+	}
+	return e
 }
 
 // holdAll is hold for a whole batch, appended to dst.
@@ -364,6 +384,17 @@ func (r *reader) finishHead() error {
 		}
 		doc = transcript.NewCheckedWindow(c.Header.ConversationID, from, first, win)
 		r.settledLen -= from
+		c.LeftOut = nil
+		if r.pick != nil {
+			for _, e := range entries[:from] {
+				if e.Content == nil && r.picked[unsafe.StringData(e.ID)] || e.Content != nil && r.pick(e) {
+					c.LeftOut = append(c.LeftOut, e)
+				}
+			}
+			if err := r.build(c.LeftOut); err != nil {
+				return err
+			}
+		}
 	default:
 		// Every entry was validated as it was read, and the batch rules
 		// keep IDs unique.

@@ -110,11 +110,12 @@ func TestTailReadsLikeWhole(t *testing.T) {
 	}
 }
 
-// sameAsWhole checks parseTail(data, n) against parse(data).
+// sameAsWhole checks parseTail(data, n, isUser) against parse(data): the
+// window, and the user entries before it in LeftOut.
 func sameAsWhole(t *testing.T, data []byte, n int) {
 	t.Helper()
 	whole, werr := parse(bytes.Clone(data), false)
-	light, lerr := parseTail(bytes.Clone(data), n)
+	light, lerr := parseTail(bytes.Clone(data), n, isUser)
 	if (werr == nil) != (lerr == nil) || werr != nil && werr.Error() != lerr.Error() {
 		t.Fatalf("errors differ: whole %v, light %v", werr, lerr)
 	}
@@ -140,9 +141,19 @@ func sameAsWhole(t *testing.T, data []byte, n int) {
 			t.Errorf("branch %s: messages differ", b.ID)
 		}
 	}
+	var want []transcript.Entry
+	for i := range k {
+		if isUser(w.Document.At(i)) {
+			want = append(want, w.Document.At(i))
+		}
+	}
+	if len(want) != len(l.LeftOut) || len(want) > 0 && !reflect.DeepEqual(want, l.LeftOut) {
+		t.Fatalf("left out: %d picked entries, want %d", len(l.LeftOut), len(want))
+	}
 	// Everything but the document is what the whole read gives.
 	lc, wc := *l, *w
 	lc.Document, wc.Document = transcript.Document{}, transcript.Document{}
+	lc.LeftOut = nil
 	lc.views, wc.views = nil, nil
 	if !reflect.DeepEqual(lc, wc) {
 		t.Errorf("conversation differs:\nlight %+v\nwhole %+v", lc, wc)
@@ -191,7 +202,7 @@ func TestTailSavesLikeWhole(t *testing.T) {
 					if i == 0 {
 						convs[i], err = logs[i].Load()
 					} else {
-						convs[i], err = logs[i].LoadTail(n)
+						convs[i], err = logs[i].LoadTail(n, nil)
 					}
 					if err != nil {
 						t.Fatal(err)
@@ -277,7 +288,7 @@ func TestTailSaveRefusesUnheldEntries(t *testing.T) {
 // bytes, so the log's memory is freed after the load.
 func TestTailKeepsNoLogBytes(t *testing.T) {
 	data := mixedLog(t, 3, 300)
-	r, err := parseTail(data, 16)
+	r, err := parseTail(data, 16, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +346,7 @@ func TestTailSharedIDBytes(t *testing.T) {
 	for _, n := range []int{1, 2} {
 		sameAsWhole(t, data, n)
 	}
-	r, err := parseTail(data, 2)
+	r, err := parseTail(data, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +369,7 @@ func TestTailThenWholeSave(t *testing.T) {
 		l := open(t, path)
 		var err error
 		if tail {
-			_, err = l.LoadTail(8)
+			_, err = l.LoadTail(8, nil)
 		} else {
 			_, err = l.Load()
 		}
@@ -401,7 +412,7 @@ func TestTailCopiesEscapedIDEntries(t *testing.T) {
 		uiRec(TypeUIAppend, `{"id":"plain","content":{"kind":"agent","markdown":"an answer"},"timestamp":"2026-03-04T05:06:07.000Z"}`),
 	)
 	sameAsWhole(t, data, 8)
-	r, err := parseTail(data, 8)
+	r, err := parseTail(data, 8, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +429,7 @@ func TestTailFreesTheLogBytes(t *testing.T) {
 	data := bytes.Clone(mixedLog(t, 2, 400))
 	var freed atomic.Bool
 	runtime.AddCleanup(&data[0], func(f *atomic.Bool) { f.Store(true) }, &freed)
-	r, err := parseTail(data, 16)
+	r, err := parseTail(data, 16, isUser)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,3 +445,5 @@ func TestTailFreesTheLogBytes(t *testing.T) {
 	}
 	runtime.KeepAlive(c)
 }
+
+func isUser(e transcript.Entry) bool { return e.Content.Kind() == transcript.KindUser }
