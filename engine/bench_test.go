@@ -130,7 +130,7 @@ func BenchmarkFirstTurn(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := gen.Write(f, gen.Options{Messages: n, Seed: 1}); err != nil {
+		if _, err := gen.Write(f, gen.Options{Messages: n, Seed: 1, Summaries: true}); err != nil {
 			b.Fatal(err)
 		}
 		f.Close()

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,6 +59,16 @@ func openLogs(t *testing.T) map[string][]byte {
 		}
 		out[fmt.Sprintf("gen/%d", seed)] = buf.Bytes()
 		out[fmt.Sprintf("gen/%d/mixed", seed)] = gen.Mix(buf.Bytes(), seed)
+	}
+	// Compacted as folio's engine compacts (a summary message first), so
+	// the window leaves out the turns before the last compaction.
+	for seed := range uint64(3) {
+		var buf bytes.Buffer
+		if _, err := gen.Write(&buf, gen.Options{Messages: 6000 + 1500*int(seed), Seed: seed, Summaries: true}); err != nil {
+			t.Fatal(err)
+		}
+		out[fmt.Sprintf("gen/%d/compacted", seed)] = buf.Bytes()
+		out[fmt.Sprintf("gen/%d/compacted/mixed", seed)] = gen.Mix(buf.Bytes(), seed)
 	}
 	if len(out) < 40 {
 		t.Fatalf("only %d logs", len(out))
@@ -180,12 +191,14 @@ func sameOpen(t *testing.T, whole, tail opened) {
 	}
 }
 
-// TestOpenEditsBeforeTheTail: EditAndResend on a user entry that an engine
-// opened with Open did not load finds it in the log, and forks exactly as
-// an engine that loaded the whole document does.
-func TestOpenEditsBeforeTheTail(t *testing.T) {
+// TestOpenEdits: EditAndResend on an engine opened with Open does what it
+// does on one that loaded the whole document, for a user entry of the
+// loaded window that is older than its last TailEntries (the edit forks)
+// and for one before the window, whose turn a compaction summarized (both
+// refuse with ErrCompacted; the tail engine finds the entry in the log).
+func TestOpenEdits(t *testing.T) {
 	var buf bytes.Buffer
-	if _, err := gen.Write(&buf, gen.Options{Messages: 400, Seed: 5}); err != nil {
+	if _, err := gen.Write(&buf, gen.Options{Messages: 9000, Seed: 3, Summaries: true}); err != nil {
 		t.Fatal(err)
 	}
 	data := buf.Bytes()
@@ -193,19 +206,41 @@ func TestOpenEditsBeforeTheTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A user entry before the window whose turn no compaction summarized:
-	// the newest one before the last TailEntries entries.
-	var target string
-	for i := c.Document.Len() - engine.TailEntries - 1; i >= 0 && target == ""; i-- {
-		if u, ok := c.Document.At(i).Content.(transcript.User); ok && strings.Contains(lastUserTexts(c.Messages), u.Text) {
-			target = c.Document.At(i).ID
+	// The window Open loads starts at the first prompt the messages
+	// pair with; find it by opening once.
+	var elided int
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "c1.jsonl")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
 		}
+		l, err := history.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		conv, err := engine.LoadTail(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		elided = conv.Document.Elided()
+	})
+	if elided == 0 || c.Document.Len()-elided <= engine.TailEntries {
+		t.Fatalf("the window leaves out %d of %d entries; the test needs a compacted log", elided, c.Document.Len())
 	}
-	if target == "" {
-		t.Fatal("no user entry before the window to edit")
+	userAt := func(from, to int) string {
+		for i := to - 1; i >= from; i-- {
+			if _, ok := c.Document.At(i).Content.(transcript.User); ok {
+				return c.Document.At(i).ID
+			}
+		}
+		t.Fatalf("no user entry in [%d, %d)", from, to)
+		return ""
 	}
-	edit := func(tail bool) []byte {
-		var out []byte
+	inWindow := userAt(elided, c.Document.Len()-engine.TailEntries)
+	before := userAt(0, elided)
+
+	edit := func(tail bool, target string) (out []byte, editErr error) {
 		synctest.Test(t, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "c1.jsonl")
 			if err := os.WriteFile(path, data, 0o600); err != nil {
@@ -223,9 +258,6 @@ func TestOpenEditsBeforeTheTail(t *testing.T) {
 				if _, err := eng.Open(l); err != nil {
 					t.Fatal(err)
 				}
-				if _, ok := store.Snapshot().Document.Index(target); ok {
-					t.Fatal("the entry to edit is in the window; the test needs one before it")
-				}
 			} else {
 				conv, err := l.Load()
 				if err != nil {
@@ -236,11 +268,10 @@ func TestOpenEditsBeforeTheTail(t *testing.T) {
 				}
 			}
 			ctx := context.Background()
-			if _, err := eng.EditAndResend(ctx, "edit", target, "the same question, put better"); err != nil {
-				t.Fatalf("EditAndResend: %v", err)
-			}
-			if r, err := eng.Wait(ctx, "edit"); err != nil || r.State != engine.Done {
-				t.Fatalf("turn: %+v %v", r, err)
+			if _, editErr = eng.EditAndResend(ctx, "edit", target, "the same question, put better"); editErr == nil {
+				if r, err := eng.Wait(ctx, "edit"); err != nil || r.State != engine.Done {
+					t.Fatalf("turn: %+v %v", r, err)
+				}
 			}
 			if err := eng.Close(); err != nil {
 				t.Fatal(err)
@@ -250,14 +281,23 @@ func TestOpenEditsBeforeTheTail(t *testing.T) {
 			}
 			out = bytes.ReplaceAll(out, []byte(store.IDs().Prefix()), []byte("minted"))
 		})
-		return out
+		return out, editErr
 	}
-	whole, tail := edit(false), edit(true)
-	if !bytes.Equal(whole, tail) {
-		t.Fatalf("the logs differ after the edit:\nwhole:\n%s\ntail:\n%s", whole[len(data):], tail[len(data):])
-	}
-	if !bytes.Contains(tail[len(data):], []byte(`"type":"branch"`)) {
-		t.Fatal("no branch was written")
+	for _, target := range []string{inWindow, before} {
+		whole, werr := edit(false, target)
+		tail, terr := edit(true, target)
+		if !errors.Is(terr, werr) && (werr == nil || terr == nil || werr.Error() != terr.Error()) {
+			t.Fatalf("%s: the edit failed with %v on the tail, %v on the whole document", target, terr, werr)
+		}
+		if !bytes.Equal(whole, tail) {
+			t.Fatalf("%s: the logs differ after the edit:\nwhole:\n%s\ntail:\n%s", target, whole[len(data):], tail[len(data):])
+		}
+		if target == inWindow && (werr != nil || !bytes.Contains(tail[len(data):], []byte(`"type":"branch"`))) {
+			t.Fatalf("the edit in the window did not fork: %v", werr)
+		}
+		if target == before && !errors.Is(terr, engine.ErrCompacted) {
+			t.Fatalf("the edit before the window: %v, want ErrCompacted", terr)
+		}
 	}
 }
 

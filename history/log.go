@@ -131,14 +131,13 @@ func (l *Log) Load() (*Conversation, error) {
 // that grew from it) or a whole one; the entries left out stay on disk as
 // they are.
 //
-// pick, when not nil, chooses entries of the head's document before the
-// window that are returned anyway, in Conversation.LeftOut: an engine
-// picks the prompts, to tell whether the turns it did not load matter.
-func (l *Log) LoadTail(n int, pick func(transcript.Entry) bool) (*Conversation, error) {
+// widen, when not nil, may start the window earlier, at an entry the
+// caller needs (an engine needs the turns its messages pair with).
+func (l *Log) LoadTail(n int, widen *TailStart) (*Conversation, error) {
 	if l.closed {
 		return nil, ErrClosed
 	}
-	st, _, err := l.readWith(func(data []byte) (*reader, error) { return parseTail(data, max(n, 1), pick) })
+	st, _, err := l.readWith(func(data []byte) (*reader, error) { return parseTail(data, max(n, 1), widen) })
 	if err != nil {
 		return nil, err
 	}

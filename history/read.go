@@ -112,18 +112,17 @@ type reader struct {
 	stubLines []lineRange
 	inPlace   bool               // the record being applied was scanned in place
 	csc       transcript.Scanner // decodes the window's entries into copies
-	// pick chooses stubs whose entries a light read returns anyway
-	// (Conversation.LeftOut); picked holds them by their ID's bytes.
-	pick   func(transcript.Entry) bool
-	picked map[*byte]bool
-	rec       rawRecord
-	entries   []transcript.Entry
-	tail      []transcript.Entry // the newest accepted ui-open, if not superseded
-	ids       *idSet
-	msgAt     []time.Time
-	metaTime  time.Time
-	lastAt    time.Time
-	tree      tree
+	// widen, in a light read, keeps the entries it picks whole while
+	// reading and may start the window earlier (see TailStart).
+	widen    *TailStart
+	rec      rawRecord
+	entries  []transcript.Entry
+	tail     []transcript.Entry // the newest accepted ui-open, if not superseded
+	ids      *idSet
+	msgAt    []time.Time
+	metaTime time.Time
+	lastAt   time.Time
+	tree     tree
 }
 
 // The members a record may carry, as bits.
@@ -183,6 +182,24 @@ func parseWith(data []byte, track, scan bool) (*reader, error) {
 	return s.finish()
 }
 
+// TailStart lets the caller of Log.LoadTail start the window earlier than
+// its last n entries, from what the document and messages say: Pick
+// chooses the entries Start is shown (read whole, not only checked), and
+// Start, given those of the whole document with their indices and the
+// messages, returns the index the window must start at (or later: the
+// window never starts after its last n entries).
+type TailStart struct {
+	Pick  func(transcript.Entry) bool
+	Start func(picked []Picked, msgs []message.Message) int
+}
+
+// Picked is an entry TailStart.Pick chose, and its index in the document.
+// It is valid only during the call to Start.
+type Picked struct {
+	Index int
+	Entry transcript.Entry
+}
+
 // lineRange is a line's bytes in data, without its newline.
 type lineRange struct{ start, end int }
 
@@ -191,15 +208,10 @@ type lineRange struct{ start, end int }
 // entries (more when the provisional tail is longer); the entries before
 // them are counted (Document.Elided) and never built. Nothing it returns
 // shares data's memory.
-//
-// pick, when not nil, chooses entries before the window that the read
-// returns anyway, in Conversation.LeftOut.
-func parseTail(data []byte, window int, pick func(transcript.Entry) bool) (*reader, error) {
+// widen, when not nil, may start the window earlier.
+func parseTail(data []byte, window int, widen *TailStart) (*reader, error) {
 	s := newScanner(false, bytes.Count(data, []byte{'\n'})+1)
-	s.r.keep, s.r.light, s.r.window, s.r.data, s.quiet = true, true, window, data, true
-	if pick != nil {
-		s.r.pick, s.r.picked = pick, map[*byte]bool{}
-	}
+	s.r.keep, s.r.light, s.r.window, s.r.data, s.r.widen, s.quiet = true, true, window, data, widen, true
 	if err := s.recordsIn(data); err != nil {
 		return nil, err
 	}
@@ -213,7 +225,7 @@ func parseTail(data []byte, window int, pick func(transcript.Entry) bool) (*read
 	for id := range r.reserved {
 		reserved[strings.Clone(id)] = struct{}{}
 	}
-	r.reserved, r.data, r.stubLines, r.cur, r.picked = reserved, nil, nil, nil, nil
+	r.reserved, r.data, r.stubLines, r.cur = reserved, nil, nil, nil
 	for i := range r.conv.Problems {
 		p := &r.conv.Problems[i]
 		p.Type, p.Pointer, p.Msg = strings.Clone(p.Type), strings.Clone(p.Pointer), strings.Clone(p.Msg)
@@ -254,11 +266,11 @@ func (r *reader) hold(e transcript.Entry) transcript.Entry {
 		}
 		return e
 	}
+	if r.widen != nil && r.widen.Pick(e) {
+		return e // read in place: copied if it ends up in the window
+	}
 	if start := r.offset(unsafe.String(unsafe.SliceData(r.cur), len(r.cur))); len(r.stubLines) == 0 || r.stubLines[len(r.stubLines)-1].start != start {
 		r.stubLines = append(r.stubLines, lineRange{start, start + len(r.cur)})
-	}
-	if r.pick != nil && r.pick(e) {
-		r.picked[unsafe.StringData(e.ID)] = true
 	}
 	return transcript.Entry{ID: e.ID}
 }
@@ -374,27 +386,30 @@ func (r *reader) finishHead() error {
 		// The window never cuts the provisional tail: a writer continues
 		// from the settled entries.
 		from := max(0, min(len(entries)-r.window, r.settledLen))
+		if w := r.widen; w != nil && w.Start != nil {
+			var picked []Picked
+			for i, e := range entries {
+				if e.Content != nil && w.Pick(e) {
+					picked = append(picked, Picked{Index: i, Entry: e})
+				}
+			}
+			from = max(0, min(from, w.Start(picked, c.Messages)))
+		}
 		first := ""
 		if len(entries) > 0 {
 			first = strings.Clone(entries[0].ID)
 		}
 		win := slices.Clone(entries[from:])
+		for i, e := range win {
+			if e.Content != nil && r.widen != nil {
+				win[i] = copyEntry(e) // kept whole, read in place
+			}
+		}
 		if err := r.build(win); err != nil {
 			return err
 		}
 		doc = transcript.NewCheckedWindow(c.Header.ConversationID, from, first, win)
 		r.settledLen -= from
-		c.LeftOut = nil
-		if r.pick != nil {
-			for _, e := range entries[:from] {
-				if e.Content == nil && r.picked[unsafe.StringData(e.ID)] || e.Content != nil && r.pick(e) {
-					c.LeftOut = append(c.LeftOut, e)
-				}
-			}
-			if err := r.build(c.LeftOut); err != nil {
-				return err
-			}
-		}
 	default:
 		// Every entry was validated as it was read, and the batch rules
 		// keep IDs unique.

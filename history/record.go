@@ -174,9 +174,6 @@ type Conversation struct {
 	// Legacy is true when the log is version 2; its UI entries were decoded
 	// from rendered text.
 	Legacy bool
-	// LeftOut holds, after Log.LoadTail with a pick function, the entries
-	// before Document's first that it picked, in order.
-	LeftOut []transcript.Entry
 	// Interrupted is set by Log.Load when the log's writer had died while
 	// entries were open (streaming): Load settled them under a notice.
 	Interrupted bool

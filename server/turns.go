@@ -358,7 +358,7 @@ func (s *runner) start() error {
 	}
 	// A turn needs only the end of the document (engine.Open's rule):
 	// pages come from the log, not from the engine's store.
-	conv, err := log.LoadTail(engine.TailEntries)
+	conv, err := engine.LoadTail(log)
 	if err != nil {
 		log.Close()
 		return fmt.Errorf("load the conversation log: %w", err)

@@ -42,8 +42,8 @@ func Mix(log []byte, seed uint64) []byte {
 			out = append(out, `{"type":"ui-append",`+at+`,"entries":[`+renamed(body, "-new")+","+body+`]}`)
 		case 1: // a provisional tail, superseded by the next UI record
 			out = append(out, `{"type":"ui-open",`+at+`,"entries":[`+renamed(body, "-open")+`]}`)
-		case 2: // a snapshot re-listing some of what came before
-			k := rnd.IntN(len(seen))
+		case 2: // a snapshot re-listing some of what came before (at most 50)
+			k := max(rnd.IntN(len(seen)), len(seen)-50)
 			out = append(out, `{"type":"ui-transcript",`+at+`,"entries":[`+strings.Join(seen[k:], ",")+`]}`)
 		case 3: // a branch with a record of its own, sometimes made the head
 			branches++
