@@ -116,8 +116,9 @@ func BenchmarkStoreOnlyPerToken(b *testing.B) {
 }
 
 // BenchmarkFirstTurn opens an engine on a generated conversation of 3,000
-// and of 300,000 entries and runs the first demo turn, until the turn's
-// save is on disk. Open reads the log's tail (Engine.Open); Load reads it
+// and of 300,000 entries (compacted as folio's engine compacts, with a
+// summary message) and runs the first demo turn, until the turn's save is
+// on disk. Open reads the log's tail (Engine.Open); Load reads it
 // whole and hydrates the store with all of it (history.Log.Load, then
 // Resume). The demo model streams as it does by default (no rate set:
 // as fast as the engine reads). The goal: Open at 300,000 within
