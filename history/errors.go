@@ -36,3 +36,8 @@ var ErrUnknownBranch = errors.New("unknown branch")
 // ErrForkPoint is returned by Fork when the fork point is not in the parent
 // branch: an entry it does not have, or more messages than it holds.
 var ErrForkPoint = errors.New("fork point is not in the parent branch")
+
+// ErrElided is returned by Save when the document it is given leaves out
+// more leading entries (transcript.Document.Elided) than the log holds as
+// settled; nothing is written.
+var ErrElided = errors.New("document leaves out entries the log does not hold")
