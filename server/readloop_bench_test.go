@@ -24,11 +24,6 @@ import (
 // other, so a page that finds both busy waits for a P, up to a scheduler
 // slice (Go preempts after 10 ms). Run with GOMAXPROCS=4, which lets the
 // OS share the cores in shorter slices, the same machine gave about 3x.
-// The open runs on a thread of its own at nice loadNice (Turns' aside), so
-// when the cores are busy the operating system runs the page path's
-// threads first; the load then takes longer, which pages-while-loading
-// shows. On a machine shared with other work both p99s are noisy: compare
-// runs interleaved, not one against another taken minutes apart.
 func BenchmarkPagesWhileACommandLoads(b *testing.B) {
 	turns, err := NewTurns(TurnsOptions{Provider: demo.New(demo.Options{}), Model: "demo", Workspace: b.TempDir()})
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -225,7 +224,7 @@ func (t *Turns) runnerFor(id string) (*runner, error) {
 		s = &runner{t: t, srv: t.srv, id: id, readyC: make(chan struct{})}
 		t.sessions[id] = s
 		t.mu.Unlock()
-		s.err = aside(s.start)
+		s.err = s.start()
 		if s.err != nil {
 			t.mu.Lock()
 			if t.sessions[id] == s {
@@ -270,26 +269,6 @@ func (t *Turns) Receipt(conversation, commandID string) Receipt {
 		}
 	}
 	return unknown
-}
-
-// loadNice is the nice value an engine's open runs at: loading a long log
-// is seconds of CPU that no client waits on as keenly as on the pages and
-// pings of the same server, so the operating system is asked to run those
-// first when the cores are busy.
-const loadNice = 10
-
-// aside runs fn on an OS thread of its own at a lower priority and returns
-// its result. The goroutine never unlocks its thread, so the thread ends
-// with it: an unprivileged process cannot raise a priority again, and no
-// other goroutine may inherit the lowered one.
-func aside(fn func() error) error {
-	res := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		lowerThreadPriority()
-		res <- fn()
-	}()
-	return <-res
 }
 
 // Do runs one command (see Engine).
