@@ -1,11 +1,7 @@
 package history
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 
 	"github.com/go-json-experiment/json"
 
@@ -46,18 +42,7 @@ func (l *Log) RecordCommand(r CommandRecord) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(CommandsPath(l.path), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return fmt.Errorf("command receipts: %w", err)
-	}
-	_, err = f.Write(append(b, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := l.m.RecordCommand(b); err != nil {
 		return fmt.Errorf("command receipts: %w", err)
 	}
 	return nil
@@ -67,32 +52,23 @@ func (l *Log) RecordCommand(r CommandRecord) error {
 // the order the commands first appeared. A missing sidecar is no commands;
 // a line that does not decode (a torn last write) is skipped.
 func (l *Log) LoadCommands() ([]CommandRecord, error) {
-	f, err := os.Open(CommandsPath(l.path))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	data, err := l.m.Commands()
 	if err != nil {
 		return nil, fmt.Errorf("command receipts: %w", err)
 	}
-	defer f.Close()
 	var out []CommandRecord
 	at := map[string]int{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
+	splitLines(data, func(line []byte) {
 		var r CommandRecord
-		if json.Unmarshal(sc.Bytes(), &r) != nil || r.ID == "" {
-			continue
+		if json.Unmarshal(line, &r) != nil || r.ID == "" {
+			return
 		}
 		if i, ok := at[r.ID]; ok {
 			out[i] = r
-			continue
+			return
 		}
 		at[r.ID] = len(out)
 		out = append(out, r)
-	}
-	if err := sc.Err(); err != nil {
-		return out, fmt.Errorf("command receipts: %w", err)
-	}
+	})
 	return out, nil
 }
