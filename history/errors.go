@@ -36,3 +36,8 @@ var ErrUnknownBranch = errors.New("unknown branch")
 // ErrForkPoint is returned by Fork when the fork point is not in the parent
 // branch: an entry it does not have, or more messages than it holds.
 var ErrForkPoint = errors.New("fork point is not in the parent branch")
+
+// ErrImportDiffers is returned by Import when the store already holds a
+// log under the ID that is not a prefix of the one imported; nothing is
+// written.
+var ErrImportDiffers = errors.New("the store holds a different log under this id")

@@ -2,73 +2,16 @@ package pgstore
 
 import (
 	"context"
-	"fmt"
-	"net/url"
 	"os"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/history/storetest"
+	"github.com/foliodev/folio/store/pgstore/pgtest"
 )
 
-// required reports whether the PostgreSQL suites must run rather than be
-// skipped: in CI, or when FOLIO_REQUIRE_SUITES=1.
-func required() bool {
-	return os.Getenv("CI") == "true" || os.Getenv("FOLIO_REQUIRE_SUITES") == "1"
-}
-
-// testURL is the database the suites use (FOLIO_TEST_DATABASE_URL; start
-// one with .ci/pg-start).
-func testURL(t testing.TB) string {
-	t.Helper()
-	u := os.Getenv("FOLIO_TEST_DATABASE_URL")
-	if u == "" {
-		if required() {
-			t.Fatal("FOLIO_TEST_DATABASE_URL is required here (CI=true or FOLIO_REQUIRE_SUITES=1); start a cluster with .ci/pg-start")
-		}
-		t.Skip("set FOLIO_TEST_DATABASE_URL to run the PostgreSQL suites (eval \"$(.ci/pg-start --export)\")")
-	}
-	return u
-}
-
-var schemas atomic.Int64
-
-// freshURL creates a schema of its own for one test, dropped after it, and
-// returns the URL that makes it the search path.
-func freshURL(t testing.TB) string {
-	t.Helper()
-	base := testURL(t)
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatalf("connect to FOLIO_TEST_DATABASE_URL: %v", err)
-	}
-	defer conn.Close(ctx)
-	name := fmt.Sprintf("t_%d_%d", os.Getpid(), schemas.Add(1))
-	if _, err := conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+name+` CASCADE; CREATE SCHEMA `+name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			return
-		}
-		defer conn.Close(ctx)
-		conn.Exec(ctx, `DROP SCHEMA `+name+` CASCADE`)
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", name)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
+func freshURL(t testing.TB) string { return pgtest.URL(t) }
 
 func newTestStore(t testing.TB, opts ...Option) *Store {
 	t.Helper()

@@ -558,8 +558,8 @@ func (m *Medium) Commands() ([]byte, error) {
 	return out, rows.Err()
 }
 
-// Close removes the lease row and ends the lease connection (which frees
-// the advisory lock).
+// Close removes the lease row, frees the advisory lock and ends the lease
+// connection.
 func (m *Medium) Close() error {
 	if m.conn.IsClosed() {
 		return nil
@@ -567,5 +567,8 @@ func (m *Medium) Close() error {
 	ctx, cancel := m.s.ctx()
 	defer cancel()
 	_, _ = m.conn.Exec(ctx, `DELETE FROM folio_leases WHERE conversation_id = $1 AND backend_pid = pg_backend_pid()`, m.id)
+	// Unlocked explicitly: the server frees a closed session's locks only
+	// when its backend exits, after Close has returned.
+	_, _ = m.conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, leaseKey(m.id))
 	return m.conn.Close(ctx)
 }

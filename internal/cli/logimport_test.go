@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/store/pgstore/pgtest"
+)
+
+// folio log import copies logs into PostgreSQL byte for byte and again
+// changes nothing; export and show read them back out as from the file.
+func TestLogImportExportPostgres(t *testing.T) {
+	url := pgtest.URL(t)
+	t.Setenv("FOLIO_DATABASE_URL", "")
+	dir := t.TempDir()
+	path := writeTestLog(t, dir)
+	if err := os.WriteFile(history.CommandsPath(path), []byte(`{"id":"k1","state":"done","at":"2026-03-04T05:06:07.000Z"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "log", "import", "--to", url, dir)
+	if err != nil || !strings.Contains(out, "1 new, 0 appended to, 0 already there") {
+		t.Fatalf("first import: %q %v", out, err)
+	}
+	out, _, err = run(t, "log", "import", "--to", url, dir)
+	if err != nil || !strings.Contains(out, "0 new, 0 appended to, 1 already there") {
+		t.Fatalf("second import: %q %v", out, err)
+	}
+	l, err := history.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetTitle("The box, renamed"); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	out, _, err = run(t, "log", "import", "--to", url, path)
+	if err != nil || !strings.Contains(out, "0 new, 1 appended to, 0 already there") {
+		t.Fatalf("import of a grown log: %q %v", out, err)
+	}
+
+	want, _ := os.ReadFile(path)
+	got, _, err := run(t, "log", "export", "--store", url, "--format", "log", "c1")
+	if err != nil || got != string(want) {
+		t.Fatalf("export --format log: %v\n%s\nwant\n%s", err, got, want)
+	}
+	fromFile, _, err := run(t, "log", "show", "--json", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromStore, _, err := run(t, "log", "show", "--json", "--store", url, "c1")
+	if err != nil || fromStore != fromFile {
+		t.Fatalf("show --json from the store: %v\n%s\nfrom the file:\n%s", err, fromStore, fromFile)
+	}
+	md, _, err := run(t, "log", "export", "--store", url, "--format", "markdown", "c1")
+	if err != nil || !strings.Contains(md, "A small **cat**.") {
+		t.Fatalf("markdown export from the store: %v %q", err, md)
+	}
+	ls, _, err := run(t, "log", "ls", "--store", url)
+	if err != nil || !strings.Contains(ls, "c1") || !strings.Contains(ls, "The box, renamed") {
+		t.Fatalf("ls --store: %v\n%s", err, ls)
+	}
+
+	// The receipts came along.
+	s, err := openStore(newLogImportCmd(IO{}), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sl, err := history.OpenStore(s, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := sl.LoadCommands()
+	sl.Close()
+	if err != nil || len(rs) != 1 || rs[0].ID != "k1" || rs[0].State != "done" {
+		t.Fatalf("receipts %+v %v", rs, err)
+	}
+
+	// Another log under the same ID is refused, and the stored one kept.
+	other := filepath.Join(t.TempDir(), "c1.jsonl")
+	if err := os.WriteFile(other, []byte(`{"type":"conversation","version":3,"conversationId":"c1","startedAt":"2026-01-01T00:00:00.000Z"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, err := run(t, "log", "import", "--to", url, other)
+	if err == nil || !strings.Contains(errOut, "different log") {
+		t.Fatalf("a different log was not refused: %v %q", err, errOut)
+	}
+	if got, _, _ := run(t, "log", "export", "--store", url, "--format", "log", "c1"); got != string(want) {
+		t.Fatal("a refused import changed the stored log")
+	}
+	if _, _, err := run(t, "log", "export", "--store", url, "--format", "log", "nope"); err == nil {
+		t.Fatal("exporting a missing conversation succeeded")
+	}
+}
+
+func TestLogImportNeedsADatabase(t *testing.T) {
+	t.Setenv("FOLIO_DATABASE_URL", "")
+	_, _, err := run(t, "log", "import", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "--to is required") {
+		t.Fatalf("import without --to: %v", err)
+	}
+	_, _, err = run(t, "log", "import", "--to", "/some/folder", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "postgres://") {
+		t.Fatalf("import to a folder: %v", err)
+	}
+}
