@@ -10,8 +10,9 @@
 // same connection: a writer whose connection died (its process was killed,
 // or the server ended the session) can write nothing more, and its lease
 // is free for the next writer. Each append is one transaction that also
-// NOTIFYs the conversation's channel (Channel) with the new sequence
-// number; Follow reads what came after a sequence a reader last saw.
+// NOTIFYs AppendsChannel with the conversation and its new sequence
+// number; Follow reads what came after a sequence a reader last saw, and a
+// Mirror keeps a replica's local copies of the logs current with both.
 //
 // Concurrency: a *Store is safe for concurrent use; a Medium it hands out
 // is used by one goroutine at a time, as history.Log requires.

@@ -109,15 +109,6 @@ func leaseKey(id string) int64 {
 	return int64(h.Sum64())
 }
 
-// Channel is the NOTIFY channel of conversation id: every append to it
-// notifies "<epoch> <seq> <size>", the log's epoch, its last record's
-// sequence number and its size after the append.
-func Channel(id string) string {
-	h := fnv.New64a()
-	h.Write([]byte(id))
-	return "folio_" + strconv.FormatUint(h.Sum64(), 36)
-}
-
 // Open takes id's lease on a connection of its own.
 func (s *Store) Open(id string) (history.Medium, error) { return s.OpenMedium(id) }
 
@@ -423,6 +414,9 @@ func (m *Medium) write(data []byte, replace bool) error {
 	if replace {
 		size = 0
 	}
+	if !m.known {
+		size, next = 0, 1 // sequence numbers start at 1, so Follow from 0 reads all
+	}
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
@@ -481,8 +475,8 @@ func (m *Medium) write(data []byte, replace bool) error {
 			return m.fail(fmt.Errorf("pgstore: write %s: %w", m.id, err))
 		}
 	}
-	if _, err := exec(tx, `SELECT pg_notify($1, $2)`, Channel(m.id),
-		strconv.FormatInt(epoch, 10)+" "+strconv.FormatInt(next-1, 10)+" "+strconv.FormatInt(size, 10)); err != nil {
+	if _, err := exec(tx, `SELECT pg_notify($1, $2)`, AppendsChannel,
+		strconv.FormatInt(epoch, 10)+" "+strconv.FormatInt(next-1, 10)+" "+strconv.FormatInt(size, 10)+" "+m.id); err != nil {
 		return m.fail(fmt.Errorf("pgstore: write %s: %w", m.id, err))
 	}
 	m.step(step)
