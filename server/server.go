@@ -47,6 +47,9 @@ type Options struct {
 	Snapshots int
 	// Logger receives operational messages (never payloads).
 	Logger *slog.Logger
+	// Replica, when set, keeps the conversations in a database several
+	// servers share; DataDir then holds this server's copies (replica.go).
+	Replica Replica
 }
 
 // Server serves folio's HTTP API, WebSocket protocol and web app.
@@ -123,6 +126,7 @@ func New(opts Options) (*Server, error) {
 		s.turns = t
 		t.bind(s)
 	}
+	s.bindReplica()
 	return s, nil
 }
 
@@ -246,7 +250,7 @@ func (s *Server) conv(id string) *liveState {
 	defer s.mu.Unlock()
 	c, ok := s.convs[id]
 	if !ok {
-		c = newConv(s, id, s.logPath(id))
+		c = newConv(s, id, s.localPath(id))
 		s.convs[id] = c
 	}
 	return c
@@ -257,7 +261,15 @@ func (s *Server) conv(id string) *liveState {
 // conversations/<agentId>/<id>.jsonl, else where a new log would go. The id
 // must have passed validConversationID, which admits only names
 // history.Path accepts; any other gives "", which names no file.
+//
+// On a replica, it first brings the copy up to date (syncCopy).
 func (s *Server) logPath(id string) string {
+	s.syncCopy(id)
+	return s.localPath(id)
+}
+
+// localPath is logPath without syncing a replica's copy.
+func (s *Server) localPath(id string) string {
 	p, err := history.Locate(s.opts.DataDir, id)
 	if err != nil {
 		return ""

@@ -349,7 +349,7 @@ func (s *runner) start() error {
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("%w: no conversation %s", ErrNotFound, s.id)
 	}
-	log, err := history.Open(path)
+	log, err := s.srv.openLog(s.id, path)
 	if errors.Is(err, history.ErrLocked) {
 		return fmt.Errorf("%w: %v", ErrLocked, err)
 	}

@@ -1,0 +1,189 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/provider/demo"
+	"github.com/foliodev/folio/store/pgstore"
+	"github.com/foliodev/folio/store/pgstore/pgtest"
+	"github.com/foliodev/folio/transcript"
+)
+
+// replicaServer is one of several servers sharing a database, with its own
+// data folder (its copies), engine and loopback port.
+type replicaServer struct {
+	*testServer
+	mirror *pgstore.Mirror
+	store  *pgstore.Store
+	turns  *Turns
+}
+
+func newReplicaServer(t *testing.T, url string, rate float64) *replicaServer {
+	t.Helper()
+	st, err := pgstore.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	m := pgstore.NewMirror(st, data, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { m.Run(ctx); close(done) }()
+	turns, err := NewTurns(TurnsOptions{
+		Provider:  demo.New(demo.Options{TokensPerSecond: rate}),
+		Model:     "demo",
+		Workspace: t.TempDir(),
+		IdleAfter: time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestServer(t, Options{Engine: turns, DataDir: data, Replica: m})
+	t.Cleanup(func() { cancel(); <-done; st.Close() })
+	return &replicaServer{testServer: ts, mirror: m, store: st, turns: turns}
+}
+
+// copyOf is the replica's local copy of id.
+func (r *replicaServer) copyOf(t *testing.T, id string) []byte {
+	t.Helper()
+	p, _ := r.mirror.Path(id)
+	b, _ := os.ReadFile(p)
+	return b
+}
+
+// waitEqual waits until every replica's copy of id holds the database's
+// log.
+func waitEqual(t *testing.T, id string, rs ...*replicaServer) []byte {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second) // a hang guard, not a measure
+	for {
+		want, _, err := rs[0].store.ReadLog(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := true
+		for _, r := range rs {
+			same = same && bytes.Equal(r.copyOf(t, id), want)
+		}
+		if same {
+			return want
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replicas' copies never matched the database's %d bytes", len(want))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// awaitAgent waits on a tab for an agent entry shown settled (an upsert
+// of a settled entry, or the settle of an open one) and returns it.
+func awaitAgent(t *testing.T, c *client) transcript.Entry {
+	t.Helper()
+	f := c.await(func(f frame) bool {
+		if f.Type != "event" || f.Open || (f.Op != string(OpSettle) && f.Op != string(OpUpsert)) {
+			return false
+		}
+		e, err := transcript.DecodeEntry(f.Entry)
+		return err == nil && e.Content.Kind() == transcript.KindAgent
+	})
+	return f.entry(t)
+}
+
+// Three servers on one database: a turn sent on A streams live to tabs on
+// B and C; the owner dies mid-turn (its lease connection is ended, then
+// its server closed) and a send on B records the interruption and runs;
+// every copy ends equal to the database, with no record lost or doubled.
+func TestThreeReplicas(t *testing.T) {
+	url := pgtest.URL(t)
+	a := newReplicaServer(t, url, 400)
+	b := newReplicaServer(t, url, 400)
+	c := newReplicaServer(t, url, 400)
+	id := a.create(t)
+
+	ca, cb, cc := a.dial(t), b.dial(t), c.dial(t)
+	ca.open(id)
+	cb.open(id)
+	cc.open(id)
+	if r := ca.send(id, "k1", "hello from A"); r.State == StateRejected {
+		t.Fatalf("send on A: %+v", r)
+	}
+	if r := ca.finished("k1"); r.State != StateDone {
+		t.Fatalf("A's turn: %+v", r)
+	}
+	eb, ec := awaitAgent(t, cb), awaitAgent(t, cc)
+	stored, err := history.ReadStore(a.store, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, e := range map[string]transcript.Entry{"B": eb, "C": ec} {
+		i, ok := stored.Document.Index(e.ID)
+		if !ok || transcript.FingerprintOf(e) != stored.Document.Fingerprint(i) {
+			t.Fatalf("%s's tab settled %+v, which the database does not hold", name, e)
+		}
+	}
+	waitEqual(t, id, a, b, c)
+
+	// A lets go of the conversation (as its idle engine would); D, a
+	// replica with a slow model, takes it and dies mid-answer: its lease
+	// connection ends, then the server stops.
+	a.turns.forget(id)
+	d := newReplicaServer(t, url, 20)
+	cd := d.dial(t)
+	cd.open(id)
+	if r := cd.send(id, "k2", "long"); r.State == StateRejected {
+		t.Fatalf("send on D: %+v", r)
+	}
+	// B's tab sees D's answer streaming before D dies.
+	cb.await(func(f frame) bool {
+		if f.Type != "event" || f.Op != string(OpUpsert) || !f.Open {
+			return false
+		}
+		e, err := transcript.DecodeEntry(f.Entry)
+		return err == nil && e.Content.Kind() == transcript.KindAgent
+	})
+	var pid int32
+	if err := a.store.Pool().QueryRow(context.Background(),
+		`SELECT backend_pid FROM folio_leases WHERE conversation_id = $1`, id).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.store.Pool().Exec(context.Background(), `SELECT pg_terminate_backend($1, 10000)`, pid); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+
+	r := cb.send(id, "k3", "next, from B")
+	if r.State == StateRejected {
+		t.Fatalf("send on B after the owner died: %+v", r)
+	}
+	if r := cb.finished("k3"); r.State != StateDone {
+		t.Fatalf("B's turn: %+v", r)
+	}
+	data := waitEqual(t, id, a, b, c)
+	conv, err := history.ReadStore(b.store, id)
+	if err != nil || len(conv.Problems) != 0 {
+		t.Fatalf("the database's log: %v %+v", err, conv.Problems)
+	}
+	var notices, users int
+	for _, e := range conv.Document.Entries() {
+		switch x := e.Content.(type) {
+		case transcript.Notice:
+			if x.Text == history.InterruptedNotice {
+				notices++
+			}
+		case transcript.User:
+			users++
+		}
+	}
+	if notices != 1 || users != 3 {
+		t.Fatalf("%d interrupted notices and %d user entries; want 1 and 3:\n%s", notices, users, data)
+	}
+	if n := strings.Count(string(data), "\n"); n < 5 {
+		t.Fatalf("only %d records", n)
+	}
+}
