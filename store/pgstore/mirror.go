@@ -295,9 +295,12 @@ func (m *Mirror) Create(id string, header []byte) error {
 func (m *Mirror) Run(ctx context.Context) error {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
-		err := m.listen(ctx)
+		listened, err := m.listen(ctx)
 		if ctx.Err() != nil {
 			return nil
+		}
+		if listened {
+			backoff = 100 * time.Millisecond // it worked until now: retry soon
 		}
 		m.log.Warn("database listener", "err", err, "retry", backoff)
 		select {
@@ -312,14 +315,14 @@ func (m *Mirror) Run(ctx context.Context) error {
 
 // listen is one connection's life: LISTEN, catch up, then apply
 // notifications as they come.
-func (m *Mirror) listen(ctx context.Context) error {
+func (m *Mirror) listen(ctx context.Context) (listened bool, err error) {
 	conn, err := pgx.ConnectConfig(ctx, m.s.cfg)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	if _, err := conn.Exec(ctx, `LISTEN `+AppendsChannel); err != nil {
-		return err
+		return false, err
 	}
 	// Whatever was appended while nobody listened.
 	m.mu.Lock()
@@ -336,7 +339,7 @@ func (m *Mirror) listen(ctx context.Context) error {
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
-			return err
+			return true, err
 		}
 		epoch, seq, id, ok := parseNote(n.Payload)
 		if !ok {
