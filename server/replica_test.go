@@ -1,10 +1,16 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"net"
 	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -95,10 +101,11 @@ func awaitAgent(t *testing.T, c *client) transcript.Entry {
 	return f.entry(t)
 }
 
-// Three servers on one database: a turn sent on A streams live to tabs on
-// B and C; the owner dies mid-turn (its lease connection is ended, then
-// its server closed) and a send on B records the interruption and runs;
-// every copy ends equal to the database, with no record lost or doubled.
+// Three servers on one database: a turn sent on A settles live on tabs on
+// B and C; then a fourth replica, in its own process, owns the
+// conversation and is killed with SIGKILL while it streams an answer that
+// B's tab is showing; a send on B records the interruption and runs; every
+// copy ends equal to the database, with no record lost or doubled.
 func TestThreeReplicas(t *testing.T) {
 	url := pgtest.URL(t)
 	a := newReplicaServer(t, url, 400)
@@ -130,10 +137,10 @@ func TestThreeReplicas(t *testing.T) {
 	waitEqual(t, id, a, b, c)
 
 	// A lets go of the conversation (as its idle engine would); D, a
-	// replica with a slow model, takes it and dies mid-answer: its lease
-	// connection ends, then the server stops.
+	// replica in a process of its own with a slow model, takes it and is
+	// killed (SIGKILL) mid-answer.
 	a.turns.forget(id)
-	d := newReplicaServer(t, url, 20)
+	d := startReplicaProcess(t, url)
 	cd := d.dial(t)
 	cd.open(id)
 	if r := cd.send(id, "k2", "long"); r.State == StateRejected {
@@ -147,15 +154,7 @@ func TestThreeReplicas(t *testing.T) {
 		e, err := transcript.DecodeEntry(f.Entry)
 		return err == nil && e.Content.Kind() == transcript.KindAgent
 	})
-	var pid int32
-	if err := a.store.Pool().QueryRow(context.Background(),
-		`SELECT backend_pid FROM folio_leases WHERE conversation_id = $1`, id).Scan(&pid); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.store.Pool().Exec(context.Background(), `SELECT pg_terminate_backend($1, 10000)`, pid); err != nil {
-		t.Fatal(err)
-	}
-	d.Close()
+	d.kill(t)
 
 	r := cb.send(id, "k3", "next, from B")
 	if r.State == StateRejected {
@@ -186,4 +185,63 @@ func TestThreeReplicas(t *testing.T) {
 	if n := strings.Count(string(data), "\n"); n < 5 {
 		t.Fatalf("only %d records", n)
 	}
+}
+
+// replicaProcess is a replica server in a child process (TestMain runs
+// serveReplica), so a test can kill it as a crash would.
+type replicaProcess struct {
+	*testServer
+	cmd *exec.Cmd
+}
+
+func startReplicaProcess(t *testing.T, url string) *replicaProcess {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "FOLIO_TEST_REPLICA="+t.TempDir(), "FOLIO_TEST_REPLICA_URL="+url)
+	in, err := cmd.StdinPipe()
+	must(t, err)
+	out, err := cmd.StdoutPipe()
+	must(t, err)
+	cmd.Stderr = os.Stderr
+	must(t, cmd.Start())
+	t.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
+	sc := bufio.NewScanner(out)
+	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "addr ") {
+		t.Fatalf("the replica process did not start: %q", sc.Text())
+	}
+	return &replicaProcess{testServer: &testServer{Server: &Server{}, url: "http://" + strings.TrimPrefix(sc.Text(), "addr ")}, cmd: cmd}
+}
+
+// kill sends SIGKILL and waits for the process to end.
+func (p *replicaProcess) kill(t *testing.T) {
+	t.Helper()
+	must(t, p.cmd.Process.Signal(syscall.SIGKILL))
+	p.cmd.Wait()
+}
+
+// serveReplica is the child process: a replica with the demo model at 20
+// tokens per second, serving until its standard input closes.
+func serveReplica(data, url string) int {
+	fail := func(err error) int { fmt.Fprintln(os.Stderr, err); return 1 }
+	st, err := pgstore.Open(context.Background(), url)
+	if err != nil {
+		return fail(err)
+	}
+	m := pgstore.NewMirror(st, data, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go m.Run(ctx)
+	turns, err := NewTurns(TurnsOptions{Provider: demo.New(demo.Options{TokensPerSecond: 20}), Model: "demo", Workspace: data})
+	if err != nil {
+		return fail(err)
+	}
+	s, err := New(Options{Engine: turns, DataDir: data, Replica: m, FollowInterval: 5 * time.Millisecond, TempDir: data})
+	if err != nil {
+		return fail(err)
+	}
+	ready := make(chan string, 1)
+	go s.ListenAndServe(ctx, "127.0.0.1:0", func(a net.Addr) { ready <- a.String() })
+	fmt.Println("addr", <-ready)
+	io.Copy(io.Discard, os.Stdin)
+	return 0
 }
