@@ -3,9 +3,14 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"os"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json"
 
 	"github.com/foliodev/folio/history"
 )
@@ -16,7 +21,9 @@ import (
 // database: every request that names a conversation first brings its copy
 // up to date (Sync), the follower publishes what other replicas appended
 // from the copy, and writers (the engine, renames) write through OpenLog
-// under the conversation's lease in the database.
+// under the conversation's lease in the database. A command for a
+// conversation another replica's engine holds is forwarded to it
+// (forward), and its receipts come back.
 type Replica interface {
 	// Sync brings DataDir's copy of id up to the database (removing it
 	// when the database has no such conversation) and keeps it current.
@@ -32,6 +39,177 @@ type Replica interface {
 	Delete(id string) error
 	// OnChange sets the function told after a copy changed.
 	OnChange(func(id string))
+
+	// Commands for a conversation another replica's engine holds go
+	// there: Forward writes one for the owner, Withdraw takes back one no
+	// owner claimed, Answer records a receipt of a command this replica
+	// runs for another; OnCommand is told of commands forwarded here, and
+	// OnReceipt of receipts of commands forwarded from here.
+	Forward(ctx context.Context, id, commandID string, body []byte) error
+	Withdraw(ctx context.Context, id, commandID string) (bool, error)
+	Answer(ctx context.Context, id, commandID string, receipt []byte) error
+	OnCommand(func(id string, body []byte))
+	OnReceipt(func(id string, receipt []byte))
+}
+
+// forwardClaimWait is how long a forwarded command waits for an owner to
+// claim it before the sender takes it back and tries to run it itself (the
+// owner's engine may have closed meanwhile).
+const forwardClaimWait = 2 * time.Second
+
+// forwardAnswerWait bounds the wait for the first receipt of a claimed
+// command.
+const forwardAnswerWait = 30 * time.Second
+
+// forwards tracks commands crossing replicas.
+type forwards struct {
+	mu sync.Mutex
+	// waiting: commands this replica forwarded, waiting for their first
+	// receipt.
+	waiting map[[2]string]chan Receipt
+	// answering: commands this replica runs for another, whose receipts
+	// go back to the sender.
+	answering map[[2]string]bool
+}
+
+func (f *forwards) wait(id, cmd string) chan Receipt {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.waiting == nil {
+		f.waiting = map[[2]string]chan Receipt{}
+	}
+	ch := make(chan Receipt, 1)
+	f.waiting[[2]string{id, cmd}] = ch
+	return ch
+}
+
+func (f *forwards) done(id, cmd string) {
+	f.mu.Lock()
+	delete(f.waiting, [2]string{id, cmd})
+	f.mu.Unlock()
+}
+
+// forward runs cmd on the replica whose engine holds its conversation,
+// and returns that replica's first receipt. Later receipts reach this
+// replica's tabs through OnReceipt. When no owner claims the command in
+// time, it is taken back and run here; a conversation still locked after a
+// few rounds is refused as locked.
+func (s *Server) forward(ctx context.Context, cmd Command) (Receipt, error) {
+	r := s.opts.Replica
+	body, err := json.Marshal(cmd)
+	if err != nil {
+		return Receipt{}, err
+	}
+	id, k := cmd.Conversation, cmd.CommandID
+	defer s.fwd.done(id, k)
+	lockErr := fmt.Errorf("%w: another replica holds the conversation", ErrLocked)
+	for range 3 {
+		ch := s.fwd.wait(id, k)
+		if err := r.Forward(ctx, id, k, body); err != nil {
+			return Receipt{}, err
+		}
+		t := time.NewTimer(forwardClaimWait)
+		select {
+		case rc := <-ch:
+			t.Stop()
+			return rc, nil
+		case <-ctx.Done():
+			t.Stop()
+			return Receipt{}, ctx.Err()
+		case <-t.C:
+		}
+		took, err := r.Withdraw(ctx, id, k)
+		if err != nil {
+			return Receipt{}, err
+		}
+		if !took {
+			// Claimed meanwhile: its answer is on its way.
+			t := time.NewTimer(forwardAnswerWait)
+			defer t.Stop()
+			select {
+			case rc := <-ch:
+				return rc, nil
+			case <-ctx.Done():
+				return Receipt{}, ctx.Err()
+			case <-t.C:
+				return Receipt{}, fmt.Errorf("%w: the replica that took the command did not answer", ErrLocked)
+			}
+		}
+		rc, err := s.opts.Engine.Do(ctx, cmd)
+		if !errors.Is(err, ErrLocked) {
+			return rc, err
+		}
+		lockErr = err
+	}
+	return Receipt{}, lockErr
+}
+
+// runForwarded runs a command another replica forwarded here, and sends
+// its receipts back.
+func (s *Server) runForwarded(id string, body []byte) {
+	var cmd Command
+	if err := json.Unmarshal(body, &cmd); err != nil || cmd.Conversation != id || cmd.CommandID == "" {
+		s.opts.Logger.Warn("a forwarded command does not decode", "conversation", id)
+		return
+	}
+	key := [2]string{id, cmd.CommandID}
+	s.fwd.mu.Lock()
+	if s.fwd.answering == nil {
+		s.fwd.answering = map[[2]string]bool{}
+	}
+	s.fwd.answering[key] = true
+	s.fwd.mu.Unlock()
+	rc := s.do(context.Background(), cmd)
+	s.answer(id, rc)
+}
+
+// answer sends a receipt of a command run for another replica back to it;
+// others are left alone.
+func (s *Server) answer(id string, rc Receipt) {
+	key := [2]string{id, rc.CommandID}
+	s.fwd.mu.Lock()
+	ok := s.fwd.answering[key]
+	if ok && receiptRank(rc.State) == receiptRank(StateDone) {
+		delete(s.fwd.answering, key)
+	}
+	s.fwd.mu.Unlock()
+	if !ok {
+		return
+	}
+	b, err := json.Marshal(rc)
+	if err == nil {
+		err = s.opts.Replica.Answer(context.Background(), id, rc.CommandID, b)
+	}
+	if err != nil {
+		s.opts.Logger.Warn("cannot answer a forwarded command", "conversation", id, "err", err)
+	}
+}
+
+// forwardedReceipt takes a receipt the owner gave a command this replica
+// forwarded: the first one answers the waiting send, and each is published
+// to this replica's tabs unless it would move the command backwards.
+func (s *Server) forwardedReceipt(id string, b []byte) {
+	var rc Receipt
+	if err := json.Unmarshal(b, &rc); err != nil || rc.Conversation != id {
+		return
+	}
+	s.fwd.mu.Lock()
+	ch := s.fwd.waiting[[2]string{id, rc.CommandID}]
+	s.fwd.mu.Unlock()
+	if ch != nil {
+		select {
+		case ch <- rc:
+		default:
+		}
+	}
+	c := s.lookupConv(id)
+	if c == nil {
+		return
+	}
+	if cur := c.book.get(rc.CommandID); cur.State != StateUnknown && receiptRank(rc.State) < receiptRank(cur.State) {
+		return
+	}
+	_ = s.Publish(id, Change{Op: OpReceipt, Receipt: &rc})
 }
 
 // bindReplica pokes a conversation's follower when its copy changed, so
@@ -42,6 +220,8 @@ func (s *Server) bindReplica() {
 	if r == nil {
 		return
 	}
+	r.OnCommand(s.runForwarded)
+	r.OnReceipt(s.forwardedReceipt)
 	r.OnChange(func(id string) {
 		// Not under the mirror's lock: the poll takes the conversation's.
 		go func() {

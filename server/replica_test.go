@@ -245,3 +245,44 @@ func serveReplica(data, url string) int {
 	io.Copy(io.Discard, os.Stdin)
 	return 0
 }
+
+// A send that reaches a replica while another replica's engine runs a
+// turn in the conversation is forwarded to that owner, queued there, and
+// its receipts reach the sender's tab; the two turns are recorded once
+// each.
+func TestReplicaForwardsACommandToTheOwner(t *testing.T) {
+	url := pgtest.URL(t)
+	a := newReplicaServer(t, url, 300)
+	b := newReplicaServer(t, url, 300)
+	id := a.create(t)
+	ca, cb := a.dial(t), b.dial(t)
+	ca.open(id)
+	cb.open(id)
+	if r := ca.send(id, "k1", "long"); r.State == StateRejected {
+		t.Fatalf("send on A: %+v", r)
+	}
+	// Queued: only A's engine, which runs k1, can queue it.
+	if r := cb.send(id, "k2", "hello from B"); r.State != StateQueued {
+		t.Fatalf("send on B while A runs a turn: %+v, want queued behind A's turn", r)
+	}
+	if r := cb.finished("k2"); r.State != StateDone {
+		t.Fatalf("B's forwarded command ended %+v", r)
+	}
+	if r := ca.finished("k1"); r.State != StateDone {
+		t.Fatalf("A's turn: %+v", r)
+	}
+	data := waitEqual(t, id, a, b)
+	conv, err := history.ReadStore(a.store, id)
+	if err != nil || len(conv.Problems) != 0 {
+		t.Fatalf("%v %+v", err, conv.Problems)
+	}
+	var users []string
+	for _, e := range conv.Document.Entries() {
+		if u, ok := e.Content.(transcript.User); ok {
+			users = append(users, u.Text)
+		}
+	}
+	if strings.Join(users, "|") != "long|hello from B" {
+		t.Fatalf("user entries %q; want A's then B's, once each:\n%s", users, data)
+	}
+}

@@ -77,6 +77,8 @@ type Server struct {
 	onConnClosed func(websocket.StatusCode) // test hook: a connection finished releasing, with the code it was closed with; guarded by mu
 
 	turns *Turns // the bound engine, when it is the server's own (closed by Close)
+
+	fwd forwards // commands crossing replicas (replica.go)
 }
 
 // setOnConnClosed installs the test hook.
@@ -284,6 +286,9 @@ func (s *Server) localPath(id string) string {
 func (s *Server) Publish(conversation string, ch Change) error {
 	if err := validConversationID(conversation); err != nil {
 		return err
+	}
+	if ch.Op == OpReceipt && ch.Receipt != nil && s.opts.Replica != nil {
+		s.answer(conversation, *ch.Receipt) // a command another replica sent
 	}
 	c := s.conv(conversation)
 	c.mu.Lock()

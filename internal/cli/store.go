@@ -41,7 +41,7 @@ func openStore(cmd *cobra.Command, url string) (*pgstore.Store, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	s, err := pgstore.Open(ctx, url, pgstore.WithOwner(ownerName()))
+	s, err := pgstore.Open(ctx, url)
 	if err != nil {
 		return nil, failure(cmd, fmt.Errorf("%s: %w", redactURL(url), err))
 	}
@@ -60,11 +60,6 @@ func redactURL(u string) string {
 		return u[:scheme+3] + cred[:i] + ":…" + u[at:]
 	}
 	return u
-}
-
-func ownerName() string {
-	host, _ := os.Hostname()
-	return fmt.Sprintf("folio %s pid %d", host, os.Getpid())
 }
 
 // readConversation reads ARG: a log file, or with a store configured, a

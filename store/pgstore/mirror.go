@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -42,6 +44,10 @@ type Mirror struct {
 	s   *Store
 	dir string // the replica's data folder
 	log *slog.Logger
+
+	in inbox // forwarded commands (inbox.go)
+
+	listener atomic.Uint32 // the listening connection's server process (tests end it)
 
 	mu    sync.Mutex
 	convs map[string]*mirrored
@@ -202,6 +208,7 @@ func (m *Mirror) OpenLog(id string, opts ...history.Option) (*history.Log, error
 	if err != nil {
 		return nil, err
 	}
+	m.own(id, 1)
 	return history.OpenMedium(&teeMedium{Medium: pm, m: m, id: id, path: p}, id, opts...), nil
 }
 
@@ -209,13 +216,24 @@ func (m *Mirror) OpenLog(id string, opts ...history.Option) (*history.Log, error
 // the replica's copy.
 type teeMedium struct {
 	*Medium
-	m    *Mirror
-	id   string
-	path string
+	m      *Mirror
+	id     string
+	path   string
+	closed bool
 }
 
 func (t *teeMedium) Append(records []byte) error { return t.write(records, false) }
-func (t *teeMedium) Replace(data []byte) error   { return t.write(data, true) }
+
+// Close releases the lease; this replica no longer owns the conversation.
+func (t *teeMedium) Close() error {
+	err := t.Medium.Close()
+	if !t.closed {
+		t.closed = true
+		t.m.own(t.id, -1)
+	}
+	return err
+}
+func (t *teeMedium) Replace(data []byte) error { return t.write(data, true) }
 
 func (t *teeMedium) write(data []byte, replace bool) error {
 	c := t.m.conv(t.id)
@@ -321,8 +339,11 @@ func (m *Mirror) listen(ctx context.Context) (listened bool, err error) {
 		return false, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, `LISTEN `+AppendsChannel); err != nil {
-		return false, err
+	m.listener.Store(conn.PgConn().PID())
+	for _, ch := range []string{AppendsChannel, InboxChannel, ReceiptsChannel} {
+		if _, err := conn.Exec(ctx, `LISTEN `+ch); err != nil {
+			return false, err
+		}
 	}
 	// Whatever was appended while nobody listened.
 	m.mu.Lock()
@@ -336,10 +357,18 @@ func (m *Mirror) listen(ctx context.Context) (listened bool, err error) {
 			m.log.Warn("replica catch-up", "conversation", id, "err", err)
 		}
 	}
+	m.pending(ctx)
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return true, err
+		}
+		if n.Channel != AppendsChannel {
+			var in note
+			if json.Unmarshal([]byte(n.Payload), &in) == nil {
+				m.inboxNote(ctx, in)
+			}
+			continue
 		}
 		epoch, seq, id, ok := parseNote(n.Payload)
 		if !ok {

@@ -87,13 +87,12 @@ func TestMirrorFollowsAnotherReplica(t *testing.T) {
 
 	// B's listener connection dies; what is appended meanwhile reaches it
 	// after it reconnects.
-	var pid int32
-	err = a.m.Store().Pool().QueryRow(context.Background(),
-		`SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN `+AppendsChannel+`' AND datname = current_database() ORDER BY backend_start DESC LIMIT 1`).Scan(&pid)
-	if err != nil {
-		t.Fatal(err)
+	pid := b.m.listener.Load()
+	for pid == 0 { // b's listener connects on its own goroutine
+		<-b.changes
+		pid = b.m.listener.Load()
 	}
-	terminate(t, a.m.Store(), uint32(pid))
+	terminate(t, a.m.Store(), pid)
 	for i, text := range []string{"one", "two", "three"} {
 		d, _ = d.Append(transcript.Entry{ID: "a" + string(rune('0'+i)), Content: transcript.Agent{Markdown: text}, Timestamp: t0})
 		if err := l.Save(d, msgs); err != nil {

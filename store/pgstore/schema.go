@@ -53,6 +53,17 @@ var migrations = []string{
 		backend_pid int  NOT NULL,
 		since       timestamptz NOT NULL DEFAULT now()
 	);`,
+	// 2: commands forwarded to the replica that owns a conversation.
+	`CREATE TABLE folio_inbox (
+		conversation_id text NOT NULL,
+		command_id      text NOT NULL,
+		body            bytea NOT NULL, -- the command as the sending server encoded it
+		sender          text NOT NULL,
+		claimed_by      text,           -- the owner that took it; NULL while waiting
+		receipt         bytea,          -- the latest receipt the owner gave
+		created_at      timestamptz NOT NULL DEFAULT now(),
+		PRIMARY KEY (conversation_id, command_id)
+	);`,
 }
 
 // schemaLock is the advisory lock key that serializes migrations.

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -35,8 +36,9 @@ var _ history.Store = (*Store)(nil)
 // Option configures Open.
 type Option func(*Store)
 
-// WithOwner names this process in the lease rows other writers see (by
-// default host name and process ID).
+// WithOwner names this store in the lease rows other writers see and in
+// the commands it forwards or claims; it must differ between stores (by
+// default host name, process ID and a random suffix).
 func WithOwner(name string) Option { return func(s *Store) { s.owner = name } }
 
 // WithTimeout bounds each database operation (default 30 s).
@@ -55,7 +57,9 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("pgstore: %w", err)
 	}
 	host, _ := os.Hostname()
-	s := &Store{cfg: cfg.ConnConfig.Copy(), owner: host, timeout: 30 * time.Second}
+	var nonce [4]byte
+	rand.Read(nonce[:])
+	s := &Store{cfg: cfg.ConnConfig.Copy(), owner: fmt.Sprintf("%s pid %d %x", host, os.Getpid(), nonce), timeout: 30 * time.Second}
 	for _, o := range opts {
 		o(s)
 	}
