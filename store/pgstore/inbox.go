@@ -128,6 +128,10 @@ func (m *Mirror) claim(ctx context.Context, id, commandID string) ([]byte, bool)
 // owns (after a reconnect, or for a command sent just before it took the
 // lease).
 func (m *Mirror) pending(ctx context.Context) {
+	// Rows are kept an hour, long enough for any sender to have had its
+	// receipts; a command ID sent again later is answered by the owner's
+	// own record of it.
+	_, _ = m.s.pool.Exec(ctx, `DELETE FROM folio_inbox WHERE created_at < now() - interval '1 hour'`)
 	m.in.mu.Lock()
 	ids := make([]string, 0, len(m.in.owned))
 	for id := range m.in.owned {
