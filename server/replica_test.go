@@ -192,12 +192,15 @@ func TestThreeReplicas(t *testing.T) {
 type replicaProcess struct {
 	*testServer
 	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Scanner
 }
 
-func startReplicaProcess(t *testing.T, url string) *replicaProcess {
+func startReplicaProcess(t *testing.T, url string, env ...string) *replicaProcess {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "FOLIO_TEST_REPLICA="+t.TempDir(), "FOLIO_TEST_REPLICA_URL="+url)
+	cmd.Env = append(cmd.Env, env...)
 	in, err := cmd.StdinPipe()
 	must(t, err)
 	out, err := cmd.StdoutPipe()
@@ -209,7 +212,18 @@ func startReplicaProcess(t *testing.T, url string) *replicaProcess {
 	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "addr ") {
 		t.Fatalf("the replica process did not start: %q", sc.Text())
 	}
-	return &replicaProcess{testServer: &testServer{Server: &Server{}, url: "http://" + strings.TrimPrefix(sc.Text(), "addr ")}, cmd: cmd}
+	return &replicaProcess{testServer: &testServer{Server: &Server{}, url: "http://" + strings.TrimPrefix(sc.Text(), "addr ")},
+		cmd: cmd, in: in, out: sc}
+}
+
+// report asks the process for its peak RSS.
+func (p *replicaProcess) report(t *testing.T) string {
+	t.Helper()
+	io.WriteString(p.in, "report\n")
+	if !p.out.Scan() {
+		t.Fatal("the replica process did not report")
+	}
+	return p.out.Text()
 }
 
 // kill sends SIGKILL and waits for the process to end.
@@ -235,14 +249,23 @@ func serveReplica(data, url string) int {
 	if err != nil {
 		return fail(err)
 	}
-	s, err := New(Options{Engine: turns, DataDir: data, Replica: m, FollowInterval: 5 * time.Millisecond, TempDir: data})
+	follow := 5 * time.Millisecond
+	if d, err := time.ParseDuration(os.Getenv("FOLIO_TEST_REPLICA_FOLLOW")); err == nil {
+		follow = d
+	}
+	s, err := New(Options{Engine: turns, DataDir: data, Replica: m, FollowInterval: follow, TempDir: data})
 	if err != nil {
 		return fail(err)
 	}
 	ready := make(chan string, 1)
 	go s.ListenAndServe(ctx, "127.0.0.1:0", func(a net.Addr) { ready <- a.String() })
 	fmt.Println("addr", <-ready)
-	io.Copy(io.Discard, os.Stdin)
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		if in.Text() == "report" {
+			fmt.Printf("peakRSS=%s\n", peakRSS())
+		}
+	}
 	return 0
 }
 
