@@ -104,8 +104,9 @@ func awaitAgent(t *testing.T, c *client) transcript.Entry {
 // Three servers on one database: a turn sent on A settles live on tabs on
 // B and C; then a fourth replica, in its own process, owns the
 // conversation and is killed with SIGKILL while it streams an answer that
-// B's tab is showing; a send on B records the interruption and runs; every
-// copy ends equal to the database, with no record lost or doubled.
+// B's tab is showing; C records the interruption (Recover), which B's and
+// C's tabs show, and the next send, on B, runs; every copy ends equal to
+// the database, with no record lost or doubled.
 func TestThreeReplicas(t *testing.T) {
 	url := pgtest.URL(t)
 	a := newReplicaServer(t, url, 400)
@@ -154,7 +155,30 @@ func TestThreeReplicas(t *testing.T) {
 		e, err := transcript.DecodeEntry(f.Entry)
 		return err == nil && e.Content.Kind() == transcript.KindAgent
 	})
+	var pid int32
+	if err := a.store.Pool().QueryRow(context.Background(),
+		`SELECT backend_pid FROM folio_leases WHERE conversation_id = $1`, id).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
 	d.kill(t)
+	// The database notices the dead session on its own; waiting for its
+	// end here makes the recovery below deterministic.
+	a.store.Pool().Exec(context.Background(), `SELECT pg_terminate_backend($1, 10000)`, pid)
+	// C records the interruption without any command, and the tabs on B
+	// and C show it.
+	if err := c.mirror.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, tab := range []*client{cb, cc} {
+		tab.await(func(f frame) bool {
+			if f.Type != "event" || f.Open || (f.Op != string(OpUpsert) && f.Op != string(OpSettle)) {
+				return false
+			}
+			e, err := transcript.DecodeEntry(f.Entry)
+			n, ok := e.Content.(transcript.Notice)
+			return err == nil && ok && n.Text == history.InterruptedNotice
+		})
+	}
 
 	r := cb.send(id, "k3", "next, from B")
 	if r.State == StateRejected {

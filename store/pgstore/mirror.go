@@ -48,6 +48,8 @@ type Mirror struct {
 	in inbox // forwarded commands (inbox.go)
 
 	listener atomic.Uint32 // the listening connection's server process (tests end it)
+	// recoverEvery is how often Run calls Recover (tests shorten it).
+	recoverEvery time.Duration
 
 	mu    sync.Mutex
 	convs map[string]*mirrored
@@ -69,7 +71,7 @@ func NewMirror(s *Store, dir string, log *slog.Logger) *Mirror {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Mirror{s: s, dir: dir, log: log, convs: map[string]*mirrored{}}
+	return &Mirror{s: s, dir: dir, log: log, convs: map[string]*mirrored{}, recoverEvery: recoverEvery}
 }
 
 // Store is the database the mirror copies from.
@@ -309,7 +311,8 @@ func (m *Mirror) Create(id string, header []byte) error {
 
 // Run listens for appends until ctx ends and keeps every mirrored copy
 // current. When the connection drops it reconnects (backing off up to
-// five seconds) and catches every copy up before listening on.
+// five seconds) and catches every copy up before listening on. Every
+// recoverEvery it also runs Recover.
 func (m *Mirror) Run(ctx context.Context) error {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
@@ -358,8 +361,21 @@ func (m *Mirror) listen(ctx context.Context) (listened bool, err error) {
 		}
 	}
 	m.pending(ctx)
+	next := time.Now().Add(m.recoverEvery)
 	for {
-		n, err := conn.WaitForNotification(ctx)
+		if time.Now().After(next) {
+			if err := m.Recover(ctx); err != nil {
+				m.log.Warn("replica recovery", "err", err)
+			}
+			next = time.Now().Add(m.recoverEvery)
+		}
+		wctx, cancel := context.WithDeadline(ctx, next)
+		n, err := conn.WaitForNotification(wctx)
+		woke := wctx.Err() != nil
+		cancel()
+		if err != nil && ctx.Err() == nil && woke && !conn.IsClosed() {
+			continue // time to look for dead writers
+		}
 		if err != nil {
 			return true, err
 		}
@@ -402,4 +418,51 @@ func parseNote(p string) (epoch, seq int64, id string, ok bool) {
 	epoch, err1 = strconv.ParseInt(f[0], 10, 64)
 	seq, err2 = strconv.ParseInt(f[1], 10, 64)
 	return epoch, seq, f[3], err1 == nil && err2 == nil
+}
+
+// recoverEvery is how often Run looks for conversations whose writer died.
+const recoverEvery = 5 * time.Second
+
+// Recover finds the conversations this replica serves whose writer died
+// holding them (a lease row whose database session is gone), and loads
+// each under its lease: history settles an answer that writer left
+// half-written as interrupted, and the append reaches every replica's tabs.
+// A conversation another writer holds again is left alone.
+func (m *Mirror) Recover(ctx context.Context) error {
+	rows, err := m.s.pool.Query(ctx, `SELECT conversation_id FROM folio_leases l
+		WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = l.backend_pid)`)
+	if err != nil {
+		return fmt.Errorf("pgstore: recover: %w", err)
+	}
+	var dead []string
+	for rows.Next() {
+		var id string
+		if rows.Scan(&id) == nil {
+			dead = append(dead, id)
+		}
+	}
+	rows.Close()
+	var errs []error
+	for _, id := range dead {
+		m.mu.Lock()
+		_, served := m.convs[id]
+		m.mu.Unlock()
+		if !served {
+			continue
+		}
+		l, err := m.OpenLog(id)
+		if errors.Is(err, history.ErrLocked) {
+			continue // taken over already
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		c, err := l.Load()
+		if err == nil && c.Interrupted {
+			m.log.Info("recorded an answer its writer left unfinished", "conversation", id, "writer", l.TookOverFrom())
+		}
+		errs = append(errs, err, l.Close())
+	}
+	return errors.Join(errs...)
 }

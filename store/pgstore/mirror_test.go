@@ -27,6 +27,9 @@ func newReplica(t *testing.T, u string) *replica {
 		t.Fatal(err)
 	}
 	r := &replica{m: NewMirror(s, t.TempDir(), nil), changes: make(chan string, 1000)}
+	// Wake often, so the listener's periodic wake-ups (Recover) happen
+	// between notifications here.
+	r.m.recoverEvery = 20 * time.Millisecond
 	r.m.OnChange(func(id string) { r.changes <- id })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -114,4 +117,52 @@ func TestMirrorFollowsAnotherReplica(t *testing.T) {
 	if err != nil || c.Document.Len() != 1 || c.Document.At(0).Content.(transcript.User).Text != "hi, edited" {
 		t.Fatalf("B's copy reads as %v %v", c, err)
 	}
+}
+
+// A writer killed mid-answer leaves its lease row behind; Recover on
+// another replica records the answer as interrupted at once, and the
+// replicas' copies get the notice.
+func TestRecoverRecordsADeadWritersAnswer(t *testing.T) {
+	u := freshURL(t)
+	a, b := newReplica(t, u), newReplica(t, u)
+	const id = "c1"
+	if err := b.m.Sync(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	l, err := a.m.OpenLog(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	d, _ := transcript.NewDocument(id, []transcript.Entry{{ID: "u1", Content: transcript.User{Text: "hi"}, Timestamp: t0}})
+	d, _ = d.Open(transcript.Entry{ID: "a1", Content: transcript.Agent{Markdown: "half an ans"}, Timestamp: t0})
+	if err := l.Save(d, []message.Message{message.Text(message.User, "hi")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.m.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := history.ReadStore(b.m.Store(), id); c.Document.Len() != 2 {
+		t.Fatal("Recover touched a conversation whose writer is alive")
+	}
+	var pid int32
+	if err := a.m.Store().Pool().QueryRow(context.Background(),
+		`SELECT backend_pid FROM folio_leases WHERE conversation_id = $1`, id).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	terminate(t, a.m.Store(), uint32(pid))
+	if err := b.m.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := history.ReadStore(b.m.Store(), id)
+	if err != nil || c.Document.Len() != 3 {
+		t.Fatalf("after Recover: %v, %d entries", err, c.Document.Len())
+	}
+	if n, ok := c.Document.At(2).Content.(transcript.Notice); !ok || n.Text != history.InterruptedNotice {
+		t.Fatalf("no interrupted notice: %+v", c.Document.At(2))
+	}
+	data, _, _ := b.m.Store().ReadLog(id)
+	b.waitCopy(t, id, data)
+	a.waitCopy(t, id, data)
+	l.Close()
 }
