@@ -107,3 +107,20 @@ func TestLogImportNeedsADatabase(t *testing.T) {
 		t.Fatalf("import to a folder: %v", err)
 	}
 }
+
+// A database that cannot be reached is named in the error, without its
+// password.
+func TestStoreUnreachableIsNamed(t *testing.T) {
+	t.Setenv("FOLIO_DATABASE_URL", "")
+	url := "postgres://folio:hunter2secret@127.0.0.1:1/folio?sslmode=disable&connect_timeout=5"
+	_, _, err := run(t, "log", "ls", "--store", url)
+	if err == nil {
+		t.Fatal("listing an unreachable database succeeded")
+	}
+	if msg := err.Error(); strings.Contains(msg, "hunter2secret") || !strings.Contains(msg, "127.0.0.1:1") {
+		t.Fatalf("error %q: want the address and no password", msg)
+	}
+	if got := redactURL("postgres://u:pw@h/db"); got != "postgres://u:…@h/db" {
+		t.Fatalf("redactURL: %q", got)
+	}
+}
