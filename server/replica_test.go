@@ -42,10 +42,11 @@ func newReplicaServer(t *testing.T, url string, rate float64) *replicaServer {
 	done := make(chan struct{})
 	go func() { m.Run(ctx); close(done) }()
 	turns, err := NewTurns(TurnsOptions{
-		Provider:  demo.New(demo.Options{TokensPerSecond: rate}),
-		Model:     "demo",
-		Workspace: t.TempDir(),
-		IdleAfter: time.Second,
+		Provider:        demo.New(demo.Options{TokensPerSecond: rate}),
+		Model:           "demo",
+		Workspace:       t.TempDir(),
+		IdleAfter:       time.Second,
+		StreamSaveEvery: 250 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -147,13 +148,17 @@ func TestThreeReplicas(t *testing.T) {
 	if r := cd.send(id, "k2", "long"); r.State == StateRejected {
 		t.Fatalf("send on D: %+v", r)
 	}
-	// B's tab sees D's answer streaming before D dies.
-	cb.await(func(f frame) bool {
+	// B's tab sees D's answer streaming before D dies: shown open, then
+	// growing by appended text.
+	open := cb.await(func(f frame) bool {
 		if f.Type != "event" || f.Op != string(OpUpsert) || !f.Open {
 			return false
 		}
 		e, err := transcript.DecodeEntry(f.Entry)
-		return err == nil && e.Content.Kind() == transcript.KindAgent
+		return err == nil && e.Content.Kind() == transcript.KindAgent && e.ID != eb.ID
+	})
+	cb.await(func(f frame) bool {
+		return f.Type == "event" && f.Op == string(OpAppend) && f.EntryID == open.entry(t).ID && f.Text != ""
 	})
 	var pid int32
 	if err := a.store.Pool().QueryRow(context.Background(),
@@ -269,7 +274,8 @@ func serveReplica(data, url string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go m.Run(ctx)
-	turns, err := NewTurns(TurnsOptions{Provider: demo.New(demo.Options{TokensPerSecond: 20}), Model: "demo", Workspace: data})
+	turns, err := NewTurns(TurnsOptions{Provider: demo.New(demo.Options{TokensPerSecond: 20}), Model: "demo", Workspace: data,
+		StreamSaveEvery: 250 * time.Millisecond})
 	if err != nil {
 		return fail(err)
 	}

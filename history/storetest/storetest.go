@@ -53,6 +53,7 @@ func Run(t *testing.T, h Harness) {
 		{"StrictRejection", testStrict},
 		{"ConcurrentWritersRefused", testWriters},
 		{"CommandReceipts", testReceipts},
+		{"ReceiptsBesideSaves", testReceiptsBesideSaves},
 		{"ListAndDelete", testList},
 		{"InterruptedAnswer", testInterrupted},
 	}
@@ -514,6 +515,46 @@ func testReceipts(t *testing.T, h Harness) {
 	}
 	if c, err := l.Load(); err != nil || ids(c.Document) != "u1" {
 		t.Fatalf("log beside the receipts: %v", err)
+	}
+}
+
+// testReceiptsBesideSaves: the engine records command receipts from its
+// own goroutines while its saver saves; a medium must take both at once.
+func testReceiptsBesideSaves(t *testing.T, h Harness) {
+	s := newStore(t, h)
+	id := uniqueID(t)
+	l, err := history.OpenStore(s, id, history.WithClock(clock()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	const n = 20
+	done := make(chan error, 1)
+	go func() {
+		for i := range n {
+			if err := l.RecordCommand(history.CommandRecord{ID: fmt.Sprint("k", i), State: "done"}); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	d := doc(t, id)
+	for i := range n {
+		d, _ = d.Append(user(fmt.Sprint("u", i), "q"))
+		if err := l.Save(d, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	rs, err := l.LoadCommands()
+	if err != nil || len(rs) != n {
+		t.Fatalf("%d receipts (%v), want %d", len(rs), err, n)
+	}
+	if c, err := history.ReadStore(s, id); err != nil || c.Document.Len() != n {
+		t.Fatalf("read back: %v", err)
 	}
 }
 

@@ -241,28 +241,21 @@ func (t *teeMedium) write(data []byte, replace bool) error {
 	c := t.m.conv(t.id)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	fresh := !t.Medium.known
-	before, epoch := t.Medium.size, t.Medium.epoc
-	var err error
-	if replace {
-		err = t.Medium.Replace(data)
-	} else {
-		err = t.Medium.Append(data)
-	}
+	pos, err := t.Medium.writeAt(data, replace)
 	if err != nil {
 		return err
 	}
-	tail := Tail{Epoch: t.Medium.epoc, Seq: t.Medium.next - 1}
+	tail := Tail{Epoch: pos.newEpoch, Seq: pos.seq}
 	switch {
 	case replace:
 		tail.Reset, tail.Records = true, data
-	case !fresh && c.synced && c.epoch == epoch && c.size == before:
-		tail.Records, tail.Offset = data, before
+	case !pos.fresh && c.synced && c.epoch == pos.epoch && c.size == pos.size:
+		tail.Records, tail.Offset = data, pos.size
 	default:
 		// A copy that is not at the point this write continued: made
 		// afresh from the database (this lease's connection, so exactly
 		// what was just committed).
-		full, err := readLog(context.Background(), t.Medium.conn, t.id)
+		full, err := t.Medium.readCommitted(context.Background())
 		if err != nil {
 			c.synced = false
 			return nil // the database has the records; the next Sync copies them

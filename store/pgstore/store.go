@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -329,8 +330,11 @@ func (s *Store) Delete(id string) error {
 // through the lease's own connection, so a writer whose lease ended can
 // write nothing.
 type Medium struct {
-	s     *Store
-	id    string
+	s  *Store
+	id string
+	// mu serializes the lease connection: a Log saves from one goroutine
+	// while an engine records command receipts from another.
+	mu    sync.Mutex
 	conn  *pgx.Conn
 	stale int
 	// What this writer last read or wrote: a write that finds the row
@@ -363,6 +367,8 @@ func (m *Medium) fail(err error) error {
 
 // Read reads the whole log on the lease connection.
 func (m *Medium) Read() ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.lost || m.conn.IsClosed() {
 		return nil, ErrLeaseLost
 	}
@@ -398,14 +404,46 @@ func (m *Medium) step(i int) {
 // Append writes records as rows in one transaction that also notifies the
 // conversation's channel.
 func (m *Medium) Append(records []byte) error {
-	if !m.known {
-		return m.Replace(records) // no log yet: history writes a header first
-	}
-	return m.write(records, false)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.write(records, !m.known) // no log yet: written whole
 }
 
 // Replace makes data the whole log in one transaction, with a new epoch.
-func (m *Medium) Replace(data []byte) error { return m.write(data, true) }
+func (m *Medium) Replace(data []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.write(data, true)
+}
+
+// position is where a write left the log, for a replica's copy.
+type position struct {
+	fresh       bool  // the log did not exist before the write
+	size, epoch int64 // before the write
+	newEpoch    int64 // after it
+	seq         int64 // the last record's sequence number after it
+}
+
+// writeAt is Append (replace false) or Replace, reporting where the log
+// was and is.
+func (m *Medium) writeAt(data []byte, replace bool) (position, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := position{fresh: !m.known, size: m.size, epoch: m.epoc}
+	if err := m.write(data, replace || !m.known); err != nil {
+		return p, err
+	}
+	p.newEpoch, p.seq = m.epoc, m.next-1
+	return p, nil
+}
+
+// readCommitted reads the whole log on the lease connection, for a copy
+// made right after this writer's own commit.
+func (m *Medium) readCommitted(ctx context.Context) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return readLog(ctx, m.conn, m.id)
+}
 
 // write is Append (replace false) and Replace.
 func (m *Medium) write(data []byte, replace bool) error {
@@ -494,6 +532,8 @@ func (m *Medium) write(data []byte, replace bool) error {
 // Noted keeps the listing columns up to date; a summary the writer cannot
 // give clears them, so List reads the log.
 func (m *Medium) Noted(s history.Summary) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.lost || m.conn.IsClosed() || !m.known {
 		return
 	}
@@ -514,6 +554,8 @@ func (m *Medium) Noted(s history.Summary) {
 
 // RecordCommand appends a receipt row.
 func (m *Medium) RecordCommand(line []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.lost || m.conn.IsClosed() {
 		return ErrLeaseLost
 	}
@@ -559,6 +601,8 @@ func (m *Medium) Commands() ([]byte, error) {
 // Close removes the lease row, frees the advisory lock and ends the lease
 // connection.
 func (m *Medium) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.conn.IsClosed() {
 		return nil
 	}
