@@ -1,8 +1,13 @@
 package cli
 
 import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -122,5 +127,61 @@ func TestStoreUnreachableIsNamed(t *testing.T) {
 	}
 	if got := redactURL("postgres://u:pw@h/db"); got != "postgres://u:…@h/db" {
 		t.Fatalf("redactURL: %q", got)
+	}
+}
+
+// folio serve --store serves the database's conversations: one imported
+// with folio log import is listed and read over HTTP.
+func TestServeWithStore(t *testing.T) {
+	url := pgtest.URL(t)
+	t.Setenv("FOLIO_DATABASE_URL", "")
+	dir := t.TempDir()
+	writeTestLog(t, dir)
+	if _, _, err := run(t, "log", "import", "--to", url, dir); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--no-token", "--data", t.TempDir(), "--store", url},
+			strings.NewReader(""), pw, io.Discard)
+		pw.Close()
+	}()
+	sc := bufio.NewScanner(pr)
+	var base string
+	for sc.Scan() {
+		if m := regexp.MustCompile(`^open (http://127\.0\.0\.1:\d+)/`).FindStringSubmatch(sc.Text()); m != nil {
+			base = m[1]
+			break
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	if base == "" {
+		cancel()
+		t.Fatalf("serve --store printed no address: %v", <-done)
+	}
+	resp, err := http.Get(base + "/api/v2/conversations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"id":"c1"`) || !strings.Contains(string(body), "The box") {
+		t.Fatalf("listing: %d %s", resp.StatusCode, body)
+	}
+	resp, err = http.Get(base + "/api/v2/conversations/c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"title":"The box"`) {
+		t.Fatalf("conversation: %d %s", resp.StatusCode, body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
 	}
 }
