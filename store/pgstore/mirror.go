@@ -423,7 +423,8 @@ const recoverEvery = 5 * time.Second
 // A conversation another writer holds again is left alone.
 func (m *Mirror) Recover(ctx context.Context) error {
 	rows, err := m.s.pool.Query(ctx, `SELECT conversation_id FROM folio_leases l
-		WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = l.backend_pid)`)
+		WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a
+			WHERE a.pid = l.backend_pid AND a.backend_start <= l.since)`) // a reused PID started later
 	if err != nil {
 		return fmt.Errorf("pgstore: recover: %w", err)
 	}
