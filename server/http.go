@@ -381,10 +381,14 @@ func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// announceDeleted tells every tab following id that it is gone.
+// announceDeleted tells every tab following id that it is gone, once.
 func (s *Server) announceDeleted(id string) {
 	c := s.conv(id)
 	c.mu.Lock()
+	if c.deleted {
+		c.mu.Unlock()
+		return
+	}
 	c.deleted = true
 	c.seq++
 	c.broadcastLocked(eventFrame{Op: "deleted"})

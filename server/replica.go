@@ -37,8 +37,10 @@ type Replica interface {
 	Create(id string, header []byte) error
 	// Delete removes a conversation under its lease.
 	Delete(id string) error
-	// OnChange sets the function told after a copy changed.
+	// OnChange sets the function told after a copy changed; OnDeleted
+	// after a copy was dropped because the conversation was deleted.
 	OnChange(func(id string))
+	OnDeleted(func(id string))
 
 	// Commands for a conversation another replica's engine holds go
 	// there: Forward writes one for the owner, Withdraw takes back one no
@@ -220,6 +222,7 @@ func (s *Server) bindReplica() {
 	if r == nil {
 		return
 	}
+	r.OnDeleted(func(id string) { go s.announceDeleted(id) })
 	r.OnCommand(s.runForwarded)
 	r.OnReceipt(s.forwardedReceipt)
 	r.OnChange(func(id string) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -337,5 +338,31 @@ func TestReplicaForwardsACommandToTheOwner(t *testing.T) {
 	}
 	if strings.Join(users, "|") != "long|hello from B" {
 		t.Fatalf("user entries %q; want A's then B's, once each:\n%s", users, data)
+	}
+}
+
+// A conversation deleted on one replica is announced as deleted to the
+// tabs on the others, and their copies are dropped.
+func TestReplicaDeleteReachesOtherReplicas(t *testing.T) {
+	url := pgtest.URL(t)
+	a, b := newReplicaServer(t, url, 400), newReplicaServer(t, url, 400)
+	id := a.create(t)
+	cb := b.dial(t)
+	cb.open(id)
+	req, _ := http.NewRequest(http.MethodDelete, a.url+"/api/v2/conversations/"+id, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("delete: %d", resp.StatusCode)
+	}
+	cb.event("deleted")
+	if got := b.copyOf(t, id); got != nil {
+		t.Fatalf("B still holds a copy: %s", got)
+	}
+	if _, _, err := a.store.ReadLog(id); err == nil {
+		t.Fatal("the database still holds the conversation")
 	}
 }

@@ -54,8 +54,9 @@ type Mirror struct {
 	mu    sync.Mutex
 	convs map[string]*mirrored
 	// onChange, when set, is told after a copy changed (the server pokes
-	// its follower so tabs see it without waiting for a tick).
-	onChange func(id string)
+	// its follower so tabs see it without waiting for a tick); onDeleted
+	// after a copy was dropped because the conversation was deleted.
+	onChange, onDeleted func(id string)
 }
 
 // mirrored is one conversation's copy: how far it has applied the log.
@@ -72,6 +73,14 @@ func NewMirror(s *Store, dir string, log *slog.Logger) *Mirror {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Mirror{s: s, dir: dir, log: log, convs: map[string]*mirrored{}, recoverEvery: recoverEvery}
+}
+
+// OnDeleted sets the function told after a copy was dropped because its
+// conversation is no longer in the database.
+func (m *Mirror) OnDeleted(f func(id string)) {
+	m.mu.Lock()
+	m.onDeleted = f
+	m.mu.Unlock()
 }
 
 // Store is the database the mirror copies from.
@@ -129,6 +138,12 @@ func (m *Mirror) Sync(ctx context.Context, id string) error {
 			os.Remove(history.SummaryPath(p))
 			c.synced, c.size = false, 0
 			m.changed(id)
+			m.mu.Lock()
+			f := m.onDeleted
+			m.mu.Unlock()
+			if f != nil {
+				f(id)
+			}
 		}
 		return nil
 	}

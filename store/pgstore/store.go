@@ -311,7 +311,8 @@ func (s *Store) List() ([]history.Summary, error) {
 	return out, nil
 }
 
-// Delete removes id's log and receipts under its lease.
+// Delete removes id's log and receipts under its lease, and notifies
+// AppendsChannel with epoch -1.
 func (s *Store) Delete(id string) error {
 	m, err := s.OpenMedium(id)
 	if err != nil {
@@ -319,7 +320,15 @@ func (s *Store) Delete(id string) error {
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
-	_, err = m.conn.Exec(ctx, `DELETE FROM folio_conversations WHERE id = $1`, id)
+	// Deleted and announced in one transaction: replicas holding a copy
+	// read the conversation again, find it gone and drop their copy.
+	err = pgx.BeginFunc(ctx, m.conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM folio_conversations WHERE id = $1`, id); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, AppendsChannel, "-1 0 0 "+id)
+		return err
+	})
 	if err != nil {
 		err = fmt.Errorf("pgstore: delete %s: %w", id, err)
 	}
