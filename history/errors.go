@@ -41,3 +41,8 @@ var ErrForkPoint = errors.New("fork point is not in the parent branch")
 // log under the ID that is not a prefix of the one imported; nothing is
 // written.
 var ErrImportDiffers = errors.New("the store holds a different log under this id")
+
+// ErrElided is returned by Save when the document it is given leaves out
+// more leading entries (transcript.Document.Elided) than the log holds as
+// settled; nothing is written.
+var ErrElided = errors.New("document leaves out entries the log does not hold")
