@@ -234,6 +234,24 @@ func testAppend(t *testing.T, h Harness) {
 	if c, _ := history.ReadStore(s, id); ids(c.Document) != "u1,a1,u2,a2,u3" {
 		t.Fatalf("after the second writer: %s", ids(c.Document))
 	}
+	l.Close()
+	// A writer that loads only the tail appends after what it left out.
+	l, err = history.OpenStore(s, id, history.WithClock(clock()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	c, err = l.LoadTail(2, nil)
+	if err != nil || c.Document.Elided() != 3 || ids(c.Document) != "a2,u3" {
+		t.Fatalf("LoadTail: %v, %d left out, %s", err, c.Document.Elided(), ids(c.Document))
+	}
+	d4, _ := c.Document.Append(agent("a3", "more"))
+	if err := l.Save(d4, c.Messages); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := history.ReadStore(s, id); ids(c.Document) != "u1,a1,u2,a2,u3,a3" {
+		t.Fatalf("after a tail writer: %s", ids(c.Document))
+	}
 }
 
 func testSupersede(t *testing.T, h Harness) {
