@@ -294,11 +294,25 @@ func WithApprover(a Approver) Option { return func(e *Engine) { e.approver = a }
 // WithMaxSteps bounds the model steps of one turn. Default 50.
 func WithMaxSteps(n int) Option { return func(e *Engine) { e.maxSteps = n } }
 
+// WithStreamSaveEvery sets how often a streaming answer's accepted text is
+// saved at the latest (default 2 s; 8 KiB of new text saves sooner). A
+// shorter period loses less in a crash and lets readers of the log (other
+// server replicas) follow the answer more closely, at the cost of more
+// provisional records.
+func WithStreamSaveEvery(d time.Duration) Option {
+	return func(e *Engine) {
+		if d > 0 {
+			e.saveEvery = d
+		}
+	}
+}
+
 // WithJitter sets the random source for backoff jitter (tests pin it).
 func WithJitter(f func() float64) Option { return func(e *Engine) { e.jitter = f } }
 
 // Engine runs turns. Build it with New; Close it when done.
 type Engine struct {
+	saveEvery time.Duration // see WithStreamSaveEvery
 	store     *transcript.Store
 	prov      provider.Provider
 	tools     *tools.Set
@@ -361,19 +375,20 @@ type Engine struct {
 // New returns a running engine writing to store and asking prov.
 func New(store *transcript.Store, prov provider.Provider, opts ...Option) *Engine {
 	e := &Engine{
-		store:    store,
-		prov:     prov,
-		backoff:  provider.DefaultBackoff,
-		system:   DefaultSystem,
-		maxSteps: 50,
-		jitter:   rand.Float64,
-		allowed:  map[string]bool{},
-		commands: map[string]*command{},
-		wake:     make(chan struct{}, 1),
-		changed:  make(chan struct{}, 1),
-		bcast:    make(chan struct{}),
-		loopDone: make(chan struct{}),
-		bridges:  map[string]*bridge{},
+		saveEvery: durableEvery,
+		store:     store,
+		prov:      prov,
+		backoff:   provider.DefaultBackoff,
+		system:    DefaultSystem,
+		maxSteps:  50,
+		jitter:    rand.Float64,
+		allowed:   map[string]bool{},
+		commands:  map[string]*command{},
+		wake:      make(chan struct{}, 1),
+		changed:   make(chan struct{}, 1),
+		bcast:     make(chan struct{}),
+		loopDone:  make(chan struct{}),
+		bridges:   map[string]*bridge{},
 	}
 	for _, o := range opts {
 		o(e)

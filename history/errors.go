@@ -37,6 +37,11 @@ var ErrUnknownBranch = errors.New("unknown branch")
 // branch: an entry it does not have, or more messages than it holds.
 var ErrForkPoint = errors.New("fork point is not in the parent branch")
 
+// ErrImportDiffers is returned by Import when the store already holds a
+// log under the ID that is not a prefix of the one imported; nothing is
+// written.
+var ErrImportDiffers = errors.New("the store holds a different log under this id")
+
 // ErrElided is returned by Save when the document it is given leaves out
 // more leading entries (transcript.Document.Elided) than the log holds as
 // settled; nothing is written.

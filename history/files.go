@@ -233,6 +233,9 @@ type Summary struct {
 	StartedAt time.Time
 	// Branched is set when the log has branches besides main.
 	Branched bool
+	// Head is the branch the log writes to (Main for a linear log); set
+	// by writers' summaries, empty in listings that do not know it.
+	Head string
 	// Err is set when the log could not be read at all (a newer version, no
 	// header); the other fields but ID and Path are then zero.
 	Err error

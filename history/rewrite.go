@@ -179,11 +179,7 @@ func firstInstant(st *reader) time.Time {
 
 // replace installs a rewritten log and reloads the writer's view of it.
 func (l *Log) replace(out []byte) error {
-	if l.f != nil {
-		l.f.Close() // the append handle refers to the old file
-		l.f = nil
-	}
-	if err := writeAtomic(l.path, out); err != nil {
+	if err := l.m.Replace(out); err != nil {
 		return err
 	}
 	_, _, err := l.read(false)

@@ -3,6 +3,7 @@ package history
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -107,24 +108,29 @@ func (l *Log) noteRecord(at time.Time, meta bool, title string) {
 // It is best effort: a failure leaves a summary that no longer matches the
 // log, or none, and List reads the log instead.
 func (l *Log) storeSummary() {
-	sp := SummaryPath(l.path)
 	if !l.uiOnDisk && len(l.msgs) > 0 {
-		os.Remove(sp)
+		l.m.Noted(Summary{Err: errDerived})
 		return
 	}
-	fi, err := os.Stat(l.path)
-	if err != nil || fi.Size() != l.size {
-		os.Remove(sp)
-		return
-	}
-	ino, ctime := changeStamp(fi)
-	writeSummary(sp, summaryFile{
-		Format: summaryFormat, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Inode: ino, ChangeTime: ctime,
-		Version: l.header.Version, ConversationID: l.header.ConversationID,
+	l.m.Noted(Summary{
+		ID: l.header.ConversationID, Path: l.m.Name(), Version: l.header.Version,
 		Title: DisplayTitle(l.list.title, l.msgs), Entries: l.base + l.doc.Len(), Messages: len(l.msgs),
 		Problems: l.list.problems, UpdatedAt: l.list.updatedAt(), Head: l.head,
 		StartedAt: l.header.StartedAt, Branched: l.branches > 1,
 	})
+}
+
+// errDerived marks a Summary the writer cannot give: its document is
+// derived from messages, so it does not hold the entries a reader counts.
+var errDerived = errors.New("history: the document is derived from messages")
+
+// summaryOfConv is what a listing shows of a conversation just read whole.
+func summaryOfConv(c *Conversation) Summary {
+	return Summary{
+		ID: c.Header.ConversationID, Version: c.Header.Version,
+		Title: DisplayTitle(c.Title, c.Messages), Entries: c.Document.Len(), Messages: len(c.Messages),
+		Problems: len(c.Problems), UpdatedAt: c.UpdatedAt, Head: c.Head,
+	}
 }
 
 // summaryOf is the summary of a conversation read from data, the whole

@@ -171,7 +171,7 @@ func (s *Server) metaAt(id, p string) (Meta, error) {
 func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) {
 	// Both layouts, one entry per ID: the log the ID opens (history.Logs
 	// follows history.Locate, as logPath does).
-	logs, err := history.Logs(s.opts.DataDir)
+	logs, err := s.logFiles()
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, "internal", "cannot list conversations")
 		return
@@ -216,8 +216,12 @@ func (s *Server) createConversation(w http.ResponseWriter, r *http.Request) {
 		line, _ = jsontext.AppendQuote(line, body.Title)
 	}
 	line = append(line, "}\n"...)
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err == nil {
+	handled, err := s.createLog(id, line)
+	var f *os.File
+	if !handled {
+		f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	}
+	if err == nil && !handled {
 		_, err = f.Write(line)
 		if err == nil {
 			err = f.Sync()
@@ -284,7 +288,7 @@ func (s *Server) renameConversation(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	l, err := history.Open(p)
+	l, err := s.openLog(id, p)
 	if errors.Is(err, history.ErrLocked) {
 		httpError(w, http.StatusConflict, "locked", lockedText(err))
 		return
@@ -321,6 +325,9 @@ func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {
 	if s.turns != nil {
 		s.turns.forget(id)
 	}
+	if s.deleteReplica(w, id) {
+		return
+	}
 	unlock, err := history.Lock(p)
 	if errors.Is(err, history.ErrLocked) {
 		httpError(w, http.StatusConflict, "locked", lockedText(err))
@@ -344,13 +351,22 @@ func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {
 	os.Remove(history.SummaryPath(p)) // its listing cache; a stray one would be ignored anyway
 	os.Remove(history.CommandsPath(p))
 	os.RemoveAll(s.attachmentDir(id))
+	s.announceDeleted(id)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// announceDeleted tells every tab following id that it is gone, once.
+func (s *Server) announceDeleted(id string) {
 	c := s.conv(id)
 	c.mu.Lock()
+	if c.deleted {
+		c.mu.Unlock()
+		return
+	}
 	c.deleted = true
 	c.seq++
 	c.broadcastLocked(eventFrame{Op: "deleted"})
 	c.mu.Unlock()
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // Graph is a conversation's full graph: requested only while a graph view

@@ -60,6 +60,10 @@ type TurnsOptions struct {
 	// IdleAfter closes an engine with nothing running after this long
 	// (default DefaultIdleAfter).
 	IdleAfter time.Duration
+	// StreamSaveEvery, when set, is how often a streaming answer is saved
+	// at the latest (engine.WithStreamSaveEvery): replicas save often, so
+	// other replicas' tabs follow the answer from the log.
+	StreamSaveEvery time.Duration
 	// Models are the models a send may switch to (see models.go); the
 	// Default one is Provider and Model. Empty: only Provider and Model.
 	Models []ModelOption
@@ -370,7 +374,7 @@ func (s *runner) start() error {
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("%w: no conversation %s", ErrNotFound, s.id)
 	}
-	log, err := history.Open(path)
+	log, err := s.srv.openLog(s.id, path)
 	if errors.Is(err, history.ErrLocked) {
 		return fmt.Errorf("%w: %v", ErrLocked, err)
 	}
@@ -405,6 +409,9 @@ func (s *runner) start() error {
 		engine.WithCommandLog(log)} // receipts survive a restart (history.CommandsPath)
 	if o.ContextWindow > 0 {
 		opts = append(opts, engine.WithContextWindow(o.ContextWindow))
+	}
+	if o.StreamSaveEvery > 0 {
+		opts = append(opts, engine.WithStreamSaveEvery(o.StreamSaveEvery))
 	}
 	if len(o.Allow) > 0 {
 		opts = append(opts, engine.WithAllowed(o.Allow...))

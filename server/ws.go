@@ -878,6 +878,9 @@ func (s *Server) do(ctx context.Context, cmd Command) Receipt {
 		cmd.Attachments[i] = full
 	}
 	rc, err := s.opts.Engine.Do(ctx, cmd)
+	if errors.Is(err, ErrLocked) && s.opts.Replica != nil {
+		rc, err = s.forward(ctx, cmd) // another replica's engine holds it
+	}
 	if err != nil {
 		return rejection(cmd, err)
 	}
