@@ -20,8 +20,8 @@ import (
 // returns the first one's current receipt and does nothing else.
 //
 // Do returns ErrNotRunning, ErrStopConflict, ErrNotFound, ErrCancelled,
-// ErrLocked, ErrUnsupported, ErrBusy, ErrUnknownModel or ErrConflict
-// (possibly wrapped) to reject a command; any other error is reported as
+// ErrLocked, ErrUnsupported, ErrBusy, ErrUnknownModel, ErrConflict or
+// ErrStoreUnavailable (possibly wrapped) to reject a command; any other error is reported as
 // "internal".
 type Engine interface {
 	Do(ctx context.Context, cmd Command) (Receipt, error)
@@ -126,6 +126,8 @@ func rejection(cmd Command, err error) Receipt {
 		rc.Code = "unknown-model"
 	case errors.Is(err, ErrConflict):
 		rc.Code = "command-conflict"
+	case errors.Is(err, ErrStoreUnavailable):
+		rc.Code = "store-unavailable"
 	default:
 		rc.Code = "internal"
 	}

@@ -29,6 +29,10 @@ var (
 	ErrConflict = errors.New("this commandId was already used for a different command")
 )
 
+// ErrStoreUnavailable: a replica cannot reach the database its
+// conversations live in; commands are refused until it is back.
+var ErrStoreUnavailable = errors.New("the conversation store (database) is unreachable; try again when it is back")
+
 // ErrUnknownModel: a send names a model that is not in the server's list.
 var ErrUnknownModel = errors.New("unknown model")
 

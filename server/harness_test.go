@@ -101,6 +101,7 @@ type frame struct {
 	Receipt      *Receipt       `json:"receipt"`
 	Checkpoint   *checkpoint    `json:"checkpoint"`
 	Coverage     jsontext.Value `json:"coverage"`
+	Store        string         `json:"store"`
 	raw          []byte
 }
 

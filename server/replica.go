@@ -52,6 +52,12 @@ type Replica interface {
 	Answer(ctx context.Context, id, commandID string, receipt []byte) error
 	OnCommand(func(id string, body []byte))
 	OnReceipt(func(id string, receipt []byte))
+
+	// Reachable reports whether the database answers (see
+	// replica_status.go); OnStatus is told when that changes, and on
+	// recovery which conversations' leases this replica lost meanwhile.
+	Reachable() bool
+	OnStatus(func(reachable bool, lost []string))
 }
 
 // forwardClaimWait is how long a forwarded command waits for an owner to
@@ -223,6 +229,7 @@ func (s *Server) bindReplica() {
 	r.OnDeleted(func(id string) { go s.announceDeleted(id) })
 	r.OnCommand(s.runForwarded)
 	r.OnReceipt(s.forwardedReceipt)
+	r.OnStatus(s.storeStatus)
 	r.OnChange(func(id string) {
 		// Not under the mirror's lock: the poll takes the conversation's.
 		go func() {

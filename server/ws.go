@@ -356,6 +356,9 @@ func (c *conn) onHello(env envelope, frame []byte) {
 		size = pager.DefaultLRUSize
 	}
 	c.reply(welcomeFrame{"welcome", env.ID, ProtocolVersion, c.id, limits{maxFrame, pager.MinBudget, pager.MaxBudget, pager.DefaultBudget, size}})
+	if c.srv.storeReachable() != nil {
+		c.reply(statusFrame{Type: "status", Store: StoreUnreachable})
+	}
 }
 
 // welcomeFrame answers hello.
@@ -877,11 +880,17 @@ func (s *Server) do(ctx context.Context, cmd Command) Receipt {
 		}
 		cmd.Attachments[i] = full
 	}
+	if err := s.storeReachable(); err != nil {
+		return rejection(cmd, err)
+	}
 	rc, err := s.opts.Engine.Do(ctx, cmd)
 	if errors.Is(err, ErrLocked) && s.opts.Replica != nil {
 		rc, err = s.forward(ctx, cmd) // another replica's engine holds it
 	}
 	if err != nil {
+		if down := s.storeReachable(); down != nil {
+			err = fmt.Errorf("%w (%v)", down, err)
+		}
 		return rejection(cmd, err)
 	}
 	rc.CommandID, rc.Conversation, rc.Kind = cmd.CommandID, cmd.Conversation, cmd.Kind

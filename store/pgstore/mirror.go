@@ -57,6 +57,15 @@ type Mirror struct {
 	// its follower so tabs see it without waiting for a tick); onDeleted
 	// after a copy was dropped because the conversation was deleted.
 	onChange, onDeleted func(id string)
+	// writers are the leases this replica holds (OpenLog), by
+	// conversation.
+	writers map[string]*teeMedium
+
+	// down: the listener lost the database and has not reconnected yet
+	// (status.go).
+	down     atomic.Bool
+	statusMu sync.Mutex // serializes onStatus calls
+	onStatus func(reachable bool, lost []string)
 }
 
 // mirrored is one conversation's copy: how far it has applied the log.
@@ -226,7 +235,14 @@ func (m *Mirror) OpenLog(id string, opts ...history.Option) (*history.Log, error
 		return nil, err
 	}
 	m.own(id, 1)
-	return history.OpenMedium(&teeMedium{Medium: pm, m: m, id: id, path: p}, id, opts...), nil
+	tm := &teeMedium{Medium: pm, m: m, id: id, path: p}
+	m.mu.Lock()
+	if m.writers == nil {
+		m.writers = map[string]*teeMedium{}
+	}
+	m.writers[id] = tm
+	m.mu.Unlock()
+	return history.OpenMedium(tm, id, opts...), nil
 }
 
 // teeMedium is a lease's medium that also writes its committed records to
@@ -247,6 +263,11 @@ func (t *teeMedium) Close() error {
 	if !t.closed {
 		t.closed = true
 		t.m.own(t.id, -1)
+		t.m.mu.Lock()
+		if t.m.writers[t.id] == t {
+			delete(t.m.writers, t.id)
+		}
+		t.m.mu.Unlock()
 	}
 	return err
 }
@@ -331,6 +352,7 @@ func (m *Mirror) Run(ctx context.Context) error {
 		if listened {
 			backoff = 100 * time.Millisecond // it worked until now: retry soon
 		}
+		m.setDown()
 		m.log.Warn("database listener", "err", err, "retry", backoff)
 		select {
 		case <-ctx.Done():
@@ -369,6 +391,7 @@ func (m *Mirror) listen(ctx context.Context) (listened bool, err error) {
 		}
 	}
 	m.pending(ctx)
+	m.setUp(ctx)
 	next := time.Now().Add(m.recoverEvery)
 	for {
 		if time.Now().After(next) {

@@ -623,3 +623,21 @@ func (m *Medium) Close() error {
 	_, _ = m.conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, leaseKey(m.id))
 	return m.conn.Close(ctx)
 }
+
+// alive reports whether the lease connection still answers; a connection
+// that does not is marked lost (its writes return ErrLeaseLost).
+func (m *Medium) alive(ctx context.Context) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lost || m.conn.IsClosed() {
+		m.lost = true
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.s.timeout)
+	defer cancel()
+	if err := m.conn.Ping(ctx); err != nil {
+		m.lost = true
+		return false
+	}
+	return true
+}
