@@ -12,19 +12,27 @@ import (
 	"github.com/foliodev/folio/transcript"
 )
 
-// pgCluster is the cluster .ci/pg-start made (FOLIO_PG_DIR), which a test
-// stops and starts again as an outage would.
-type pgCluster struct{ dir, bin, opts string }
+// pgCluster is a throwaway cluster of the test's own (.ci/pg-start), which
+// it stops and starts again as an outage would, without disturbing the
+// suites that share FOLIO_TEST_DATABASE_URL's cluster.
+type pgCluster struct{ url, dir, bin, opts string }
 
-func clusterOf(t *testing.T) pgCluster {
+func startCluster(t *testing.T) pgCluster {
 	t.Helper()
-	dir := os.Getenv("FOLIO_PG_DIR")
-	if dir == "" {
-		if pgtest.Required() {
-			t.Fatal("FOLIO_PG_DIR is required here: start the cluster with eval \"$(.ci/pg-start --export)\"")
-		}
-		t.Skip("set FOLIO_PG_DIR (eval \"$(.ci/pg-start --export)\") to stop and restart the cluster")
+	pgtest.BaseURL(t) // skipped, or failed where required, like every PostgreSQL suite
+	cmd := exec.Command("../.ci/pg-start")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf(".ci/pg-start: %v\n%s", err, stderr.String())
 	}
+	_, dir, ok := strings.Cut(stderr.String(), "pg-start: cluster in ")
+	if !ok {
+		t.Fatalf(".ci/pg-start did not name its folder: %s", stderr.String())
+	}
+	dir = strings.TrimSpace(dir)
+	t.Cleanup(func() { exec.Command("../.ci/pg-stop", dir).Run() })
 	// postmaster.opts: the server's binary and the arguments it was
 	// started with, each quoted.
 	b, err := os.ReadFile(filepath.Join(dir, "data", "postmaster.opts"))
@@ -32,7 +40,7 @@ func clusterOf(t *testing.T) pgCluster {
 		t.Fatal(err)
 	}
 	bin, opts, _ := strings.Cut(strings.TrimSpace(string(b)), " ")
-	return pgCluster{dir: dir, bin: filepath.Dir(bin), opts: opts}
+	return pgCluster{url: strings.TrimSpace(string(out)), dir: dir, bin: filepath.Dir(bin), opts: opts}
 }
 
 func (c pgCluster) ctl(t *testing.T, args ...string) {
@@ -76,8 +84,8 @@ func awaitStatus(c *client, st string) {
 // recorded as interrupted), and a send on B runs. The log holds each user
 // message once and every copy equals the database.
 func TestReplicaStoreOutage(t *testing.T) {
-	cl := clusterOf(t)
-	url := pgtest.URL(t)
+	cl := startCluster(t)
+	url := cl.url
 	a := newReplicaServer(t, url, 20)
 	b := newReplicaServer(t, url, 400)
 	id := a.create(t)
@@ -100,12 +108,6 @@ func TestReplicaStoreOutage(t *testing.T) {
 	})
 
 	cl.crash(t)
-	restarted := false
-	t.Cleanup(func() {
-		if !restarted {
-			cl.start(t)
-		}
-	})
 	awaitStatus(ca, StoreUnreachable)
 	awaitStatus(cb, StoreUnreachable)
 	for name, tab := range map[string]*client{"A": ca, "B": cb} {
@@ -119,7 +121,6 @@ func TestReplicaStoreOutage(t *testing.T) {
 	awaitStatus(late, StoreUnreachable)
 
 	cl.start(t)
-	restarted = true
 	awaitStatus(ca, StoreReachable)
 	awaitStatus(cb, StoreReachable)
 	awaitStatus(late, StoreReachable)

@@ -74,6 +74,7 @@ func TestProtocolSchemaMatchesTheFrames(t *testing.T) {
 		"entry":                  reflect.TypeFor[entryRequest](),
 		"entryAnswer":            reflect.TypeFor[entryFrame](),
 		"welcome":                reflect.TypeFor[welcomeFrame](),
+		"status":                 reflect.TypeFor[statusFrame](),
 		"limits":                 reflect.TypeFor[limits](),
 		"error":                  reflect.TypeFor[errorFrame](),
 		"snapshot":               reflect.TypeFor[snapshotFrame](),

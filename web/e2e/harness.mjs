@@ -325,5 +325,9 @@ function relay() {
     dropAll() {
       for (const r of routes.splice(0)) void r.close();
     },
+    // inject sends a server frame to the page as if the server had.
+    inject(frame) {
+      routes.at(-1)?.send(JSON.stringify(frame));
+    },
   };
 }

@@ -142,6 +142,28 @@ async function pageDown(page, key, times) {
 
 const BIG = 'big||0';
 
+test('a status frame shows the store banner until the store is back, and a reconnect clears it', async (h) => {
+  const { context, page, errors, ws } = await openApp(h.url);
+  const banner = page.locator('[data-testid="store-unavailable"]');
+  await page.waitForFunction(() => window.__folio.client.status === 'open');
+  assert((await banner.count()) === 0, 'the banner shows before any status frame');
+  ws.inject({ type: 'status', store: 'unreachable' });
+  await banner.waitFor({ state: 'visible' });
+  assert((await banner.getAttribute('role')) === 'status', 'the banner is not announced as a status');
+  ws.inject({ type: 'status', store: 'reachable' });
+  await banner.waitFor({ state: 'detached' });
+  // A connection that drops while the store is down starts from reachable:
+  // the server says again if it still is not.
+  ws.inject({ type: 'status', store: 'unreachable' });
+  await banner.waitFor({ state: 'visible' });
+  const before = await page.evaluate(() => window.__folio.client.connects);
+  ws.dropAll();
+  await page.waitForFunction((n) => window.__folio.client.connects > n && window.__folio.client.status === 'open', before);
+  await banner.waitFor({ state: 'detached' });
+  assert(errors.length === 0, errors.join('\n'));
+  await context.close();
+});
+
 test('repeated bidirectional paging keeps pages, rows and measurements bounded', async (h) => {
   const { context, page, errors, ws } = await openApp(h.url);
   await openConversation(page, 'big');

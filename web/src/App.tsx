@@ -75,6 +75,23 @@ export function App() {
     [client, cache, refresh],
   );
 
+  // A server on a shared database says when it cannot reach it (a status
+  // frame) and when it can again; after a reconnect it says so again if it
+  // still cannot, so a new connection starts from reachable.
+  const [storeDown, setStoreDown] = useState(false);
+  useEffect(() => {
+    const offEvent = client.onEvent((f) => {
+      if (f.type === 'status') setStoreDown(f.store === 'unreachable');
+    });
+    const offStatus = client.onStatus((s) => {
+      if (s === 'open') setStoreDown(false);
+    });
+    return () => {
+      offEvent();
+      offStatus();
+    };
+  }, [client]);
+
   // Back and forward: the first pane follows the URL.
   useEffect(() => {
     const onPop = () => {
@@ -137,6 +154,11 @@ export function App() {
           </button>
         </aside>
         <div className="scrim" onClick={() => setListOpen(false)} aria-hidden="true" />
+        {storeDown && (
+          <div className="store-banner" role="status" data-testid="store-unavailable">
+            {t.storeUnavailable}
+          </div>
+        )}
         <div className="panes">
           {panes.map((p, slot) => {
             // A conversation the list does not have yet (just created, or a

@@ -15,6 +15,8 @@ export interface Catalog {
   newChat: string;
   noConversation: string;
   lightTheme: string;
+  /** The banner while the server cannot reach its conversation store. */
+  storeUnavailable: string;
   darkTheme: string;
   rowActions: (title: string) => string;
   openBeside: string;
@@ -141,6 +143,7 @@ export const catalogs = {
     newChat: 'New chat',
     noConversation: 'New conversation',
     lightTheme: 'Light theme',
+    storeUnavailable: 'The server cannot reach its database. Sending is paused; this page reconnects on its own.',
     darkTheme: 'Dark theme',
     rowActions: (title) => `Actions for ${title}`,
     openBeside: 'Open beside',
@@ -255,6 +258,7 @@ export const catalogs = {
     newChat: 'Neuer Chat',
     noConversation: 'Neue Unterhaltung',
     lightTheme: 'Helles Design',
+    storeUnavailable: 'Der Server erreicht seine Datenbank nicht. Senden ist angehalten; die Seite verbindet sich von selbst wieder.',
     darkTheme: 'Dunkles Design',
     rowActions: (title) => `Aktionen für ${title}`,
     openBeside: 'Daneben öffnen',

@@ -187,6 +187,13 @@ export interface Pong {
   re: string;
 }
 
+/** Event: the server lost (unreachable) or regained (reachable) its conversation store. Commands are refused with store-unavailable meanwhile. Sent when it changes, and right after welcome while unreachable. */
+export interface Status {
+  type: "status";
+  /** whether the server reaches the database its conversations live in (servers on PostgreSQL only) */
+  store: "unreachable" | "reachable";
+}
+
 /** Answers release. */
 export interface Released {
   type: "released";
@@ -460,6 +467,6 @@ export interface EventDeleted {
 
 export type ClientFrame = Hello | Ping | Open | PageRequest | Release | Unfollow | Entry | Send | Steer | Stop | Approve | Retry | Edit | SelectBranch;
 
-export type ServerFrame = Welcome | Pong | Released | Ok | Error | Snapshot | Page | ReceiptAnswer | EntryAnswer | EventUpsert | EventSettle | EventAppend | EventPresentation | EventReplaced | EventHead | EventQueue | EventTurn | EventApprovals | EventReceipt | EventDeleted;
+export type ServerFrame = Welcome | Pong | Status | Released | Ok | Error | Snapshot | Page | ReceiptAnswer | EntryAnswer | EventUpsert | EventSettle | EventAppend | EventPresentation | EventReplaced | EventHead | EventQueue | EventTurn | EventApprovals | EventReceipt | EventDeleted;
 
 export type EventFrame = EventUpsert | EventSettle | EventAppend | EventPresentation | EventReplaced | EventHead | EventQueue | EventTurn | EventApprovals | EventReceipt | EventDeleted;
