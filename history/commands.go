@@ -82,6 +82,10 @@ func ReadCommands(logPath string) ([]CommandRecord, error) {
 	return decodeCommands(data), nil
 }
 
+// DecodeCommands reads receipts as a Medium's Commands returns them: each
+// command's last record, in the order the commands first appeared.
+func DecodeCommands(data []byte) []CommandRecord { return decodeCommands(data) }
+
 // decodeCommands gives each command's last record, in the order the
 // commands first appeared. A line that does not decode (a torn last write)
 // is skipped.

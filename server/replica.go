@@ -33,6 +33,9 @@ type Replica interface {
 	OpenLog(id string, opts ...history.Option) (*history.Log, error)
 	// List lists the database's conversations.
 	List() ([]history.Summary, error)
+	// Commands reads a conversation's command receipts (each command's
+	// last), which its engines recorded in the database.
+	Commands(id string) ([]history.CommandRecord, error)
 	// Create writes a new conversation's header line.
 	Create(id string, header []byte) error
 	// Delete removes a conversation under its lease.

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"net/http"
+
+	"github.com/go-json-experiment/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,22 +135,90 @@ func TestReplicaStoreOutage(t *testing.T) {
 		t.Fatalf("B's turn after recovery: %+v", r)
 	}
 	data := waitEqual(t, id, a, b)
-	conv, err := history.ReadStore(a.store, id)
+	if got := userTexts(storedEntries(t, a, id)); got != "long|after" {
+		t.Fatalf("user entries %q; want long and after, once each:\n%s", got, data)
+	}
+}
+
+// storedEntries is the database's document of id, failing on a problem
+// or an entry ID the log holds twice.
+func storedEntries(t *testing.T, r *replicaServer, id string) []transcript.Entry {
+	t.Helper()
+	conv, err := history.ReadStore(r.store, id)
 	if err != nil || len(conv.Problems) != 0 {
 		t.Fatalf("the database's log: %v %+v", err, conv.Problems)
 	}
-	var users []string
+	es := conv.Document.Entries()
 	seen := map[string]bool{}
-	for _, e := range conv.Document.Entries() {
+	for _, e := range es {
 		if seen[e.ID] {
-			t.Fatalf("entry %s twice:\n%s", e.ID, data)
+			t.Fatalf("entry %s twice", e.ID)
 		}
 		seen[e.ID] = true
-		if u, ok := e.Content.(transcript.User); ok {
-			users = append(users, u.Text)
-		}
 	}
-	if strings.Join(users, "|") != "long|after" {
-		t.Fatalf("user entries %q; want long and after, once each:\n%s", users, data)
+	return es
+}
+
+// A command ID sent again to another replica after the first one answered
+// gets the recorded outcome and starts no second turn: while the first
+// replica's engine still holds the conversation (the command is forwarded
+// there and its engine answers from its receipts), and after it let go (the
+// other replica's engine opens the log and reads the receipt from
+// folio_commands). The same ID with another body is refused.
+func TestReplicaReceiptsAcrossReplicas(t *testing.T) {
+	url := pgtest.URL(t)
+	a := newReplicaServer(t, url, 400)
+	b := newReplicaServer(t, url, 400)
+	c := newReplicaServer(t, url, 400)
+	id := a.create(t)
+	ca, cb, cc := a.dial(t), b.dial(t), c.dial(t)
+	ca.open(id)
+	cb.open(id)
+	cc.open(id)
+	if r := ca.send(id, "k1", "once"); r.State == transcript.CommandRejected {
+		t.Fatalf("send on A: %+v", r)
 	}
+	first := ca.finished("k1")
+	if first.State != transcript.CommandDone {
+		t.Fatalf("A's turn: %+v", first)
+	}
+	waitEqual(t, id, a, b, c)
+
+	// A's engine holds the lease: B forwards the repeat to it.
+	if r := cb.send(id, "k1", "once"); r.State != transcript.CommandDone || r.EntryID != first.EntryID {
+		t.Fatalf("k1 again on B while A holds the conversation: %+v, want A's outcome %+v", r, first)
+	}
+	// A lets go; C's engine opens the log and answers from the receipts
+	// the database keeps.
+	a.turns.forget(id)
+	if r := cc.send(id, "k1", "once"); r.State != transcript.CommandDone || r.EntryID != first.EntryID {
+		t.Fatalf("k1 again on C after A let go: %+v, want the recorded outcome %+v", r, first)
+	}
+	if r := cc.send(id, "k1", "another body"); r.State != transcript.CommandRejected || r.Code != "command-conflict" {
+		t.Fatalf("k1 with another body on C: %+v, want command-conflict", r)
+	}
+	// A receipt request on a replica that never saw the command answers
+	// from the database too.
+	if r := b.receipt(t, id, "k1"); r.State != transcript.CommandDone {
+		t.Fatalf("B's receipt of k1: %+v", r)
+	}
+	if got := userTexts(storedEntries(t, a, id)); got != "once" {
+		t.Fatalf("user entries %q; want one", got)
+	}
+	waitEqual(t, id, a, b, c)
+}
+
+// receipt asks the replica's HTTP API for a command's receipt.
+func (r *replicaServer) receipt(t *testing.T, id, cmd string) Receipt {
+	t.Helper()
+	resp, err := http.Get(r.url + "/api/v2/conversations/" + id + "/commands/" + cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var rc Receipt
+	if err := json.UnmarshalRead(resp.Body, &rc); err != nil {
+		t.Fatal(err)
+	}
+	return rc
 }

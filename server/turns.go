@@ -266,7 +266,12 @@ func (t *Turns) Receipt(conversation, commandID string) Receipt {
 	if srv == nil || validConversationID(conversation) != nil {
 		return unknown
 	}
-	recs, _ := history.ReadCommands(srv.logPath(conversation))
+	var recs []history.CommandRecord
+	if r := srv.opts.Replica; r != nil {
+		recs, _ = r.Commands(conversation) // kept in the database, not beside the copy
+	} else {
+		recs, _ = history.ReadCommands(srv.logPath(conversation))
+	}
 	for _, r := range recs {
 		if r.ID == commandID {
 			return receiptOf(conversation, engine.ReceiptOf(r))

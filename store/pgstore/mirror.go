@@ -306,6 +306,16 @@ func (t *teeMedium) write(data []byte, replace bool) error {
 	return nil
 }
 
+// Commands reads conversation id's command receipts from the database,
+// each command's last.
+func (m *Mirror) Commands(id string) ([]history.CommandRecord, error) {
+	data, err := m.s.Commands(id)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: receipts of %s: %w", id, err)
+	}
+	return history.DecodeCommands(data), nil
+}
+
 // List lists the database's conversations.
 func (m *Mirror) List() ([]history.Summary, error) { return m.s.List() }
 

@@ -592,10 +592,14 @@ func (m *Medium) RecordCommand(line []byte) error {
 }
 
 // Commands reads every receipt, oldest first.
-func (m *Medium) Commands() ([]byte, error) {
-	ctx, cancel := m.s.ctx()
+func (m *Medium) Commands() ([]byte, error) { return m.s.Commands(m.id) }
+
+// Commands reads every receipt recorded for conversation id, oldest first,
+// one per line, without its lease.
+func (s *Store) Commands(id string) ([]byte, error) {
+	ctx, cancel := s.ctx()
 	defer cancel()
-	rows, err := m.s.pool.Query(ctx, `SELECT body FROM folio_commands WHERE conversation_id = $1 ORDER BY n`, m.id)
+	rows, err := s.pool.Query(ctx, `SELECT body FROM folio_commands WHERE conversation_id = $1 ORDER BY n`, id)
 	if err != nil {
 		return nil, err
 	}
