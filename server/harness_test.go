@@ -114,6 +114,8 @@ type client struct {
 	n      atomic.Int64
 	ctx    context.Context
 	err    error // why reading stopped; set before frames closes
+	// tap, when set, sees every frame as it arrives, before await.
+	tap atomic.Pointer[func(frame)]
 }
 
 func (ts *testServer) dial(t testing.TB) *client {
@@ -153,6 +155,9 @@ func (ts *testServer) dialRaw(t testing.TB) *client {
 				f = frame{Type: "undecodable"}
 			}
 			f.raw = b
+			if tap := c.tap.Load(); tap != nil {
+				(*tap)(f)
+			}
 			c.frames <- f
 		}
 	}()

@@ -5,7 +5,8 @@ package server
 // a status frame, told again when the database is back. Then each engine
 // whose lease ended with the database's sessions is closed, so the next
 // command reopens the conversation under a new lease from what the
-// database holds, and the replica's copies are caught up by its listener.
+// database holds, and its tabs, told the document was replaced, read it
+// again from the replica's copy, which its listener caught up.
 
 // Store states a status frame carries.
 const (
@@ -35,9 +36,17 @@ func (s *Server) storeStatus(reachable bool, lost []string) {
 	st := StoreUnreachable
 	if reachable {
 		st = StoreReachable
-		if s.turns != nil {
-			for _, id := range lost {
+		for _, id := range lost {
+			if s.turns != nil {
 				s.turns.forget(id)
+			}
+			// The engine published what it could not save (a turn cut
+			// short, its save failures): its tabs hold entries the
+			// database does not, so they start again from the log.
+			if c := s.lookupConv(id); c != nil {
+				c.mu.Lock()
+				c.replaceLocked()
+				c.mu.Unlock()
 			}
 		}
 	}

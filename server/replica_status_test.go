@@ -85,7 +85,8 @@ func awaitStatus(c *client, st string) {
 // "store-unavailable", and once the database is back both tabs are told,
 // A reopens the conversation under a new lease (its half-written answer
 // recorded as interrupted), and a send on B runs. The log holds each user
-// message once and every copy equals the database.
+// message once, every copy equals the database, and so does the document
+// each tab holds by following live events.
 func TestReplicaStoreOutage(t *testing.T) {
 	cl := startCluster(t)
 	url := cl.url
@@ -93,8 +94,7 @@ func TestReplicaStoreOutage(t *testing.T) {
 	b := newReplicaServer(t, url, 400)
 	id := a.create(t)
 	ca, cb := a.dial(t), b.dial(t)
-	ca.open(id)
-	cb.open(id)
+	tabs := map[string]*tabDoc{"A": followTab(t, ca, id), "B": followTab(t, cb, id)}
 	if r := ca.send(id, "k1", "long"); r.State == transcript.CommandRejected {
 		t.Fatalf("send on A: %+v", r)
 	}
@@ -135,8 +135,12 @@ func TestReplicaStoreOutage(t *testing.T) {
 		t.Fatalf("B's turn after recovery: %+v", r)
 	}
 	data := waitEqual(t, id, a, b)
-	if got := userTexts(storedEntries(t, a, id)); got != "long|after" {
+	stored := storedEntries(t, a, id)
+	if got := userTexts(stored); got != "long|after" {
 		t.Fatalf("user entries %q; want long and after, once each:\n%s", got, data)
+	}
+	for name, tab := range tabs {
+		tab.awaitDocument(t, name, stored)
 	}
 }
 

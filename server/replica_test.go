@@ -108,7 +108,8 @@ func awaitAgent(t *testing.T, c *client) transcript.Entry {
 // conversation and is killed with SIGKILL while it streams an answer that
 // B's tab is showing; C records the interruption (Recover), which B's and
 // C's tabs show, and the next send, on B, runs; every copy ends equal to
-// the database, with no record lost or doubled.
+// the database, with no record lost or doubled, and each tab's document,
+// followed live, is the database's.
 func TestThreeReplicas(t *testing.T) {
 	url := pgtest.URL(t)
 	a := newReplicaServer(t, url, 400)
@@ -117,9 +118,7 @@ func TestThreeReplicas(t *testing.T) {
 	id := a.create(t)
 
 	ca, cb, cc := a.dial(t), b.dial(t), c.dial(t)
-	ca.open(id)
-	cb.open(id)
-	cc.open(id)
+	tabs := map[string]*tabDoc{"A": followTab(t, ca, id), "B": followTab(t, cb, id), "C": followTab(t, cc, id)}
 	if r := ca.send(id, "k1", "hello from A"); r.State == transcript.CommandRejected {
 		t.Fatalf("send on A: %+v", r)
 	}
@@ -214,6 +213,11 @@ func TestThreeReplicas(t *testing.T) {
 	}
 	if n := strings.Count(string(data), "\n"); n < 5 {
 		t.Fatalf("only %d records", n)
+	}
+	// Each tab, following live events on its own replica, holds the
+	// database's document.
+	for name, tab := range tabs {
+		tab.awaitDocument(t, name, conv.Document.Entries())
 	}
 }
 
