@@ -14,11 +14,13 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/internal/gen"
 	"github.com/foliodev/folio/store/pgstore"
 	"github.com/foliodev/folio/store/pgstore/pgtest"
+	"github.com/foliodev/folio/transcript"
 )
 
 // TestReplicaLoadRun is the replicas' load measurement, not part of the
@@ -66,10 +68,14 @@ func TestReplicaLoadRun(t *testing.T) {
 		reps = append(reps, startReplicaProcess(t, url, "FOLIO_TEST_REPLICA_FOLLOW=250ms"))
 	}
 
-	// Each client counts the appended entries it receives, by ID.
+	// Each client counts the appended entries it receives, by ID, and
+	// keeps the document's live part as a client does: each entry where
+	// its event puts it, replaced by later events (tail).
 	type seen struct {
-		mu  sync.Mutex
-		got map[string]int
+		mu   sync.Mutex
+		got  map[string]int
+		tail []string // entry IDs after the imported ones, in order
+		body map[string]string
 	}
 	var sent sync.Map // entry ID → time.Time the append started
 	var latMu sync.Mutex
@@ -82,7 +88,7 @@ func TestReplicaLoadRun(t *testing.T) {
 	var wg sync.WaitGroup
 	opened := make(chan struct{}, 2*clients)
 	for i := range clients {
-		sn := &seen{got: map[string]int{}}
+		sn := &seen{got: map[string]int{}, body: map[string]string{}}
 		seens[i] = sn
 		r := reps[i%len(reps)]
 		ws := "ws" + strings.TrimPrefix(r.url, "http") + "/api/v2/ws"
@@ -91,19 +97,30 @@ func TestReplicaLoadRun(t *testing.T) {
 			defer wg.Done()
 			onEvent := func(b []byte) {
 				var f struct {
-					Op    string `json:"op"`
-					Entry struct {
-						ID string `json:"id"`
-					} `json:"entry"`
+					Op    string         `json:"op"`
+					After string         `json:"after"`
+					Entry jsontext.Value `json:"entry"`
 				}
-				if json.Unmarshal(b, &f, json.RejectUnknownMembers(false)) != nil || !strings.HasPrefix(f.Entry.ID, "load-") {
+				var e struct {
+					ID string `json:"id"`
+				}
+				if json.Unmarshal(b, &f, json.RejectUnknownMembers(false)) != nil || (f.Op != "upsert" && f.Op != "settle") ||
+					json.Unmarshal(f.Entry, &e, json.RejectUnknownMembers(false)) != nil {
 					return
 				}
 				at := time.Now()
 				sn.mu.Lock()
-				sn.got[f.Entry.ID]++
+				if _, ok := sn.body[e.ID]; !ok {
+					i := slices.Index(sn.tail, f.After) + 1 // 0 after an imported entry
+					sn.tail = slices.Insert(sn.tail, i, e.ID)
+				}
+				sn.body[e.ID] = string(f.Entry)
+				sn.got[e.ID]++
 				sn.mu.Unlock()
-				if t0, ok := sent.Load(f.Entry.ID); ok {
+				if !strings.HasPrefix(e.ID, "load-") {
+					return
+				}
+				if t0, ok := sent.Load(e.ID); ok {
 					latMu.Lock()
 					lat = append(lat, at.Sub(t0.(time.Time)))
 					latMu.Unlock()
@@ -148,6 +165,32 @@ func TestReplicaLoadRun(t *testing.T) {
 	}
 	wg.Wait()
 
+	// Every client's final document is the database's: what it opened (the
+	// imported conversation) and, after it, exactly the entries appended
+	// since, with the bytes the log holds, in the log's order.
+	conv, err := history.ReadStore(st, "big")
+	must(t, err)
+	var want []string
+	for _, e := range conv.Document.Entries()[len(ids):] {
+		b, err := transcript.EncodeEntry(e)
+		must(t, err)
+		want = append(want, string(b))
+	}
+	differ := 0
+	var firstDiff string
+	for i, sn := range seens {
+		var got []string
+		for _, id := range sn.tail {
+			got = append(got, sn.body[id])
+		}
+		if !slices.Equal(got, want) {
+			differ++
+			if firstDiff == "" {
+				firstDiff = fmt.Sprintf("client %d holds %d live entries, the database %d after the imported ones", i, len(got), len(want))
+			}
+		}
+	}
+
 	missing, twice := 0, 0
 	for _, sn := range seens {
 		for i := 1; i <= n; i++ {
@@ -173,9 +216,13 @@ func TestReplicaLoadRun(t *testing.T) {
 		rss = append(rss, r.report(t))
 	}
 	t.Logf("%d clients, %ds: %d pages, %d appends (commit p50 %v p99 %v), %d deliveries; missed %d, doubled %d, client errors %d; "+
+		"final documents differing from the database's %d of %d; "+
 		"append start to client on another replica p50 %v p99 %v; replicas: %s",
 		clients, secs, pages.Load(), n, pct(commits, 0.5), pct(commits, 0.99), len(lat), missing, twice, errs.Load(),
-		pct(lat, 0.50), pct(lat, 0.99), strings.Join(rss, ", "))
+		differ, clients, pct(lat, 0.50), pct(lat, 0.99), strings.Join(rss, ", "))
+	if differ != 0 {
+		t.Errorf("%d clients' final documents differ from the database's; first: %s", differ, firstDiff)
+	}
 	if errs.Load() != 0 {
 		t.Errorf("client errors, first: %v", firstErr.Load())
 	}
