@@ -11,6 +11,11 @@ var ErrNewerVersion = errors.New("log was written by a newer folio; update folio
 // *LockedError wrapping it names the holder's process ID.
 var ErrLocked = errors.New("log is locked by another writer")
 
+// ErrLockLost is wrapped by a medium's errors once the writer's hold on
+// the log ended without Close (a database lease whose session ended): the
+// log must be opened again, under a new hold, before it can be written.
+var ErrLockLost = errors.New("the writer's hold on the log was lost")
+
 // ErrNoHeader is returned by Read and Load when the first line of a log is
 // not a valid conversation header, so no record can be trusted.
 var ErrNoHeader = errors.New("log has no valid conversation header")

@@ -37,17 +37,7 @@ func (s *Server) storeStatus(reachable bool, lost []string) {
 	if reachable {
 		st = StoreReachable
 		for _, id := range lost {
-			if s.turns != nil {
-				s.turns.forget(id)
-			}
-			// The engine published what it could not save (a turn cut
-			// short, its save failures): its tabs hold entries the
-			// database does not, so they start again from the log.
-			if c := s.lookupConv(id); c != nil {
-				c.mu.Lock()
-				c.replaceLocked()
-				c.mu.Unlock()
-			}
+			s.lockLost(id)
 		}
 	}
 	s.opts.Logger.Warn("conversation store", "state", st, "lost leases", len(lost))
@@ -64,5 +54,21 @@ func (s *Server) storeStatus(reachable bool, lost []string) {
 		if hello {
 			c.reply(statusFrame{Type: "status", Store: st})
 		}
+	}
+}
+
+// lockLost closes the engine of conversation id, whose hold on the log
+// (its database lease) ended: the next command opens the log again. The
+// engine published what it could not save (a turn cut short, its save
+// failures), so its tabs, holding entries the log does not, start again
+// from the log.
+func (s *Server) lockLost(id string) {
+	if s.turns != nil {
+		s.turns.forget(id)
+	}
+	if c := s.lookupConv(id); c != nil {
+		c.mu.Lock()
+		c.replaceLocked()
+		c.mu.Unlock()
 	}
 }

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
 	"net/http"
 
 	"github.com/go-json-experiment/json"
@@ -90,7 +93,7 @@ func awaitStatus(c *client, st string) {
 func TestReplicaStoreOutage(t *testing.T) {
 	cl := startCluster(t)
 	url := cl.url
-	a := newReplicaServer(t, url, 20)
+	a := newReplicaServer(t, url, 60)
 	b := newReplicaServer(t, url, 400)
 	id := a.create(t)
 	ca, cb := a.dial(t), b.dial(t)
@@ -225,4 +228,58 @@ func (r *replicaServer) receipt(t *testing.T, id, cmd string) Receipt {
 		t.Fatal(err)
 	}
 	return rc
+}
+
+// Every folio session is ended (pg_terminate_backend) while a turn streams
+// on A: the listeners reconnect at once and catch up, A's engine, whose
+// lease ended, is closed and its tabs read the log again, the tabs are
+// told the store was unreachable and is back, and the next send runs. No
+// record is lost or doubled, and each tab's document is the database's.
+func TestReplicaSessionsTerminated(t *testing.T) {
+	cl := startCluster(t)
+	a := newReplicaServer(t, cl.url, 60)
+	b := newReplicaServer(t, cl.url, 400)
+	id := a.create(t)
+	ca, cb := a.dial(t), b.dial(t)
+	tabs := map[string]*tabDoc{"A": followTab(t, ca, id), "B": followTab(t, cb, id)}
+	if r := ca.send(id, "k1", "long"); r.State == transcript.CommandRejected {
+		t.Fatalf("send on A: %+v", r)
+	}
+	open := cb.await(func(f frame) bool {
+		if f.Type != "event" || f.Op != string(OpUpsert) || !f.Open {
+			return false
+		}
+		e, err := transcript.DecodeEntry(f.Entry)
+		return err == nil && e.Content.Kind() == transcript.KindAgent
+	})
+	cb.await(func(f frame) bool {
+		return f.Type == "event" && f.Op == string(OpAppend) && f.EntryID == open.entry(t).ID && f.Text != ""
+	})
+	conn, err := pgx.Connect(context.Background(), cl.url)
+	must(t, err)
+	defer conn.Close(context.Background())
+	var ended int
+	must(t, conn.QueryRow(context.Background(), `SELECT count(*) FROM (SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity
+		WHERE pid <> pg_backend_pid() AND datname = current_database()) x`).Scan(&ended))
+	if ended < 3 { // two listeners and A's lease at least
+		t.Fatalf("ended %d sessions", ended)
+	}
+	for _, tab := range []*client{ca, cb} {
+		awaitStatus(tab, StoreUnreachable)
+		awaitStatus(tab, StoreReachable)
+	}
+	if r := ca.send(id, "k2", "after"); r.State == transcript.CommandRejected {
+		t.Fatalf("send on A after the sessions ended: %+v", r)
+	}
+	if r := ca.finished("k2"); r.State != transcript.CommandDone {
+		t.Fatalf("A's turn: %+v", r)
+	}
+	data := waitEqual(t, id, a, b)
+	stored := storedEntries(t, a, id)
+	if got := userTexts(stored); got != "long|after" {
+		t.Fatalf("user entries %q; want long and after, once each:\n%s", got, data)
+	}
+	for name, tab := range tabs {
+		tab.awaitDocument(t, name, stored)
+	}
 }

@@ -292,6 +292,10 @@ func (t *Turns) Do(ctx context.Context, cmd Command) (Receipt, error) {
 		if errors.Is(err, engine.ErrClosed) && attempt == 0 {
 			continue
 		}
+		if errors.Is(err, history.ErrLockLost) && attempt == 0 {
+			t.srv.lockLost(cmd.Conversation) // reopen under a new hold (replica_status.go)
+			continue
+		}
 		return rc, err
 	}
 }

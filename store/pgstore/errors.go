@@ -1,6 +1,11 @@
 package pgstore
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/foliodev/folio/history"
+)
 
 // ErrSchemaNewer is returned by Open when the database's schema was
 // migrated by a newer folio than this one.
@@ -9,7 +14,8 @@ var ErrSchemaNewer = errors.New("pgstore: the database schema is newer than this
 // ErrLeaseLost is returned by a Medium's writes after its lease connection
 // ended: another writer may hold the conversation now, so this one must
 // reopen it.
-var ErrLeaseLost = errors.New("pgstore: the writer lease was lost (its connection ended); reopen the conversation")
+// It wraps history.ErrLockLost.
+var ErrLeaseLost = fmt.Errorf("pgstore: the writer lease was lost (its connection ended); reopen the conversation: %w", history.ErrLockLost)
 
 // ErrConflict is returned by a write that finds the log changed under its
 // lease: something wrote it without the lease. Nothing is written.
