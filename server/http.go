@@ -173,6 +173,9 @@ func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) {
 	// follows history.Locate, as logPath does).
 	logs, err := s.logFiles()
 	if err != nil {
+		if s.storeUnavailable(w) {
+			return
+		}
 		httpError(w, http.StatusInternalServerError, "internal", "cannot list conversations")
 		return
 	}
@@ -231,6 +234,9 @@ func (s *Server) createConversation(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
+		if s.storeUnavailable(w) {
+			return
+		}
 		httpError(w, http.StatusInternalServerError, "internal", "cannot create the conversation log")
 		return
 	}

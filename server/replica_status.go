@@ -1,5 +1,7 @@
 package server
 
+import "net/http"
+
 // When a replica loses its database: commands are refused with
 // "store-unavailable" (nothing would be saved), and every tab is told with
 // a status frame, told again when the database is back. Then each engine
@@ -71,4 +73,14 @@ func (s *Server) lockLost(id string) {
 		c.replaceLocked()
 		c.mu.Unlock()
 	}
+}
+
+// storeUnavailable answers a request that failed 503 "store-unavailable"
+// when the replica's database is unreachable, and reports whether it did.
+func (s *Server) storeUnavailable(w http.ResponseWriter) bool {
+	if err := s.storeReachable(); err != nil {
+		httpError(w, http.StatusServiceUnavailable, "store-unavailable", err.Error())
+		return true
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"io"
 
 	"github.com/jackc/pgx/v5"
 	"net/http"
@@ -120,6 +121,21 @@ func TestReplicaStoreOutage(t *testing.T) {
 		r := tab.send(id, "k2"+name, "while down")
 		if r.State != transcript.CommandRejected || r.Code != "store-unavailable" {
 			t.Fatalf("send on %s while the database is down: %+v, want rejected store-unavailable", name, r)
+		}
+	}
+	// Listing and creating conversations are refused as clearly.
+	for _, method := range []string{http.MethodGet, http.MethodPost} {
+		req, _ := http.NewRequest(method, b.url+"/api/v2/conversations", nil)
+		if method == http.MethodPost {
+			req.Header.Set("Content-Type", "application/json")
+			req.Body = io.NopCloser(strings.NewReader(`{}`))
+		}
+		resp, err := http.DefaultClient.Do(req)
+		must(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `"store-unavailable"`) {
+			t.Fatalf("%s /api/v2/conversations while the database is down: %d %s", method, resp.StatusCode, body)
 		}
 	}
 	// A tab that connects meanwhile is told at once.
