@@ -415,7 +415,16 @@ func (m *Mirror) listen(ctx context.Context) (listened bool, err error) {
 		woke := wctx.Err() != nil
 		cancel()
 		if err != nil && ctx.Err() == nil && woke && !conn.IsClosed() {
-			continue // time to look for dead writers
+			// Time to look for dead writers. A database that went away
+			// without a word (a network partition) leaves the connection
+			// looking open: ask it, so the replica says it is unreachable.
+			pctx, cancel := context.WithTimeout(ctx, listenerPing)
+			err := conn.Ping(pctx)
+			cancel()
+			if err != nil && ctx.Err() == nil {
+				return true, fmt.Errorf("pgstore: the listener's connection does not answer: %w", err)
+			}
+			continue
 		}
 		if err != nil {
 			return true, err
@@ -463,6 +472,10 @@ func parseNote(p string) (epoch, seq int64, id string, ok bool) {
 
 // recoverEvery is how often Run looks for conversations whose writer died.
 const recoverEvery = 5 * time.Second
+
+// listenerPing bounds the listener's check that its connection answers,
+// made every recoverEvery.
+const listenerPing = 5 * time.Second
 
 // Recover finds the conversations this replica serves whose writer died
 // holding them (a lease row whose database session is gone), and loads
