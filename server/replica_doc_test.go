@@ -2,10 +2,16 @@ package server
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/foliodev/folio/transcript"
 )
@@ -100,4 +106,41 @@ func sameDocument(t *testing.T, got []string, want []transcript.Entry) string {
 		}
 	}
 	return strings.Join(diff, "\n")
+}
+
+// exportedEntries is the document `folio log show --json` prints of the
+// log `folio log export --format log` copies out of the database at url:
+// what a user inspecting the conversation sees.
+func exportedEntries(t *testing.T, url, id string) []transcript.Entry {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "folio")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/foliodev/folio/cmd/folio").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	log, err := exec.Command(bin, "log", "export", "--store", url, "--format", "log", id).Output()
+	if err != nil {
+		t.Fatalf("folio log export: %v", err)
+	}
+	file := filepath.Join(dir, id+".jsonl")
+	must(t, os.WriteFile(file, log, 0o600))
+	out, err := exec.Command(bin, "log", "show", "--json", file).Output()
+	if err != nil {
+		t.Fatalf("folio log show --json: %v", err)
+	}
+	var shown struct {
+		Entries  []jsontext.Value `json:"entries"`
+		Rejected []jsontext.Value `json:"rejected"`
+	}
+	must(t, json.Unmarshal(out, &shown, json.RejectUnknownMembers(false)))
+	if len(shown.Rejected) != 0 {
+		t.Fatalf("folio log show rejected records: %s", out)
+	}
+	var es []transcript.Entry
+	for _, raw := range shown.Entries {
+		e, err := transcript.DecodeEntry(raw)
+		must(t, err)
+		es = append(es, e)
+	}
+	return es
 }

@@ -109,7 +109,8 @@ func awaitAgent(t *testing.T, c *client) transcript.Entry {
 // B's tab is showing; C records the interruption (Recover), which B's and
 // C's tabs show, and the next send, on B, runs; every copy ends equal to
 // the database, with no record lost or doubled, and each tab's document,
-// followed live, is the database's.
+// followed live, is the database's and what folio log show --json prints
+// of an export.
 func TestThreeReplicas(t *testing.T) {
 	url := pgtest.URL(t)
 	a := newReplicaServer(t, url, 400)
@@ -218,6 +219,10 @@ func TestThreeReplicas(t *testing.T) {
 	// database's document.
 	for name, tab := range tabs {
 		tab.awaitDocument(t, name, conv.Document.Entries())
+	}
+	// And that is what folio log show --json prints of an export.
+	if diff := sameDocument(t, tabs["B"].entries(t), exportedEntries(t, url, id)); diff != "" {
+		t.Fatalf("B's tab differs from folio log show --json of an export:\n%s", diff)
 	}
 }
 
