@@ -57,9 +57,10 @@ type Mirror struct {
 	// its follower so tabs see it without waiting for a tick); onDeleted
 	// after a copy was dropped because the conversation was deleted.
 	onChange, onDeleted func(id string)
-	// writers are the leases this replica holds (OpenLog), by
-	// conversation.
-	writers map[string]*teeMedium
+	// writers are the media this replica opened (OpenLog) and has not
+	// closed, whether their lease holds or not (Recover may have taken a
+	// lost one's conversation over meanwhile).
+	writers map[*teeMedium]struct{}
 
 	// down: the listener lost the database and has not reconnected yet
 	// (status.go).
@@ -238,9 +239,9 @@ func (m *Mirror) OpenLog(id string, opts ...history.Option) (*history.Log, error
 	tm := &teeMedium{Medium: pm, m: m, id: id, path: p}
 	m.mu.Lock()
 	if m.writers == nil {
-		m.writers = map[string]*teeMedium{}
+		m.writers = map[*teeMedium]struct{}{}
 	}
-	m.writers[id] = tm
+	m.writers[tm] = struct{}{}
 	m.mu.Unlock()
 	return history.OpenMedium(tm, id, opts...), nil
 }
@@ -264,9 +265,7 @@ func (t *teeMedium) Close() error {
 		t.closed = true
 		t.m.own(t.id, -1)
 		t.m.mu.Lock()
-		if t.m.writers[t.id] == t {
-			delete(t.m.writers, t.id)
-		}
+		delete(t.m.writers, t)
 		t.m.mu.Unlock()
 	}
 	return err

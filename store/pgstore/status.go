@@ -59,7 +59,7 @@ func (m *Mirror) setUp(ctx context.Context) {
 func (m *Mirror) lostWriters(ctx context.Context) []string {
 	m.mu.Lock()
 	ws := make([]*teeMedium, 0, len(m.writers))
-	for _, w := range m.writers {
+	for w := range m.writers {
 		ws = append(ws, w)
 	}
 	m.mu.Unlock()
@@ -70,5 +70,5 @@ func (m *Mirror) lostWriters(ctx context.Context) []string {
 		}
 	}
 	slices.Sort(lost)
-	return lost
+	return slices.Compact(lost)
 }
