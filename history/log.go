@@ -40,6 +40,7 @@ type Log struct {
 	msgs       []message.Message
 	head       string    // the branch saves go to; its records are wrapped in on-branch unless it is Main
 	list       listState // what a listing of the file shows beyond doc and msgs, for the summary file
+	ixw        *indexWriter // keeps the page index current; nil until the first write
 }
 
 // Option configures Open.
@@ -94,6 +95,7 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.closed = true
+	l.dropIndexWriter()
 	var errs []error
 	if l.f != nil {
 		errs = append(errs, l.f.Close())
@@ -436,6 +438,8 @@ func (l *Log) write(records []byte) error {
 			return err
 		}
 		l.exists, l.header, l.size, l.terminated = true, h, int64(len(data)), true
+		l.dropIndexWriter()
+		l.indexWrites()
 		return nil
 	}
 	if l.header.Version == 2 {
@@ -463,7 +467,35 @@ func (l *Log) write(records []byte) error {
 	}
 	l.size += int64(len(records))
 	l.terminated = true
+	l.indexWrites()
 	return nil
+}
+
+// indexWrites extends the page index by what the log just gained. It is
+// best effort: an index that cannot be kept current is rebuilt by its
+// next reader.
+func (l *Log) indexWrites() {
+	if !inConversations(filepath.Dir(l.path)) {
+		return
+	}
+	if l.ixw == nil {
+		w, err := openIndexWriter(l.path)
+		if err != nil {
+			return // OpenIndex wrote what it could
+		}
+		l.ixw = w
+		return
+	}
+	if err := l.ixw.catchUp(); err != nil {
+		l.dropIndexWriter()
+	}
+}
+
+func (l *Log) dropIndexWriter() {
+	if l.ixw != nil {
+		l.ixw.close()
+		l.ixw = nil
+	}
 }
 
 func samePrefixMsgs(old, cur []message.Message) bool {

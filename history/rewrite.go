@@ -186,6 +186,9 @@ func (l *Log) replace(out []byte) error {
 	if err := writeAtomic(l.path, out); err != nil {
 		return err
 	}
+	// The index described the old file: rebuild it for the new one.
+	l.dropIndexWriter()
+	l.indexWrites()
 	_, _, err := l.read(false)
 	return err
 }

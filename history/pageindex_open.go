@@ -1,0 +1,421 @@
+package history
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/foliodev/folio/message"
+	"github.com/foliodev/folio/transcript"
+)
+
+// indexRebuilds counts full-pass rebuilds of page indexes in this process,
+// so tests can tell an extension from a rebuild.
+var indexRebuilds atomic.Int64
+
+// IndexRebuilds is how many page indexes this process rebuilt by reading
+// their log whole.
+func IndexRebuilds() int64 { return indexRebuilds.Load() }
+
+// OpenIndex returns the page index of the log at path as of the first
+// size bytes of log, an open handle on that log file (size 0: its current
+// size). An index that matches the log (its inode, and the checksum of the
+// last record it describes) is used as it is, or extended by reading only
+// what was appended after it; any other (missing, damaged, of another
+// file) is rebuilt in one pass over the log, which is logged at debug
+// level. Either way the result is written back beside the log, best
+// effort. A version 2 log, or a log without a valid header, has no index
+// (ErrNotPaged, or the reader's error).
+func OpenIndex(path string, log *os.File, size int64) (*Index, error) {
+	fi, err := log.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if size == 0 {
+		size = fi.Size()
+	}
+	ino, _ := changeStamp(fi)
+	ix, err := openIndex(path, log, ino, size)
+	if err != nil {
+		return nil, err
+	}
+	ix.path, ix.log = path, log
+	return ix, nil
+}
+
+func openIndex(path string, log io.ReaderAt, ino uint64, size int64) (*Index, error) {
+	ipath := IndexPath(path)
+	ix, err := readIndexFile(ipath)
+	reason := err
+	if err == nil {
+		reason = ix.matches(log, ino, size)
+		if reason == nil && ix.st.logSize == size {
+			return ix, nil
+		}
+		if reason == nil {
+			ext, err := ix.extend(ipath, log, size)
+			if err == nil {
+				return ext, nil
+			}
+			reason = err
+		}
+		ix.Close()
+	}
+	return rebuildIndex(ipath, log, ino, size, reason)
+}
+
+// recover replaces an index found damaged while reading it with one
+// rebuilt from the log it describes.
+func (ix *Index) recover(cause error) error {
+	if ix.log == nil {
+		return cause
+	}
+	nix, err := rebuildIndex(IndexPath(ix.path), ix.log, ix.st.inode, ix.st.logSize, cause)
+	if err != nil {
+		return err
+	}
+	ix.mu.Lock()
+	old := ix.f
+	ix.f, ix.mem, ix.end, ix.st, ix.data = nix.f, nix.mem, nix.end, nix.st, nil
+	ix.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	return nil
+}
+
+// matches reports why the index does not describe the log's first size
+// bytes (nil: it does, up to its own logSize).
+func (ix *Index) matches(log io.ReaderAt, ino uint64, size int64) error {
+	st := ix.st
+	if st.inode != ino {
+		return fmt.Errorf("%w: it describes another file", ErrIndexStale)
+	}
+	if st.logSize > size {
+		return fmt.Errorf("%w: it describes %d bytes; the log has %d", ErrIndexStale, st.logSize, size)
+	}
+	sum, err := lastRecordSum(log, st.lastStart, st.logSize)
+	if err != nil || sum != st.lastSum {
+		return fmt.Errorf("%w: the log's record at %d is not the one it describes", ErrIndexStale, st.lastStart)
+	}
+	return nil
+}
+
+// rebuildIndex reads the log's first size bytes in one pass and writes
+// their index afresh.
+func rebuildIndex(ipath string, log io.ReaderAt, ino uint64, size int64, reason error) (*Index, error) {
+	slog.Debug("history: rebuilding a page index", "index", ipath, "reason", reason)
+	indexRebuilds.Add(1)
+	s := NewScanner()
+	b := newIndexBuilder()
+	data, err := b.scan(s, log, 0, size, ino)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeIndexAtomic(ipath, data); err != nil {
+		// The index could not be kept: serve this one from memory.
+		slog.Debug("history: keeping a page index in memory", "index", ipath, "err", err)
+	}
+	return memIndex(data)
+}
+
+// scan reads log bytes from..to with s (positioned at from), folding each
+// record into the builder, and commits. It returns the builder's bytes:
+// the whole file for a fresh builder, else the frames to append.
+func (b *indexBuilder) scan(s *Scanner, log io.ReaderAt, from, to int64, ino uint64) ([]byte, error) {
+	lastStart, lastEnd := int64(-1), int64(0)
+	if from > 0 {
+		lastStart, lastEnd = b.st.lastStart, from
+	}
+	for rec, err := range s.Records(io.NewSectionReader(log, from, to-from)) {
+		if err != nil {
+			return nil, err
+		}
+		if s.r.version != Version {
+			return nil, fmt.Errorf("%w: a version %d log", ErrNotPaged, s.r.version)
+		}
+		if err := b.apply(s, rec); err != nil {
+			return nil, err
+		}
+		lastStart = rec.Start
+	}
+	if s.lineNo == 0 {
+		return nil, fmt.Errorf("%w: the log has no complete first line", ErrNoHeader)
+	}
+	lastEnd = s.off
+	sum, err := lastRecordSum(log, lastStart, lastEnd)
+	if err != nil {
+		return nil, err
+	}
+	b.commit(s, ino, lastStart, sum)
+	if b.base == int64(len(indexMagic)) && from == 0 {
+		return append(bytes.Clone(indexMagic), b.pending...), nil
+	}
+	return b.pending, nil
+}
+
+// memIndex serves an index held in memory (one that could not be written).
+func memIndex(data []byte) (*Index, error) {
+	st, err := decodeTrailer(data)
+	if err != nil {
+		return nil, err
+	}
+	return &Index{f: nil, mem: data, end: int64(len(data)), st: st}, nil
+}
+
+// extend reads what the log gained after the index and appends it to the
+// index file.
+func (ix *Index) extend(ipath string, log io.ReaderAt, size int64) (*Index, error) {
+	s, err := ix.resume()
+	if err != nil {
+		return nil, err
+	}
+	b := &indexBuilder{st: ix.st, src: ix.frames(), base: ix.end}
+	tail, err := b.scan(s, log, ix.st.logSize, size, ix.st.inode)
+	if err != nil {
+		return nil, err
+	}
+	data, err := ix.whole()
+	if err != nil {
+		return nil, err
+	}
+	all := append(bytes.Clone(data), tail...)
+	if err := appendIndex(ipath, ix, tail); err != nil {
+		slog.Debug("history: keeping an extended page index in memory", "index", ipath, "err", err)
+	}
+	ix.Close()
+	return memIndexOr(ipath, all)
+}
+
+// memIndexOr reopens the index file when it holds exactly data, else
+// serves data from memory.
+func memIndexOr(ipath string, data []byte) (*Index, error) {
+	if f, err := os.Open(ipath); err == nil {
+		if fi, err := f.Stat(); err == nil && fi.Size() == int64(len(data)) {
+			st, err := decodeTrailer(data)
+			if err != nil {
+				f.Close()
+				return nil, err
+			}
+			return &Index{f: f, end: int64(len(data)), st: st}, nil
+		}
+		f.Close()
+	}
+	return memIndex(data)
+}
+
+// appendIndex appends frames to the index file ix was read from, under
+// the file's lock, if nobody changed it since: then fsyncs.
+func appendIndex(ipath string, ix *Index, frames []byte) error {
+	f, err := os.OpenFile(ipath, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	unlock, err := lockIndex(f)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if ix.f != nil {
+		if old, err := ix.f.Stat(); err != nil || !os.SameFile(old, fi) {
+			return fmt.Errorf("%w: the index file was replaced", ErrIndexStale)
+		}
+	}
+	if fi.Size() != ix.end {
+		return fmt.Errorf("%w: the index file changed", ErrIndexStale)
+	}
+	if _, err := f.WriteAt(frames, ix.end); err != nil {
+		f.Truncate(ix.end)
+		return err
+	}
+	return f.Sync()
+}
+
+// writeIndexAtomic replaces the index file: temporary file, fsync, rename.
+// Indexes are kept only for logs in a data folder's conversations.
+func writeIndexAtomic(ipath string, data []byte) error {
+	dir := filepath.Dir(ipath)
+	if !inConversations(dir) {
+		return fmt.Errorf("not a data folder's log")
+	}
+	f, err := os.CreateTemp(dir, ".index-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, ipath)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// inConversations reports whether dir holds logs of a data folder: its
+// conversations folder or an agent's folder in it.
+func inConversations(dir string) bool {
+	return filepath.Base(dir) == conversationsDirName || filepath.Base(filepath.Dir(dir)) == conversationsDirName
+}
+
+func (ix *Index) frames() frameSource {
+	if ix.mem != nil {
+		return bytesFrames(ix.mem)
+	}
+	return fileFrames(ix.f, ix.end)
+}
+
+// resume returns a Scanner positioned at the end of the log the index
+// describes, in the state reading the log up to there leaves it in,
+// except that entries before that point carry only their IDs and model
+// messages are placeholders: enough to apply every rule to what follows.
+func (ix *Index) resume() (*Scanner, error) {
+	data, err := ix.whole()
+	if err != nil {
+		return nil, err
+	}
+	st := ix.st
+	src := bytesFrames(data)
+	s := newScanner(false, 0)
+	r := s.r
+	r.version = Version
+	r.conv.Header.Version = Version
+	s.lineNo, s.off, s.size, s.skipNL, s.last = st.lines, st.logSize, st.logSize, st.skipNL, '\n'
+	if st.skipNL {
+		s.last = 0
+	}
+	stubs := func(b *ixBranch) ([]transcript.Entry, []transcript.Entry, *idSet, error) {
+		refs, err := walk(src, b.last, b.count)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		es := make([]transcript.Entry, len(refs), len(refs)+1)
+		ids := newIDSet(len(refs))
+		for i, ref := range refs {
+			es[i].ID = ref.ID
+			if !ids.add(ref.ID) {
+				return nil, nil, nil, fmt.Errorf("%w: entry %q is in the document twice", ErrIndexDamaged, ref.ID)
+			}
+		}
+		var tail []transcript.Entry
+		for _, ref := range b.tail {
+			tail = append(tail, transcript.Entry{ID: ref.ID})
+		}
+		return es, tail, ids, nil
+	}
+	for _, b := range st.branches {
+		if b.uiLines == 0 && b.msgs > 0 {
+			return nil, fmt.Errorf("%w: branch %q's document is derived from its messages", ErrNotPaged, b.info.ID)
+		}
+		es, tail, ids, err := stubs(b)
+		if err != nil {
+			return nil, err
+		}
+		b.groups = b.groups[:0]
+		refs, _ := walk(src, b.last, b.count)
+		for _, r := range refs {
+			b.groups = append(b.groups, r.Group)
+		}
+		msgs, msgAt := make([]message.Message, b.msgs), make([]time.Time, b.msgs)
+		if b.info.ID == Main {
+			r.entries, r.tail, r.ids, r.uiLines = es, tail, ids, b.uiLines
+			r.conv.Messages, r.msgAt = msgs, msgAt
+			continue
+		}
+		if r.tree.branches == nil {
+			r.tree.branches = map[string]*branchState{}
+		}
+		r.tree.branches[b.info.ID] = &branchState{info: b.info, entries: es, tail: tail, ids: ids,
+			reserved: map[string]struct{}{}, uiLines: b.uiLines, msgs: msgs, msgAt: msgAt}
+		r.tree.order = append(r.tree.order, b.info.ID)
+	}
+	r.tree.head = st.head
+	return s, nil
+}
+
+// removeIndex deletes a log's page index, if any.
+func removeIndex(logPath string) {
+	if err := os.Remove(IndexPath(logPath)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		slog.Debug("history: removing a page index", "err", err)
+	}
+}
+
+// indexWriter keeps a log's page index current as its writer appends: a
+// Scanner resumed at the index's end reads each write's records, and
+// their frames are appended to the index with its own commit.
+type indexWriter struct {
+	path string   // the log
+	log  *os.File // read handle on the log
+	ix   *Index
+	s    *Scanner
+}
+
+// openIndexWriter brings the log's index up to date and resumes a Scanner
+// at its end.
+func openIndexWriter(path string) (*indexWriter, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	ix, err := OpenIndex(path, f, 0)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	s, err := ix.resume()
+	if err != nil {
+		ix.Close()
+		f.Close()
+		return nil, err
+	}
+	return &indexWriter{path: path, log: f, ix: ix, s: s}, nil
+}
+
+// catchUp indexes what the log holds past the Scanner, appending one
+// commit to the index file.
+func (w *indexWriter) catchUp() error {
+	fi, err := w.log.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() <= w.s.off {
+		return nil
+	}
+	b := &indexBuilder{st: w.ix.st, src: w.ix.frames(), base: w.ix.end}
+	frames, err := b.scan(w.s, w.log, w.s.off, fi.Size(), w.ix.st.inode)
+	if err != nil {
+		return err
+	}
+	if err := appendIndex(IndexPath(w.path), w.ix, frames); err != nil {
+		return err
+	}
+	w.ix.end += int64(len(frames))
+	w.ix.mu.Lock()
+	w.ix.data = nil
+	w.ix.mu.Unlock()
+	return nil
+}
+
+func (w *indexWriter) close() {
+	w.ix.Close()
+	w.log.Close()
+}
