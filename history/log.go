@@ -38,8 +38,8 @@ type Log struct {
 	uiOnDisk   bool                     // false while the document is derived
 	reserved   map[string]struct{}
 	msgs       []message.Message
-	head       string    // the branch saves go to; its records are wrapped in on-branch unless it is Main
-	list       listState // what a listing of the file shows beyond doc and msgs, for the summary file
+	head       string       // the branch saves go to; its records are wrapped in on-branch unless it is Main
+	list       listState    // what a listing of the file shows beyond doc and msgs, for the summary file
 	ixw        *indexWriter // keeps the page index current; nil until the first write
 }
 

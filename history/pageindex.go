@@ -103,7 +103,7 @@ type ixBranch struct {
 // groups of its own entry and of the first and last entries it covers (-1
 // when that entry is not in the document).
 type Cov struct {
-	EntryID, FromID, ToID      string
+	EntryID, FromID, ToID     string
 	Group, FromGroup, ToGroup int32
 	ordinal                   int
 }
