@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -67,11 +68,63 @@ type Ref struct {
 	User  bool
 	// Compaction marks a compaction entry.
 	Compaction bool
+	// Before is the page bytes of the groups before this entry's, each
+	// followed by its comma; GroupLen and GroupN are the stored bytes and
+	// the number of the entries of its group up to and including this one.
+	// So the page bytes of a document's prefix ending at this entry are
+	// Before + GroupBytes(Group, GroupLen, GroupN).
+	Before   int64
+	GroupLen int64
+	GroupN   int32
 }
 
 // startsGroup reports whether an entry starts a new display group after an
 // entry whose user flag is prevUser (have false: it is the first entry).
 func startsGroup(have, prevUser, user bool) bool { return !have || user || prevUser }
+
+// follow numbers r (its ID, bytes and flags set) as the entry after prev
+// (have false: the document's first entry).
+func follow(prev Ref, have bool, r Ref) Ref {
+	if !startsGroup(have, prev.User, r.User) {
+		r.Group, r.Before, r.GroupLen, r.GroupN = prev.Group, prev.Before, prev.GroupLen+int64(r.Len), prev.GroupN+1
+		return r
+	}
+	r.Group, r.Before, r.GroupLen, r.GroupN = 0, 0, int64(r.Len), 1
+	if have {
+		r.Group = prev.Group + 1
+		r.Before = prev.Before + GroupBytes(int(prev.Group), prev.GroupLen, int(prev.GroupN)) + 1
+	}
+	return r
+}
+
+// GroupOpen appends the start of display group index's JSON on a page:
+// {"index":N,"entries":[ — its entries follow, joined by commas, then
+// GroupClose.
+func GroupOpen(dst []byte, index int) []byte {
+	dst = append(dst, `{"index":`...)
+	dst = strconv.AppendInt(dst, int64(index), 10)
+	return append(dst, `,"entries":[`...)
+}
+
+// GroupClose appends the end of a display group's JSON: ],"bytes":M} where
+// M is the group's whole size (GroupBytes), its own digits included.
+func GroupClose(dst []byte, index int, entriesLen int64, n int) []byte {
+	dst = append(dst, `],"bytes":`...)
+	dst = strconv.AppendInt(dst, GroupBytes(index, entriesLen, n), 10)
+	return append(dst, '}')
+}
+
+// GroupBytes is the size of display group index's JSON on a page when its
+// n entries' stored JSON totals entriesLen bytes. A client budgets pages
+// with it, so it counts the digits of the number that states it.
+func GroupBytes(index int, entriesLen int64, n int) int64 {
+	size := int64(len(`{"index":`)+len(strconv.Itoa(index))+len(`,"entries":[`)+len(`],"bytes":}`)) + entriesLen + int64(max(n-1, 0))
+	for d := int64(1); ; d++ {
+		if int64(len(strconv.FormatInt(size+d, 10))) == d {
+			return size + d
+		}
+	}
+}
 
 // link points at the end of a run of entries: the first take refs of the
 // entries frame at pos (size bytes, framing included). pos 0 is no run.
@@ -86,10 +139,9 @@ type ixBranch struct {
 	info      Branch
 	uiLines   int
 	msgs      int
-	last      link  // the settled entries' run
-	count     int   // settled entries
-	lastGroup int32 // the last settled entry's group, -1 for none
-	lastUser  bool
+	last      link // the settled entries' run
+	count     int  // settled entries
+	lastRef   Ref  // the last settled entry (when count > 0)
 	tail      []Ref
 	// cov and tailCov are the compactions among the settled entries and
 	// the tail, resolved to groups.
@@ -158,6 +210,9 @@ func (e *enc) ref(r Ref) {
 		f |= 2
 	}
 	e.u8(f)
+	e.i64(r.Before)
+	e.i64(r.GroupLen)
+	e.u32(uint32(r.GroupN))
 	e.str(r.ID)
 }
 
@@ -217,8 +272,9 @@ func (d *dec) ref() Ref {
 	r := Ref{Start: d.i64(), Len: int32(d.u32()), Group: int32(d.u32())}
 	f := d.u8()
 	r.User, r.Compaction = f&1 != 0, f&2 != 0
+	r.Before, r.GroupLen, r.GroupN = d.i64(), d.i64(), int32(d.u32())
 	r.ID = d.str()
-	if d.err == nil && (r.Start < 0 || r.Len <= 0 || r.Group < 0 || r.ID == "") {
+	if d.err == nil && (r.Start < 0 || r.Len <= 0 || r.Group < 0 || r.ID == "" || r.Before < 0 || r.GroupN < 1 || r.GroupLen < int64(r.Len)) {
 		d.err = fmt.Errorf("%w: an entry reference is impossible", ErrIndexDamaged)
 	}
 	return r
@@ -280,8 +336,9 @@ func encodeState(st *ixState) []byte {
 		e.u32(uint32(b.msgs))
 		e.link(b.last)
 		e.u32(uint32(b.count))
-		e.u32(uint32(b.lastGroup))
-		e.flag(b.lastUser)
+		if b.count > 0 {
+			e.ref(b.lastRef)
+		}
 		e.u32(uint32(len(b.tail)))
 		for _, r := range b.tail {
 			e.ref(r)
@@ -343,8 +400,9 @@ func decodeState(p []byte, indexEnd int64) (*ixState, error) {
 		b.uiLines, b.msgs = int(d.u32()), int(d.u32())
 		b.last = d.link()
 		b.count = int(d.u32())
-		b.lastGroup = int32(d.u32())
-		b.lastUser = d.flag()
+		if b.count > 0 {
+			b.lastRef = d.ref()
+		}
 		nt := d.u32()
 		if d.err == nil && uint64(nt) > uint64(len(d.b)) {
 			return nil, fmt.Errorf("%w: impossible tail length", ErrIndexDamaged)
@@ -354,8 +412,8 @@ func decodeState(p []byte, indexEnd int64) (*ixState, error) {
 		}
 		b.cov, b.tailCov = d.covs(), d.covs()
 		if d.err == nil && (b.last.pos < 0 || b.last.pos >= indexEnd || (b.last.pos == 0) != (b.count == 0) ||
-			(b.last.pos != 0 && int64(len(indexMagic)) > b.last.pos) || b.lastGroup < -1 ||
-			(b.count == 0) != (b.lastGroup == -1) || b.info.ID == "" || st.branch(b.info.ID) != nil) {
+			 (b.last.pos != 0 && int64(len(indexMagic)) > b.last.pos) ||
+			b.info.ID == "" || st.branch(b.info.ID) != nil) {
 			return nil, fmt.Errorf("%w: branch %q's state is impossible", ErrIndexDamaged, b.info.ID)
 		}
 		st.branches = append(st.branches, b)
@@ -423,7 +481,7 @@ func decodeIndex(data []byte) (*ixState, [][]Ref, error) {
 	src := bytesFrames(data)
 	docs := make([][]Ref, len(st.branches))
 	for i, b := range st.branches {
-		refs, err := walk(src, b.last, b.count)
+		refs, err := walk(src, b.last, b.count, b.lastRef)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -507,7 +565,7 @@ func readRun(src frameSource, l link) (ordinal int, refs []Ref, prev link, err e
 }
 
 // walk reads the count settled entries a chain ends with, first to last.
-func walk(src frameSource, l link, count int) ([]Ref, error) {
+func walk(src frameSource, l link, count int, last Ref) ([]Ref, error) {
 	out := make([]Ref, count)
 	next := count
 	for l.pos != 0 {
@@ -525,28 +583,18 @@ func walk(src frameSource, l link, count int) ([]Ref, error) {
 	if next != 0 {
 		return nil, fmt.Errorf("%w: a chain ends before its first entry", ErrIndexDamaged)
 	}
+	if count > 0 && out[count-1] != last {
+		return nil, fmt.Errorf("%w: the last entry is not the one the state names", ErrIndexDamaged)
+	}
 	if err := checkGroups(out); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// checkGroups verifies that refs are numbered into groups by the rule.
-func checkGroups(refs []Ref) error {
-	for i, r := range refs {
-		want := int32(0)
-		if i > 0 {
-			want = refs[i-1].Group
-			if startsGroup(true, refs[i-1].User, r.User) {
-				want++
-			}
-		}
-		if r.Group != want {
-			return fmt.Errorf("%w: entry %d is in the wrong group", ErrIndexDamaged, i)
-		}
-	}
-	return nil
-}
+// checkGroups verifies that refs, a whole document, are numbered into
+// groups by the rule.
+func checkGroups(refs []Ref) error { return checkGroupsFrom(refs, 0) }
 
 // ---- building ---------------------------------------------------------------
 
@@ -561,7 +609,7 @@ type indexBuilder struct {
 }
 
 func newIndexBuilder() *indexBuilder {
-	st := &ixState{head: Main, branches: []*ixBranch{{info: Branch{ID: Main}, lastGroup: -1}}}
+	st := &ixState{head: Main, branches: []*ixBranch{{info: Branch{ID: Main}}}}
 	return &indexBuilder{st: st, base: int64(len(indexMagic))}
 }
 
@@ -580,18 +628,16 @@ func (b *indexBuilder) frame(l link) ([]byte, error) {
 	return b.src(l)
 }
 
-// refsOf turns a UI record's batch into refs continuing after (have, prevUser, group).
-func refsOf(batch []Stored, have, prevUser bool, group int32) []Ref {
+// refsOf turns a UI record's batch into refs continuing after prev (have
+// false: at the document's start).
+func refsOf(batch []Stored, prev Ref, have bool) []Ref {
 	refs := make([]Ref, len(batch))
 	for i, s := range batch {
 		k := s.Entry.Content.Kind()
-		user := k == transcript.KindUser
-		if startsGroup(have, prevUser, user) {
-			group++
-		}
-		have, prevUser = true, user
-		refs[i] = Ref{ID: s.Entry.ID, Start: s.Start, Len: int32(s.End - s.Start), Group: group, User: user,
-			Compaction: k == transcript.KindCompaction}
+		prev = follow(prev, have, Ref{ID: s.Entry.ID, Start: s.Start, Len: int32(s.End - s.Start),
+			User: k == transcript.KindUser, Compaction: k == transcript.KindCompaction})
+		have = true
+		refs[i] = prev
 	}
 	return refs
 }
@@ -606,8 +652,7 @@ func (b *indexBuilder) appendRun(br *ixBranch, refs []Ref) {
 	b.pending = appendFrame(b.pending, frameEntries, encodeEntries(br.last, br.count, refs))
 	br.last = link{pos: pos, size: uint32(len(b.pending) - n), take: uint32(len(refs))}
 	br.count += len(refs)
-	last := refs[len(refs)-1]
-	br.lastGroup, br.lastUser = last.Group, last.User
+	br.lastRef = refs[len(refs)-1]
 	for _, r := range refs {
 		br.groups = append(br.groups, r.Group)
 	}
@@ -665,9 +710,9 @@ func (b *indexBuilder) apply(s *Scanner, rec Record) error {
 			return fmt.Errorf("history: index: record of unknown branch %q", rec.Branch)
 		}
 		if rec.Type == TypeUITranscript {
-			br.last, br.count, br.lastGroup, br.lastUser, br.cov, br.groups = link{}, 0, -1, false, nil, nil
+			br.last, br.count, br.lastRef, br.cov, br.groups = link{}, 0, Ref{}, nil, nil
 		}
-		refs := refsOf(rec.Batch, br.count > 0, br.lastUser, br.lastGroup)
+		refs := refsOf(rec.Batch, br.lastRef, br.count > 0)
 		if rec.Type == TypeUIOpen {
 			br.tail = refs
 			br.tailCov = covsOf(rec.Batch, refs, br.count, s.idsOf(br.info.ID), br.groups, refs)
@@ -686,7 +731,7 @@ func (b *indexBuilder) apply(s *Scanner, rec Record) error {
 		if parent == nil {
 			return fmt.Errorf("history: index: parent %q of branch %q is unknown", info.Parent, info.ID)
 		}
-		nb := &ixBranch{info: info, lastGroup: -1}
+		nb := &ixBranch{info: info}
 		k := info.ForkIndex
 		nb.groups = slices.Clone(parent.groups[:min(k, len(parent.groups))])
 		for _, c := range append(slices.Clone(parent.cov), parent.tailCov...) {
@@ -714,8 +759,7 @@ func (b *indexBuilder) apply(s *Scanner, rec Record) error {
 				}
 				if ord < k {
 					nb.last = link{pos: l.pos, size: l.size, take: uint32(k - ord)}
-					r := refs[k-ord-1]
-					nb.count, nb.lastGroup, nb.lastUser = k, r.Group, r.User
+					nb.count, nb.lastRef = k, refs[k-ord-1]
 					break
 				}
 				l = prev
@@ -723,7 +767,7 @@ func (b *indexBuilder) apply(s *Scanner, rec Record) error {
 		default:
 			// The fork point is in the parent's provisional tail: the
 			// shared tail entries become settled ones of the branch.
-			nb.last, nb.count, nb.lastGroup, nb.lastUser = parent.last, parent.count, parent.lastGroup, parent.lastUser
+			nb.last, nb.count, nb.lastRef = parent.last, parent.count, parent.lastRef
 			if k-parent.count > len(parent.tail) {
 				return fmt.Errorf("history: index: branch %q forks past its parent's end", info.ID)
 			}
@@ -913,6 +957,9 @@ func (d *IndexDoc) load(lo int) error {
 	for i := len(runs) - 1; i >= 0; i-- {
 		loaded = append(loaded, runs[i]...)
 	}
+	if len(d.loaded) == 0 && len(loaded) > 0 && loaded[len(loaded)-1] != d.br.lastRef {
+		return fmt.Errorf("%w: the last entry is not the one the state names", ErrIndexDamaged)
+	}
 	loaded = append(loaded, d.loaded...)
 	// The groups of what was read must follow the rule, into what was
 	// loaded before.
@@ -927,18 +974,15 @@ func (d *IndexDoc) load(lo int) error {
 // ordinal from (the first one's group is taken as given unless from is 0).
 func checkGroupsFrom(refs []Ref, from int) error {
 	for i, r := range refs {
-		if i == 0 {
-			if from == 0 && r.Group != 0 {
-				return fmt.Errorf("%w: the first entry is not in group 0", ErrIndexDamaged)
-			}
+		if i == 0 && from > 0 {
 			continue
 		}
-		want := refs[i-1].Group
-		if startsGroup(true, refs[i-1].User, r.User) {
-			want++
+		var prev Ref
+		if i > 0 {
+			prev = refs[i-1]
 		}
-		if r.Group != want {
-			return fmt.Errorf("%w: entry %d is in the wrong group", ErrIndexDamaged, from+i)
+		if follow(prev, i > 0, r) != r {
+			return fmt.Errorf("%w: entry %d is numbered wrong", ErrIndexDamaged, from+i)
 		}
 	}
 	return nil

@@ -304,7 +304,7 @@ func (ix *Index) resume() (*Scanner, error) {
 		s.last = 0
 	}
 	stubs := func(b *ixBranch) ([]transcript.Entry, []transcript.Entry, *idSet, error) {
-		refs, err := walk(src, b.last, b.count)
+		refs, err := walk(src, b.last, b.count, b.lastRef)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -331,7 +331,7 @@ func (ix *Index) resume() (*Scanner, error) {
 			return nil, err
 		}
 		b.groups = b.groups[:0]
-		refs, _ := walk(src, b.last, b.count)
+		refs, _ := walk(src, b.last, b.count, b.lastRef)
 		for _, r := range refs {
 			b.groups = append(b.groups, r.Group)
 		}
