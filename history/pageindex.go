@@ -880,6 +880,7 @@ type IndexDoc struct {
 	cursor link  // the run before the loaded ones
 	from   int   // loaded refs are [from, count) of the settled ones
 	loaded []Ref // settled refs from..count
+	ids    map[string]int32
 }
 
 // Len is the number of entries, the provisional tail included.
@@ -1074,3 +1075,26 @@ func lastRecordSum(f io.ReaderAt, start, end int64) (uint32, error) {
 	}
 	return crc32.Checksum(b, castagnoli), nil
 }
+
+// Find returns the index of entry id in the document, or -1. The first
+// call reads the whole document's refs.
+func (d *IndexDoc) Find(id string) (int, error) {
+	if d.ids == nil {
+		refs, err := d.Refs(0, d.Len())
+		if err != nil {
+			return -1, err
+		}
+		d.ids = make(map[string]int32, len(refs))
+		for i, r := range refs {
+			d.ids[r.ID] = int32(i)
+		}
+	}
+	i, ok := d.ids[id]
+	if !ok {
+		return -1, nil
+	}
+	return int(i), nil
+}
+
+// Close closes the index the document was read from.
+func (d *IndexDoc) Close() error { return d.ix.Close() }
