@@ -136,13 +136,13 @@ type link struct {
 
 // ixBranch is one branch's document as the index holds it.
 type ixBranch struct {
-	info      Branch
-	uiLines   int
-	msgs      int
-	last      link // the settled entries' run
-	count     int  // settled entries
-	lastRef   Ref  // the last settled entry (when count > 0)
-	tail      []Ref
+	info    Branch
+	uiLines int
+	msgs    int
+	last    link // the settled entries' run
+	count   int  // settled entries
+	lastRef Ref  // the last settled entry (when count > 0)
+	tail    []Ref
 	// cov and tailCov are the compactions among the settled entries and
 	// the tail, resolved to groups.
 	cov, tailCov []Cov
@@ -162,6 +162,7 @@ type Cov struct {
 
 // ixState is a commit: what the log looked like and every branch's state.
 type ixState struct {
+	prev      int64 // the previous commit's state frame, 0 for none
 	logSize   int64
 	inode     uint64
 	lastStart int64  // the last record's first byte
@@ -316,6 +317,7 @@ func appendTrailer(dst []byte, statePos int64) []byte {
 
 func encodeState(st *ixState) []byte {
 	var e enc
+	e.i64(st.prev)
 	e.i64(st.logSize)
 	e.u64(st.inode)
 	e.i64(st.lastStart)
@@ -383,7 +385,7 @@ func (d *dec) covs() []Cov {
 // frame starts, which every link must point before.
 func decodeState(p []byte, indexEnd int64) (*ixState, error) {
 	d := dec{b: p}
-	st := &ixState{logSize: d.i64(), inode: d.u64(), lastStart: d.i64(), lastSum: d.u32(),
+	st := &ixState{prev: d.i64(), logSize: d.i64(), inode: d.u64(), lastStart: d.i64(), lastSum: d.u32(),
 		lines: int(d.u64()), skipNL: d.flag(), head: d.str()}
 	n := d.u32()
 	if d.err == nil && uint64(n) > uint64(len(d.b)) {
@@ -412,7 +414,7 @@ func decodeState(p []byte, indexEnd int64) (*ixState, error) {
 		}
 		b.cov, b.tailCov = d.covs(), d.covs()
 		if d.err == nil && (b.last.pos < 0 || b.last.pos >= indexEnd || (b.last.pos == 0) != (b.count == 0) ||
-			 (b.last.pos != 0 && int64(len(indexMagic)) > b.last.pos) ||
+			(b.last.pos != 0 && int64(len(indexMagic)) > b.last.pos) ||
 			b.info.ID == "" || st.branch(b.info.ID) != nil) {
 			return nil, fmt.Errorf("%w: branch %q's state is impossible", ErrIndexDamaged, b.info.ID)
 		}
@@ -425,7 +427,8 @@ func decodeState(p []byte, indexEnd int64) (*ixState, error) {
 		return nil, fmt.Errorf("%w: the state frame has trailing bytes", ErrIndexDamaged)
 	}
 	if len(st.branches) == 0 || st.branches[0].info.ID != Main || st.branch(st.head) == nil ||
-		st.logSize <= 0 || st.lastStart < 0 || st.lastStart > st.logSize || st.lines < 1 {
+		st.logSize <= 0 || st.lastStart < 0 || st.lastStart > st.logSize || st.lines < 1 ||
+		st.prev < 0 || st.prev >= indexEnd || (st.prev > 0 && st.prev < int64(len(indexMagic))) {
 		return nil, fmt.Errorf("%w: the state is impossible", ErrIndexDamaged)
 	}
 	return st, nil
@@ -474,7 +477,7 @@ func decodeEntries(p []byte, at int64) (entriesFrame, error) {
 // frame the commit's documents reach, so anything it accepts pages
 // without a checksum failure.
 func decodeIndex(data []byte) (*ixState, [][]Ref, error) {
-	st, err := decodeTrailer(data)
+	st, _, err := decodeTrailer(data)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -491,27 +494,38 @@ func decodeIndex(data []byte) (*ixState, [][]Ref, error) {
 }
 
 // decodeTrailer reads the last commit of a whole index file.
-func decodeTrailer(data []byte) (*ixState, error) {
+func decodeTrailer(data []byte) (*ixState, int64, error) {
+	st, pos, err := decodeTrailerAt(data)
+	return st, pos, err
+}
+
+func decodeTrailerAt(data []byte) (st *ixState, pos int64, err error) {
+	defer func() {
+		if err != nil {
+			st, pos = nil, 0
+		}
+	}()
 	if len(data) < len(indexMagic)+trailerLen || string(data[:len(indexMagic)]) != string(indexMagic) {
-		return nil, fmt.Errorf("%w: not a page index", ErrIndexDamaged)
+		return nil, 0, fmt.Errorf("%w: not a page index", ErrIndexDamaged)
 	}
 	t := data[len(data)-trailerLen:]
 	if string(t[:4]) != string(trailerMagic) || crc32.Checksum(t[:12], castagnoli) != binary.LittleEndian.Uint32(t[12:]) {
-		return nil, fmt.Errorf("%w: the trailer is damaged", ErrIndexDamaged)
+		return nil, 0, fmt.Errorf("%w: the trailer is damaged", ErrIndexDamaged)
 	}
-	pos := int64(binary.LittleEndian.Uint64(t[4:]))
+	pos = int64(binary.LittleEndian.Uint64(t[4:]))
 	end := int64(len(data) - trailerLen)
 	if pos < int64(len(indexMagic)) || pos+frameHeadLen+4 > end {
-		return nil, fmt.Errorf("%w: the trailer points outside the file", ErrIndexDamaged)
+		return nil, 0, fmt.Errorf("%w: the trailer points outside the file", ErrIndexDamaged)
 	}
 	kind, payload, err := parseFrame(data[pos:end])
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if kind != frameState {
-		return nil, fmt.Errorf("%w: the trailer does not point at a state", ErrIndexDamaged)
+		return nil, 0, fmt.Errorf("%w: the trailer does not point at a state", ErrIndexDamaged)
 	}
-	return decodeState(payload, pos)
+	st, err = decodeState(payload, pos)
+	return st, pos, err
 }
 
 // frameSource reads whole frames by position.
@@ -606,6 +620,8 @@ type indexBuilder struct {
 	src     frameSource // the frames written before this builder's
 	base    int64
 	pending []byte // frames not yet written, starting at base
+	// statePos is the last commit's state frame (0: none yet).
+	statePos int64
 }
 
 func newIndexBuilder() *indexBuilder {
@@ -804,8 +820,10 @@ func (b *indexBuilder) commit(s *Scanner, inode uint64, lastStart int64, lastSum
 		}
 	}
 	pos := b.base + int64(len(b.pending))
+	st.prev = b.statePos
 	b.pending = appendFrame(b.pending, frameState, encodeState(st))
 	b.pending = appendTrailer(b.pending, pos)
+	b.statePos = pos
 }
 
 // branchInfo returns what the reader knows of a branch.
@@ -826,6 +844,7 @@ type Index struct {
 	mem []byte   // the index when it could not be written, else nil
 	end int64    // the file's size at this commit
 	st  *ixState
+	pos int64 // where st's frame is
 	// path and log are the log and the caller's handle on it, from which
 	// a damaged index is rebuilt.
 	path string
@@ -1064,7 +1083,46 @@ func readIndexFile(path string) (*Index, error) {
 		f.Close()
 		return nil, err
 	}
-	return &Index{f: f, end: size, st: st}, nil
+	return &Index{f: f, end: size, st: st, pos: pos}, nil
+}
+
+// readState reads the commit whose state frame is at pos.
+func readState(src frameSource, pos int64) (*ixState, error) {
+	hd, err := src(link{pos: pos, size: frameHeadLen})
+	if err != nil {
+		return nil, err
+	}
+	n := binary.LittleEndian.Uint32(hd)
+	b, err := src(link{pos: pos, size: frameHeadLen + n + 4})
+	if err != nil {
+		return nil, err
+	}
+	kind, payload, err := parseFrame(b)
+	if err == nil && kind != frameState {
+		err = fmt.Errorf("%w: a commit link does not point at a state", ErrIndexDamaged)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decodeState(payload, pos)
+}
+
+// back returns the index as of its earlier commit that describes exactly
+// size bytes of the log, if it has one. Commits are read newest first, so
+// this costs one frame per commit since.
+func (ix *Index) back(size int64) (*Index, bool) {
+	st, pos := ix.st, ix.pos
+	for i := 0; st.logSize > size && st.prev > 0 && i < 4096; i++ {
+		prev, err := readState(ix.frames(), st.prev)
+		if err != nil || prev.logSize >= st.logSize {
+			return nil, false
+		}
+		st, pos = prev, st.prev
+	}
+	if st.logSize != size {
+		return nil, false
+	}
+	return &Index{f: ix.f, mem: ix.mem, end: ix.end, st: st, pos: pos}, true
 }
 
 // lastRecordSum is the CRC-32C of log bytes start..end.

@@ -42,7 +42,7 @@ func OpenIndex(path string, log *os.File, size int64) (*Index, error) {
 		size = fi.Size()
 	}
 	ino, _ := changeStamp(fi)
-	ix, err := openIndex(path, log, ino, size)
+	ix, err := openIndex(path, log, ino, size, size == fi.Size())
 	if err != nil {
 		return nil, err
 	}
@@ -50,17 +50,26 @@ func OpenIndex(path string, log *os.File, size int64) (*Index, error) {
 	return ix, nil
 }
 
-func openIndex(path string, log io.ReaderAt, ino uint64, size int64) (*Index, error) {
+// openIndex is OpenIndex; persist says size is the whole file, so what is
+// built or extended may be written back.
+func openIndex(path string, log io.ReaderAt, ino uint64, size int64, persist bool) (*Index, error) {
 	ipath := IndexPath(path)
 	ix, err := readIndexFile(ipath)
 	reason := err
+	if err == nil && ix.st.logSize > size {
+		// The writer has indexed more than this reader looks at: use the
+		// commit that describes what it looks at.
+		if old, ok := ix.back(size); ok {
+			ix = old
+		}
+	}
 	if err == nil {
 		reason = ix.matches(log, ino, size)
 		if reason == nil && ix.st.logSize == size {
 			return ix, nil
 		}
 		if reason == nil {
-			ext, err := ix.extend(ipath, log, size)
+			ext, err := ix.extend(ipath, log, size, persist)
 			if err == nil {
 				return ext, nil
 			}
@@ -68,7 +77,7 @@ func openIndex(path string, log io.ReaderAt, ino uint64, size int64) (*Index, er
 		}
 		ix.Close()
 	}
-	return rebuildIndex(ipath, log, ino, size, reason)
+	return rebuildIndex(ipath, log, ino, size, reason, persist)
 }
 
 // recover replaces an index found damaged while reading it with one
@@ -77,7 +86,9 @@ func (ix *Index) recover(cause error) error {
 	if ix.log == nil {
 		return cause
 	}
-	nix, err := rebuildIndex(IndexPath(ix.path), ix.log, ix.st.inode, ix.st.logSize, cause)
+	fi, err := os.Stat(ix.path)
+	persist := err == nil && fi.Size() == ix.st.logSize
+	nix, err := rebuildIndex(IndexPath(ix.path), ix.log, ix.st.inode, ix.st.logSize, cause, persist)
 	if err != nil {
 		return err
 	}
@@ -110,7 +121,7 @@ func (ix *Index) matches(log io.ReaderAt, ino uint64, size int64) error {
 
 // rebuildIndex reads the log's first size bytes in one pass and writes
 // their index afresh.
-func rebuildIndex(ipath string, log io.ReaderAt, ino uint64, size int64, reason error) (*Index, error) {
+func rebuildIndex(ipath string, log io.ReaderAt, ino uint64, size int64, reason error, persist bool) (*Index, error) {
 	slog.Debug("history: rebuilding a page index", "index", ipath, "reason", reason)
 	indexRebuilds.Add(1)
 	s := NewScanner()
@@ -119,11 +130,15 @@ func rebuildIndex(ipath string, log io.ReaderAt, ino uint64, size int64, reason 
 	if err != nil {
 		return nil, err
 	}
+	if !persist {
+		return memIndex(data)
+	}
 	if err := writeIndexAtomic(ipath, data); err != nil {
 		// The index could not be kept: serve this one from memory.
 		slog.Debug("history: keeping a page index in memory", "index", ipath, "err", err)
+		return memIndex(data)
 	}
-	return memIndex(data)
+	return memIndexOr(ipath, data)
 }
 
 // scan reads log bytes from..to with s (positioned at from), folding each
@@ -163,21 +178,21 @@ func (b *indexBuilder) scan(s *Scanner, log io.ReaderAt, from, to int64, ino uin
 
 // memIndex serves an index held in memory (one that could not be written).
 func memIndex(data []byte) (*Index, error) {
-	st, err := decodeTrailer(data)
+	st, pos, err := decodeTrailer(data)
 	if err != nil {
 		return nil, err
 	}
-	return &Index{f: nil, mem: data, end: int64(len(data)), st: st}, nil
+	return &Index{f: nil, mem: data, end: int64(len(data)), st: st, pos: pos}, nil
 }
 
 // extend reads what the log gained after the index and appends it to the
 // index file.
-func (ix *Index) extend(ipath string, log io.ReaderAt, size int64) (*Index, error) {
+func (ix *Index) extend(ipath string, log io.ReaderAt, size int64, persist bool) (*Index, error) {
 	s, err := ix.resume()
 	if err != nil {
 		return nil, err
 	}
-	b := &indexBuilder{st: ix.st, src: ix.frames(), base: ix.end}
+	b := &indexBuilder{st: ix.st, src: ix.frames(), base: ix.end, statePos: ix.pos}
 	tail, err := b.scan(s, log, ix.st.logSize, size, ix.st.inode)
 	if err != nil {
 		return nil, err
@@ -187,10 +202,15 @@ func (ix *Index) extend(ipath string, log io.ReaderAt, size int64) (*Index, erro
 		return nil, err
 	}
 	all := append(bytes.Clone(data), tail...)
-	if err := appendIndex(ipath, ix, tail); err != nil {
-		slog.Debug("history: keeping an extended page index in memory", "index", ipath, "err", err)
+	if persist {
+		if err := appendIndex(ipath, ix, tail); err != nil {
+			slog.Debug("history: keeping an extended page index in memory", "index", ipath, "err", err)
+		}
 	}
 	ix.Close()
+	if !persist {
+		return memIndex(all)
+	}
 	return memIndexOr(ipath, all)
 }
 
@@ -199,12 +219,12 @@ func (ix *Index) extend(ipath string, log io.ReaderAt, size int64) (*Index, erro
 func memIndexOr(ipath string, data []byte) (*Index, error) {
 	if f, err := os.Open(ipath); err == nil {
 		if fi, err := f.Stat(); err == nil && fi.Size() == int64(len(data)) {
-			st, err := decodeTrailer(data)
+			st, pos, err := decodeTrailer(data)
 			if err != nil {
 				f.Close()
 				return nil, err
 			}
-			return &Index{f: f, end: int64(len(data)), st: st}, nil
+			return &Index{f: f, end: int64(len(data)), st: st, pos: pos}, nil
 		}
 		f.Close()
 	}
@@ -400,7 +420,7 @@ func (w *indexWriter) catchUp() error {
 	if fi.Size() <= w.s.off {
 		return nil
 	}
-	b := &indexBuilder{st: w.ix.st, src: w.ix.frames(), base: w.ix.end}
+	b := &indexBuilder{st: w.ix.st, src: w.ix.frames(), base: w.ix.end, statePos: w.ix.pos}
 	frames, err := b.scan(w.s, w.log, w.s.off, fi.Size(), w.ix.st.inode)
 	if err != nil {
 		return err
@@ -409,6 +429,7 @@ func (w *indexWriter) catchUp() error {
 		return err
 	}
 	w.ix.end += int64(len(frames))
+	w.ix.pos = b.statePos
 	w.ix.mu.Lock()
 	w.ix.data = nil
 	w.ix.mu.Unlock()
@@ -418,4 +439,19 @@ func (w *indexWriter) catchUp() error {
 func (w *indexWriter) close() {
 	w.ix.Close()
 	w.log.Close()
+}
+
+// ResumeScanner returns a Scanner that continues reading the log at path
+// after its first size bytes, set up from the log's page index (as
+// OpenIndex finds or makes it) instead of by reading those bytes: its
+// entries before size carry only their IDs, which is all the rules for
+// what follows need. log is an open handle on the log file. A log the
+// index cannot describe (ErrNotPaged) must be read from its start.
+func ResumeScanner(path string, log *os.File, size int64) (*Scanner, error) {
+	ix, err := OpenIndex(path, log, size)
+	if err != nil {
+		return nil, err
+	}
+	defer ix.Close()
+	return ix.resume()
 }
