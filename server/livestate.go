@@ -67,16 +67,17 @@ type liveState struct {
 	engine bool
 
 	// The follower: the log file and the reader that has read it so far.
-	f  *os.File         // open only while followed
-	fi os.FileInfo      // the file sc read
-	sc *history.Scanner // nil until the first read, or while the log is missing
+	f       *os.File         // open only while followed
+	fi      os.FileInfo      // the file sc read
+	sc      *history.Scanner // nil until the first read, or while the log is missing
+	synced  bool             // sc (or its absence) describes the file
+	syncing bool             // a capture is doing the first read
+	stop    chan struct{}
+
 	// resumeAt, while sc is nil, is the offset up to which the follower's
 	// reading is the log's page index (capture.go): sc is resumed from the
 	// index when the log grows past it.
 	resumeAt int64
-	synced   bool // sc (or its absence) describes the file
-	syncing  bool // a capture is doing the first read
-	stop     chan struct{}
 }
 
 type ringItem struct {
