@@ -1,0 +1,84 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/server/pager"
+)
+
+// BenchmarkOpen measures what opening a conversation costs the server: the
+// first capture of a conversation it has not read yet (a fresh live state,
+// as after a restart) and the first 256 KiB page at "latest". Before every
+// open the log and its page index are dropped from the page cache
+// (fsync, then posix_fadvise DONTNEED), so each open reads from disk.
+// Compare the two sizes in one run:
+//
+//	go test -run '^$' -bench 'Open$' -benchtime 20x ./server
+func BenchmarkOpen(b *testing.B) {
+	for _, n := range []int{3000, 300000} {
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+			ts := newTestServer(b, Options{})
+			path := ts.writeGen(b, "c", n, 1)
+			// The writer keeps the index; here it is built once up front.
+			f, err := os.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ix, err := history.OpenIndex(path, f, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ix.Close()
+			f.Close()
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				dropCache(b, path, history.IndexPath(path))
+				c := newConv(ts.Server, "c", path)
+				b.StartTimer()
+				cp, err := c.capture("", nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p, err := cp.snap.Page(nil, pager.AnchorLatest, pager.Before, pager.DefaultBudget)
+				if err != nil || len(p.Bytes) == 0 {
+					b.Fatalf("first page: %v", err)
+				}
+				b.StopTimer()
+				if cp.snap.Stats().Entries != n {
+					b.Fatalf("captured %d entries", cp.snap.Stats().Entries)
+				}
+				cp.snap.Release()
+				c.mu.Lock()
+				if c.f != nil {
+					c.f.Close()
+				}
+				c.mu.Unlock()
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// dropCache evicts files from the page cache.
+func dropCache(b *testing.B, paths ...string) {
+	b.Helper()
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+}
