@@ -1,6 +1,7 @@
 package pager
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -87,7 +88,8 @@ func (l *logPages) load(n int) error {
 	if first.GroupN != 1 {
 		l.gLo++ // its group starts before the refs
 	}
-	l.gStart = l.gStart[:0]
+	// A new slice: a page being composed may still hold the old one.
+	l.gStart = make([]int32, 0, int(last.Group)+1-l.gLo)
 	for i, r := range l.refs {
 		if int(r.Group) >= l.gLo && (i == 0 || l.refs[i-1].Group != r.Group) {
 			l.gStart = append(l.gStart, int32(i))
@@ -146,10 +148,9 @@ func (l *logPages) groupOf(id string) int {
 	return int(l.refs[i-l.from].Group)
 }
 
-// read appends groups first..last, joined by commas, to dst: each group's
-// framing around its entries' stored bytes, read from the log with one
-// ReadAt per run of nearby entries.
-func (l *logPages) read(dst []byte, first, last int) ([]byte, error) {
+// pageRefs returns the refs of groups first..last. The slice is never
+// changed afterwards, so it can be read without the lock.
+func (l *logPages) pageRefs(first, last int) ([]history.Ref, error) {
 	if !l.ensure(first) {
 		return nil, l.fail
 	}
@@ -158,7 +159,13 @@ func (l *logPages) read(dst []byte, first, last int) ([]byte, error) {
 	if last+1-l.gLo < len(l.gStart) {
 		hi = int(l.gStart[last+1-l.gLo])
 	}
-	rs := l.refs[lo:hi]
+	return l.refs[lo:hi], nil
+}
+
+// compose appends the groups of rs, joined by commas, to dst: each group's
+// framing around its entries' stored bytes, read from the log with one
+// ReadAt per run of nearby entries.
+func (l *logPages) compose(dst []byte, rs []history.Ref) ([]byte, error) {
 	raw, err := l.readRefs(rs)
 	if err != nil {
 		return nil, err
@@ -193,6 +200,9 @@ func (l *logPages) readRefs(rs []history.Ref) ([][]byte, error) {
 		}
 		buf := make([]byte, end-start)
 		if _, err := l.f.ReadAt(buf, start); err != nil {
+			if errors.Is(err, os.ErrClosed) {
+				return nil, ErrReleased // the last Release raced this page
+			}
 			return nil, fmt.Errorf("read entries at %d..%d of the log: %w", start, end, err)
 		}
 		for k := i; k < j; k++ {

@@ -378,25 +378,38 @@ func (s *Snapshot) Page(dst []byte, anchor string, dir Direction, budget int) (P
 	var v groups = fileGroups{s}
 	if s.lg != nil {
 		s.lg.mu.Lock()
-		defer s.lg.mu.Unlock()
 		if s.lg.closed {
+			s.lg.mu.Unlock()
 			return Page{}, ErrReleased
 		}
 		v = s.lg
 	}
 	first, last := selectGroups(v, anchor, dir, int64(budget))
-	if err := v.err(); err != nil {
+	var rs []history.Ref
+	err := v.err()
+	if err == nil && s.lg != nil && first >= 0 {
+		rs, err = s.lg.pageRefs(first, last)
+	}
+	var ag int
+	if err == nil && first == -1 {
+		ag = anchorGroup(v, anchor)
+		err = v.err()
+	}
+	n := v.n()
+	if s.lg != nil {
+		s.lg.mu.Unlock()
+	}
+	if err != nil {
 		return Page{}, err
 	}
 	if first == -2 {
 		return Page{}, fmt.Errorf("%w: %q", ErrAnchorNotFound, anchor)
 	}
-	n := v.n()
 	p := Page{First: first, Last: last, Bytes: dst}
 	if first < 0 {
 		// Empty: the anchor is at an end of the snapshot, or it has no groups.
 		p.First, p.Last = -1, -1
-		if g := anchorGroup(v, anchor); g >= 0 {
+		if g := ag; g >= 0 {
 			// Empty because the anchor's group is at that end; the anchor's
 			// own group lies on the other side.
 			p.HasMoreBefore = dir == After
@@ -405,7 +418,7 @@ func (s *Snapshot) Page(dst []byte, anchor string, dir Direction, budget int) (P
 		return p, nil
 	}
 	if s.lg != nil {
-		b, err := s.lg.read(p.Bytes, first, last)
+		b, err := s.lg.compose(p.Bytes, rs)
 		if err != nil {
 			return Page{}, err
 		}
