@@ -291,10 +291,11 @@ func writeIndexAtomic(ipath string, data []byte) error {
 	return err
 }
 
-// inConversations reports whether dir holds logs of a data folder: its
-// conversations folder or an agent's folder in it.
+// inConversations reports whether dir is a data folder's conversations
+// folder, where folio keeps its own logs. Jazz's agent folders get no
+// index file: folio writes nothing there it does not need.
 func inConversations(dir string) bool {
-	return filepath.Base(dir) == conversationsDirName || filepath.Base(filepath.Dir(dir)) == conversationsDirName
+	return filepath.Base(dir) == conversationsDirName
 }
 
 func (ix *Index) frames() frameSource {

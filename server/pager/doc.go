@@ -1,7 +1,18 @@
-// Package pager owns the disk-backed snapshots that let folio serve a
-// conversation of any length in bounded, byte-budgeted pages.
+// Package pager owns the snapshots that let folio serve a conversation of
+// any length in bounded, byte-budgeted pages.
 //
-// Build captures a branch once, in one linear pass over its entries: it cuts
+// FromLog copies nothing: a snapshot is the log's open file plus a branch's
+// document from the log's page index (history.OpenIndex), which says where
+// each entry's stored JSON is and which display group it is in. It learns
+// the groups from the end backwards as pages ask for them, so the first
+// page costs the index frames of that page's entries and one ReadAt per run
+// of nearby entries; a page's bytes are each group's framing around its
+// entries' stored bytes, never re-encoded. A rewrite of the log replaces the
+// file by rename, so the open file keeps the bytes the snapshot points at.
+//
+// Build, for a log whose entries are not stored as JSON (version 2, or
+// derived from model messages), captures a branch once, in one linear
+// pass over its entries: it cuts
 // the entries into display groups, writes each group's already-encoded JSON
 // to an immutable temporary file, and keeps only a small index in memory
 // (entry ID hash → group, group → byte offset and length). Page reads then
@@ -10,8 +21,8 @@
 // attach links) are resolved during the same pass only when the captured
 // entries have any; otherwise that work is skipped and pages are identical.
 //
-// A Snapshot is reference counted: the last Release closes and deletes its
-// file at once. An LRU holds one connection's snapshots and releases those it
+// A Snapshot is reference counted: the last Release closes its files (and
+// deletes Build's temporary file) at once. An LRU holds one connection's snapshots and releases those it
 // evicts.
 //
 // Concurrency: a Snapshot is immutable after Build and its methods are safe
