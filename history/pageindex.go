@@ -171,6 +171,11 @@ type ixState struct {
 	skipNL    bool   // the last applied line had no newline
 	head      string
 	branches  []*ixBranch // main first, then in fork order
+	// rewriteIno and rewriteSize name the log this one was rewritten from
+	// (compaction, upgrade), which held the same documents at that size; 0
+	// when the log was not made by a rewrite.
+	rewriteIno  uint64
+	rewriteSize int64
 }
 
 func (st *ixState) branch(id string) *ixBranch {
@@ -325,6 +330,8 @@ func encodeState(st *ixState) []byte {
 	e.u64(uint64(st.lines))
 	e.flag(st.skipNL)
 	e.str(st.head)
+	e.u64(st.rewriteIno)
+	e.i64(st.rewriteSize)
 	e.u32(uint32(len(st.branches)))
 	for _, b := range st.branches {
 		e.str(b.info.ID)
@@ -386,7 +393,7 @@ func (d *dec) covs() []Cov {
 func decodeState(p []byte, indexEnd int64) (*ixState, error) {
 	d := dec{b: p}
 	st := &ixState{prev: d.i64(), logSize: d.i64(), inode: d.u64(), lastStart: d.i64(), lastSum: d.u32(),
-		lines: int(d.u64()), skipNL: d.flag(), head: d.str()}
+		lines: int(d.u64()), skipNL: d.flag(), head: d.str(), rewriteIno: d.u64(), rewriteSize: d.i64()}
 	n := d.u32()
 	if d.err == nil && uint64(n) > uint64(len(d.b)) {
 		return nil, fmt.Errorf("%w: impossible branch count", ErrIndexDamaged)
@@ -859,6 +866,30 @@ func (ix *Index) LogSize() int64 { return ix.st.logSize }
 
 // Head is the log's current branch at the index's commit.
 func (ix *Index) Head() string { return ix.st.head }
+
+// RewriteOf names the log file this one replaced when a rewrite
+// (compaction, upgrade) made it: its inode and size, at which it held the
+// same documents as this log at its size at (before anything was appended).
+// ok is false for a log no rewrite made, or whose index was since rebuilt.
+// It reads the index's commits back to its first.
+func (ix *Index) RewriteOf() (ino uint64, size, at int64, ok bool) {
+	st := ix.st
+	for i := 0; st.prev > 0 && i < 1<<16; i++ {
+		prev, err := readState(ix.frames(), st.prev)
+		if err != nil || prev.logSize > st.logSize {
+			return 0, 0, 0, false
+		}
+		st = prev
+	}
+	if st.prev > 0 || st.rewriteSize <= 0 {
+		return 0, 0, 0, false
+	}
+	return st.rewriteIno, st.rewriteSize, st.logSize, true
+}
+
+// Inode is the inode of the log file the index describes (0 where the
+// system has none).
+func (ix *Index) Inode() uint64 { return ix.st.inode }
 
 // Close closes the index file.
 func (ix *Index) Close() error {

@@ -42,7 +42,7 @@ func OpenIndex(path string, log *os.File, size int64) (*Index, error) {
 		size = fi.Size()
 	}
 	ino, _ := changeStamp(fi)
-	ix, err := openIndex(path, log, ino, size, size == fi.Size())
+	ix, err := openIndex(path, log, ino, size, size == fi.Size(), fi)
 	if err != nil {
 		return nil, err
 	}
@@ -52,9 +52,16 @@ func OpenIndex(path string, log *os.File, size int64) (*Index, error) {
 
 // openIndex is OpenIndex; persist says size is the whole file, so what is
 // built or extended may be written back.
-func openIndex(path string, log io.ReaderAt, ino uint64, size int64, persist bool) (*Index, error) {
+func openIndex(path string, log io.ReaderAt, ino uint64, size int64, persist bool, logFi fs.FileInfo) (*Index, error) {
 	ipath := IndexPath(path)
 	ix, err := readIndexFile(ipath)
+	if err == nil && ix.st.inode != ino {
+		// An index of another file written after this log was: a rewrite
+		// is renaming that file into place. Leave its index alone.
+		if ifi, err := ix.f.Stat(); err == nil && ifi.ModTime().After(logFi.ModTime()) {
+			persist = false
+		}
+	}
 	reason := err
 	if err == nil && ix.st.logSize > size {
 		// The writer has indexed more than this reader looks at: use the
@@ -122,10 +129,17 @@ func (ix *Index) matches(log io.ReaderAt, ino uint64, size int64) error {
 // rebuildIndex reads the log's first size bytes in one pass and writes
 // their index afresh.
 func rebuildIndex(ipath string, log io.ReaderAt, ino uint64, size int64, reason error, persist bool) (*Index, error) {
+	return rebuildFrom(ipath, log, ino, size, reason, persist, 0, 0)
+}
+
+// rebuildFrom is rebuildIndex for a log a rewrite made from the log with
+// inode oldIno and size oldSize (both 0: not a rewrite).
+func rebuildFrom(ipath string, log io.ReaderAt, ino uint64, size int64, reason error, persist bool, oldIno uint64, oldSize int64) (*Index, error) {
 	slog.Debug("history: rebuilding a page index", "index", ipath, "reason", reason)
 	indexRebuilds.Add(1)
 	s := NewScanner()
 	b := newIndexBuilder()
+	b.st.rewriteIno, b.st.rewriteSize = oldIno, oldSize
 	data, err := b.scan(s, log, 0, size, ino)
 	if err != nil {
 		return nil, err
@@ -193,6 +207,7 @@ func (ix *Index) extend(ipath string, log io.ReaderAt, size int64, persist bool)
 		return nil, err
 	}
 	b := &indexBuilder{st: ix.st, src: ix.frames(), base: ix.end, statePos: ix.pos}
+	b.st.rewriteIno, b.st.rewriteSize = 0, 0 // the log grew: it is no longer what the rewrite left
 	tail, err := b.scan(s, log, ix.st.logSize, size, ix.st.inode)
 	if err != nil {
 		return nil, err
@@ -422,6 +437,7 @@ func (w *indexWriter) catchUp() error {
 		return nil
 	}
 	b := &indexBuilder{st: w.ix.st, src: w.ix.frames(), base: w.ix.end, statePos: w.ix.pos}
+	b.st.rewriteIno, b.st.rewriteSize = 0, 0
 	frames, err := b.scan(w.s, w.log, w.s.off, fi.Size(), w.ix.st.inode)
 	if err != nil {
 		return err
@@ -455,4 +471,34 @@ func ResumeScanner(path string, log *os.File, size int64) (*Scanner, error) {
 	}
 	defer ix.Close()
 	return ix.resume()
+}
+
+// indexRewrite writes the index of the log at path that a rewrite is about
+// to rename into place from tmp, made from the log that had inode oldIno and
+// size oldSize, saying so, so that a follower of the old file can carry on
+// with the new one.
+func indexRewrite(path, tmp string, oldIno uint64, oldSize int64) {
+	if !inConversations(filepath.Dir(path)) {
+		return
+	}
+	f, err := os.Open(tmp)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return
+	}
+	ino, _ := changeStamp(fi)
+	if ix, err := rebuildFrom(IndexPath(path), f, ino, fi.Size(), errors.New("the log was rewritten"), true, oldIno, oldSize); err == nil {
+		ix.Close()
+	}
+}
+
+// Inode is the inode of a file (0 where the system has none), as page
+// indexes record it.
+func Inode(fi fs.FileInfo) uint64 {
+	ino, _ := changeStamp(fi)
+	return ino
 }

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"os"
 	"time"
 
 	"github.com/foliodev/folio/transcript"
@@ -183,12 +184,18 @@ func (l *Log) replace(out []byte) error {
 		l.f.Close() // the append handle refers to the old file
 		l.f = nil
 	}
-	if err := writeAtomic(l.path, out); err != nil {
+	var oldIno uint64
+	if fi, err := os.Stat(l.path); err == nil {
+		oldIno, _ = changeStamp(fi)
+	}
+	// The index described the old file. The new file's is written before
+	// the new file is renamed into place, saying which file at which size
+	// it holds the same documents as, so a follower of the old file finds
+	// it as soon as it sees the new one.
+	l.dropIndexWriter()
+	if err := writeAtomicThen(l.path, out, func(tmp string) { indexRewrite(l.path, tmp, oldIno, l.size) }); err != nil {
 		return err
 	}
-	// The index described the old file: rebuild it for the new one.
-	l.dropIndexWriter()
-	l.indexWrites()
 	_, _, err := l.read(false)
 	return err
 }

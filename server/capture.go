@@ -154,3 +154,42 @@ func (c *liveState) snapshotFull(head string, opts []pager.Option) (*pager.Snaps
 	snap, err := pager.Build(c.srv.snapDir, entryItems(entries), opts...)
 	return snap, gen, seq, off, err
 }
+
+// rewrittenLocked carries the follower over a rewrite of the log
+// (compaction, upgrade): when the file that replaced the one it read says,
+// in its page index, that it held the same documents the old file held at
+// exactly the follower's offset, the follower continues with the new file
+// from there (resumeLocked reads what was appended since) and nothing is
+// replaced: the generation, and so every token, stays valid, and open
+// snapshots keep reading the old file. It always reports false, so the
+// poll goes on.
+func (c *liveState) rewrittenLocked(fi os.FileInfo) bool {
+	if !c.synced || c.fi == nil || c.f == nil || os.SameFile(c.fi, fi) {
+		return false
+	}
+	f, err := os.Open(c.path)
+	if err != nil {
+		return false
+	}
+	nfi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return false
+	}
+	ix, err := history.OpenIndex(c.path, f, nfi.Size())
+	if err != nil {
+		f.Close()
+		return false
+	}
+	defer ix.Close()
+	ino, size, at, ok := ix.RewriteOf()
+	if !ok || ino != history.Inode(c.fi) || size != c.off() {
+		f.Close()
+		return false
+	}
+	// The new file at its first commit is the old one at the follower's
+	// offset; what was appended after that is read as usual.
+	c.f.Close()
+	c.f, c.fi, c.sc, c.resumeAt = f, nfi, nil, at
+	return false
+}

@@ -250,7 +250,7 @@ func (c *liveState) pollLocked() {
 			c.fi, c.sc = fi, history.NewScanner()
 		}
 	}
-	if c.resumeLocked(fi) {
+	if c.rewrittenLocked(fi) || c.resumeLocked(fi) {
 		return
 	}
 	if c.fi == nil || c.sc == nil || !os.SameFile(c.fi, fi) || fi.Size() < c.off() {
