@@ -164,7 +164,7 @@ func (l *Log) read(track bool) (*reader, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := parse(data, track)
+	st, err := l.parseIndexing(data, track)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", l.path, err)
 	}

@@ -502,3 +502,39 @@ func Inode(fi fs.FileInfo) uint64 {
 	ino, _ := changeStamp(fi)
 	return ino
 }
+
+// parseIndexing is parse for a writer's whole read of its log: when the
+// log has no page index that matches it, the same pass builds one and
+// writes it, so the first save does not read the log again.
+func (l *Log) parseIndexing(data []byte, track bool) (*reader, error) {
+	if !inConversations(filepath.Dir(l.path)) {
+		return parse(data, track)
+	}
+	fi, err := os.Stat(l.path)
+	if err != nil || fi.Size() != int64(len(data)) {
+		return parse(data, track)
+	}
+	ino, _ := changeStamp(fi)
+	src := bytes.NewReader(data)
+	if ix, err := readIndexFile(IndexPath(l.path)); err == nil {
+		ok := ix.matches(src, ino, int64(len(data))) == nil
+		ix.Close()
+		if ok {
+			return parse(data, track) // current, or extended at the first save
+		}
+	}
+	s := newScanner(track, bytes.Count(data, []byte{'\n'})+1)
+	b := newIndexBuilder()
+	idx, err := b.scan(s, src, 0, int64(len(data)), ino)
+	if err != nil {
+		// A version 2 log has no index; any other fault is the reader's
+		// to report.
+		return parse(data, track)
+	}
+	slog.Debug("history: rebuilding a page index", "index", IndexPath(l.path), "reason", "the writer read a log without a matching index")
+	indexRebuilds.Add(1)
+	if err := writeIndexAtomic(IndexPath(l.path), idx); err != nil {
+		slog.Debug("history: writing a page index", "err", err)
+	}
+	return s.finish()
+}

@@ -301,3 +301,29 @@ func refsOf_(t testing.TB, ix *Index) []Ref {
 	}
 	return refs
 }
+
+// A writer that loads a log without an index builds it in the same pass
+// (one rebuild, no second read at the first save), and its saves extend it.
+func TestWriterLoadBuildsTheIndexOnce(t *testing.T) {
+	path := logPath(t)
+	writeGen(t, path, gen.Options{Messages: 200, Seed: 11})
+	before := IndexRebuilds()
+	l := open(t, path)
+	c, err := l.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(IndexPath(path)); err != nil {
+		t.Fatalf("Load left no index: %v", err)
+	}
+	if err := l.Save(appendAll(t, c.Document, agent("late", "more")), c.Messages); err != nil {
+		t.Fatal(err)
+	}
+	if got := IndexRebuilds() - before; got != 1 {
+		t.Fatalf("%d rebuilds; want the one Load's pass made", got)
+	}
+	checkIndex(t, path)
+	if got := IndexRebuilds() - before; got != 1 {
+		t.Fatalf("%d rebuilds after the save; the save should have extended it", got)
+	}
+}
