@@ -627,8 +627,10 @@ type indexBuilder struct {
 	src     frameSource // the frames written before this builder's
 	base    int64
 	pending []byte // frames not yet written, starting at base
-	// statePos is the last commit's state frame (0: none yet).
-	statePos int64
+	// statePos is the last commit's state frame (0: none yet);
+	// stateBytes is its size with the trailer's.
+	statePos   int64
+	stateBytes int
 }
 
 func newIndexBuilder() *indexBuilder {
@@ -828,9 +830,10 @@ func (b *indexBuilder) commit(s *Scanner, inode uint64, lastStart int64, lastSum
 	}
 	pos := b.base + int64(len(b.pending))
 	st.prev = b.statePos
+	n := len(b.pending)
 	b.pending = appendFrame(b.pending, frameState, encodeState(st))
 	b.pending = appendTrailer(b.pending, pos)
-	b.statePos = pos
+	b.statePos, b.stateBytes = pos, len(b.pending)-n
 }
 
 // branchInfo returns what the reader knows of a branch.

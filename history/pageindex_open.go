@@ -403,6 +403,11 @@ type indexWriter struct {
 	log  *os.File // read handle on the log
 	ix   *Index
 	s    *Scanner
+	// live estimates the bytes of the index that are not superseded: all
+	// of it when opened, then each commit's entries frames. Each commit's
+	// state frame supersedes the one before, so the file outgrows live by
+	// about a state frame per save; past twice live it is rebuilt.
+	live int64
 }
 
 // openIndexWriter brings the log's index up to date and resumes a Scanner
@@ -423,7 +428,7 @@ func openIndexWriter(path string) (*indexWriter, error) {
 		f.Close()
 		return nil, err
 	}
-	return &indexWriter{path: path, log: f, ix: ix, s: s}, nil
+	return &indexWriter{path: path, log: f, ix: ix, s: s, live: ix.end}, nil
 }
 
 // catchUp indexes what the log holds past the Scanner, appending one
@@ -450,6 +455,31 @@ func (w *indexWriter) catchUp() error {
 	w.ix.mu.Lock()
 	w.ix.data = nil
 	w.ix.mu.Unlock()
+	w.live += int64(len(frames) - b.stateBytes)
+	if w.ix.end > 2*w.live+indexSlack {
+		return w.compact(fi)
+	}
+	return nil
+}
+
+// indexSlack is how far an index may outgrow twice its live bytes before
+// the writer rebuilds it.
+const indexSlack = 256 << 10
+
+// compact rebuilds the index from the log, dropping superseded commits.
+func (w *indexWriter) compact(fi os.FileInfo) error {
+	ino, _ := changeStamp(fi)
+	ix, err := rebuildIndex(IndexPath(w.path), w.log, ino, w.s.off, errors.New("superseded commits outgrew the index"), true)
+	if err != nil {
+		return err
+	}
+	s, err := ix.resume()
+	if err != nil {
+		ix.Close()
+		return err
+	}
+	w.ix.Close()
+	w.ix, w.s, w.live = ix, s, ix.end
 	return nil
 }
 
