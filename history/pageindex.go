@@ -1141,19 +1141,20 @@ func readState(src frameSource, pos int64) (*ixState, error) {
 	return decodeState(payload, pos)
 }
 
-// back returns the index as of its earlier commit that describes exactly
-// size bytes of the log, if it has one. Commits are read newest first, so
+// back returns the index as of its latest commit that describes at most
+// size bytes of the log (a reader that stopped inside a write the index
+// has committed extends it from there). Commits are read newest first, so
 // this costs one frame per commit since.
 func (ix *Index) back(size int64) (*Index, bool) {
 	st, pos := ix.st, ix.pos
-	for i := 0; st.logSize > size && st.prev > 0 && i < 4096; i++ {
+	for i := 0; st.logSize > size && st.prev > 0 && i < 1<<16; i++ {
 		prev, err := readState(ix.frames(), st.prev)
 		if err != nil || prev.logSize >= st.logSize {
 			return nil, false
 		}
 		st, pos = prev, st.prev
 	}
-	if st.logSize != size {
+	if st.logSize > size {
 		return nil, false
 	}
 	return &Index{f: ix.f, mem: ix.mem, end: ix.end, st: st, pos: pos}, true

@@ -327,3 +327,96 @@ func TestWriterLoadBuildsTheIndexOnce(t *testing.T) {
 		t.Fatalf("%d rebuilds after the save; the save should have extended it", got)
 	}
 }
+
+// A reader looking at an earlier length of the log than the writer has
+// indexed (it read up to there, or stopped inside a write) gets the index
+// as of that length, from the commit at or before it, never a rebuild.
+func TestIndexAtEveryEarlierLength(t *testing.T) {
+	path := logPath(t)
+	first := writeRandomSaves(t, path, 40)
+	data := readFile(t, path)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	before := IndexRebuilds()
+	for off := range len(data) + 1 {
+		if off > 0 && data[off-1] != '\n' {
+			continue
+		}
+		if off < int(first) {
+			continue // inside the write that created the log: no commit before it
+		}
+		c, err := Read(bytes.NewReader(data[:off]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix, err := OpenIndex(path, f, int64(off))
+		if err != nil {
+			t.Fatalf("at %d: %v", off, err)
+		}
+		if ix.LogSize() != int64(off) || ix.Head() != c.Head {
+			t.Fatalf("at %d: index describes %d bytes, head %q; want head %q", off, ix.LogSize(), ix.Head(), c.Head)
+		}
+		d, err := ix.Document(c.Head)
+		if c.Derived && errors.Is(err, ErrNotPaged) {
+			ix.Close()
+			continue
+		}
+		if err != nil {
+			t.Fatalf("at %d: %v", off, err)
+		}
+		refs, err := d.Refs(0, d.Len())
+		if err != nil || len(refs) != c.Document.Len() {
+			t.Fatalf("at %d: %d refs (%v); the log has %d entries", off, len(refs), err, c.Document.Len())
+		}
+		for i, r := range refs {
+			if r.ID != c.Document.At(i).ID {
+				t.Fatalf("at %d: entry %d is %q; want %q", off, i, r.ID, c.Document.At(i).ID)
+			}
+		}
+		ix.Close()
+	}
+	if got := IndexRebuilds() - before; got != 0 {
+		t.Fatalf("%d rebuilds reading earlier lengths", got)
+	}
+}
+
+// writeRandomSaves saves a growing conversation with provisional tails and
+// an occasional snapshot, a record batch per save. It returns the log's
+// size after the first save.
+func writeRandomSaves(t *testing.T, path string, n int) (first int64) {
+	t.Helper()
+	rnd := rand.New(rand.NewPCG(5, 6))
+	l := open(t, path)
+	d := doc(t, user("u0", "q"))
+	m := msgs("q")
+	for i := range n {
+		var err error
+		switch rnd.IntN(4) {
+		case 0:
+			d, err = d.Open(agent(fmt.Sprintf("o%d", i), "partial"))
+		case 1:
+			es := d.Entries()
+			d, err = transcript.NewDocument("c1", append(es[:len(es)/2], agent(fmt.Sprintf("s%d", i), "snap")))
+		default:
+			d = doc(t, append(d.Entries(), user(fmt.Sprintf("u%d", i+1), "q"), agent(fmt.Sprintf("a%d", i), "a"))...)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		m = append(m, msgs("x")...)
+		if err := l.Save(d, m); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first = fi.Size()
+		}
+	}
+	return first
+}
