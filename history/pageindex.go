@@ -585,21 +585,36 @@ func readRun(src frameSource, l link) (ordinal int, refs []Ref, prev link, err e
 	return f.ordinal, f.refs[:l.take], f.prev, nil
 }
 
-// walk reads the count settled entries a chain ends with, first to last.
+// walk reads the count settled entries a chain ends with, first to last,
+// decoding each frame's refs straight into place.
 func walk(src frameSource, l link, count int, last Ref) ([]Ref, error) {
 	out := make([]Ref, count)
 	next := count
 	for l.pos != 0 {
-		ord, refs, prev, err := readRun(src, l)
+		b, err := src(l)
 		if err != nil {
 			return nil, err
 		}
-		if ord+len(refs) != next {
+		kind, payload, err := parseFrame(b)
+		if err != nil {
+			return nil, err
+		}
+		if kind != frameEntries {
+			return nil, fmt.Errorf("%w: a link does not point at entries", ErrIndexDamaged)
+		}
+		d := dec{b: payload}
+		prev, ord, n := d.link(), int(d.u32()), d.u32()
+		take := int(l.take)
+		if d.err != nil || take == 0 || uint32(take) > n || ord+take != next || prev.pos < 0 || prev.pos >= l.pos || (prev.pos == 0) != (ord == 0) {
 			return nil, fmt.Errorf("%w: a run does not continue the one after it", ErrIndexDamaged)
 		}
-		copy(out[ord:], refs)
-		next = ord
-		l = prev
+		for i := range take {
+			out[ord+i] = d.ref()
+		}
+		if d.err != nil {
+			return nil, d.err
+		}
+		next, l = ord, prev
 	}
 	if next != 0 {
 		return nil, fmt.Errorf("%w: a chain ends before its first entry", ErrIndexDamaged)

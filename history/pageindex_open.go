@@ -339,6 +339,8 @@ func (ix *Index) resume() (*Scanner, error) {
 	if st.skipNL {
 		s.last = 0
 	}
+	// stubs reads a branch's entries back as ID-only entries, their ID set
+	// and their groups (which the builder keeps while extending).
 	stubs := func(b *ixBranch) ([]transcript.Entry, []transcript.Entry, *idSet, error) {
 		refs, err := walk(src, b.last, b.count, b.lastRef)
 		if err != nil {
@@ -346,8 +348,10 @@ func (ix *Index) resume() (*Scanner, error) {
 		}
 		es := make([]transcript.Entry, len(refs), len(refs)+1)
 		ids := newIDSet(len(refs))
+		b.groups = make([]int32, len(refs))
 		for i, ref := range refs {
 			es[i].ID = ref.ID
+			b.groups[i] = ref.Group
 			if !ids.add(ref.ID) {
 				return nil, nil, nil, fmt.Errorf("%w: entry %q is in the document twice", ErrIndexDamaged, ref.ID)
 			}
@@ -365,11 +369,6 @@ func (ix *Index) resume() (*Scanner, error) {
 		es, tail, ids, err := stubs(b)
 		if err != nil {
 			return nil, err
-		}
-		b.groups = b.groups[:0]
-		refs, _ := walk(src, b.last, b.count, b.lastRef)
-		for _, r := range refs {
-			b.groups = append(b.groups, r.Group)
 		}
 		msgs, msgAt := make([]message.Message, b.msgs), make([]time.Time, b.msgs)
 		if b.info.ID == Main {

@@ -82,3 +82,53 @@ func dropCache(b *testing.B, paths ...string) {
 		f.Close()
 	}
 }
+
+// BenchmarkFirstAppendAfterOpen measures what the follower pays the first
+// time the log grows after an open through the page index: resuming a
+// history.Scanner from the index (every entry's ID, not the log) and
+// reading the appended record.
+//
+//	go test -run '^$' -bench FirstAppendAfterOpen -benchtime 5x ./server
+func BenchmarkFirstAppendAfterOpen(b *testing.B) {
+	for _, n := range []int{3000, 300000} {
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+			ts := newTestServer(b, Options{})
+			path := ts.writeGen(b, "c", n, 1)
+			f, err := os.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ix, err := history.OpenIndex(path, f, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ix.Close()
+			f.Close()
+			b.ResetTimer()
+			for i := range b.N {
+				b.StopTimer()
+				c := newConv(ts.Server, "c", path)
+				if err := c.firstOpen(); err != nil {
+					b.Fatal(err)
+				}
+				w, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				fmt.Fprintf(w, `{"type":"ui-append","at":"2026-03-01T00:00:00.000Z","entries":[{"id":"late-%d","content":{"kind":"user","text":"x"},"timestamp":"2026-03-01T00:00:05.000Z"}]}`+"\n", i)
+				w.Close()
+				b.StartTimer()
+				c.mu.Lock()
+				c.pollLocked()
+				got := c.lastID
+				if c.f != nil {
+					c.f.Close()
+				}
+				c.mu.Unlock()
+				if got != fmt.Sprintf("late-%d", i) {
+					b.Fatalf("the follower's last entry is %q", got)
+				}
+			}
+		})
+	}
+}
