@@ -999,12 +999,18 @@ func (d *IndexDoc) load(lo int) error {
 	}
 	src := d.ix.frames()
 	if d.from-lo > 4096 {
-		// Far back: one read of the whole file beats a frame at a time.
+		// Far back: one read of the whole file and one walk of the chain
+		// beat a frame at a time.
 		data, err := d.ix.whole()
 		if err != nil {
 			return err
 		}
-		src = bytesFrames(data)
+		all, err := walk(bytesFrames(data), d.br.last, d.br.count, d.br.lastRef)
+		if err != nil {
+			return err
+		}
+		d.loaded, d.from, d.cursor = all, 0, link{}
+		return nil
 	}
 	var runs [][]Ref
 	next := d.from

@@ -132,3 +132,58 @@ func BenchmarkFirstAppendAfterOpen(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFirstAnchoredPage measures the first page a tab asks for by an
+// entry ID (scrolling back past the first page): the snapshot then reads
+// its document's whole index once to find IDs, then pages in O(page).
+//
+//	go test -run '^$' -bench FirstAnchoredPage -benchtime 10x ./server
+func BenchmarkFirstAnchoredPage(b *testing.B) {
+	for _, n := range []int{3000, 300000} {
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+			ts := newTestServer(b, Options{})
+			path := ts.writeGen(b, "c", n, 1)
+			f, err := os.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ix, err := history.OpenIndex(path, f, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			d, err := ix.Document(ix.Head())
+			if err != nil {
+				b.Fatal(err)
+			}
+			refs, err := d.Refs(d.Len()/2, d.Len()/2+1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			anchor := refs[0].ID
+			ix.Close()
+			f.Close()
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				c := newConv(ts.Server, "c", path)
+				cp, err := c.capture("", nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				p, err := cp.snap.Page(nil, anchor, pager.Before, pager.DefaultBudget)
+				if err != nil || len(p.Bytes) == 0 {
+					b.Fatalf("page: %v", err)
+				}
+				b.StopTimer()
+				cp.snap.Release()
+				c.mu.Lock()
+				if c.f != nil {
+					c.f.Close()
+				}
+				c.mu.Unlock()
+				b.StartTimer()
+			}
+		})
+	}
+}
