@@ -479,9 +479,9 @@ func decodeEntries(p []byte, at int64) (entriesFrame, error) {
 	return f, nil
 }
 
-// DecodeIndex checks a whole page index file and returns its last commit
-// (exported through indexSummary for tests and fuzzing). It reads every
-// frame the commit's documents reach, so anything it accepts pages
+// decodeIndex checks a whole page index file held in memory and returns
+// its last commit and every branch's document (the fuzz target). It reads
+// every frame the commit's documents reach, so anything it accepts pages
 // without a checksum failure.
 func decodeIndex(data []byte) (*ixState, [][]Ref, error) {
 	st, _, err := decodeTrailer(data)
@@ -904,10 +904,6 @@ func (ix *Index) RewriteOf() (ino uint64, size, at int64, ok bool) {
 	}
 	return st.rewriteIno, st.rewriteSize, st.logSize, true
 }
-
-// Inode is the inode of the log file the index describes (0 where the
-// system has none).
-func (ix *Index) Inode() uint64 { return ix.st.inode }
 
 // Close closes the index file.
 func (ix *Index) Close() error {

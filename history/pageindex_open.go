@@ -387,13 +387,6 @@ func (ix *Index) resume() (*Scanner, error) {
 	return s, nil
 }
 
-// removeIndex deletes a log's page index, if any.
-func removeIndex(logPath string) {
-	if err := os.Remove(IndexPath(logPath)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		slog.Debug("history: removing a page index", "err", err)
-	}
-}
-
 // indexWriter keeps a log's page index current as its writer appends: a
 // Scanner resumed at the index's end reads each write's records, and
 // their frames are appended to the index with its own commit.
