@@ -91,6 +91,9 @@ type Scanner struct {
 	last   byte     // the last byte seen
 	err    error
 	batch  []Stored
+	// resumed: set up from a page index, so entries before the offset it
+	// started at carry only their IDs.
+	resumed bool
 }
 
 // NewScanner returns a Scanner positioned before a log's first line.
@@ -114,6 +117,11 @@ func (s *Scanner) Offset() int64 { return s.off }
 
 // Head is the current branch.
 func (s *Scanner) Head() string { return s.r.tree.head }
+
+// Resumed reports whether the Scanner was set up from a page index
+// (ResumeScanner): then Document's entries from before that point carry
+// only their IDs.
+func (s *Scanner) Resumed() bool { return s.resumed }
 
 // Document returns the head's document as it stands: its settled entries,
 // then the provisional tail, or the entries derived from its messages when

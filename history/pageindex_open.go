@@ -332,6 +332,7 @@ func (ix *Index) resume() (*Scanner, error) {
 	st := ix.st
 	src := bytesFrames(data)
 	s := newScanner(false, 0)
+	s.resumed = true
 	r := s.r
 	r.version = Version
 	r.conv.Header.Version = Version

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 
 	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/server/pager"
@@ -105,11 +106,12 @@ func (c *liveState) resumeLocked(fi os.FileInfo) bool {
 	return false
 }
 
-// snapshotIndexed captures head's document as of log offset off from the
-// log's page index: the snapshot is the log file, opened again, and the
-// index's document; nothing is copied. fi is the file the follower read,
-// which the snapshot must be.
-func (c *liveState) snapshotIndexed(head string, off int64, fi os.FileInfo) (*pager.Snapshot, error) {
+// snapshotIndexed captures the log's head document as of log offset off
+// from the log's page index, as the follower reads it there (capture has
+// checked the head against the follower's): the snapshot is the log file,
+// opened again, and the index's document; nothing is copied. fi is the
+// file the follower read, which the snapshot must be.
+func (c *liveState) snapshotIndexed(off int64, fi os.FileInfo) (*pager.Snapshot, error) {
 	if off == 0 || fi == nil {
 		return nil, errNoIndex
 	}
@@ -126,7 +128,7 @@ func (c *liveState) snapshotIndexed(head string, off int64, fi os.FileInfo) (*pa
 		f.Close()
 		return nil, fmt.Errorf("%w: %v", errNoIndex, err)
 	}
-	doc, err := ix.Document(head)
+	doc, err := ix.Document(ix.Head())
 	if err != nil {
 		ix.Close()
 		f.Close()
@@ -137,20 +139,32 @@ func (c *liveState) snapshotIndexed(head string, off int64, fi os.FileInfo) (*pa
 
 // snapshotFull is the capture of a log without a usable index: the
 // follower's document as it stands, encoded into a temporary file
-// (pager.Build). It returns what the snapshot reflects, read with it.
+// (pager.Build). It returns what the snapshot reflects, read with it. A
+// follower that started from the index holds only IDs; then the log was
+// replaced under the first attempt, and the capture tries the index again
+// at what the follower reads now.
 func (c *liveState) snapshotFull(head string, opts []pager.Option) (*pager.Snapshot, int64, int64, int64, error) {
 	c.mu.Lock()
+	c.pollLocked()
 	if head != c.head {
 		cur := c.head
 		c.mu.Unlock()
 		return nil, 0, 0, 0, fmt.Errorf("%w: %q (selected: %q)", errHeadNotFound, head, cur)
 	}
-	gen, seq, off := c.gen.Load(), c.seq, c.off()
+	gen, seq, off, fi := c.gen.Load(), c.seq, c.off(), c.fi
+	idsOnly := c.sc == nil && c.resumeAt > 0
 	var entries []transcript.Entry
 	if c.sc != nil {
 		entries = c.sc.Document()
+		if c.sc.Resumed() {
+			idsOnly = slices.ContainsFunc(entries, func(e transcript.Entry) bool { return e.Content == nil })
+		}
 	}
 	c.mu.Unlock()
+	if idsOnly {
+		snap, err := c.snapshotIndexed(off, fi)
+		return snap, gen, seq, off, err
+	}
 	snap, err := pager.Build(c.srv.snapDir, entryItems(entries), opts...)
 	return snap, gen, seq, off, err
 }

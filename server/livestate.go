@@ -766,7 +766,7 @@ func (c *liveState) capture(head string, since *Since, opts ...pager.Option) (ca
 	fi := c.fi
 	c.mu.Unlock()
 
-	snap, err := c.snapshotIndexed(head, off, fi)
+	snap, err := c.snapshotIndexed(off, fi)
 	if errors.Is(err, errNoIndex) {
 		snap, gen, seq, off, err = c.snapshotFull(head, opts)
 	}
