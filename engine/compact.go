@@ -54,7 +54,7 @@ func (e *Engine) maybeCompact(ctx context.Context, reg *region) {
 		return
 	}
 	e.mu.Lock()
-	msgs, entries := e.msgs, e.msgEntry
+	msgs, entries, legacy := e.msgs, e.msgEntry, e.legacy
 	e.mu.Unlock()
 	cut := len(msgs) - keepRecent
 	// Cut before a user message, so no tool result loses its call.
@@ -64,7 +64,17 @@ func (e *Engine) maybeCompact(ctx context.Context, reg *region) {
 	if cut < 2 {
 		return
 	}
-	summary, err := e.summarize(ctx, msgs[:cut])
+	// The summary covers the failures an older log held before the cut;
+	// the ones after it keep their place in what remains.
+	var before, after []splice
+	for _, s := range legacy {
+		if s.at <= cut {
+			before = append(before, s)
+		} else {
+			after = append(after, splice{at: s.at - cut + 1, msgs: s.msgs})
+		}
+	}
+	summary, err := e.summarize(ctx, spliced(msgs[:cut], before))
 	if err != nil || strings.TrimSpace(summary) == "" {
 		return
 	}
@@ -85,7 +95,7 @@ func (e *Engine) maybeCompact(ctx context.Context, reg *region) {
 		e.mu.Unlock()
 		return
 	}
-	e.msgs, e.msgEntry = next, nextEntries
+	e.msgs, e.msgEntry, e.legacy = next, nextEntries, after
 	e.lastPrompt, e.lastPromptMsgs = 0, 0
 	e.mu.Unlock()
 	e.persist(reg)

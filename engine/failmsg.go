@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/foliodev/folio/message"
@@ -11,17 +12,29 @@ import (
 // partial answer and a failure notice; the model must see the same, or the
 // next turn answers as if nothing had happened. So a failed step adds one
 // assistant message: the partial text, then a short statement of the
-// failure. A log saved before this existed ends in a failure entry without
-// that message; Resume recognises it and adds the message in memory (it
-// reaches the log as an ordinary append with the next save; nothing
-// written before is rewritten).
+// failure.
+//
+// Logs written before that carry a failure only in their entries, in two
+// shapes:
+//
+//   - folio's own: a failure entry ends the turn, and the messages hold the
+//     turn's prompt but no failure message;
+//   - Jazz's: an error (or warning) notice ends the turn, and the messages
+//     do not hold the turn at all, prompt included, because Jazz keeps a
+//     failed turn out of its messages and shows the error as a notice.
+//
+// Resume recognises both (legacyFailures) and sends the missing messages
+// with every request, at the place the turn held (spliced). They are not
+// added to the engine's messages, so nothing is written for them: the log
+// stays as it was, and reading it again recognises the same failures again,
+// once each.
 
 const failurePrefix = "[This reply failed: "
 
 // failureMessage is the assistant message for a reply that failed after
 // partial text.
 func failureMessage(partial, headline string) message.Message {
-	s := failurePrefix + strings.TrimSuffix(headline, ".") + ".]"
+	s := failurePrefix + strings.TrimSuffix(strings.TrimSpace(headline), ".") + ".]"
 	if partial = strings.TrimRight(partial, "\n"); partial != "" {
 		s = partial + "\n\n" + s
 	}
@@ -33,38 +46,168 @@ func isFailureMessage(m message.Message) bool {
 	return m.Role == message.Assistant && strings.Contains(m.Content, failurePrefix) && strings.HasSuffix(m.Content, ".]")
 }
 
-// recoverFailure returns the failure message a log ending in a failure
-// entry lacks, if it lacks one: the partial answer is the agent entry just
-// before the failure, unless the messages already end with it.
-func recoverFailure(doc transcript.Document, msgs []message.Message) (message.Message, bool) {
-	n := doc.Len()
-	if n == 0 {
-		return message.Message{}, false
+// splice is model-facing messages to send before msgs[at] (at == len(msgs):
+// after the last one).
+type splice struct {
+	at   int
+	msgs []message.Message
+}
+
+// spliced returns msgs with the splices inserted; msgs itself when there
+// are none.
+func spliced(msgs []message.Message, sp []splice) []message.Message {
+	if len(sp) == 0 {
+		return msgs
 	}
-	f, ok := doc.At(n - 1).Content.(transcript.Failure)
-	if !ok || (len(msgs) > 0 && isFailureMessage(msgs[len(msgs)-1])) {
-		return message.Message{}, false
+	n := len(msgs)
+	for _, s := range sp {
+		n += len(s.msgs)
 	}
-	partial := ""
-	for i := n - 2; i >= 0; i-- {
+	out := make([]message.Message, 0, n)
+	next := 0
+	for _, s := range sp {
+		at := min(s.at, len(msgs))
+		out = append(out, msgs[next:at]...)
+		out = append(out, s.msgs...)
+		next = at
+	}
+	return append(out, msgs[next:]...)
+}
+
+// prompt is a user or steering entry of a document: each starts a run of
+// entries its messages answer.
+type prompt struct {
+	entry int    // index in the document
+	text  string // what the person typed
+	user  bool   // a user entry, not a steer
+	msg   int    // index of its user message, or -1 when the messages lack it
+}
+
+// legacyFailures finds the failed turns doc shows whose failure msgs do not
+// hold, and returns the messages that say so, in order. Prompts are paired
+// with user messages from the end (a compacted log has lost its oldest
+// messages, never its newest): a user message answers a prompt when it
+// starts with the prompt's text, as folio's and Jazz's do (attachments and
+// tags are appended after it).
+func legacyFailures(doc transcript.Document, msgs []message.Message) []splice {
+	var ps []prompt
+	for i := range doc.Len() {
+		switch c := doc.At(i).Content.(type) {
+		case transcript.User:
+			ps = append(ps, prompt{entry: i, text: c.Text, user: true, msg: -1})
+		case transcript.Steering:
+			ps = append(ps, prompt{entry: i, text: c.Text, msg: -1})
+		}
+	}
+	var users []int
+	for k, m := range msgs {
+		if m.Role == message.User {
+			users = append(users, k)
+		}
+	}
+	u := len(users) - 1
+	for p := len(ps) - 1; p >= 0 && u >= 0; p-- {
+		c := msgs[users[u]].Content
+		if strings.HasPrefix(c, ps[p].text) && (ps[p].text != "" || c == "") {
+			ps[p].msg = users[u]
+			u--
+		}
+	}
+
+	var out []splice
+	for p, pr := range ps {
+		end := doc.Len()
+		if p+1 < len(ps) {
+			end = ps[p+1].entry
+		}
+		partial, headline, ok := failedTurn(doc, pr.entry+1, end, pr.msg < 0)
+		if !ok {
+			continue
+		}
+		if pr.msg >= 0 {
+			// The messages hold the turn: add the failure after its last
+			// message unless one is there already.
+			to := len(msgs)
+			if i := slices.IndexFunc(msgs[pr.msg+1:], func(m message.Message) bool { return m.Role == message.User }); i >= 0 {
+				to = pr.msg + 1 + i
+			}
+			if slices.ContainsFunc(msgs[pr.msg+1:to], isFailureMessage) {
+				continue
+			}
+			if last := msgs[to-1]; last.Role == message.Assistant && strings.TrimSpace(last.Content) == strings.TrimSpace(partial) {
+				partial = "" // saved already, as an ordinary answer
+			}
+			out = append(out, splice{at: to, msgs: []message.Message{failureMessage(partial, headline)}})
+			continue
+		}
+		// The messages lack the whole turn (Jazz's failed turns). A
+		// command typed into Jazz ("/info", "!ls") never reached the model.
+		if !pr.user || isJazzCommand(pr.text) {
+			continue
+		}
+		at, earlier := len(msgs), false
+		for q := range ps {
+			if q < p && ps[q].msg >= 0 {
+				earlier = true
+			}
+			if q > p && ps[q].msg >= 0 {
+				at = ps[q].msg
+				break
+			}
+		}
+		// Before the first paired prompt, the turn has a place only if
+		// nothing was compacted away there.
+		if !earlier && at != 0 {
+			continue
+		}
+		out = append(out, splice{at: at, msgs: []message.Message{
+			message.Text(message.User, pr.text), failureMessage(partial, headline)}})
+	}
+	return out
+}
+
+// failedTurn reports whether the entries [from, to) of one turn end in a
+// failure nothing answered after: a failure entry, or, with notices, an
+// error or warning notice (what Jazz shows for a failed request; only a
+// turn the messages lack counts it, since a turn that went through may
+// show one too). It returns the partial answer shown before the failure
+// and the failure's headline.
+func failedTurn(doc transcript.Document, from, to int, notices bool) (partial, headline string, ok bool) {
+	at := -1
+	for i := from; i < to; i++ {
+		switch c := doc.At(i).Content.(type) {
+		case transcript.Failure:
+			at, headline = i, c.Headline
+			if headline == "" {
+				headline = "the model request failed (" + c.Reason + ")"
+			}
+		case transcript.Notice:
+			if notices && (c.Tone == transcript.ToneError || c.Tone == transcript.ToneWarn) && strings.TrimSpace(c.Text) != "" && at < 0 {
+				at, headline = i, c.Text
+			}
+		case transcript.Agent, transcript.Tool:
+			at = -1 // answered after the failure (a retry that went through)
+		}
+	}
+	if at < 0 {
+		return "", "", false
+	}
+	for i := at - 1; i >= from; i-- {
 		c := doc.At(i).Content
 		if ag, ok := c.(transcript.Agent); ok {
 			partial = ag.Markdown
 			break
 		}
-		if c.Kind() != transcript.KindReasoning {
+		if c.Kind() != transcript.KindReasoning && c.Kind() != transcript.KindNotice {
 			break
 		}
 	}
-	if len(msgs) > 0 {
-		last := msgs[len(msgs)-1]
-		if last.Role == message.Assistant && strings.TrimSpace(last.Content) == strings.TrimSpace(partial) {
-			partial = ""
-		}
-	}
-	h := f.Headline
-	if h == "" {
-		h = "the model request failed (" + f.Reason + ")"
-	}
-	return failureMessage(partial, h), true
+	return partial, headline, true
+}
+
+// isJazzCommand reports whether text is one line starting with / or !,
+// which Jazz runs itself instead of sending it to the model.
+func isJazzCommand(text string) bool {
+	t := strings.TrimSpace(text)
+	return (strings.HasPrefix(t, "/") || strings.HasPrefix(t, "!")) && !strings.Contains(t, "\n")
 }

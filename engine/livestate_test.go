@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -415,6 +416,39 @@ func TestOutboxMirrorShowsDeliveries(t *testing.T) {
 		}
 		if got := commandsOf(h.store.Snapshot().Live.Queue); got != "first:running cmd-2:queued" {
 			t.Errorf("after remove %q", got)
+		}
+	})
+}
+
+// A call waiting for approval shows its tool's preview (tools.Previewer)
+// as its entry's presentation: the command a shell call would run. The
+// preview is never saved, and a denied call settles without it.
+func TestWaitingCallShowsItsPreviewUnsaved(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		set, err := tools.NewSet(tools.Shell{Dir: t.TempDir()})
+		must(t, err)
+		p := newScripted(cat(call(0, "k1", "shell", `{"command":"rm -rf build"}`), done()), cat(text("ok, left alone"), done()))
+		h := newHarness(t, p, engine.WithTools(set))
+		h.eng.Send(context.Background(), "c1", "clean up", nil)
+		synctest.Wait()
+		snap := h.store.Snapshot()
+		if snap.Live.Approvals.Len() != 1 {
+			t.Fatalf("%d approvals", snap.Live.Approvals.Len())
+		}
+		tl, _ := snap.Document.At(1).Content.(transcript.Tool)
+		if pr := tl.Presentation; pr == nil || pr.Schema != tools.SchemaShell || !strings.Contains(string(pr.Payload), "rm -rf build") || !pr.Ephemeral {
+			t.Fatalf("the waiting call's presentation is %+v, want the shell preview, ephemeral", pr)
+		}
+		must(t, h.eng.Approve(snap.Live.Approvals.At(0).ID, engine.Deny))
+		h.eng.Wait(context.Background(), "c1")
+		tl, _ = h.store.Snapshot().Document.At(1).Content.(transcript.Tool)
+		if tl.Receipt.Status != transcript.ToolDenied || tl.Presentation != nil {
+			t.Fatalf("the denied call settled as %+v with presentation %+v", tl.Receipt, tl.Presentation)
+		}
+		b, err := os.ReadFile(h.path)
+		must(t, err)
+		if strings.Contains(string(b), tools.SchemaShell) {
+			t.Fatalf("the preview reached the log:\n%s", b)
 		}
 	})
 }

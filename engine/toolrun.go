@@ -334,6 +334,33 @@ func (a *agent) runCall(ctx context.Context, c *call) (text string, isErr bool, 
 	return text, rec.Result.IsError || rec.Outcome.Status != transcript.ToolOK, rec.Outcome.Reason
 }
 
+// preview is what a call waiting for approval shows as its presentation:
+// the tool's own preview of the arguments (tools.Previewer), painted by the
+// adapter its entry uses once it runs. It is ephemeral: shown while the
+// call waits, replaced by what the tool publishes, and never saved (a
+// denied call settles without it). nil when the tool has none.
+func (a *agent) preview(c *call) *transcript.Presentation {
+	t, ok := a.toolFor(c.name)
+	if !ok {
+		return nil
+	}
+	pv, ok := t.(interface {
+		Preview([]byte) (toolview.Payload, bool)
+	})
+	if !ok {
+		return nil
+	}
+	v, ok := pv.Preview(c.args)
+	if !ok || int64(len(v.Data)) > maxPreviewPayload {
+		return nil
+	}
+	return &transcript.Presentation{Schema: v.Schema, Version: v.Version, Payload: transcript.RawJSON(v.Data), Ephemeral: true}
+}
+
+// maxPreviewPayload bounds a previewed presentation (tools bound theirs
+// far below it).
+const maxPreviewPayload = 64 << 10
+
 func (a *agent) manifest() *toolview.Manifest {
 	if a.tools == nil {
 		return nil
@@ -383,9 +410,13 @@ func (a *agent) approve(ctx context.Context, c *call) Decision {
 	b := e.bridges[c.entryID]
 	e.bridgeMu.Unlock()
 	if b != nil {
+		preview := a.preview(c) // may read a file: outside the bridge's lock
 		b.mu.Lock()
 		b.content.Receipt.Reason = "awaiting_approval"
 		b.content.Receipt.Args = ap.Args
+		if preview != nil && b.content.Presentation == nil {
+			b.content.Presentation = preview
+		}
 		_ = b.reg.update(b.entryID, b.content)
 		b.mu.Unlock()
 	}

@@ -257,6 +257,13 @@ func strictly(frame []byte, v any) error {
 }
 
 func (c *conn) handle(frame []byte) {
+	select {
+	case <-c.closed:
+		// Closed (a lagging client, 4008): the requests it already sent
+		// are not answered, so none of them builds a page nobody reads.
+		return
+	default:
+	}
 	var env envelope
 	if err := json.Unmarshal(frame, &env); err != nil {
 		c.protoError("", "bad-request", "frame is not a JSON object with a string type: "+err.Error(), false)

@@ -11,6 +11,13 @@ const diffContext = 3
 // maxDiffBytes bounds the diff text a presentation carries.
 const maxDiffBytes = 32 << 10
 
+// maxPreviewBytes bounds a previewed command line; maxPreviewFile is the
+// largest file a preview reads to show a change against it.
+const (
+	maxPreviewBytes = 4 << 10
+	maxPreviewFile  = 1 << 20
+)
+
 // unifiedDiff returns a unified diff of old → new for path, with the number
 // of added and removed lines. It finds the changed region by trimming the
 // common leading and trailing lines, which is exact for the single edits

@@ -100,6 +100,22 @@ func (WriteFile) Decl() toolview.ToolDecl {
 // NeedsApproval is true: it changes files.
 func (WriteFile) NeedsApproval() bool { return true }
 
+// Preview is the change the write would make, as the diff the call shows
+// once it ran: against the file as it is now, or an empty one.
+func (t WriteFile) Preview(raw []byte) (toolview.Payload, bool) {
+	var a writeArgs
+	if decode(raw, &a) != nil {
+		return toolview.Payload{}, false
+	}
+	p, err := resolve(t.Root, a.Path)
+	if err != nil {
+		return toolview.Payload{}, false
+	}
+	old, _ := readBounded(p)
+	v, _, _ := diffPayload(a.Path, old, a.Content)
+	return v, true
+}
+
 // Run writes the file.
 func (t WriteFile) Run(ctx context.Context, inv *toolview.Invocation, raw []byte) (toolview.Result, error) {
 	var a writeArgs
@@ -152,6 +168,28 @@ func (EditFile) Decl() toolview.ToolDecl {
 // NeedsApproval is true: it changes files.
 func (EditFile) NeedsApproval() bool { return true }
 
+// Preview is the change the edit would make, as the diff the call shows
+// once it ran; the replaced text against its replacement when the file
+// cannot show it (missing, too large, or without the text).
+func (t EditFile) Preview(raw []byte) (toolview.Payload, bool) {
+	var a editArgs
+	if decode(raw, &a) != nil {
+		return toolview.Payload{}, false
+	}
+	old, updated := a.Old, a.New
+	if p, err := resolve(t.Root, a.Path); err == nil {
+		if data, ok := readBounded(p); ok && strings.Contains(data, a.Old) {
+			n := 1
+			if a.ReplaceAll {
+				n = -1
+			}
+			old, updated = data, strings.Replace(data, a.Old, a.New, n)
+		}
+	}
+	v, _, _ := diffPayload(a.Path, old, updated)
+	return v, true
+}
+
 // Run edits the file.
 func (t EditFile) Run(ctx context.Context, inv *toolview.Invocation, raw []byte) (toolview.Result, error) {
 	var a editArgs
@@ -184,13 +222,33 @@ func (t EditFile) Run(ctx context.Context, inv *toolview.Invocation, raw []byte)
 }
 
 func showDiff(inv *toolview.Invocation, path, old, new string, created bool) (added, removed int) {
+	v, added, removed := diffPayload(path, old, new)
+	_, _ = inv.Presentation().Replace(v)
+	return added, removed
+}
+
+// diffPayload is the folio.diff presentation of a change to path, bounded.
+func diffPayload(path, old, new string) (v toolview.Payload, added, removed int) {
 	d, added, removed := unifiedDiff(path, old, new)
 	shown, cut := clip(d, maxDiffBytes)
 	if cut {
 		shown += "… diff cut at " + strconv.Itoa(len(shown)) + " bytes\n"
 	}
-	_, _ = inv.Presentation().Replace(payload(SchemaDiff, diffView{Path: path, Diff: shown}))
-	return added, removed
+	return payload(SchemaDiff, diffView{Path: path, Diff: shown}), added, removed
+}
+
+// readBounded reads a file for a preview: ok is false when it is missing,
+// unreadable or larger than maxPreviewFile (a preview never reads much).
+func readBounded(p string) (string, bool) {
+	fi, err := os.Stat(p)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxPreviewFile {
+		return "", false
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return "", false
+	}
+	return string(data), true
 }
 
 // ListFiles lists a folder.

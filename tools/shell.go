@@ -54,6 +54,17 @@ func (Shell) Decl() toolview.ToolDecl {
 // NeedsApproval is true: a command can do anything the person can.
 func (Shell) NeedsApproval() bool { return true }
 
+// Preview is the command line as the running call shows it, without
+// output yet.
+func (Shell) Preview(raw []byte) (toolview.Payload, bool) {
+	var a shellArgs
+	if decode(raw, &a) != nil || a.Command == "" {
+		return toolview.Payload{}, false
+	}
+	c, _ := clip(a.Command, maxPreviewBytes)
+	return payload(SchemaShell, shellView{Command: c}), true
+}
+
 // Run runs the command.
 func (s Shell) Run(ctx context.Context, inv *toolview.Invocation, raw []byte) (toolview.Result, error) {
 	var a shellArgs

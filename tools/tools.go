@@ -49,6 +49,22 @@ type Tool interface {
 	Run(ctx context.Context, inv *toolview.Invocation, args []byte) (toolview.Result, error)
 }
 
+// Previewer is implemented by a tool that can show a call before it runs:
+// Preview returns the presentation the call would publish, in one of the
+// tool's own schemas, built from its arguments alone (a read of the
+// workspace at most). An approval prompt shows it through the same adapter
+// that paints the tool's entry, so the person judges the call in the
+// tool's terms, not as JSON. ok is false when args do not make one.
+type Previewer interface {
+	Preview(args []byte) (p toolview.Payload, ok bool)
+}
+
+var (
+	_ Previewer = Shell{}
+	_ Previewer = WriteFile{}
+	_ Previewer = EditFile{}
+)
+
 // Presenter is implemented by a tool that publishes presentation schemas of
 // its own (an MCP tool's progress, say): NewSet declares them in the set's
 // manifest beside the built-in ones, so the host accepts its updates.

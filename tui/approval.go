@@ -136,9 +136,13 @@ func (a *App) approvalLines() []string {
 	return out
 }
 
-// approvalCall paints the waiting call's tool entry as the transcript does
-// (receipt line and, through its adapter, its presentation); a call whose
-// entry is not in the main document (a child agent's) shows its arguments.
+// approvalCall paints the waiting call's presentation through its
+// adapter, as the transcript paints it in the call's entry: for a built-in
+// tool that is the tool's preview of the call (the command line a shell
+// call runs, the diff a write makes), which the engine puts into the entry
+// while it waits. A call without one (a tool with no preview, or a child
+// agent's call, whose entry is not in the main document) shows its
+// arguments.
 func (a *App) approvalCall(ap transcript.PendingApproval) []string {
 	d := a.snap.Document
 	for i := d.Len() - 1; i >= 0 && i >= d.Len()-64; i-- {
@@ -147,13 +151,10 @@ func (a *App) approvalCall(ap transcript.PendingApproval) []string {
 			continue
 		}
 		if c, ok := e.Content.(transcript.Tool); ok && c.Presentation != nil {
-			p := NewPainter(a.theme)
-			return p.tools(Run{Entries: []transcript.Entry{e}, Open: []bool{true}}, a.width)
+			return NewPainter(a.theme).presentation(c.Presentation, "", a.width, false)
 		}
 		break
 	}
-	// No presentation yet (the tool has not run): its arguments, as the
-	// command line for a shell call.
 	var out []string
 	for _, l := range wrapIndent(approvalArgs(ap.Args), a.width, "  ", "  ") {
 		out = append(out, a.pal.text.Render(l))

@@ -281,3 +281,41 @@ func TestChatSIGTERMLeavesNoLockInTmux(t *testing.T) {
 		t.Fatalf("the conversation after SIGTERM: %+v, %v", list, err)
 	}
 }
+
+// The approval prompt shows the waiting call as its tool's adapter paints
+// it: an edit as the diff it would make (against the file as it is), a
+// shell call as its command line; never the arguments' JSON. Denying it
+// leaves the file as it was.
+func TestApprovalPaintsTheCallInTmux(t *testing.T) {
+	x, home := startChatInTmux(t)
+	dir := filepath.Dir(home)
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("alpha\nbeta\ndelta\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x.waitFor("ready")
+	x.keys(`/demo call edit_file {"path":"notes.txt","old":"beta","new":"gamma"}`, "Enter")
+	pane := x.waitPane("the approval prompt", 60*time.Second, func(p string) bool { return strings.Contains(p, "wants to run") })
+	prompt := pane[strings.LastIndex(pane, "wants to run"):]
+	for _, want := range []string{"notes.txt", "-beta", "+gamma", " alpha", " delta"} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("the prompt does not paint the edit as a diff (%q missing):\n%s", want, prompt)
+		}
+	}
+	if strings.Contains(prompt, `"old"`) || strings.Contains(prompt, `{"path"`) {
+		t.Errorf("the prompt shows the arguments' JSON:\n%s", prompt)
+	}
+	x.keys("", "C-g", "n")
+	x.waitPane("the denial", 30*time.Second, func(p string) bool { return !strings.Contains(p, "wants to run") })
+
+	x.keys(`/demo call shell {"command":"echo painted-by-the-adapter"}`, "Enter")
+	pane = x.waitPane("the second prompt", 60*time.Second, func(p string) bool { return strings.Contains(p, "wants to run") })
+	prompt = pane[strings.LastIndex(pane, "wants to run"):]
+	if !strings.Contains(prompt, "$ echo painted-by-the-adapter") || strings.Contains(prompt, `"command"`) {
+		t.Errorf("the prompt does not show the shell command as the shell adapter paints it:\n%s", prompt)
+	}
+	x.keys("", "C-g", "n")
+	x.waitPane("the second denial", 30*time.Second, func(p string) bool { return !strings.Contains(p, "wants to run") })
+	if b, err := os.ReadFile(filepath.Join(dir, "notes.txt")); err != nil || string(b) != "alpha\nbeta\ndelta\n" {
+		t.Fatalf("the denied edit changed the file: %q %v", b, err)
+	}
+}

@@ -160,8 +160,10 @@ export function productTests(test) {
     await input.fill('tools');
     await page.keyboard.press('Enter');
     await page.waitForSelector('.approval[data-tool="shell"]');
-    const body = await page.textContent('.approval[data-tool="shell"] .approval-body');
-    assert(body.startsWith('$ ') && !body.includes('{"'), `the shell call is shown as raw JSON: ${body}`);
+    // The call is painted by the shell presenter the transcript uses (the
+    // tool's preview of the call), not as JSON or a field list.
+    const body = await page.textContent('.approval[data-tool="shell"] .approval-body .presentation[data-schema="folio.shell"] .presentation-terminal');
+    assert(body.startsWith('$ ls -la') && !body.includes('{"'), `the shell call is not painted by its presenter: ${body}`);
     const labels = await page.$$eval('.approval[data-tool="shell"] .approval-actions button', (b) => b.map((x) => x.textContent));
     assert(JSON.stringify(labels) === JSON.stringify(['Allow once', 'Allow for this conversation', 'Deny']), `choices ${labels}`);
     await page.screenshot({ path: join(shots, 'approval.png') });

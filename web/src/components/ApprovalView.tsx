@@ -1,47 +1,46 @@
-// An approval request shown by the tool's presenter: what the call would do,
-// in the tool's own terms (the command a shell call runs, the file a write
-// changes), never the raw JSON of its arguments.
-import type { ReactNode } from 'react';
+// An approval request shown as its tool's presenter paints the call: the
+// engine gives a waiting call of a built-in tool its tool's preview (the
+// command a shell call runs, the diff a write or an edit makes) as the
+// call's presentation, and the same adapter that shows the call in the
+// transcript shows it here. A tool without a preview (an MCP or plugin
+// tool, a sub-agent's call) shows its arguments as a bounded field list,
+// never as raw JSON.
+import type { Message, Presentation, ToolCall } from '../chat/types';
+import { PresentationView } from './presenters';
 
 type Args = Record<string, unknown>;
 
-const str = (v: unknown, max = 4000): string => (typeof v === 'string' ? v.slice(0, max) : '');
+/** waitingPresentation finds the presentation of the call with this invocation (or entry) ID in the rows, newest first. */
+export function waitingPresentation(rows: readonly Message[], id: string): Presentation | undefined {
+  const find = (calls: readonly ToolCall[]): Presentation | undefined => {
+    for (const c of calls) {
+      if (c.id === id || c.invocationId === id) return c.presentation;
+      const inner = c.children ? find(c.children) : undefined;
+      if (inner) return inner;
+    }
+    return undefined;
+  };
+  for (let i = rows.length - 1; i >= 0; i--) {
+    const m = rows[i];
+    if (m?.role !== 'assistant') continue;
+    for (const seg of m.segments) {
+      if (seg.kind !== 'steps') continue;
+      const p = find(seg.steps.flatMap((s) => (s.kind === 'thinking' ? [] : [s.call])));
+      if (p) return p;
+    }
+  }
+  return undefined;
+}
 
-const presenters: Record<string, (a: Args) => ReactNode> = {
-  shell: (a) => <pre className="approval-command">$ {str(a.command)}</pre>,
-  write_file: (a) => (
-    <>
-      <div className="presentation-path">{str(a.path, 300)}</div>
-      <pre className="approval-content">{str(a.content, 2000)}</pre>
-    </>
-  ),
-  edit_file: (a) => (
-    <>
-      <div className="presentation-path">{str(a.path, 300)}</div>
-      <pre className="approval-content presentation-diff">
-        {str(a.old, 1000)
-          .split('\n')
-          .map((l, i) => (
-            <span key={`o${i}`} className="diff-del">
-              - {l}
-              {'\n'}
-            </span>
-          ))}
-        {str(a.new, 1000)
-          .split('\n')
-          .map((l, i) => (
-            <span key={`n${i}`} className="diff-add">
-              + {l}
-              {'\n'}
-            </span>
-          ))}
-      </pre>
-    </>
-  ),
-};
-
-/** ApprovalView shows one waiting call's arguments through its tool's presenter, else as a bounded field list. */
-export function ApprovalView({ tool, args }: { tool: string; args: string }) {
+/** ApprovalView shows one waiting call through its presenter, else its arguments as a bounded field list. */
+export function ApprovalView({ args, presentation }: { args: string; presentation?: Presentation }) {
+  if (presentation) {
+    return (
+      <div className="approval-body">
+        <PresentationView presentation={presentation} />
+      </div>
+    );
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(args);
@@ -49,8 +48,6 @@ export function ApprovalView({ tool, args }: { tool: string; args: string }) {
     parsed = undefined;
   }
   const a = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Args) : undefined;
-  const present = Object.hasOwn(presenters, tool) ? presenters[tool] : undefined;
-  if (a && present) return <div className="approval-body">{present(a)}</div>;
   if (a) {
     return (
       <dl className="approval-body approval-fields">

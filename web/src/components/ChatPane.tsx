@@ -7,7 +7,7 @@ import { useCatalog } from '../i18n/catalog';
 import type { TranscriptView } from '../chat/view';
 import type { Api, ModelInfo } from '../protocol/api';
 import { ProtocolError, type Client } from '../protocol/client';
-import { ApprovalView } from './ApprovalView';
+import { ApprovalView, waitingPresentation } from './ApprovalView';
 import { ArtifactReaderContext, type ArtifactReader } from './ArtifactOutput';
 import { BranchContext, BranchNotice, useBranches } from './BranchControls';
 import { useLatest } from '../useLatest';
@@ -285,7 +285,7 @@ function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessag
             {state.approvals.map((a) => (
               <div key={a.invocationId} className="approval" data-invocation={a.invocationId} data-tool={a.tool}>
                 <div className="approval-head">{t.approvalAsks(a.tool)}</div>
-                <ApprovalView tool={a.tool} args={a.args} />
+                <ApprovalView args={a.args} presentation={waitingPresentation(state.rows, a.invocationId)} />
                 <div className="approval-actions">
                   <button type="button" className="button button-primary" data-choice="once" onClick={() => approve(a.invocationId, true)}>
                     <Check aria-hidden="true" size={14} />
