@@ -2,9 +2,9 @@
 // protocol (version 2, see docs/protocol.md) through which the web app reads
 // and changes conversations.
 //
-// It owns, per connection, an LRU of disk-backed snapshots (package
-// server/pager) that serve byte-budgeted pages of any conversation without
-// loading it; per open conversation, a follower that reads only the bytes
+// It owns, per connection, an LRU of snapshots (package server/pager) that
+// serve byte-budgeted pages of any conversation without loading it, each
+// the log's open file plus its page index as of a length (capture.go); per open conversation, a follower that reads only the bytes
 // other processes append to its log and turns them into live events; the
 // reconciliation rules that keep live events monotonic; and the idempotent
 // bookkeeping of client commands, which it hands to an Engine. Turns is the

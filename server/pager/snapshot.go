@@ -82,7 +82,7 @@ type LinkAt struct {
 type Stats struct {
 	Entries int
 	Groups  int
-	Bytes   int64 // size of the snapshot file
+	Bytes   int64 // the groups' page bytes, commas included (Build: its file's size)
 	// GraphBuilt says whether graph annotations were resolved. It is false
 	// when the captured entries had no compaction coverage and no links.
 	GraphBuilt bool
@@ -101,7 +101,8 @@ type Option func(*buildOptions)
 // that skipping the work loses nothing.
 func ForceGraph() Option { return func(o *buildOptions) { o.forceGraph = true } }
 
-// Snapshot is an immutable, disk-backed capture of one branch.
+// Snapshot is an immutable capture of one branch: the log's file and page
+// index (FromLog) or a temporary file of its own (Build).
 type Snapshot struct {
 	path string
 	f    *os.File
