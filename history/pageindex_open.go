@@ -20,9 +20,6 @@ import (
 // so tests can tell an extension from a rebuild.
 var indexRebuilds atomic.Int64
 
-// IndexRebuilds is how many page indexes this process rebuilt by reading
-// their log whole.
-func IndexRebuilds() int64 { return indexRebuilds.Load() }
 
 // OpenIndex returns the page index of the log at path as of the first
 // size bytes of log, an open handle on that log file (size 0: its current

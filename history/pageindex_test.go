@@ -164,7 +164,7 @@ func TestWriterExtendsTheIndex(t *testing.T) {
 	if err := l.Save(doc(t, next()), nil); err != nil {
 		t.Fatal(err)
 	}
-	before := IndexRebuilds()
+	before := indexRebuilds.Load()
 	for step := range 150 {
 		c, err := l.Load()
 		if err != nil {
@@ -210,7 +210,7 @@ func TestWriterExtendsTheIndex(t *testing.T) {
 		}
 		checkIndex(t, path)
 	}
-	if got := IndexRebuilds() - before; got != 0 {
+	if got := indexRebuilds.Load() - before; got != 0 {
 		t.Fatalf("%d rebuilds while a writer kept the index; want 0", got)
 	}
 }
@@ -229,14 +229,14 @@ func TestOlderIndexIsExtended(t *testing.T) {
 		fmt.Fprintf(f, "%s\n", uiRec(TypeUIAppend, entryJSON(t, agent(fmt.Sprintf("late%d", i), "late"))))
 	}
 	f.Close()
-	before := IndexRebuilds()
+	before := indexRebuilds.Load()
 	checkIndex(t, path)
-	if got := IndexRebuilds() - before; got != 0 {
+	if got := indexRebuilds.Load() - before; got != 0 {
 		t.Fatalf("%d rebuilds of an index older than its log; want it extended", got)
 	}
 	// And the extension was written back: the next open needs nothing.
 	checkIndex(t, path)
-	if got := IndexRebuilds() - before; got != 0 {
+	if got := indexRebuilds.Load() - before; got != 0 {
 		t.Fatalf("%d rebuilds after the extension", got)
 	}
 }
@@ -271,7 +271,7 @@ func TestDamagedIndexIsRebuilt(t *testing.T) {
 			if err := os.WriteFile(IndexPath(path), bad, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			before := IndexRebuilds()
+			before := indexRebuilds.Load()
 			ix, err := OpenIndex(path, f, 0)
 			if err != nil {
 				t.Fatalf("%s at %d: %v", mode, off, err)
@@ -281,7 +281,7 @@ func TestDamagedIndexIsRebuilt(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("%s at %d: the index gave other entries", mode, off)
 			}
-			if IndexRebuilds() == before {
+			if indexRebuilds.Load() == before {
 				t.Fatalf("%s at %d: the damaged index was used, not rebuilt", mode, off)
 			}
 		}
@@ -307,7 +307,7 @@ func refsOf_(t testing.TB, ix *Index) []Ref {
 func TestWriterLoadBuildsTheIndexOnce(t *testing.T) {
 	path := logPath(t)
 	writeGen(t, path, gen.Options{Messages: 200, Seed: 11})
-	before := IndexRebuilds()
+	before := indexRebuilds.Load()
 	l := open(t, path)
 	c, err := l.Load()
 	if err != nil {
@@ -319,11 +319,11 @@ func TestWriterLoadBuildsTheIndexOnce(t *testing.T) {
 	if err := l.Save(appendAll(t, c.Document, agent("late", "more")), c.Messages); err != nil {
 		t.Fatal(err)
 	}
-	if got := IndexRebuilds() - before; got != 1 {
+	if got := indexRebuilds.Load() - before; got != 1 {
 		t.Fatalf("%d rebuilds; want the one Load's pass made", got)
 	}
 	checkIndex(t, path)
-	if got := IndexRebuilds() - before; got != 1 {
+	if got := indexRebuilds.Load() - before; got != 1 {
 		t.Fatalf("%d rebuilds after the save; the save should have extended it", got)
 	}
 }
@@ -340,7 +340,7 @@ func TestIndexAtEveryEarlierLength(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	before := IndexRebuilds()
+	before := indexRebuilds.Load()
 	for off := range len(data) + 1 {
 		if off > 0 && data[off-1] != '\n' {
 			continue
@@ -378,7 +378,7 @@ func TestIndexAtEveryEarlierLength(t *testing.T) {
 		}
 		ix.Close()
 	}
-	if got := IndexRebuilds() - before; got != 0 {
+	if got := indexRebuilds.Load() - before; got != 0 {
 		t.Fatalf("%d rebuilds reading earlier lengths", got)
 	}
 }
