@@ -118,12 +118,22 @@ func GroupClose(dst []byte, index int, entriesLen int64, n int) []byte {
 // n entries' stored JSON totals entriesLen bytes. A client budgets pages
 // with it, so it counts the digits of the number that states it.
 func GroupBytes(index int, entriesLen int64, n int) int64 {
-	size := int64(len(`{"index":`)+len(strconv.Itoa(index))+len(`,"entries":[`)+len(`],"bytes":}`)) + entriesLen + int64(max(n-1, 0))
+	size := int64(len(`{"index":`)+digits(int64(index))+len(`,"entries":[`)+len(`],"bytes":}`)) + entriesLen + int64(max(n-1, 0))
 	for d := int64(1); ; d++ {
-		if int64(len(strconv.FormatInt(size+d, 10))) == d {
+		if int64(digits(size+d)) == d {
 			return size + d
 		}
 	}
+}
+
+// digits is the number of decimal digits of v ≥ 0.
+func digits(v int64) int {
+	n := 1
+	for v >= 10 {
+		v /= 10
+		n++
+	}
+	return n
 }
 
 // link points at the end of a run of entries: the first take refs of the

@@ -162,11 +162,16 @@ func (l *logPages) pageRefs(first, last int) ([]history.Ref, error) {
 	return l.refs[lo:hi], nil
 }
 
+// scratch holds the log bytes a page is composed from.
+var scratch = sync.Pool{New: func() any { return new([]byte) }}
+
 // compose appends the groups of rs, joined by commas, to dst: each group's
 // framing around its entries' stored bytes, read from the log with one
 // ReadAt per run of nearby entries.
 func (l *logPages) compose(dst []byte, rs []history.Ref) ([]byte, error) {
-	raw, err := l.readRefs(rs)
+	bp := scratch.Get().(*[]byte)
+	defer scratch.Put(bp)
+	raw, err := l.readRefs(rs, bp)
 	if err != nil {
 		return nil, err
 	}
@@ -187,10 +192,14 @@ func (l *logPages) compose(dst []byte, rs []history.Ref) ([]byte, error) {
 	return dst, nil
 }
 
-// readRefs reads each ref's bytes from the log, coalescing entries whose
-// gaps are small into one read.
-func (l *logPages) readRefs(rs []history.Ref) ([][]byte, error) {
+// readRefs reads each ref's bytes from the log into *scratch, coalescing
+// entries whose gaps are small into one read.
+func (l *logPages) readRefs(rs []history.Ref, scratch *[]byte) ([][]byte, error) {
 	out := make([][]byte, len(rs))
+	// The runs first, so one buffer holds them all.
+	type run struct{ i, j int }
+	var runs []run
+	total := int64(0)
 	for i := 0; i < len(rs); {
 		start, end := rs[i].Start, rs[i].Start+int64(rs[i].Len)
 		j := i + 1
@@ -198,7 +207,19 @@ func (l *logPages) readRefs(rs []history.Ref) ([][]byte, error) {
 			end = rs[j].Start + int64(rs[j].Len)
 			j++
 		}
-		buf := make([]byte, end-start)
+		runs = append(runs, run{i, j})
+		total += end - start
+		i = j
+	}
+	if int64(cap(*scratch)) < total {
+		*scratch = make([]byte, total)
+	}
+	all := (*scratch)[:total]
+	for _, r := range runs {
+		i, j := r.i, r.j
+		start, end := rs[i].Start, rs[j-1].Start+int64(rs[j-1].Len)
+		buf := all[:end-start]
+		all = all[end-start:]
 		if _, err := l.f.ReadAt(buf, start); err != nil {
 			if errors.Is(err, os.ErrClosed) {
 				return nil, ErrReleased // the last Release raced this page
@@ -209,7 +230,6 @@ func (l *logPages) readRefs(rs []history.Ref) ([][]byte, error) {
 			off := rs[k].Start - start
 			out[k] = slices.Clip(buf[off : off+int64(rs[k].Len)])
 		}
-		i = j
 	}
 	return out, nil
 }
