@@ -20,7 +20,6 @@ import (
 // so tests can tell an extension from a rebuild.
 var indexRebuilds atomic.Int64
 
-
 // OpenIndex returns the page index of the log at path as of the first
 // size bytes of log, an open handle on that log file (size 0: its current
 // size). An index that matches the log (its inode, and the checksum of the
