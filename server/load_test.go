@@ -225,8 +225,10 @@ func serveForLoad(data string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	go s.ListenAndServe(ctx, "127.0.0.1:0", func(a net.Addr) { ready <- a.String() })
-	fmt.Println("addr", <-ready)
+	addr := <-ready
+	// Counted before the address is out, so no client is connected yet.
 	startFDs := countFDs()
+	fmt.Println("addr", addr)
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		if in.Text() != "report" {
