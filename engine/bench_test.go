@@ -2,14 +2,21 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/foliodev/folio/engine"
+	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/internal/gen"
 	"github.com/foliodev/folio/provider"
+	"github.com/foliodev/folio/provider/demo"
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -106,4 +113,85 @@ func BenchmarkStoreOnlyPerToken(b *testing.B) {
 		w.Finish()
 	}
 	report(b, cpu)
+}
+
+// BenchmarkFirstTurn opens an engine on a generated conversation of 3,000
+// and of 300,000 entries (compacted as folio's engine compacts, with a
+// summary message) and runs the first demo turn, until the turn's save is
+// on disk. Open reads the log's tail (Engine.Open); Load reads it
+// whole and hydrates the store with all of it (history.Log.Load, then
+// Resume). The demo model streams as it does by default (no rate set:
+// as fast as the engine reads). The goal: Open at 300,000 within
+// 1.5x of Open at 3,000.
+func BenchmarkFirstTurn(b *testing.B) {
+	dir := b.TempDir()
+	for _, n := range []int{3_000, 300_000} {
+		path := filepath.Join(dir, strconv.Itoa(n)+".jsonl")
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := gen.Write(f, gen.Options{Messages: n, Seed: 1, Summaries: true}); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+		fi, err := os.Stat(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, mode := range []string{"Open", "Load"} {
+			b.Run(fmt.Sprintf("entries=%d/%s", n, mode), func(b *testing.B) {
+				var live uint64
+				for b.Loop() {
+					live = firstTurn(b, path, mode == "Open")
+					// The turn appended to the log: cut it back.
+					b.StopTimer()
+					if err := os.Truncate(path, fi.Size()); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+				b.ReportMetric(float64(live)/1e6, "live-MB")
+			})
+		}
+	}
+}
+
+// firstTurn opens an engine on the log at path and runs one demo turn. It
+// returns the heap the engine holds after the turn (measured with the
+// timer stopped).
+func firstTurn(b *testing.B, path string, tail bool) (live uint64) {
+	l, err := history.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	store := transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))
+	eng := engine.New(store, demo.New(demo.Options{FirstToken: demo.DefaultFirstToken}), engine.WithSaver(l), engine.WithModel("demo"))
+	defer eng.Close()
+	if tail {
+		_, err = eng.Open(l)
+	} else {
+		var c *history.Conversation
+		if c, err = l.Load(); err == nil {
+			err = eng.Resume(c.Document, c.Messages)
+		}
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := eng.Send(ctx, "first", "hello there", nil); err != nil {
+		b.Fatal(err)
+	}
+	if r, err := eng.Wait(ctx, "first"); err != nil || r.State != engine.Done {
+		b.Fatalf("turn: %+v %v", r, err)
+	}
+	b.StopTimer()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	runtime.KeepAlive(eng)
+	b.StartTimer()
+	return ms.HeapAlloc
 }

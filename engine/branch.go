@@ -61,13 +61,6 @@ func (e *Engine) EditAndResend(ctx context.Context, commandID, userEntryID, text
 	}
 	doc := e.store.Snapshot().Document
 	i, ok := doc.Index(userEntryID)
-	if !ok || doc.At(i).Content.Kind() != transcript.KindUser {
-		return Receipt{}, fmt.Errorf("%w: %q", ErrNotUserEntry, userEntryID)
-	}
-	after := ""
-	if i > 0 {
-		after = doc.At(i - 1).ID
-	}
 	head, err := b.Head()
 	if err != nil {
 		return Receipt{}, err
@@ -78,6 +71,19 @@ func (e *Engine) EditAndResend(ctx context.Context, commandID, userEntryID, text
 	cur, err := b.SetHead(head)
 	if err != nil {
 		return Receipt{}, err
+	}
+	if !ok && doc.Elided() > 0 {
+		// An engine opened on the log's tail (Open) holds only the end of
+		// the document; the log read whole has the rest.
+		doc = cur.Document
+		i, ok = doc.Index(userEntryID)
+	}
+	if !ok || doc.At(i).Content.Kind() != transcript.KindUser {
+		return Receipt{}, fmt.Errorf("%w: %q", ErrNotUserEntry, userEntryID)
+	}
+	after := ""
+	if i > 0 {
+		after = doc.At(i - 1).ID
 	}
 	n, err := turnStart(doc, i, cur.Messages)
 	if err != nil {

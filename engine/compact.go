@@ -113,8 +113,10 @@ func coverage(doc transcript.Document, entries []string) (from, to string) {
 			to = id
 		}
 	}
-	if doc.Len() > 0 && (from == "" || entries[0] == "") {
-		from = doc.At(0).ID
+	if first := doc.FirstID(); first != "" && (from == "" || entries[0] == "") {
+		// The conversation's first entry, also when an engine opened on
+		// the log's tail does not hold it.
+		from = first
 		if to == "" {
 			to = from
 		}

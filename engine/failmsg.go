@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/transcript"
 )
@@ -92,27 +93,11 @@ type prompt struct {
 func legacyFailures(doc transcript.Document, msgs []message.Message) []splice {
 	var ps []prompt
 	for i := range doc.Len() {
-		switch c := doc.At(i).Content.(type) {
-		case transcript.User:
-			ps = append(ps, prompt{entry: i, text: c.Text, user: true, msg: -1})
-		case transcript.Steering:
-			ps = append(ps, prompt{entry: i, text: c.Text, msg: -1})
+		if p, ok := promptOf(doc.At(i), i); ok {
+			ps = append(ps, p)
 		}
 	}
-	var users []int
-	for k, m := range msgs {
-		if m.Role == message.User {
-			users = append(users, k)
-		}
-	}
-	u := len(users) - 1
-	for p := len(ps) - 1; p >= 0 && u >= 0; p-- {
-		c := msgs[users[u]].Content
-		if strings.HasPrefix(c, ps[p].text) && (ps[p].text != "" || c == "") {
-			ps[p].msg = users[u]
-			u--
-		}
-	}
+	pair(ps, msgs)
 
 	var out []splice
 	for p, pr := range ps {
@@ -164,6 +149,80 @@ func legacyFailures(doc transcript.Document, msgs []message.Message) []splice {
 			message.Text(message.User, pr.text), failureMessage(partial, headline)}})
 	}
 	return out
+}
+
+// promptOf returns e, entry i of a document, as a prompt, if it is one.
+func promptOf(e transcript.Entry, i int) (prompt, bool) {
+	switch c := e.Content.(type) {
+	case transcript.User:
+		return prompt{entry: i, text: c.Text, user: true, msg: -1}, true
+	case transcript.Steering:
+		return prompt{entry: i, text: c.Text, msg: -1}, true
+	}
+	return prompt{}, false
+}
+
+// isPrompt reports whether e is a prompt: what legacyFailures pairs with
+// user messages.
+func isPrompt(e transcript.Entry) bool {
+	_, ok := promptOf(e, 0)
+	return ok
+}
+
+// pair pairs prompts with the user messages of msgs from the end, setting
+// each paired prompt's msg; it returns how many user messages are left
+// unpaired (the oldest ones).
+func pair(ps []prompt, msgs []message.Message) int {
+	var users []int
+	for k, m := range msgs {
+		if m.Role == message.User {
+			users = append(users, k)
+		}
+	}
+	u := len(users) - 1
+	for p := len(ps) - 1; p >= 0 && u >= 0; p-- {
+		c := msgs[users[u]].Content
+		if strings.HasPrefix(c, ps[p].text) && (ps[p].text != "" || c == "") {
+			ps[p].msg = users[u]
+			u--
+		}
+	}
+	return u + 1
+}
+
+// pairedStart returns the index of the first entry legacyFailures needs
+// of a document whose prompts (with their indices) are given: the first
+// prompt paired with a user message of msgs, or an earlier prompt whose
+// failed turn, which msgs lack, would be placed before it (when its
+// message is the first). Failures before it cannot reach a request. With
+// nothing paired it is the first prompt whose turn could be placed, or
+// the end.
+func pairedStart(picked []history.Picked, msgs []message.Message) int {
+	ps := make([]prompt, 0, len(picked))
+	for _, p := range picked {
+		if pr, ok := promptOf(p.Entry, p.Index); ok {
+			ps = append(ps, pr)
+		}
+	}
+	pair(ps, msgs)
+	first, at := len(ps), len(msgs)
+	for k, p := range ps {
+		if p.msg >= 0 {
+			first, at = k, p.msg
+			break
+		}
+	}
+	if at == 0 {
+		for _, p := range ps[:first] {
+			if p.user && !isJazzCommand(p.text) {
+				return p.entry
+			}
+		}
+	}
+	if first < len(ps) {
+		return ps[first].entry
+	}
+	return 1 << 62
 }
 
 // failedTurn reports whether the entries [from, to) of one turn end in a

@@ -143,3 +143,42 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkLoadTail opens a writer on the generated 300,000-entry log the
+// two ways: Load builds the whole document, LoadTail(64) checks every
+// record the same way but builds only the last 64 entries.
+func BenchmarkLoadTail(b *testing.B) {
+	dir := b.TempDir()
+	path := filepath.Join(dir, "big.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := gen.Write(f, gen.Options{Messages: 300_000, Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	size := fileSize(b, path)
+	for _, mode := range []string{"Load", "LoadTail"} {
+		b.Run(mode, func(b *testing.B) {
+			b.SetBytes(size)
+			defer reportCPU(b, size)()
+			for b.Loop() {
+				l, err := Open(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var c *Conversation
+				if mode == "Load" {
+					c, err = l.Load()
+				} else {
+					c, err = l.LoadTail(64, nil)
+				}
+				l.Close()
+				if err != nil || c.Document.Elided()+c.Document.Len() != 300_000 {
+					b.Fatalf("%v, %d+%d entries", err, c.Document.Elided(), c.Document.Len())
+				}
+			}
+		})
+	}
+}

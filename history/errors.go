@@ -49,3 +49,8 @@ var ErrIndexStale = errors.New("page index does not match its log")
 // Index.Document for a branch derived from model messages: their entries
 // are not stored as version 3 JSON, so there is nothing to page from the log.
 var ErrNotPaged = errors.New("document is not stored as entries")
+
+// ErrElided is returned by Save when the document it is given leaves out
+// more leading entries (transcript.Document.Elided) than the log holds as
+// settled; nothing is written.
+var ErrElided = errors.New("document leaves out entries the log does not hold")

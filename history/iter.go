@@ -2,6 +2,7 @@ package history
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"iter"
@@ -81,6 +82,7 @@ type Stored struct {
 type Scanner struct {
 	r      *reader
 	track  bool
+	quiet  bool // no Change is worked out: nobody reads it (a whole read)
 	lineNo int
 	off    int64 // bytes consumed: complete lines, plus an applied unterminated one
 	// skipNL: the last line applied had no newline; the next byte, when it
@@ -187,6 +189,26 @@ func (s *Scanner) Records(src io.Reader) iter.Seq2[Record, error] {
 	}
 }
 
+// recordsIn applies data, a whole log that the reader may keep and that
+// nobody changes afterwards, from its first byte. It walks the lines of the
+// slice itself, without copying them through a buffer; the caller finishes
+// the read. It stops at the first error, as Records does.
+func (s *Scanner) recordsIn(data []byte) error {
+	for len(data) > 0 {
+		n := bytes.IndexByte(data, '\n') + 1
+		terminated := n > 0
+		if !terminated {
+			n = len(data)
+		}
+		s.line(data[:n:n], terminated)
+		if s.err != nil {
+			return s.err
+		}
+		data = data[n:]
+	}
+	return nil
+}
+
 // readLine returns the next line of br with its newline, in the buffer's
 // own memory when it fits and in *buf otherwise. io.EOF comes with the
 // unterminated rest (possibly empty).
@@ -238,6 +260,7 @@ func (s *Scanner) line(raw []byte, terminated bool) (Record, bool) {
 	}
 	before := s.headState()
 	nProblems := len(r.conv.Problems)
+	r.cur = line
 	info := r.record(s.lineNo, line, !terminated)
 	if info.kind == lineTorn {
 		// Not applied: forget the problem until the read ends here.
@@ -289,6 +312,9 @@ type headView struct {
 }
 
 func (s *Scanner) headState() headView {
+	if s.quiet {
+		return headView{}
+	}
 	r := s.r
 	v := headView{head: r.tree.head}
 	entries, tail, uiLines, msgs := r.entries, r.tail, r.uiLines, len(r.conv.Messages)
@@ -309,6 +335,9 @@ func (s *Scanner) headState() headView {
 
 // changeSince says how an accepted record changed the head's document.
 func (s *Scanner) changeSince(v headView, info lineInfo) Change {
+	if s.quiet {
+		return Change{}
+	}
 	r := s.r
 	if r.tree.head != v.head {
 		return Change{Kind: Replaced}

@@ -3,6 +3,8 @@ package history
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -100,7 +102,8 @@ func legacyContent(v jsontext.Value) (c transcript.Content, legacy bool, p *Prob
 	if hasID || hasContent {
 		return nil, false, nil // a version 3 entry, valid or not
 	}
-	for k := range m {
+	// In sorted order, so the member named is the same at every read.
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if k != "type" && k != "message" {
 			return nil, true, &Problem{Pointer: "/" + escapePointerToken(k), Msg: "a legacy entry has only type and message"}
 		}

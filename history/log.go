@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/foliodev/folio/message"
@@ -33,6 +34,7 @@ type Log struct {
 	size       int64
 	terminated bool
 	doc        transcript.Document      // the last document saved or loaded
+	base       int                      // doc.Elided(): entries on disk before doc's first (LoadTail)
 	saved      int                      // how many of doc's leading entries the log holds as settled
 	tail       []transcript.Fingerprint // the entries after them, held by the newest ui-open
 	uiOnDisk   bool                     // false while the document is derived
@@ -120,6 +122,33 @@ func (l *Log) Load() (*Conversation, error) {
 	return st.conv, nil
 }
 
+// LoadTail is Load for a writer that needs only the end of the document,
+// such as an engine about to take a turn. Every record is read and checked
+// as Load does, but the Document holds only the last n entries of each
+// branch (more when the provisional tail is longer); Document.Elided says
+// how many come before them. Messages, Title, Head, Problems and the
+// branch list are as Load gives them.
+//
+// The next Save may pass a document that starts where this one does (one
+// that grew from it) or a whole one; the entries left out stay on disk as
+// they are.
+//
+// widen, when not nil, may start the window earlier, at an entry the
+// caller needs (an engine needs the turns its messages pair with).
+func (l *Log) LoadTail(n int, widen *TailStart) (*Conversation, error) {
+	if l.closed {
+		return nil, ErrClosed
+	}
+	st, _, err := l.readWith(func(data []byte) (*reader, error) { return parseTail(data, max(n, 1), widen) })
+	if err != nil {
+		return nil, err
+	}
+	if err := l.settleInterrupted(st); err != nil {
+		return nil, err
+	}
+	return st.conv, nil
+}
+
 // InterruptedNotice is the notice a writer adds under a streamed answer that
 // its previous writer never finished (it was killed mid-stream).
 const InterruptedNotice = "interrupted: folio stopped while this was being written; the answer is kept as far as it got and was not restarted"
@@ -134,12 +163,13 @@ func (l *Log) settleInterrupted(st *reader) error {
 	if c.Derived || st.settledLen >= c.Document.Len() {
 		return nil
 	}
-	entries := append(c.Document.Entries(), transcript.Entry{
+	// Appended to the document as read, so one that LoadTail cut keeps its
+	// count of the entries before it.
+	doc, err := c.Document.Append(transcript.Entry{
 		ID:        transcript.NewIDSource().Next(),
 		Content:   transcript.Notice{Text: InterruptedNotice, Tone: transcript.ToneWarn},
 		Timestamp: l.now().UTC(),
 	})
-	doc, err := transcript.NewDocument(c.Document.ID(), entries)
 	if err != nil {
 		return err
 	}
@@ -153,18 +183,23 @@ func (l *Log) settleInterrupted(st *reader) error {
 // read loads the file and resets the writer's view of it. It returns nil
 // data when the log does not exist yet.
 func (l *Log) read(track bool) (*reader, []byte, error) {
+	return l.readWith(func(data []byte) (*reader, error) { return l.parseIndexing(data, track) })
+}
+
+// readWith is read with the parse given.
+func (l *Log) readWith(parse func([]byte) (*reader, error)) (*reader, []byte, error) {
 	data, err := os.ReadFile(l.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		l.reset()
 		doc, _ := transcript.NewDocument(l.header.ConversationID, nil)
-		l.doc, l.saved, l.tail = doc, 0, nil
+		l.doc, l.base, l.saved, l.tail = doc, 0, 0, nil
 		c := &Conversation{Header: l.header, Document: doc, Head: Main, Branches: []Branch{{ID: Main}}}
 		return &reader{parsed: parsed{conv: c}}, nil, nil
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := l.parseIndexing(data, track)
+	st, err := parse(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", l.path, err)
 	}
@@ -175,7 +210,7 @@ func (l *Log) read(track bool) (*reader, []byte, error) {
 	l.header = st.conv.Header
 	l.size = int64(len(data))
 	l.terminated = st.terminated
-	l.doc, l.saved = st.conv.Document, st.settledLen
+	l.doc, l.base, l.saved = st.conv.Document, st.conv.Document.Elided(), st.settledLen
 	l.tail = nil
 	for i := st.settledLen; i < st.conv.Document.Len(); i++ {
 		l.tail = append(l.tail, st.conv.Document.Fingerprint(i))
@@ -270,6 +305,9 @@ func (l *Log) Save(doc transcript.Document, msgs []message.Message) error {
 			return fmt.Errorf("%w %d: %v", ErrInvalidMessage, i, err)
 		}
 	}
+	if err := l.rebase(doc.Elided()); err != nil {
+		return err
+	}
 	at := l.now()
 	var buf []byte
 
@@ -324,8 +362,18 @@ func (l *Log) Save(doc transcript.Document, msgs []message.Message) error {
 		}
 	default:
 		snapshot, wroteUI = true, true
+		entries := entriesFrom(doc, 0, settled)
+		if l.base > 0 {
+			// A snapshot holds the whole document: the entries doc
+			// leaves out come from the log.
+			prefix, err := l.elided()
+			if err != nil {
+				return err
+			}
+			entries = concat(slices.Values(prefix), entries)
+		}
 		var err error
-		buf, err = appendUIRecord(buf, TypeUITranscript, at, entriesFrom(doc, 0, settled))
+		buf, err = appendUIRecord(buf, TypeUITranscript, at, entries)
 		if err != nil {
 			return err
 		}
@@ -357,7 +405,9 @@ func (l *Log) Save(doc transcript.Document, msgs []message.Message) error {
 	if err := l.write(buf); err != nil {
 		return err
 	}
-	l.doc, l.saved, l.tail, l.msgs = doc, settled, tail, msgs
+	// An upgrade on the way read the log whole; what it holds is still
+	// the entries doc leaves out, then doc's.
+	l.doc, l.base, l.saved, l.tail, l.msgs = doc, doc.Elided(), settled, tail, msgs
 	if wroteUI {
 		l.uiOnDisk = true
 	}
@@ -367,6 +417,62 @@ func (l *Log) Save(doc transcript.Document, msgs []message.Message) error {
 	l.noteRecord(at, false, "")
 	l.storeSummary()
 	return nil
+}
+
+// rebase makes the writer's view of the document start where a document
+// that leaves out its first k entries starts, so Save compares and appends
+// relative to it. The entries left out must be settled on disk.
+func (l *Log) rebase(k int) error {
+	if k == l.base {
+		return nil
+	}
+	if l.base != 0 && l.exists {
+		if _, _, err := l.read(false); err != nil { // whole again
+			return err
+		}
+	}
+	if k == 0 {
+		return nil
+	}
+	if k > l.saved {
+		return fmt.Errorf("%w: it leaves out %d entries, the log holds %d settled", ErrElided, k, l.saved)
+	}
+	l.doc = transcript.NewCheckedWindow(l.doc.ID(), k, l.doc.FirstID(), l.doc.Entries()[k:])
+	l.base, l.saved = k, l.saved-k
+	return nil
+}
+
+// elided reads the head's first l.base entries from the log.
+func (l *Log) elided() ([]transcript.Entry, error) {
+	data, err := os.ReadFile(l.path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := parse(data, false)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", l.path, err)
+	}
+	d := st.conv.Document
+	if d.Len() < l.base {
+		return nil, fmt.Errorf("%w: the log holds %d entries, not the %d left out", ErrElided, d.Len(), l.base)
+	}
+	return d.Entries()[:l.base], nil
+}
+
+// concat yields the entries of a, then those of b.
+func concat(a, b func(func(transcript.Entry) bool)) func(func(transcript.Entry) bool) {
+	return func(yield func(transcript.Entry) bool) {
+		for e := range a {
+			if !yield(e) {
+				return
+			}
+		}
+		for e := range b {
+			if !yield(e) {
+				return
+			}
+		}
+	}
 }
 
 // SetTitle records the conversation's title in a meta record.

@@ -2,12 +2,15 @@ package history
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/transcript"
@@ -91,10 +94,27 @@ type parsed struct {
 // reader holds the state of one pass over a log.
 type reader struct {
 	parsed
-	version  int
-	dec      jsontext.Decoder
-	sc       transcript.Scanner
-	scan     bool // read the records folio writes with sc
+	version int
+	dec     jsontext.Decoder
+	sc      transcript.Scanner
+	scan    bool // read the records folio writes with sc
+	// keep: the lines stay in memory, unchanged, for as long as what is
+	// read from them; sc then scans them in place instead of a copy.
+	keep bool
+	// light: the read keeps of each branch's document only its last
+	// window entries whole (see parseTail); the others are held as stubs,
+	// entries with only their ID, read in place from data, whose lines
+	// (cur while it is applied) are listed in stubLines.
+	light     bool
+	window    int
+	data      []byte
+	cur       []byte
+	stubLines []lineRange
+	inPlace   bool               // the record being applied was scanned in place
+	csc       transcript.Scanner // decodes the window's entries into copies
+	// widen, in a light read, keeps the entries it picks whole while
+	// reading and may start the window earlier (see TailStart).
+	widen    *TailStart
 	rec      rawRecord
 	entries  []transcript.Entry
 	tail     []transcript.Entry // the newest accepted ui-open, if not superseded
@@ -166,6 +186,8 @@ func valueStart(line []byte, i int) int {
 	return i
 }
 
+// parse reads a whole log. The entries it returns share data's memory, so
+// the caller must not change data afterwards.
 func parse(data []byte, track bool) (*reader, error) {
 	return parseWith(data, track, true)
 }
@@ -175,12 +197,182 @@ func parse(data []byte, track bool) (*reader, error) {
 func parseWith(data []byte, track, scan bool) (*reader, error) {
 	s := newScanner(track, bytes.Count(data, []byte{'\n'})+1)
 	s.r.scan = scan
-	for _, err := range s.Records(bytes.NewReader(data)) {
-		if err != nil {
-			return nil, err
-		}
+	s.r.keep, s.quiet = true, true
+	if err := s.recordsIn(data); err != nil {
+		return nil, err
 	}
 	return s.finish()
+}
+
+// TailStart lets the caller of Log.LoadTail start the window earlier than
+// its last n entries, from what the document and messages say: Pick
+// chooses the entries Start is shown (read whole, not only checked), and
+// Start, given those of the whole document with their indices and the
+// messages, returns the index the window must start at (or later: the
+// window never starts after its last n entries).
+type TailStart struct {
+	Pick  func(transcript.Entry) bool
+	Start func(picked []Picked, msgs []message.Message) int
+}
+
+// Picked is an entry TailStart.Pick chose, and its index in the document.
+// It is valid only during the call to Start.
+type Picked struct {
+	Index int
+	Entry transcript.Entry
+}
+
+// lineRange is a line's bytes in data, without its newline.
+type lineRange struct{ start, end int }
+
+// parseTail reads a whole log as parse does, applying every rule to every
+// record, but builds of each branch's document only its last window
+// entries (more when the provisional tail is longer); the entries before
+// them are counted (Document.Elided) and never built. Nothing it returns
+// shares data's memory.
+// widen, when not nil, may start the window earlier.
+func parseTail(data []byte, window int, widen *TailStart) (*reader, error) {
+	s := newScanner(false, bytes.Count(data, []byte{'\n'})+1)
+	s.r.keep, s.r.light, s.r.window, s.r.data, s.r.widen, s.quiet = true, true, window, data, widen, true
+	if err := s.recordsIn(data); err != nil {
+		return nil, err
+	}
+	r, err := s.finish()
+	if err != nil {
+		return nil, err
+	}
+	// What the read keeps of the records it read in place, copied off
+	// data: the reserved IDs and the types the problems name.
+	reserved := make(map[string]struct{}, len(r.reserved))
+	for id := range r.reserved {
+		reserved[strings.Clone(id)] = struct{}{}
+	}
+	r.reserved, r.data, r.stubLines, r.cur = reserved, nil, nil, nil
+	for i := range r.conv.Problems {
+		p := &r.conv.Problems[i]
+		p.Type, p.Pointer, p.Msg = strings.Clone(p.Type), strings.Clone(p.Pointer), strings.Clone(p.Msg)
+	}
+	for i := range r.conv.Unknown {
+		r.conv.Unknown[i].Type = strings.Clone(r.conv.Unknown[i].Type)
+	}
+	return r, nil
+}
+
+// offset returns where in data the bytes of s start, or -1 when they are
+// not in data.
+func (r *reader) offset(s string) int {
+	if len(s) == 0 || len(r.data) == 0 {
+		return -1
+	}
+	off := int(uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(&r.data[0])))
+	if off < 0 || off >= len(r.data) {
+		return -1
+	}
+	return off
+}
+
+// hold returns an entry of the UI record being applied as the reader keeps
+// it: whole, or in a light read a stub. Only an entry whose ID was read in
+// place from the line (the one-pass scanner reads folio's own records that
+// way) becomes a stub: the ID's position in data leads back to its line,
+// and tells it from the line's other entries.
+func (r *reader) hold(e transcript.Entry) transcript.Entry {
+	if !r.light || r.version != 3 {
+		return e
+	}
+	if r.offset(e.ID) < 0 {
+		if r.inPlace {
+			// An escaped ID was unquoted into a copy, but the entry's
+			// other strings are still slices of data: keep a copy.
+			return copyEntry(e)
+		}
+		return e
+	}
+	if r.widen != nil && r.widen.Pick(e) {
+		return e // read in place: copied if it ends up in the window
+	}
+	if start := r.offset(unsafe.String(unsafe.SliceData(r.cur), len(r.cur))); len(r.stubLines) == 0 || r.stubLines[len(r.stubLines)-1].start != start {
+		r.stubLines = append(r.stubLines, lineRange{start, start + len(r.cur)})
+	}
+	return transcript.Entry{ID: e.ID}
+}
+
+// copyEntry returns e decoded again from its encoding, sharing no memory
+// with it (e as it is if that fails, which it cannot for a valid entry).
+func copyEntry(e transcript.Entry) transcript.Entry {
+	if b, err := transcript.EncodeEntry(e); err == nil {
+		if c, err := transcript.DecodeEntry(b); err == nil {
+			return c
+		}
+	}
+	return e
+}
+
+// holdAll is hold for a whole batch, appended to dst.
+func (r *reader) holdAll(dst, es []transcript.Entry) []transcript.Entry {
+	for _, e := range es {
+		dst = append(dst, r.hold(e))
+	}
+	return dst
+}
+
+// build decodes the stubs among es again from their lines, in place: once
+// in place, to find which entry of the line each is, then into copies, so
+// the entries do not keep the log's bytes alive.
+func (r *reader) build(es []transcript.Entry) error {
+	keep := r.keep
+	defer func() { r.keep = keep }()
+	var cur lineRange
+	var inPlace, copies []transcript.Entry
+	for i, e := range es {
+		if e.Content != nil {
+			continue
+		}
+		off := r.offset(e.ID)
+		k, _ := slices.BinarySearchFunc(r.stubLines, off, func(l lineRange, off int) int {
+			return cmp.Compare(l.start, off+1)
+		})
+		if off < 0 || k == 0 || off >= r.stubLines[k-1].end {
+			return fmt.Errorf("history: entry %q of a light read has no line", e.ID)
+		}
+		if l := r.stubLines[k-1]; l != cur {
+			cur = l
+			line := r.data[l.start:l.end]
+			var err error
+			r.keep = true
+			if inPlace, err = r.entriesOf(line); err != nil {
+				return err
+			}
+			// The copies come from a scanner of their own: the blocks a
+			// scanner carves numbers and presentations from are shared
+			// by the entries it decodes, and the read's blocks hold
+			// entries that point into data.
+			r.keep = false
+			r.sc, r.csc = r.csc, r.sc
+			copies, err = r.entriesOf(line)
+			r.sc, r.csc = r.csc, r.sc
+			if err != nil {
+				return err
+			}
+		}
+		j := slices.IndexFunc(inPlace, func(d transcript.Entry) bool {
+			return unsafe.StringData(d.ID) == unsafe.StringData(e.ID) && d.ID == e.ID
+		})
+		if j < 0 || j >= len(copies) {
+			return fmt.Errorf("history: entry %q of a light read is not where it was", e.ID)
+		}
+		es[i] = copies[j]
+	}
+	return nil
+}
+
+// entriesOf decodes the entries of a UI record line as the read did.
+func (r *reader) entriesOf(line []byte) ([]transcript.Entry, error) {
+	rec, err := r.decodeRecord(line)
+	if err != nil {
+		return nil, fmt.Errorf("history: reading a line again: %w", err)
+	}
+	return slices.Clone(rec.entries), nil
 }
 
 func (r *reader) finish() error {
@@ -209,9 +401,38 @@ func (r *reader) finishHead() error {
 	}
 	var doc transcript.Document
 	var err error
-	if c.Derived {
+	switch {
+	case c.Derived:
 		doc, err = transcript.NewDocument(c.Header.ConversationID, entries)
-	} else {
+	case r.light:
+		// The window never cuts the provisional tail: a writer continues
+		// from the settled entries.
+		from := max(0, min(len(entries)-r.window, r.settledLen))
+		if w := r.widen; w != nil && w.Start != nil {
+			var picked []Picked
+			for i, e := range entries {
+				if e.Content != nil && w.Pick(e) {
+					picked = append(picked, Picked{Index: i, Entry: e})
+				}
+			}
+			from = max(0, min(from, w.Start(picked, c.Messages)))
+		}
+		first := ""
+		if len(entries) > 0 {
+			first = strings.Clone(entries[0].ID)
+		}
+		win := slices.Clone(entries[from:])
+		for i, e := range win {
+			if e.Content != nil && r.widen != nil {
+				win[i] = copyEntry(e) // kept whole, read in place
+			}
+		}
+		if err := r.build(win); err != nil {
+			return err
+		}
+		doc = transcript.NewCheckedWindow(c.Header.ConversationID, from, first, win)
+		r.settledLen -= from
+	default:
 		// Every entry was validated as it was read, and the batch rules
 		// keep IDs unique.
 		doc = transcript.NewCheckedDocument(c.Header.ConversationID, entries)
@@ -325,8 +546,12 @@ func (r *reader) record(lineNo int, line []byte, unterminated bool) lineInfo {
 		r.seen(looseInstant(rec.at))
 		return lineInfo{kind: lineMeta, accepted: true}
 	case TypeRewrite:
-		r.conv.Messages = nil
-		r.msgAt = nil
+		// Nothing holds on to the list until the read ends (a fork
+		// clones it), so the next messages reuse its storage instead of
+		// growing a new list after every compaction.
+		clear(r.conv.Messages)
+		r.conv.Messages = r.conv.Messages[:0]
+		r.msgAt = r.msgAt[:0]
 		r.seen(looseInstant(rec.at))
 		return lineInfo{kind: lineRewrite, accepted: true}
 	case TypeBranch:
@@ -371,7 +596,7 @@ func (r *reader) ui(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 			return reject(&Problem{Entry: 0, Pointer: "/entries/0/id",
 				Msg: fmt.Sprintf("id %q is already in the document", e.ID)})
 		}
-		r.entries = append(r.entries, e)
+		r.entries = append(r.entries, r.hold(e))
 		r.tail = nil
 		r.seen(at)
 		return lineInfo{kind: kindOf(rec.typ), accepted: true}
@@ -390,15 +615,15 @@ func (r *reader) ui(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 	case open:
 		// The provisional tail is replaced whole and stays out of r.ids:
 		// its entries are written again, as settled, once they settle.
-		r.tail = slices.Clone(rec.entries)
+		r.tail = r.holdAll(make([]transcript.Entry, 0, len(rec.entries)), rec.entries)
 		r.seen(at)
 		return lineInfo{kind: lineUIOpen, accepted: true}
 	case snapshot:
-		r.entries = slices.Clone(rec.entries)
+		r.entries = r.holdAll(make([]transcript.Entry, 0, len(rec.entries)), rec.entries)
 		r.ids = newIDSet(len(rec.entries))
 		clear(r.reserved)
 	default:
-		r.entries = append(r.entries, rec.entries...)
+		r.entries = r.holdAll(r.entries, rec.entries)
 	}
 	r.tail = nil
 	for _, e := range rec.entries {
@@ -511,6 +736,7 @@ func (r *reader) decodeRecord(line []byte) (*rawRecord, error) {
 			return rec, nil
 		}
 	}
+	r.inPlace = false
 	rec, err := r.decodeRecordWith(line, true)
 	if err == errSlowPath {
 		rec, err = r.decodeRecordWith(line, false)

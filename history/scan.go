@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"unsafe"
 
 	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/transcript"
@@ -20,14 +21,21 @@ const (
 // writes them; for any other line it returns false and decodeRecord reads
 // the line the careful way, which finds and reports what is wrong.
 //
-// The entries' strings are slices of one copy of the line, which the
-// scanner keeps with other lines' in blocks.
+// The entries' strings are slices of the line itself when the reader keeps
+// its lines (a whole log read into memory), and otherwise of one copy of
+// the line, which the scanner keeps with other lines' in blocks.
 func (r *reader) scanRecord(line []byte) (*rawRecord, bool) {
 	if r.version != 3 || !bytes.HasPrefix(line, []byte(uiPrefix)) && !bytes.HasPrefix(line, []byte(msgPrefix)) {
 		return nil, false
 	}
 	sc := &r.sc
-	sc.ResetCopy(line)
+	// A light read keeps the messages it reads, so it copies them.
+	r.inPlace = r.keep && (!r.light || bytes.HasPrefix(line, []byte(uiPrefix)))
+	if r.inPlace {
+		sc.Reset(unsafe.String(unsafe.SliceData(line), len(line)), 0)
+	} else {
+		sc.ResetCopy(line)
+	}
 	rec := &r.rec
 	*rec = rawRecord{entries: rec.entries[:0], spans: rec.spans[:0]}
 	if !sc.Open('{') {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -118,7 +119,7 @@ func (l *Log) storeSummary() {
 	writeSummary(sp, summaryFile{
 		Format: summaryFormat, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Inode: ino, ChangeTime: ctime,
 		Version: l.header.Version, ConversationID: l.header.ConversationID,
-		Title: DisplayTitle(l.list.title, l.msgs), Entries: l.doc.Len(), Messages: len(l.msgs),
+		Title: DisplayTitle(l.list.title, l.msgs), Entries: l.base + l.doc.Len(), Messages: len(l.msgs),
 		Problems: l.list.problems, UpdatedAt: l.list.updatedAt(), Head: l.head,
 	})
 }
@@ -134,7 +135,7 @@ func summaryOf(c *Conversation, data []byte, fi fs.FileInfo) (summaryFile, bool)
 	return summaryFile{
 		Format: summaryFormat, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Inode: ino, ChangeTime: ctime,
 		Version: c.Header.Version, ConversationID: c.Header.ConversationID,
-		Title: DisplayTitle(c.Title, c.Messages), Entries: c.Document.Len(), Messages: len(c.Messages),
+		Title: DisplayTitle(c.Title, c.Messages), Entries: c.Document.Elided() + c.Document.Len(), Messages: len(c.Messages),
 		Problems: len(c.Problems), UpdatedAt: c.UpdatedAt, Head: c.Head,
 	}, true
 }
@@ -235,7 +236,9 @@ func listOne(path string) Summary {
 		return s
 	}
 	s.ID = c.Header.ConversationID
-	s.Title, s.Entries, s.Messages = DisplayTitle(c.Title, c.Messages), c.Document.Len(), len(c.Messages)
+	// A copy: the title may be a slice of data, which the listing must not
+	// keep alive.
+	s.Title, s.Entries, s.Messages = strings.Clone(DisplayTitle(c.Title, c.Messages)), c.Document.Len(), len(c.Messages)
 	s.Problems, s.Version, s.UpdatedAt = len(c.Problems), c.Header.Version, c.UpdatedAt
 	if sf, ok := summaryOf(c, data, fi); ok {
 		writeSummary(SummaryPath(path), sf)

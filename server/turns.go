@@ -356,7 +356,9 @@ func (s *runner) start() error {
 	if err != nil {
 		return fmt.Errorf("open the conversation log: %w", err)
 	}
-	conv, err := log.Load()
+	// A turn needs only the end of the document (engine.Open's rule):
+	// pages come from the log, not from the engine's store.
+	conv, err := engine.LoadTail(log)
 	if err != nil {
 		log.Close()
 		return fmt.Errorf("load the conversation log: %w", err)

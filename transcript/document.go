@@ -20,6 +20,11 @@ type Document struct {
 	nodes []*node // settled prefix; elements below len are never written again
 	sp    *spine
 	tail  []tailEntry // entries from the first open one on, in order
+	// elided counts the conversation's entries before the first one held
+	// here, which the holder chose not to load; first is the ID of the
+	// conversation's very first entry when it is among them.
+	elided int
+	first  string
 }
 
 // node holds one immutable entry and its lazily computed fingerprint.
@@ -101,6 +106,36 @@ func NewCheckedDocument(id string, entries []Entry) Document {
 		nodes[i] = &slab[i]
 	}
 	return Document{id: id, nodes: nodes, sp: newSpine(nodes)}
+}
+
+// NewCheckedWindow is NewCheckedDocument for the end of a conversation
+// whose first elided entries are not loaded: the entries given come after
+// them, and first is the ID of the conversation's first entry (elided or
+// not). Positions (At, Len, Index) count the held entries only. Entries
+// appended later are checked against the held ones only, so a holder of a
+// window mints new IDs (as the store does) rather than reusing old ones.
+func NewCheckedWindow(id string, elided int, first string, entries []Entry) Document {
+	d := NewCheckedDocument(id, entries)
+	if elided > 0 {
+		d.elided, d.first = elided, first
+	}
+	return d
+}
+
+// Elided is how many entries of the conversation come before the first one
+// this document holds (see NewCheckedWindow); 0 for a whole document.
+func (d Document) Elided() int { return d.elided }
+
+// FirstID is the ID of the conversation's first entry, whether held or
+// elided; "" for an empty document.
+func (d Document) FirstID() string {
+	if d.elided > 0 {
+		return d.first
+	}
+	if d.Len() == 0 {
+		return ""
+	}
+	return d.At(0).ID
 }
 
 // ID is the persistent identity of the conversation.

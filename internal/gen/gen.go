@@ -40,6 +40,10 @@ type Options struct {
 	Start time.Time
 	// NoModelMessages leaves out the model-facing message records.
 	NoModelMessages bool
+	// Summaries starts the model-facing messages after each compaction
+	// with a user message summarizing what it covered, as folio's engine
+	// does. Without it they start with the next turn's prompt.
+	Summaries bool
 }
 
 func (o *Options) defaults() {
@@ -271,13 +275,17 @@ func (g *generator) compact() {
 	if to <= from {
 		return
 	}
+	summary := "Summary of the earlier work: " + g.sentence()
 	g.entry(transcript.Compaction{
-		Summary: "Summary of the earlier work: " + g.sentence(),
+		Summary: summary,
 		Covers:  transcript.CompactionRange{FromID: g.ids[from], ToID: g.ids[to]},
 	})
 	g.lastCompactedTo = to + 1
 	if g.ok && !g.o.NoModelMessages {
 		g.ok = g.yield(Record{Rewrite: true, At: g.now})
+		if g.o.Summaries {
+			g.msg(message.Text(message.User, "Summary of the earlier conversation:\n\n"+summary))
+		}
 	}
 }
 

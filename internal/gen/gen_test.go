@@ -106,3 +106,27 @@ func TestHistoryReaderAcceptsIt(t *testing.T) {
 		t.Fatalf("reader has %d entries and %d messages; wrote %d entries", conv.Document.Len(), len(conv.Messages), st.Entries)
 	}
 }
+
+// TestMixAddsEveryKind: across a few seeds, Mix adds each kind of record it
+// promises, and an even seed ends the log in a provisional tail.
+func TestMixAddsEveryKind(t *testing.T) {
+	want := []string{`"type":"ui-open"`, `"type":"ui-transcript"`, `"type":"branch"`, `"type":"on-branch"`, `"type":"head"`, `"type":"later-kind"`}
+	var all strings.Builder
+	for seed := range uint64(6) {
+		var buf bytes.Buffer
+		if _, err := Write(&buf, Options{Messages: 200, Seed: seed}); err != nil {
+			t.Fatal(err)
+		}
+		mixed := Mix(buf.Bytes(), seed)
+		all.Write(mixed)
+		last := mixed[bytes.LastIndexByte(mixed[:len(mixed)-1], '\n')+1:]
+		if seed%2 == 0 && !bytes.HasPrefix(last, []byte(`{"type":"ui-open"`)) {
+			t.Errorf("seed %d: ends in %.40s", seed, last)
+		}
+	}
+	for _, w := range want {
+		if !strings.Contains(all.String(), w) {
+			t.Errorf("no %s record mixed in", w)
+		}
+	}
+}
