@@ -577,23 +577,23 @@ func (l *Log) write(records []byte) error {
 	return nil
 }
 
-// indexWrites extends the page index by what the log just gained. It is
-// best effort: an index that cannot be kept current is rebuilt by its
-// next reader.
+// indexWrites has the page index extended by what the log just gained, in
+// the background (indexWriter). It is best effort: an index that cannot be
+// kept current is extended or rebuilt by its next reader.
 func (l *Log) indexWrites() {
 	if !inConversations(filepath.Dir(l.path)) {
 		return
 	}
 	if l.ixw == nil {
-		w, err := openIndexWriter(l.path)
-		if err != nil {
-			return // OpenIndex wrote what it could
-		}
-		l.ixw = w
-		return
+		l.ixw = startIndexWriter(l.path)
 	}
-	if err := l.ixw.catchUp(); err != nil {
-		l.dropIndexWriter()
+	l.ixw.notify()
+}
+
+// flushIndex waits for the page index to catch up with what was written.
+func (l *Log) flushIndex() {
+	if l.ixw != nil {
+		l.ixw.flush()
 	}
 }
 

@@ -1093,6 +1093,14 @@ func readIndexFile(path string) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The frames a commit reaches never change once written; only the
+	// end of the file does, while a commit is appended.
+	unlock, err := lockIndexShared(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	defer unlock()
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()

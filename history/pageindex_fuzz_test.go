@@ -34,6 +34,7 @@ func indexSeed(f *testing.F) []byte {
 	if err := l.Save(open, msgs("q", "one")); err != nil {
 		f.Fatal(err)
 	}
+	l.flushIndex()
 	data, err := os.ReadFile(IndexPath(path))
 	if err != nil {
 		f.Fatal(err)

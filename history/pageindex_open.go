@@ -384,40 +384,117 @@ func (ix *Index) resume() (*Scanner, error) {
 	return s, nil
 }
 
-// indexWriter keeps a log's page index current as its writer appends: a
-// Scanner resumed at the index's end reads each write's records, and
-// their frames are appended to the index with its own commit.
+// indexWriter keeps a log's page index current as its writer appends,
+// off the writer's path: a goroutine, kicked after each write, reads the
+// records the log gained with a Scanner resumed at the index's end and
+// appends their frames and a commit to the index (with its own fsync).
+// A save therefore waits for neither the index's fsync nor, on a writer's
+// first save, the resume (every entry's ID). Close waits for the index to
+// catch up with the log.
 type indexWriter struct {
 	path string   // the log
 	log  *os.File // read handle on the log
 	ix   *Index
-	s    *Scanner
+	s    *Scanner // nil until opened, and after a failure
 	// live estimates the bytes of the index that are not superseded: all
 	// of it when opened, then each commit's entries frames. Each commit's
 	// state frame supersedes the one before, so the file outgrows live by
 	// about a state frame per save; past twice live it is rebuilt.
 	live int64
+
+	kick chan struct{}      // a write happened (buffered: kicks coalesce)
+	wait chan chan struct{} // catch up, then close the channel sent
+	quit chan struct{}
+	done chan struct{}
 }
 
-// openIndexWriter brings the log's index up to date and resumes a Scanner
-// at its end.
-func openIndexWriter(path string) (*indexWriter, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+// startIndexWriter starts the goroutine that indexes the log at path.
+func startIndexWriter(path string) *indexWriter {
+	w := &indexWriter{path: path, kick: make(chan struct{}, 1), wait: make(chan chan struct{}),
+		quit: make(chan struct{}), done: make(chan struct{})}
+	go w.run()
+	return w
+}
+
+func (w *indexWriter) run() {
+	defer close(w.done)
+	defer w.closeFiles()
+	for {
+		select {
+		case <-w.kick:
+			w.step()
+		case ack := <-w.wait:
+			w.step()
+			if w.s != nil {
+				w.step() // opening indexed what was there; catch up with the rest
+			}
+			close(ack)
+		case <-w.quit:
+			w.step() // what the log gained before Close
+			return
+		}
 	}
-	ix, err := OpenIndex(path, f, 0)
-	if err != nil {
-		f.Close()
-		return nil, err
+}
+
+// notify tells the goroutine the log grew.
+func (w *indexWriter) notify() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
 	}
-	s, err := ix.resume()
-	if err != nil {
-		ix.Close()
-		f.Close()
-		return nil, err
+}
+
+// flush returns once the index has caught up with the log.
+func (w *indexWriter) flush() {
+	ack := make(chan struct{})
+	w.wait <- ack
+	<-ack
+}
+
+// close stops the goroutine once the index has caught up.
+func (w *indexWriter) close() {
+	close(w.quit)
+	<-w.done
+}
+
+// step brings the index up to the log: the first time by opening it
+// (OpenIndex extends or rebuilds it to the log's end) and resuming a
+// Scanner there, then by catchUp. A failure drops the state; the next
+// step opens the index afresh.
+func (w *indexWriter) step() {
+	if w.s == nil {
+		f, err := os.Open(w.path)
+		if err != nil {
+			return
+		}
+		ix, err := OpenIndex(w.path, f, 0)
+		if err != nil {
+			f.Close()
+			return
+		}
+		s, err := ix.resume()
+		if err != nil {
+			ix.Close()
+			f.Close()
+			return
+		}
+		w.log, w.ix, w.s, w.live = f, ix, s, ix.end
+		return
 	}
-	return &indexWriter{path: path, log: f, ix: ix, s: s, live: ix.end}, nil
+	if err := w.catchUp(); err != nil {
+		slog.Debug("history: extending a page index", "log", w.path, "err", err)
+		w.closeFiles()
+	}
+}
+
+func (w *indexWriter) closeFiles() {
+	if w.ix != nil {
+		w.ix.Close()
+	}
+	if w.log != nil {
+		w.log.Close()
+	}
+	w.log, w.ix, w.s = nil, nil, nil
 }
 
 // catchUp indexes what the log holds past the Scanner, appending one
@@ -470,11 +547,6 @@ func (w *indexWriter) compact(fi os.FileInfo) error {
 	w.ix.Close()
 	w.ix, w.s, w.live = ix, s, ix.end
 	return nil
-}
-
-func (w *indexWriter) close() {
-	w.ix.Close()
-	w.log.Close()
 }
 
 // ResumeScanner returns a Scanner that continues reading the log at path

@@ -164,6 +164,7 @@ func TestWriterExtendsTheIndex(t *testing.T) {
 	if err := l.Save(doc(t, next()), nil); err != nil {
 		t.Fatal(err)
 	}
+	l.flushIndex() // the first write builds the index
 	before := indexRebuilds.Load()
 	for step := range 150 {
 		c, err := l.Load()
@@ -187,6 +188,7 @@ func TestWriterExtendsTheIndex(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			l.flushIndex()
 			checkIndex(t, path)
 			continue
 		case r < 10:
@@ -195,6 +197,7 @@ func TestWriterExtendsTheIndex(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			l.flushIndex()
 			checkIndex(t, path)
 			continue
 		default:
@@ -208,6 +211,7 @@ func TestWriterExtendsTheIndex(t *testing.T) {
 		if err := l.Save(d, m); err != nil {
 			t.Fatalf("step %d: %v", step, err)
 		}
+		l.flushIndex()
 		checkIndex(t, path)
 	}
 	if got := indexRebuilds.Load() - before; got != 0 {
@@ -319,6 +323,7 @@ func TestWriterLoadBuildsTheIndexOnce(t *testing.T) {
 	if err := l.Save(appendAll(t, c.Document, agent("late", "more")), c.Messages); err != nil {
 		t.Fatal(err)
 	}
+	l.flushIndex()
 	if got := indexRebuilds.Load() - before; got != 1 {
 		t.Fatalf("%d rebuilds; want the one Load's pass made", got)
 	}
@@ -410,6 +415,7 @@ func writeRandomSaves(t *testing.T, path string, n int) (first int64) {
 		if err := l.Save(d, m); err != nil {
 			t.Fatal(err)
 		}
+		l.flushIndex()
 		if i == 0 {
 			fi, err := os.Stat(path)
 			if err != nil {
