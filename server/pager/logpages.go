@@ -162,64 +162,41 @@ func (l *logPages) pageRefs(first, last int) ([]history.Ref, error) {
 	return l.refs[lo:hi], nil
 }
 
-// scratch holds the log bytes a page is composed from.
-var scratch = sync.Pool{New: func() any { return new([]byte) }}
+// chunkBytes bounds one read of the log: a page is read in runs of nearby
+// entries, at most this many bytes at a time (a longer entry alone), so
+// composing a 4 MiB page needs no second 4 MiB buffer.
+const chunkBytes = 256 << 10
+
+// scratch holds the log bytes a chunk of a page is composed from.
+var scratch = sync.Pool{New: func() any { b := make([]byte, chunkBytes); return &b }}
 
 // compose appends the groups of rs, joined by commas, to dst: each group's
 // framing around its entries' stored bytes, read from the log with one
 // ReadAt per run of nearby entries.
 func (l *logPages) compose(dst []byte, rs []history.Ref) ([]byte, error) {
+	if len(rs) == 0 {
+		return dst, nil
+	}
+	// The page's size is known from its first and last refs: grow dst once,
+	// as a page read from a snapshot file does.
+	last := rs[len(rs)-1]
+	dst = slices.Grow(dst, int(last.Before+history.GroupBytes(int(last.Group), last.GroupLen, int(last.GroupN))-rs[0].Before))
 	bp := scratch.Get().(*[]byte)
 	defer scratch.Put(bp)
-	raw, err := l.readRefs(rs, bp)
-	if err != nil {
-		return nil, err
-	}
-	for i, r := range rs {
-		if i == 0 || r.Group != rs[i-1].Group {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = history.GroupOpen(dst, int(r.Group))
-		} else {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, raw[i]...)
-		if i == len(rs)-1 || rs[i+1].Group != r.Group {
-			dst = history.GroupClose(dst, int(r.Group), r.GroupLen, int(r.GroupN))
-		}
-	}
-	return dst, nil
-}
-
-// readRefs reads each ref's bytes from the log into *scratch, coalescing
-// entries whose gaps are small into one read.
-func (l *logPages) readRefs(rs []history.Ref, scratch *[]byte) ([][]byte, error) {
-	out := make([][]byte, len(rs))
-	// The runs first, so one buffer holds them all.
-	type run struct{ i, j int }
-	var runs []run
-	total := int64(0)
 	for i := 0; i < len(rs); {
+		// A run: the entries after rs[i] whose gaps are small, within a
+		// chunk.
 		start, end := rs[i].Start, rs[i].Start+int64(rs[i].Len)
 		j := i + 1
-		for j < len(rs) && rs[j].Start >= end && rs[j].Start-end < 64<<10 && rs[j].Start+int64(rs[j].Len)-start < 16<<20 {
+		for j < len(rs) && rs[j].Start >= end && rs[j].Start-end < 16<<10 && rs[j].Start+int64(rs[j].Len)-start <= chunkBytes {
 			end = rs[j].Start + int64(rs[j].Len)
 			j++
 		}
-		runs = append(runs, run{i, j})
-		total += end - start
-		i = j
-	}
-	if int64(cap(*scratch)) < total {
-		*scratch = make([]byte, total)
-	}
-	all := (*scratch)[:total]
-	for _, r := range runs {
-		i, j := r.i, r.j
-		start, end := rs[i].Start, rs[j-1].Start+int64(rs[j-1].Len)
-		buf := all[:end-start]
-		all = all[end-start:]
+		buf := *bp
+		if end-start > int64(len(buf)) {
+			buf = make([]byte, end-start) // one entry longer than a chunk
+		}
+		buf = buf[:end-start]
 		if _, err := l.f.ReadAt(buf, start); err != nil {
 			if errors.Is(err, os.ErrClosed) {
 				return nil, ErrReleased // the last Release raced this page
@@ -227,11 +204,24 @@ func (l *logPages) readRefs(rs []history.Ref, scratch *[]byte) ([][]byte, error)
 			return nil, fmt.Errorf("read entries at %d..%d of the log: %w", start, end, err)
 		}
 		for k := i; k < j; k++ {
-			off := rs[k].Start - start
-			out[k] = slices.Clip(buf[off : off+int64(rs[k].Len)])
+			r := rs[k]
+			if k == 0 || r.Group != rs[k-1].Group {
+				if k > 0 {
+					dst = append(dst, ',')
+				}
+				dst = history.GroupOpen(dst, int(r.Group))
+			} else {
+				dst = append(dst, ',')
+			}
+			off := r.Start - start
+			dst = append(dst, buf[off:off+int64(r.Len)]...)
+			if k == len(rs)-1 || rs[k+1].Group != r.Group {
+				dst = history.GroupClose(dst, int(r.Group), r.GroupLen, int(r.GroupN))
+			}
 		}
+		i = j
 	}
-	return out, nil
+	return dst, nil
 }
 
 func (l *logPages) close() error {
