@@ -2,7 +2,7 @@
 GO ?= go
 GOFLAGS_TEST ?= -race -count=1
 
-.PHONY: test test-go test-large fmt-check vet build bench tidy-check
+.PHONY: test test-go test-large test-pg fmt-check vet build bench tidy-check
 .PHONY: web-deps web-build web-test web-lint web-check web-e2e web-bench screenshots
 
 # Go checks first, then the web app: unit and component tests, the linter, the type check
@@ -23,6 +23,14 @@ test-go:
 # -race it runs at 20,000; this runs it at full size without the detector.
 test-large:
 	$(GO) test -count=1 -run 'A300k' ./server
+
+# The PostgreSQL suites alone, on a throwaway cluster (.ci/pg-start needs
+# Debian's postgresql). make test runs them too whenever
+# FOLIO_TEST_DATABASE_URL is set.
+test-pg:
+	@eval "$$(.ci/pg-start --export)"; trap '.ci/pg-stop "$$FOLIO_PG_DIR"' EXIT; \
+	$(GO) test $(GOFLAGS_TEST) ./store/... ./history/... && \
+	$(GO) test $(GOFLAGS_TEST) -run 'Replica|LogImport|StoreUnreachable' ./server ./internal/cli
 
 build:
 	$(GO) build -o bin/folio ./cmd/folio

@@ -43,7 +43,7 @@ type Brancher interface {
 // user entry of the current branch, and ErrCompacted when the model no
 // longer holds that turn's message verbatim. A repeated commandID returns
 // the first receipt with Duplicate set and forks nothing.
-func (e *Engine) EditAndResend(ctx context.Context, commandID, userEntryID, text string) (Receipt, error) {
+func (e *Engine) EditAndResend(ctx context.Context, commandID, userEntryID, text string, opts ...CommandOption) (Receipt, error) {
 	if commandID == "" || strings.TrimSpace(text) == "" {
 		return Receipt{}, ErrEmpty
 	}
@@ -52,7 +52,8 @@ func (e *Engine) EditAndResend(ctx context.Context, commandID, userEntryID, text
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if r, done, err := e.admitLocked(commandID); done {
+	tag := tagOf(opts)
+	if r, done, err := e.admitLocked(commandID, tag); done {
 		return r, err
 	}
 	b, err := e.brancherLocked()
@@ -101,6 +102,9 @@ func (e *Engine) EditAndResend(ctx context.Context, commandID, userEntryID, text
 		return Receipt{}, err
 	}
 	c := &command{id: commandID, text: text, state: Queued, done: make(chan struct{})}
+	if err := e.acceptLocked(c, tag); err != nil {
+		return Receipt{}, err
+	}
 	e.commands[commandID] = c
 	e.order = append(e.order, c)
 	e.queue = append(e.queue, c)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -56,25 +57,32 @@ type Attachment struct {
 	Text string
 }
 
-// State is where a command is.
-type State string
+// State is where a command is, in the one vocabulary of command states
+// that package transcript defines (transcript.CommandState).
+type State = transcript.CommandState
 
 // Command states, as Send, Steer and Commands report them.
 const (
-	Queued   State = "queued"   // accepted, waiting for the turn before it
-	Running  State = "running"  // its turn is running (or, for a steer, it waits for the next boundary)
-	Applied  State = "applied"  // a steer the model received
-	Done     State = "done"     // its turn finished
-	Failed   State = "failed"   // its turn failed; see the failure entry
-	Stopped  State = "stopped"  // its turn was stopped
-	Rejected State = "rejected" // not accepted; Reason says why. The text is the caller's draft again.
-	Removed  State = "removed"  // taken out of the queue before it started
+	Queued   = transcript.CommandQueued   // accepted, waiting for the turn before it
+	Running  = transcript.CommandRunning  // its turn is running (or, for a steer, it waits for the next boundary)
+	Applied  = transcript.CommandApplied  // a steer the model received
+	Done     = transcript.CommandDone     // its turn finished, or (Once) it took effect
+	Failed   = transcript.CommandFailed   // its turn failed; see the failure entry
+	Stopped  = transcript.CommandStopped  // its turn was stopped
+	Rejected = transcript.CommandRejected // not accepted; Reason says why. The text is the caller's draft again.
+	Removed  = transcript.CommandRemoved  // taken out of the queue before it started
 )
 
 // Receipt is the engine's answer about one command.
 type Receipt struct {
 	CommandID string
 	State     State
+	// Kind is what the command is: the kind the caller gave it (AsKind),
+	// else "send", "steer" or "retry".
+	Kind string
+	// EntryID is the user entry of the command's turn, once written (for
+	// a retry, the user entry of the turn it retries).
+	EntryID string
 	// Steer is set for steering commands.
 	Steer bool
 	// Text is the command's current text (after edits).
@@ -87,8 +95,34 @@ type Receipt struct {
 	Reason string
 }
 
+// CommandOption describes a command beyond its text, for callers that
+// speak for clients (the server).
+type CommandOption func(*commandTag)
+
+type commandTag struct{ kind, digest string }
+
+// AsKind names the command's kind in its receipts ("edit", "stop", ...).
+func AsKind(kind string) CommandOption { return func(t *commandTag) { t.kind = kind } }
+
+// WithDigest gives a digest of the command's whole body: the same command
+// ID sent again with another digest is refused with ErrConflict instead
+// of answered as a duplicate.
+func WithDigest(d string) CommandOption { return func(t *commandTag) { t.digest = d } }
+
+func tagOf(opts []CommandOption) commandTag {
+	var t commandTag
+	for _, o := range opts {
+		o(&t)
+	}
+	return t
+}
+
 type command struct {
 	id          string
+	kind        string // "" for send, steer and retry (see Receipt.Kind)
+	digest      string // the caller's digest of the body, "" when not given
+	entryID     string // the user entry of its turn, once known
+	seq         uint64 // the engine's receipt counter when its receipt last changed
 	text        string
 	attachments []Attachment
 	steer       bool
@@ -97,19 +131,50 @@ type command struct {
 	reason      string
 	done        chan struct{}
 	log         CommandLog // where its outcome is recorded, when durable
+	ctr         *uint64    // the engine's receipt counter (guarded by its lock)
 }
 
+// close settles c in state s. The engine's lock is held, so it advances the
+// receipt counter of the engine that owns c (ctr).
 func (c *command) close(s State, reason string) {
-	if c.state == Done || c.state == Failed || c.state == Stopped || c.state == Rejected || c.state == Removed || c.state == Applied {
+	if c.state.Final() {
 		return
 	}
 	c.state, c.reason = s, reason
+	c.changed()
 	close(c.done)
 	if c.log != nil {
 		// The outcome is best kept: a failed write leaves the accepted
 		// record, which a restart reads as interrupted, not as a new ID.
-		_ = c.log.RecordCommand(history.CommandRecord{ID: c.id, State: string(s), Reason: reason, Steer: c.steer})
+		_ = c.log.RecordCommand(c.record())
 	}
+}
+
+// changed marks c's receipt as changed, for Receipts.
+func (c *command) changed() {
+	if c.ctr != nil {
+		*c.ctr++
+		c.seq = *c.ctr
+	}
+}
+
+// record is c's current state as its sidecar line.
+func (c *command) record() history.CommandRecord {
+	return history.CommandRecord{ID: c.id, State: string(c.state), Reason: c.reason, Steer: c.steer,
+		Kind: c.kindOf(), Digest: c.digest, Entry: c.entryID}
+}
+
+// kindOf is c's kind as receipts name it.
+func (c *command) kindOf() string {
+	switch {
+	case c.kind != "":
+		return c.kind
+	case c.steer:
+		return "steer"
+	case c.retry:
+		return "retry"
+	}
+	return "send"
 }
 
 // CommandLog keeps command receipts across restarts; *history.Log is one
@@ -131,6 +196,27 @@ func WithCommandLog(l CommandLog) Option { return func(e *Engine) { e.cmdlog = l
 // settled when the process that ran it stopped.
 const ReasonInterrupted = "interrupted: folio stopped before this command finished"
 
+// ReceiptOf is the receipt a sidecar record gives after a restart: a
+// command that had not settled when the process that ran it stopped is
+// Failed, ReasonInterrupted.
+func ReceiptOf(r history.CommandRecord) Receipt {
+	c := commandOf(r)
+	return Receipt{CommandID: c.id, State: c.state, Kind: c.kindOf(), EntryID: c.entryID, Steer: c.steer, Reason: c.reason}
+}
+
+func commandOf(r history.CommandRecord) *command {
+	c := &command{id: r.ID, kind: r.Kind, digest: r.Digest, entryID: r.Entry, steer: r.Steer,
+		state: State(r.State), reason: r.Reason, done: make(chan struct{})}
+	if r.Kind == "retry" {
+		c.kind, c.retry = "", true
+	}
+	if !c.state.Final() {
+		c.state, c.reason = Failed, ReasonInterrupted
+	}
+	close(c.done)
+	return c
+}
+
 // loadCommands fills e.commands with the command log's settled receipts.
 func (e *Engine) loadCommands() {
 	recs, err := e.cmdlog.LoadCommands()
@@ -138,24 +224,19 @@ func (e *Engine) loadCommands() {
 		return
 	}
 	for _, r := range recs {
-		c := &command{id: r.ID, steer: r.Steer, state: State(r.State), reason: r.Reason, done: make(chan struct{})}
-		switch c.state {
-		case Done, Failed, Stopped, Rejected, Removed, Applied:
-		default:
-			c.state, c.reason = Failed, ReasonInterrupted
-		}
-		close(c.done)
-		e.commands[r.ID] = c
+		e.commands[r.ID] = commandOf(r)
 	}
 }
 
 // acceptLocked records a new command as accepted before the caller is told
-// so; it fails when the record cannot be written.
-func (e *Engine) acceptLocked(c *command) error {
+// so; it fails when the record cannot be written. tag is what the caller
+// said of the command beyond its text.
+func (e *Engine) acceptLocked(c *command, tag commandTag) error {
+	c.kind, c.digest, c.ctr = tag.kind, tag.digest, &e.receipts
 	if e.cmdlog == nil {
 		return nil
 	}
-	if err := e.cmdlog.RecordCommand(history.CommandRecord{ID: c.id, State: string(c.state), Steer: c.steer}); err != nil {
+	if err := e.cmdlog.RecordCommand(c.record()); err != nil {
 		return fmt.Errorf("record the command: %w", err)
 	}
 	c.log = e.cmdlog
@@ -213,11 +294,25 @@ func WithApprover(a Approver) Option { return func(e *Engine) { e.approver = a }
 // WithMaxSteps bounds the model steps of one turn. Default 50.
 func WithMaxSteps(n int) Option { return func(e *Engine) { e.maxSteps = n } }
 
+// WithStreamSaveEvery sets how often a streaming answer's accepted text is
+// saved at the latest (default 2 s; 8 KiB of new text saves sooner). A
+// shorter period loses less in a crash and lets readers of the log (other
+// server replicas) follow the answer more closely, at the cost of more
+// provisional records.
+func WithStreamSaveEvery(d time.Duration) Option {
+	return func(e *Engine) {
+		if d > 0 {
+			e.saveEvery = d
+		}
+	}
+}
+
 // WithJitter sets the random source for backoff jitter (tests pin it).
 func WithJitter(f func() float64) Option { return func(e *Engine) { e.jitter = f } }
 
 // Engine runs turns. Build it with New; Close it when done.
 type Engine struct {
+	saveEvery time.Duration // see WithStreamSaveEvery
 	store     *transcript.Store
 	prov      provider.Provider
 	tools     *tools.Set
@@ -243,6 +338,7 @@ type Engine struct {
 	closed     bool
 	allowed    map[string]bool
 	commands   map[string]*command
+	receipts   uint64 // advanced whenever a command's receipt changes (Receipts)
 	cmdlog     CommandLog
 	order      []*command // every command, in acceptance order, for Commands
 	queue      []*command
@@ -279,19 +375,20 @@ type Engine struct {
 // New returns a running engine writing to store and asking prov.
 func New(store *transcript.Store, prov provider.Provider, opts ...Option) *Engine {
 	e := &Engine{
-		store:    store,
-		prov:     prov,
-		backoff:  provider.DefaultBackoff,
-		system:   DefaultSystem,
-		maxSteps: 50,
-		jitter:   rand.Float64,
-		allowed:  map[string]bool{},
-		commands: map[string]*command{},
-		wake:     make(chan struct{}, 1),
-		changed:  make(chan struct{}, 1),
-		bcast:    make(chan struct{}),
-		loopDone: make(chan struct{}),
-		bridges:  map[string]*bridge{},
+		saveEvery: durableEvery,
+		store:     store,
+		prov:      prov,
+		backoff:   provider.DefaultBackoff,
+		system:    DefaultSystem,
+		maxSteps:  50,
+		jitter:    rand.Float64,
+		allowed:   map[string]bool{},
+		commands:  map[string]*command{},
+		wake:      make(chan struct{}, 1),
+		changed:   make(chan struct{}, 1),
+		bcast:     make(chan struct{}),
+		loopDone:  make(chan struct{}),
+		bridges:   map[string]*bridge{},
 	}
 	for _, o := range opts {
 		o(e)
@@ -455,12 +552,16 @@ func (e *Engine) Messages() []message.Message {
 // admitLocked is where every command starts, with e.mu held: after Close
 // it refuses (done with ErrClosed), and a command ID seen before returns
 // that command's receipt with Duplicate set (done, nil), so a retried
-// delivery never acts twice.
-func (e *Engine) admitLocked(commandID string) (r Receipt, done bool, err error) {
+// delivery never acts twice; seen before with another digest, it is
+// refused with ErrConflict.
+func (e *Engine) admitLocked(commandID string, tag commandTag) (r Receipt, done bool, err error) {
 	if e.closed {
 		return Receipt{}, true, ErrClosed
 	}
 	if c, ok := e.commands[commandID]; ok {
+		if tag.digest != "" && c.digest != "" && tag.digest != c.digest {
+			return Receipt{}, true, fmt.Errorf("%w: %q", ErrConflict, commandID)
+		}
 		r = e.receiptLocked(c)
 		r.Duplicate = true
 		return r, true, nil
@@ -471,7 +572,7 @@ func (e *Engine) admitLocked(commandID string) (r Receipt, done bool, err error)
 // Send queues a message. commandID is the client's own ID for it: sending
 // the same ID again (a retried delivery) returns the first receipt with
 // Duplicate set and never starts a second turn.
-func (e *Engine) Send(ctx context.Context, commandID, text string, attachments []Attachment) (Receipt, error) {
+func (e *Engine) Send(ctx context.Context, commandID, text string, attachments []Attachment, opts ...CommandOption) (Receipt, error) {
 	if commandID == "" || strings.TrimSpace(text) == "" {
 		return Receipt{}, ErrEmpty
 	}
@@ -480,11 +581,12 @@ func (e *Engine) Send(ctx context.Context, commandID, text string, attachments [
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if r, done, err := e.admitLocked(commandID); done {
+	tag := tagOf(opts)
+	if r, done, err := e.admitLocked(commandID, tag); done {
 		return r, err
 	}
 	c := &command{id: commandID, text: text, attachments: slices.Clone(attachments), state: Queued, done: make(chan struct{})}
-	if err := e.acceptLocked(c); err != nil {
+	if err := e.acceptLocked(c, tag); err != nil {
 		return Receipt{}, err
 	}
 	e.commands[commandID] = c
@@ -500,13 +602,14 @@ func (e *Engine) Send(ctx context.Context, commandID, text string, attachments [
 // streaming tool arguments, and running tools, finish first. The consumed
 // instruction appears as a steering entry between the reply content before
 // and after it.
-func (e *Engine) Steer(commandID, text string) (Receipt, error) {
+func (e *Engine) Steer(commandID, text string, opts ...CommandOption) (Receipt, error) {
 	if commandID == "" || strings.TrimSpace(text) == "" {
 		return Receipt{}, ErrEmpty
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if r, done, err := e.admitLocked(commandID); done {
+	tag := tagOf(opts)
+	if r, done, err := e.admitLocked(commandID, tag); done {
 		return r, err
 	}
 	t := e.turn
@@ -517,7 +620,7 @@ func (e *Engine) Steer(commandID, text string) (Receipt, error) {
 		return Receipt{}, ErrCancelled
 	}
 	c := &command{id: commandID, text: text, steer: true, state: Running, done: make(chan struct{})}
-	if err := e.acceptLocked(c); err != nil {
+	if err := e.acceptLocked(c, tag); err != nil {
 		return Receipt{}, err
 	}
 	e.commands[commandID] = c
@@ -566,8 +669,8 @@ func (e *Engine) stopLocked() bool {
 type Turn struct {
 	// CommandID is the command that started it.
 	CommandID string
-	// UserEntryID is its user entry ("" for a Retry, or before it is
-	// written).
+	// UserEntryID is its user entry (for a Retry, the user entry of the
+	// turn it runs again), "" before it is written.
 	UserEntryID string
 	// ReplyEntryID is its first answer entry, once the model wrote text.
 	ReplyEntryID string
@@ -705,20 +808,21 @@ func (e *Engine) Approvals() []Approval {
 // Retry runs the failed last turn again from its last request: no new user
 // entry, the same messages. It is the explicit action a failure entry
 // offers; the engine never retries a failed turn by itself.
-func (e *Engine) Retry(commandID string) (Receipt, error) {
+func (e *Engine) Retry(commandID string, opts ...CommandOption) (Receipt, error) {
 	if commandID == "" {
 		return Receipt{}, ErrEmpty
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if r, done, err := e.admitLocked(commandID); done {
+	tag := tagOf(opts)
+	if r, done, err := e.admitLocked(commandID, tag); done {
 		return r, err
 	}
 	if !e.lastFailed || e.turn != nil || len(e.queue) > 0 {
 		return Receipt{}, ErrNothingToRetry
 	}
 	c := &command{id: commandID, retry: true, state: Queued, done: make(chan struct{})}
-	if err := e.acceptLocked(c); err != nil {
+	if err := e.acceptLocked(c, tag); err != nil {
 		return Receipt{}, err
 	}
 	e.lastFailed = false
@@ -774,6 +878,63 @@ func (e *Engine) Status(commandID string) (Receipt, error) {
 		return Receipt{}, fmt.Errorf("%w: %q", ErrUnknownCommand, commandID)
 	}
 	return e.receiptLocked(c), nil
+}
+
+// Once runs a command that is not a turn (a stop, an approval, a branch
+// switch) at most once per command ID: fn runs with the command Running,
+// and a nil error settles it Done (recorded in the command log, when
+// there is one). An error is returned as it is and leaves no record: the
+// command did nothing, so a later delivery of the same ID runs again. A
+// repeated delivery of a command that ran returns its receipt with
+// Duplicate set, ErrConflict when its digest differs.
+func (e *Engine) Once(commandID string, fn func() error, opts ...CommandOption) (Receipt, error) {
+	if commandID == "" {
+		return Receipt{}, ErrEmpty
+	}
+	tag := tagOf(opts)
+	e.mu.Lock()
+	if r, done, err := e.admitLocked(commandID, tag); done {
+		e.mu.Unlock()
+		return r, err
+	}
+	c := &command{id: commandID, state: Running, done: make(chan struct{})}
+	c.kind, c.digest, c.ctr = tag.kind, tag.digest, &e.receipts
+	e.commands[commandID] = c
+	e.mu.Unlock()
+
+	err := fn()
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err != nil {
+		delete(e.commands, commandID)
+		close(c.done)
+		return Receipt{}, err
+	}
+	c.log = e.cmdlog
+	c.close(Done, "")
+	return e.receiptLocked(c), nil
+}
+
+// Receipts returns the receipts of the commands sent through Send, Steer,
+// Retry or EditAndResend whose receipt changed after mark (0: since the
+// engine started), in the order they changed, and the mark to pass next
+// time. A command that changed twice is listed once, as it is now.
+func (e *Engine) Receipts(mark uint64) ([]Receipt, uint64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var changed []*command
+	for _, c := range e.order {
+		if c.seq > mark {
+			changed = append(changed, c)
+		}
+	}
+	slices.SortFunc(changed, func(a, b *command) int { return cmp.Compare(a.seq, b.seq) })
+	out := make([]Receipt, len(changed))
+	for i, c := range changed {
+		out[i] = e.receiptLocked(c)
+	}
+	return out, e.receipts
 }
 
 // Commands lists every command in acceptance order with its state: the
@@ -863,7 +1024,7 @@ func (e *Engine) Close() error {
 }
 
 func (e *Engine) receiptLocked(c *command) Receipt {
-	r := Receipt{CommandID: c.id, State: c.state, Steer: c.steer, Text: c.text, Reason: c.reason}
+	r := Receipt{CommandID: c.id, State: c.state, Kind: c.kindOf(), EntryID: c.entryID, Steer: c.steer, Text: c.text, Reason: c.reason}
 	if c.state == Queued {
 		r.Position = slices.Index(e.queue, c) + 1
 	}
@@ -901,6 +1062,7 @@ func (e *Engine) loop() {
 		c := e.queue[0]
 		e.queue = e.queue[1:]
 		c.state = Running
+		c.changed()
 		e.switchModelLocked(c)
 		t := newTurn(e, c)
 		e.turn = t

@@ -26,6 +26,10 @@ var ErrStopConflict = errors.New("engine: a different turn is running")
 // longer waiting in the queue.
 var ErrNotEditable = errors.New("engine: the command already started")
 
+// ErrConflict is returned when a command ID the engine knows is sent again
+// with another body (see WithDigest).
+var ErrConflict = errors.New("engine: this command ID was already used for a different command")
+
 // ErrUnknownCommand is returned for a command ID the engine never accepted.
 var ErrUnknownCommand = errors.New("engine: unknown command")
 

@@ -57,7 +57,12 @@ func (e *Engine) publishLocked() {
 			approvals = append(approvals, transcript.PendingApproval{ID: a.ID, Tool: a.Tool, Args: transcript.Preview(a.Args), Child: a.Child})
 		}
 	}
+	var turn *transcript.Turn
+	if t := e.turn; t != nil && !e.staleTurnLocked() {
+		turn = &transcript.Turn{CommandID: t.cmd.id, Entry: t.userID, Reply: t.replyID}
+	}
 	_ = e.store.Lease().Do(func(tx *transcript.Tx) error {
+		tx.SetTurn(turn)
 		tx.SetCommands(queue, steers)
 		tx.SetApprovals(transcript.NewApprovals(approvals...))
 		return nil

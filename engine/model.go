@@ -22,9 +22,9 @@ type ModelChoice struct {
 // one, keep the model they were sent with. The provider and model are read
 // by the loop goroutine without a lock, which is safe only because they
 // change on that goroutine, between turns.
-func (e *Engine) SendWithModel(ctx context.Context, commandID, text string, attachments []Attachment, m ModelChoice) (Receipt, error) {
+func (e *Engine) SendWithModel(ctx context.Context, commandID, text string, attachments []Attachment, m ModelChoice, opts ...CommandOption) (Receipt, error) {
 	if m.Provider == nil || m.Model == "" {
-		return e.Send(ctx, commandID, text, attachments)
+		return e.Send(ctx, commandID, text, attachments, opts...)
 	}
 	e.mu.Lock()
 	_, seen := e.commands[commandID]
@@ -35,7 +35,7 @@ func (e *Engine) SendWithModel(ctx context.Context, commandID, text string, atta
 		e.modelFor[commandID] = m
 	}
 	e.mu.Unlock()
-	r, err := e.Send(ctx, commandID, text, attachments)
+	r, err := e.Send(ctx, commandID, text, attachments, opts...)
 	if err != nil && !seen {
 		e.mu.Lock()
 		delete(e.modelFor, commandID)

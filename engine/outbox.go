@@ -10,7 +10,11 @@ import (
 	"github.com/foliodev/folio/transcript"
 )
 
-// Delivery is where a client's command is on its way to the engine.
+// Delivery is where a client's command is on its way to the engine. The
+// two in flight, Pending and Uncertain, are the command states of those
+// names (transcript.CommandState, as Live.Queue shows them); a draft is
+// only the person's text, and an accepted command is in the state its
+// Receipt says.
 type Delivery string
 
 // Deliveries.
@@ -19,11 +23,11 @@ const (
 	// edit, remove or send it; nothing sends it by itself.
 	Draft Delivery = "draft"
 	// Pending: sent, no answer yet. It cannot be resent, edited or removed.
-	Pending Delivery = "pending"
+	Pending = Delivery(transcript.CommandPending)
 	// Uncertain: the transport failed, so the engine may or may not have
 	// it. It is never resent as another turn; Confirm asks the engine about
 	// the same command ID.
-	Uncertain Delivery = "uncertain"
+	Uncertain = Delivery(transcript.CommandUncertain)
 	// Accepted: the engine has it; Receipt says where it is.
 	Accepted Delivery = "accepted"
 )
@@ -106,14 +110,11 @@ func (o *Outbox) publishLocked() {
 	}
 	var cs []transcript.Command
 	for _, it := range o.items {
-		var st transcript.CommandState
+		st := transcript.CommandState(it.Delivery)
 		switch {
-		case it.Delivery == Pending:
-			st = transcript.CommandPending
-		case it.Delivery == Uncertain:
-			st = transcript.CommandUncertain
+		case it.Delivery == Pending, it.Delivery == Uncertain:
 		case it.Delivery == Draft && it.Reason != "":
-			st = transcript.CommandRejected
+			st = transcript.CommandRejected // a draft that came back
 		default:
 			continue
 		}
@@ -258,13 +259,7 @@ func (o *Outbox) Confirm(ctx context.Context, status StatusFunc) {
 	}
 }
 
-func final(s State) bool {
-	switch s {
-	case Done, Failed, Stopped, Rejected, Removed, Applied:
-		return true
-	}
-	return false
-}
+func final(s State) bool { return s.Final() }
 
 // Items lists the commands in the order they were added.
 func (o *Outbox) Items() []OutboxItem {

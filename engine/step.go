@@ -165,8 +165,8 @@ const (
 )
 
 // streamSaves makes one step's accepted text durable (as the log's open
-// tail) once durableBytes arrived or durableEvery passed since the last
-// save, so a crash loses at most that much. The consume loop reports
+// tail) once durableBytes arrived or durableEvery (WithStreamSaveEvery)
+// passed since the last save, so a crash loses at most that much. The consume loop reports
 // accepted text; a timer covers a provider that goes silent. Both save
 // through Engine.persist, which serializes every save of the engine.
 type streamSaves struct {
@@ -184,12 +184,13 @@ func (d *streamSaves) accepted(n int, t time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.unsaved += n
-	if d.unsaved >= durableBytes || t.Sub(d.savedAt) >= durableEvery {
+	every := d.a.e.saveEvery
+	if d.unsaved >= durableBytes || t.Sub(d.savedAt) >= every {
 		d.saveLocked(t)
 		return
 	}
 	if d.timer == nil {
-		d.timer = time.AfterFunc(d.savedAt.Add(durableEvery).Sub(t), d.fire)
+		d.timer = time.AfterFunc(d.savedAt.Add(every).Sub(t), d.fire)
 	}
 }
 
@@ -455,6 +456,7 @@ func (a *agent) noteReply(id string) {
 	a.e.mu.Lock()
 	if a.t.replyID == "" {
 		a.t.replyID = id
+		a.e.publishLocked()
 	}
 	a.e.mu.Unlock()
 }

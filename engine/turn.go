@@ -95,6 +95,7 @@ func (e *Engine) runTurn(t *turn) (State, string) {
 	e.mu.Unlock()
 	start := now()
 	c := t.cmd
+	var userID string
 	if !c.retry {
 		text := userText(c.text, c.attachments)
 		id, err := reg.append(transcript.User{Text: c.text})
@@ -102,10 +103,17 @@ func (e *Engine) runTurn(t *turn) (State, string) {
 			return Failed, "the conversation was replaced before the message was sent"
 		}
 		e.addMessage(reg.epoch, message.Text(message.User, text), id)
-		e.mu.Lock()
-		t.userID = id
-		e.mu.Unlock()
+		userID = id
+	} else {
+		// A retry writes no user entry: views name it by the user entry
+		// of the turn it runs again.
+		userID = lastUserEntry(e.store.Snapshot().Document)
 	}
+	e.mu.Lock()
+	t.userID, c.entryID = userID, userID
+	c.changed()
+	e.signalLocked()
+	e.mu.Unlock()
 	e.persist(reg)
 
 	a := &agent{e: e, t: t, reg: reg, msgs: &e.msgs, entries: &e.msgEntry, tools: e.tools, main: true}
@@ -426,3 +434,13 @@ func (a *agent) closeCalls(calls []*call, why string) {
 
 // errRetired marks a write refused because the document was replaced.
 func retired(err error) bool { return errors.Is(err, transcript.ErrLeaseRetired) }
+
+// lastUserEntry is the ID of doc's last user entry, "" when it has none.
+func lastUserEntry(doc transcript.Document) string {
+	for i := doc.Len() - 1; i >= 0; i-- {
+		if doc.At(i).Content.Kind() == transcript.KindUser {
+			return doc.At(i).ID
+		}
+	}
+	return ""
+}

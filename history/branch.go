@@ -378,6 +378,7 @@ func (l *Log) Fork(parent, afterEntry string, afterMessage int, title string) (s
 		return "", err
 	}
 	l.noteRecord(at, false, "")
+	l.branches = len(c.Branches) + 1
 	l.storeSummary()
 	return id, nil
 }

@@ -1,7 +1,6 @@
 package history
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -27,7 +26,14 @@ type CommandRecord struct {
 	State  string `json:"state"`
 	Reason string `json:"reason,omitzero"`
 	Steer  bool   `json:"steer,omitzero"`
-	At     string `json:"at"`
+	// Kind is what the command is ("send", "retry", "edit", ...).
+	Kind string `json:"kind,omitzero"`
+	// Digest is the writer's digest of the command's body, so the same ID
+	// sent again with another body is told apart after a restart.
+	Digest string `json:"digest,omitzero"`
+	// Entry is the user entry of the command's turn, once written.
+	Entry string `json:"entry,omitzero"`
+	At    string `json:"at"`
 }
 
 // CommandsPath is the receipts sidecar of the log at logPath.
@@ -46,53 +52,53 @@ func (l *Log) RecordCommand(r CommandRecord) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(CommandsPath(l.path), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return fmt.Errorf("command receipts: %w", err)
-	}
-	_, err = f.Write(append(b, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := l.m.RecordCommand(b); err != nil {
 		return fmt.Errorf("command receipts: %w", err)
 	}
 	return nil
 }
 
-// LoadCommands reads the receipts sidecar: each command's last record, in
-// the order the commands first appeared. A missing sidecar is no commands;
-// a line that does not decode (a torn last write) is skipped.
+// LoadCommands reads the log's receipts through its medium (see
+// decodeCommands).
 func (l *Log) LoadCommands() ([]CommandRecord, error) {
-	f, err := os.Open(CommandsPath(l.path))
+	data, err := l.m.Commands()
+	if err != nil {
+		return nil, fmt.Errorf("command receipts: %w", err)
+	}
+	return decodeCommands(data), nil
+}
+
+// ReadCommands reads the receipts sidecar of the file log at logPath without
+// opening the log: it needs no lock, since the writer only appends whole
+// lines. A missing sidecar is no commands.
+func ReadCommands(logPath string) ([]CommandRecord, error) {
+	data, err := os.ReadFile(CommandsPath(logPath))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("command receipts: %w", err)
 	}
-	defer f.Close()
+	return decodeCommands(data), nil
+}
+
+// decodeCommands gives each command's last record, in the order the
+// commands first appeared. A line that does not decode (a torn last write)
+// is skipped.
+func decodeCommands(data []byte) []CommandRecord {
 	var out []CommandRecord
 	at := map[string]int{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
+	splitLines(data, func(line []byte) {
 		var r CommandRecord
-		if json.Unmarshal(sc.Bytes(), &r) != nil || r.ID == "" {
-			continue
+		if json.Unmarshal(line, &r) != nil || r.ID == "" {
+			return
 		}
 		if i, ok := at[r.ID]; ok {
 			out[i] = r
-			continue
+			return
 		}
 		at[r.ID] = len(out)
 		out = append(out, r)
-	}
-	if err := sc.Err(); err != nil {
-		return out, fmt.Errorf("command receipts: %w", err)
-	}
-	return out, nil
+	})
+	return out
 }

@@ -14,6 +14,12 @@
 // superseded presentation snapshots, and takes the per-log lock that keeps a
 // second writer out. The format is described in docs/log-format.md.
 //
+// A Log reads and writes through a Medium, which a Store hands out by
+// conversation ID under the conversation's writer lease: Files is the data
+// folder (a file, its sidecar lock and receipts file), and package
+// store/pgstore keeps the same bytes in PostgreSQL. Open is a Log over one
+// file. Import copies a log between stores unchanged, idempotently.
+//
 // Beside each log it keeps a listing summary (<id>.jsonl.summary), a cache
 // that List trusts only while the log's size, mtime and (on Linux) inode and
 // change time are still the ones it records, and that nothing else reads;

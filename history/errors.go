@@ -50,6 +50,11 @@ var ErrIndexStale = errors.New("page index does not match its log")
 // are not stored as version 3 JSON, so there is nothing to page from the log.
 var ErrNotPaged = errors.New("document is not stored as entries")
 
+// ErrImportDiffers is returned by Import when the store already holds a
+// log under the ID that is not a prefix of the one imported; nothing is
+// written.
+var ErrImportDiffers = errors.New("the store holds a different log under this id")
+
 // ErrElided is returned by Save when the document it is given leaves out
 // more leading entries (transcript.Document.Elided) than the log holds as
 // settled; nothing is written.

@@ -238,6 +238,13 @@ type Summary struct {
 	Problems  int
 	Version   int
 	UpdatedAt time.Time
+	// StartedAt is the header's startedAt.
+	StartedAt time.Time
+	// Branched is set when the log has branches besides main.
+	Branched bool
+	// Head is the branch the log writes to (Main for a linear log); set
+	// by writers' summaries, empty in listings that do not know it.
+	Head string
 	// Err is set when the log could not be read at all (a newer version, no
 	// header); the other fields but ID and Path are then zero.
 	Err error

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -19,14 +17,11 @@ import (
 // number of saved messages, the file size), so a save appends only what is
 // new without reading or hashing what was saved before.
 type Log struct {
-	path   string
-	unlock func() error
-	// staleLock is the PID of a dead process whose lock file Open took over.
-	staleLock int
-	f         *os.File // append handle, opened on first append
-	now       func() time.Time
-	agentID   string
-	closed    bool
+	m       Medium // where the log lives, with its writer lease (store.go)
+	id      string // the conversation ID a log without one in its header takes
+	now     func() time.Time
+	agentID string
+	closed  bool
 
 	loaded     bool
 	exists     bool
@@ -40,9 +35,9 @@ type Log struct {
 	uiOnDisk   bool                     // false while the document is derived
 	reserved   map[string]struct{}
 	msgs       []message.Message
-	head       string       // the branch saves go to; its records are wrapped in on-branch unless it is Main
-	list       listState    // what a listing of the file shows beyond doc and msgs, for the summary file
-	ixw        *indexWriter // keeps the page index current; nil until the first write
+	head       string    // the branch saves go to; its records are wrapped in on-branch unless it is Main
+	branches   int       // how many branches the log has (main included), for the summary file
+	list       listState // what a listing of the file shows beyond doc and msgs, for the summary file
 }
 
 // Option configures Open.
@@ -58,19 +53,14 @@ func WithAgentID(id string) Option { return func(l *Log) { l.agentID = id } }
 // file itself is created by the first Save. A second writer gets a
 // *LockedError naming this process.
 func Open(path string, opts ...Option) (*Log, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, err
-	}
-	unlock, stale, err := acquire(path)
+	m, err := OpenFile(path)
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{path: path, unlock: unlock, staleLock: stale, now: time.Now}
-	for _, o := range opts {
-		o(l)
-	}
-	return l, nil
+	return OpenMedium(m, idFromPath(path), opts...), nil
 }
+
+var defaultNow = time.Now
 
 // Lock takes path's writer lock without opening a log: for a caller that
 // must exclude every writer while it does something else to the file (the
@@ -85,10 +75,11 @@ func Lock(path string) (release func() error, err error) {
 // TookOverFrom returns the process ID of a writer that died holding this
 // log (its lock file was left behind and Open took it over), or 0. Callers
 // tell the user, since that writer's last save may be incomplete.
-func (l *Log) TookOverFrom() int { return l.staleLock }
+func (l *Log) TookOverFrom() int { return l.m.TookOverFrom() }
 
-// Path returns the log's file path.
-func (l *Log) Path() string { return l.path }
+// Path returns where the log lives: its file path, or its store's name for
+// it (Medium.Name).
+func (l *Log) Path() string { return l.m.Name() }
 
 // Close releases the lock and removes its file. It does not write to the
 // log.
@@ -97,13 +88,7 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.closed = true
-	l.dropIndexWriter()
-	var errs []error
-	if l.f != nil {
-		errs = append(errs, l.f.Close())
-	}
-	errs = append(errs, l.unlock())
-	return errors.Join(errs...)
+	return l.m.Close()
 }
 
 // Load reads the log and makes it the base of the next Save. A log that does
@@ -183,12 +168,23 @@ func (l *Log) settleInterrupted(st *reader) error {
 // read loads the file and resets the writer's view of it. It returns nil
 // data when the log does not exist yet.
 func (l *Log) read(track bool) (*reader, []byte, error) {
-	return l.readWith(func(data []byte) (*reader, error) { return l.parseIndexing(data, track) })
+	if fm, ok := l.m.(*fileMedium); ok {
+		return l.readWith(func(data []byte) (*reader, error) { return parseIndexing(fm.path, data, track) })
+	}
+	return l.readWith(func(data []byte) (*reader, error) { return parse(data, track) })
+}
+
+// flushIndex waits for a file log's page index to catch up with what was
+// written (tests).
+func (l *Log) flushIndex() {
+	if fm, ok := l.m.(*fileMedium); ok && fm.ixw != nil {
+		fm.ixw.flush()
+	}
 }
 
 // readWith is read with the parse given.
 func (l *Log) readWith(parse func([]byte) (*reader, error)) (*reader, []byte, error) {
-	data, err := os.ReadFile(l.path)
+	data, err := l.m.Read()
 	if errors.Is(err, fs.ErrNotExist) {
 		l.reset()
 		doc, _ := transcript.NewDocument(l.header.ConversationID, nil)
@@ -201,10 +197,10 @@ func (l *Log) readWith(parse func([]byte) (*reader, error)) (*reader, []byte, er
 	}
 	st, err := parse(data)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", l.path, err)
+		return nil, nil, fmt.Errorf("%s: %w", l.m.Name(), err)
 	}
 	if st.conv.Header.ConversationID == "" {
-		st.conv.Header.ConversationID = idFromPath(l.path)
+		st.conv.Header.ConversationID = l.id
 	}
 	l.loaded, l.exists = true, true
 	l.header = st.conv.Header
@@ -218,25 +214,21 @@ func (l *Log) readWith(parse func([]byte) (*reader, error)) (*reader, []byte, er
 	l.uiOnDisk = st.uiLines > 0
 	l.reserved = st.reserved
 	l.msgs = st.conv.Messages
-	l.head = st.conv.Head
+	l.head, l.branches = st.conv.Head, len(st.conv.Branches)
 	l.list = listState{title: st.conv.Title, problems: len(st.conv.Problems), lastAt: st.lastAt, metaTime: st.metaTime}
 	// Having read the whole log, refresh its summary: a log last written by
 	// another program lists cheaply again from here on.
-	if fi, err := os.Stat(l.path); err == nil {
-		if sf, ok := summaryOf(st.conv, data, fi); ok {
-			writeSummary(SummaryPath(l.path), sf)
-		}
-	}
+	l.m.Noted(summaryOfConv(st.conv))
 	return st, data, nil
 }
 
 func (l *Log) reset() {
 	l.loaded, l.exists = true, false
-	l.header = Header{Version: Version, ConversationID: idFromPath(l.path), AgentID: l.agentID}
+	l.header = Header{Version: Version, ConversationID: l.id, AgentID: l.agentID}
 	l.size, l.terminated, l.uiOnDisk = 0, true, false
 	l.reserved = map[string]struct{}{}
 	l.msgs = nil
-	l.head = Main
+	l.head, l.branches = Main, 1
 	l.list = listState{}
 }
 
@@ -444,13 +436,13 @@ func (l *Log) rebase(k int) error {
 
 // elided reads the head's first l.base entries from the log.
 func (l *Log) elided() ([]transcript.Entry, error) {
-	data, err := os.ReadFile(l.path)
+	data, err := l.m.Read()
 	if err != nil {
 		return nil, err
 	}
 	st, err := parse(data, false)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", l.path, err)
+		return nil, fmt.Errorf("%s: %w", l.m.Name(), err)
 	}
 	d := st.conv.Document
 	if d.Len() < l.base {
@@ -540,12 +532,10 @@ func (l *Log) write(records []byte) error {
 		}
 		data := appendHeader(nil, h)
 		data = append(data, records...)
-		if err := writeAtomic(l.path, data); err != nil {
+		if err := l.m.Replace(data); err != nil {
 			return err
 		}
 		l.exists, l.header, l.size, l.terminated = true, h, int64(len(data)), true
-		l.dropIndexWriter()
-		l.indexWrites()
 		return nil
 	}
 	if l.header.Version == 2 {
@@ -553,55 +543,16 @@ func (l *Log) write(records []byte) error {
 			return err
 		}
 	}
-	if l.f == nil {
-		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			return err
-		}
-		l.f = f
-	}
 	if !l.terminated {
 		// Re-terminate a torn last line so it stays a line of its own.
 		records = append([]byte{'\n'}, records...)
 	}
-	if _, err := l.f.Write(records); err != nil {
-		l.f.Truncate(l.size) // best effort: take back a partial record
-		return err
-	}
-	if err := l.f.Sync(); err != nil {
+	if err := l.m.Append(records); err != nil {
 		return err
 	}
 	l.size += int64(len(records))
 	l.terminated = true
-	l.indexWrites()
 	return nil
-}
-
-// indexWrites has the page index extended by what the log just gained, in
-// the background (indexWriter). It is best effort: an index that cannot be
-// kept current is extended or rebuilt by its next reader.
-func (l *Log) indexWrites() {
-	if !inConversations(filepath.Dir(l.path)) {
-		return
-	}
-	if l.ixw == nil {
-		l.ixw = startIndexWriter(l.path)
-	}
-	l.ixw.notify()
-}
-
-// flushIndex waits for the page index to catch up with what was written.
-func (l *Log) flushIndex() {
-	if l.ixw != nil {
-		l.ixw.flush()
-	}
-}
-
-func (l *Log) dropIndexWriter() {
-	if l.ixw != nil {
-		l.ixw.close()
-		l.ixw = nil
-	}
 }
 
 func samePrefixMsgs(old, cur []message.Message) bool {

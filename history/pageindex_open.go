@@ -594,20 +594,20 @@ func Inode(fi fs.FileInfo) uint64 {
 	return ino
 }
 
-// parseIndexing is parse for a writer's whole read of its log: when the
-// log has no page index that matches it, the same pass builds one and
-// writes it, so the first save does not read the log again.
-func (l *Log) parseIndexing(data []byte, track bool) (*reader, error) {
-	if !inConversations(filepath.Dir(l.path)) {
+// parseIndexing is parse for a writer's whole read of its log file at
+// path: when the log has no page index that matches it, the same pass
+// builds one and writes it, so the first save does not read it again.
+func parseIndexing(path string, data []byte, track bool) (*reader, error) {
+	if !inConversations(filepath.Dir(path)) {
 		return parse(data, track)
 	}
-	fi, err := os.Stat(l.path)
+	fi, err := os.Stat(path)
 	if err != nil || fi.Size() != int64(len(data)) {
 		return parse(data, track)
 	}
 	ino, _ := changeStamp(fi)
 	src := bytes.NewReader(data)
-	if ix, err := readIndexFile(IndexPath(l.path)); err == nil {
+	if ix, err := readIndexFile(IndexPath(path)); err == nil {
 		ok := ix.matches(src, ino, int64(len(data))) == nil
 		ix.Close()
 		if ok {
@@ -622,9 +622,9 @@ func (l *Log) parseIndexing(data []byte, track bool) (*reader, error) {
 		// to report.
 		return parse(data, track)
 	}
-	slog.Debug("history: rebuilding a page index", "index", IndexPath(l.path), "reason", "the writer read a log without a matching index")
+	slog.Debug("history: rebuilding a page index", "index", IndexPath(path), "reason", "the writer read a log without a matching index")
 	indexRebuilds.Add(1)
-	if err := writeIndexAtomic(IndexPath(l.path), idx); err != nil {
+	if err := writeIndexAtomic(IndexPath(path), idx); err != nil {
 		slog.Debug("history: writing a page index", "err", err)
 	}
 	return s.finish()

@@ -1,7 +1,6 @@
 package history
 
 import (
-	"os"
 	"time"
 
 	"github.com/foliodev/folio/transcript"
@@ -180,20 +179,7 @@ func firstInstant(st *reader) time.Time {
 
 // replace installs a rewritten log and reloads the writer's view of it.
 func (l *Log) replace(out []byte) error {
-	if l.f != nil {
-		l.f.Close() // the append handle refers to the old file
-		l.f = nil
-	}
-	var oldIno uint64
-	if fi, err := os.Stat(l.path); err == nil {
-		oldIno, _ = changeStamp(fi)
-	}
-	// The index described the old file. The new file's is written before
-	// the new file is renamed into place, saying which file at which size
-	// it holds the same documents as, so a follower of the old file finds
-	// it as soon as it sees the new one.
-	l.dropIndexWriter()
-	if err := writeAtomicThen(l.path, out, func(tmp string) { indexRewrite(l.path, tmp, oldIno, l.size) }); err != nil {
+	if err := l.m.Replace(out); err != nil {
 		return err
 	}
 	_, _, err := l.read(false)

@@ -3,6 +3,7 @@ package history
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -26,7 +27,7 @@ import (
 
 // summaryFormat versions the summary file itself; a summary of another
 // format is ignored.
-const summaryFormat = 2
+const summaryFormat = 3
 
 // summarySuffix is appended to a log's path to name its summary.
 const summarySuffix = ".summary"
@@ -53,7 +54,9 @@ type summaryFile struct {
 	Messages       int       `json:"messages"`
 	Problems       int       `json:"problems"`
 	UpdatedAt      time.Time `json:"updatedAt"`
+	StartedAt      time.Time `json:"startedAt"`
 	Head           string    `json:"head"`
+	Branched       bool      `json:"branched,omitempty"`
 	// Check is the checksum of the summary encoded without it; a file torn
 	// by concurrent rewrites does not match it.
 	Check string `json:"check,omitempty"`
@@ -105,23 +108,29 @@ func (l *Log) noteRecord(at time.Time, meta bool, title string) {
 // It is best effort: a failure leaves a summary that no longer matches the
 // log, or none, and List reads the log instead.
 func (l *Log) storeSummary() {
-	sp := SummaryPath(l.path)
 	if !l.uiOnDisk && len(l.msgs) > 0 {
-		os.Remove(sp)
+		l.m.Noted(Summary{Err: errDerived})
 		return
 	}
-	fi, err := os.Stat(l.path)
-	if err != nil || fi.Size() != l.size {
-		os.Remove(sp)
-		return
-	}
-	ino, ctime := changeStamp(fi)
-	writeSummary(sp, summaryFile{
-		Format: summaryFormat, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Inode: ino, ChangeTime: ctime,
-		Version: l.header.Version, ConversationID: l.header.ConversationID,
+	l.m.Noted(Summary{
+		ID: l.header.ConversationID, Path: l.m.Name(), Version: l.header.Version,
 		Title: DisplayTitle(l.list.title, l.msgs), Entries: l.base + l.doc.Len(), Messages: len(l.msgs),
 		Problems: l.list.problems, UpdatedAt: l.list.updatedAt(), Head: l.head,
+		StartedAt: l.header.StartedAt, Branched: l.branches > 1,
 	})
+}
+
+// errDerived marks a Summary the writer cannot give: its document is
+// derived from messages, so it does not hold the entries a reader counts.
+var errDerived = errors.New("history: the document is derived from messages")
+
+// summaryOfConv is what a listing shows of a conversation just read whole.
+func summaryOfConv(c *Conversation) Summary {
+	return Summary{
+		ID: c.Header.ConversationID, Version: c.Header.Version,
+		Title: DisplayTitle(c.Title, c.Messages), Entries: c.Document.Len(), Messages: len(c.Messages),
+		Problems: len(c.Problems), UpdatedAt: c.UpdatedAt, Head: c.Head,
+	}
 }
 
 // summaryOf is the summary of a conversation read from data, the whole
@@ -137,6 +146,7 @@ func summaryOf(c *Conversation, data []byte, fi fs.FileInfo) (summaryFile, bool)
 		Version: c.Header.Version, ConversationID: c.Header.ConversationID,
 		Title: DisplayTitle(c.Title, c.Messages), Entries: c.Document.Elided() + c.Document.Len(), Messages: len(c.Messages),
 		Problems: len(c.Problems), UpdatedAt: c.UpdatedAt, Head: c.Head,
+		StartedAt: c.Header.StartedAt, Branched: len(c.Branches) > 1,
 	}, true
 }
 
@@ -222,6 +232,7 @@ func listOne(path string) Summary {
 		if c, ok := cachedSummary(path, fi); ok {
 			s.ID, s.Title, s.Entries, s.Messages = c.ConversationID, c.Title, c.Entries, c.Messages
 			s.Problems, s.Version, s.UpdatedAt = c.Problems, c.Version, c.UpdatedAt
+			s.StartedAt, s.Branched = c.StartedAt, c.Branched
 			return s
 		}
 	}
@@ -240,6 +251,7 @@ func listOne(path string) Summary {
 	// keep alive.
 	s.Title, s.Entries, s.Messages = strings.Clone(DisplayTitle(c.Title, c.Messages)), c.Document.Len(), len(c.Messages)
 	s.Problems, s.Version, s.UpdatedAt = len(c.Problems), c.Header.Version, c.UpdatedAt
+	s.StartedAt, s.Branched = c.Header.StartedAt, len(c.Branches) > 1
 	if sf, ok := summaryOf(c, data, fi); ok {
 		writeSummary(SummaryPath(path), sf)
 	}

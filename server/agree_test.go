@@ -461,7 +461,7 @@ func TestHandoverBetweenProducers(t *testing.T) {
 
 	// The engine takes over; what it saves is published by it, not read
 	// back from the log.
-	cv.acquire()
+	cv.acquire(nil)
 	u2 := transcript.Entry{ID: "u2", Content: transcript.User{Text: "more"}, Timestamp: tsAt(3)}
 	must(t, ts.Publish(id, Change{Op: OpSettle, Entry: u2, After: "a1"}))
 	raw, _ := transcript.EncodeEntry(u2)

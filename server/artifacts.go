@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,8 +10,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/go-json-experiment/json"
-
+	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
 )
@@ -42,20 +40,17 @@ func validRef(ref string) bool {
 
 // artifactOf finds the latest checkpoint of ref among the conversation's
 // entries: first the open engine's live document (a running tool's output
-// may not be saved yet), then the log. It reports false when no entry of
-// the conversation refers to ref.
+// may not be saved yet), then the log as package history reads it (the
+// follower's reading when the conversation is followed, else the log read
+// once). It reports false when no entry of the conversation refers to ref.
 func (s *Server) artifactOf(id, ref string) (best transcript.Artifact, found bool, err error) {
 	if s.turns != nil {
 		if a, ok := s.turns.liveArtifact(id, ref); ok {
 			return a, true, nil
 		}
 	}
-	f, err := os.Open(s.logPath(id))
-	if err != nil {
-		return transcript.Artifact{}, false, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
+	p := s.logPath(id)
+	fi, err := os.Stat(p)
 	if err != nil {
 		return transcript.Artifact{}, false, err
 	}
@@ -63,39 +58,60 @@ func (s *Server) artifactOf(id, ref string) (best transcript.Artifact, found boo
 	if a, ok := s.artifacts.get(key, fi); ok {
 		return a, true, nil
 	}
-	defer func() {
-		if found && best.Final {
-			s.artifacts.put(key, fi, best)
+	var entries []transcript.Entry
+	if c := s.lookupConv(id); c != nil {
+		c.mu.Lock()
+		if c.sc != nil && c.fi != nil && os.SameFile(c.fi, fi) {
+			entries = c.sc.Document()
 		}
-	}()
-	// Only lines that mention the ref are decoded; the scan itself is one
-	// buffered pass that holds a line at a time.
-	needle := []byte(`"` + ref + `"`)
-	err = scanLines(f, func(line []byte, _ int64) bool {
-		if !bytes.Contains(line, needle) {
-			return true
+		c.mu.Unlock()
+	}
+	if entries != nil {
+		best, found = artifactIn(len(entries), func(i int) transcript.Entry { return entries[i] }, ref)
+	} else {
+		conv, err := history.ReadFile(p)
+		if err != nil {
+			return transcript.Artifact{}, false, err
 		}
-		var v any
-		if json.Unmarshal(line, &v) != nil {
-			return true
+		best, found = artifactIn(conv.Document.Len(), conv.Document.At, ref)
+	}
+	if found && best.Final {
+		s.artifacts.put(key, fi, best)
+	}
+	return best, found, nil
+}
+
+// artifactIn is the latest checkpoint of ref that an entry's presentation
+// (primary or supplemental) holds, looking from the newest entry back.
+func artifactIn(n int, at func(int) transcript.Entry, ref string) (best transcript.Artifact, found bool) {
+	for i := n - 1; i >= 0; i-- {
+		tool, ok := at(i).Content.(transcript.Tool)
+		if !ok {
+			continue
 		}
-		walkArtifacts(v, ref, func(a transcript.Artifact) {
-			if !found || a.Revision >= best.Revision {
-				best, found = a, true
+		check := func(p *transcript.Presentation) {
+			if p != nil && p.Artifact != nil && p.Artifact.Ref == ref && (!found || p.Artifact.Revision >= best.Revision) {
+				best, found = *p.Artifact, true
 			}
-		})
-		return true
-	})
-	return best, found, err
+		}
+		check(tool.Presentation)
+		for i := range tool.Supplementals {
+			check(&tool.Supplementals[i].Presentation)
+		}
+		if found {
+			return best, true
+		}
+	}
+	return best, false
 }
 
 // maxCachedArtifacts bounds the artifact cache; past it the cache starts
 // over (a reader clicking "load more" needs only the entry it is reading).
 const maxCachedArtifacts = 1024
 
-// artifactCache remembers final artifact checkpoints found by scanning a
-// log, so reading an artifact range by range scans a long log once, not
-// once per range. A final checkpoint never changes; the entry is trusted
+// artifactCache remembers final artifact checkpoints found in a log, so
+// reading an artifact range by range reads a long log once, not once per
+// range. A final checkpoint never changes; the entry is trusted
 // only while the log is the same file and has not shrunk (a replaced or
 // rewritten log is scanned again).
 type artifactCache struct {
@@ -127,28 +143,6 @@ func (c *artifactCache) put(key string, fi os.FileInfo, a transcript.Artifact) {
 	c.m[key] = cachedArtifact{fi: fi, a: a}
 }
 
-// walkArtifacts calls fn for every {"artifact":{"ref":ref,...}} in v,
-// wherever a record keeps it (entries, transcripts, branch wrappers).
-func walkArtifacts(v any, ref string, fn func(transcript.Artifact)) {
-	switch v := v.(type) {
-	case map[string]any:
-		if m, ok := v["artifact"].(map[string]any); ok && m["ref"] == ref {
-			b, _ := json.Marshal(m)
-			var a transcript.Artifact
-			if json.Unmarshal(b, &a) == nil {
-				fn(a)
-			}
-		}
-		for _, x := range v {
-			walkArtifacts(x, ref, fn)
-		}
-	case []any:
-		for _, x := range v {
-			walkArtifacts(x, ref, fn)
-		}
-	}
-}
-
 // liveArtifact looks for ref in the open engine's current document.
 func (t *Turns) liveArtifact(conv, ref string) (transcript.Artifact, bool) {
 	t.mu.Lock()
@@ -158,27 +152,7 @@ func (t *Turns) liveArtifact(conv, ref string) (transcript.Artifact, bool) {
 		return transcript.Artifact{}, false
 	}
 	doc := s.store.Snapshot().Document
-	var best transcript.Artifact
-	found := false
-	for i := doc.Len() - 1; i >= 0; i-- {
-		tool, ok := doc.At(i).Content.(transcript.Tool)
-		if !ok {
-			continue
-		}
-		check := func(p *transcript.Presentation) {
-			if p != nil && p.Artifact != nil && p.Artifact.Ref == ref && (!found || p.Artifact.Revision >= best.Revision) {
-				best, found = *p.Artifact, true
-			}
-		}
-		check(tool.Presentation)
-		for i := range tool.Supplementals {
-			check(&tool.Supplementals[i].Presentation)
-		}
-		if found {
-			return best, true
-		}
-	}
-	return best, false
+	return artifactIn(doc.Len(), doc.At, ref)
 }
 
 // readArtifact answers GET /api/v2/conversations/{id}/artifacts/{ref}

@@ -232,3 +232,41 @@ func BenchmarkArtifactRange(b *testing.B) {
 		}
 	})
 }
+
+// TestArtifactOnlyFromAcceptedEntries: the lookup reads the log by its
+// rules (package history's reader), so a ref that only a rejected batch
+// mentions is no entry's, and is refused like any stray file.
+func TestArtifactOnlyFromAcceptedEntries(t *testing.T) {
+	ts := newTestServer(t, Options{DataDir: t.TempDir()})
+	conv, _, stray, _ := artifactFixture(t, ts, 1000)
+	tool := transcript.Tool{InvocationID: "inv-2",
+		Receipt: transcript.ToolReceipt{App: "shell", Summary: "cat", Status: transcript.ToolOK},
+		Presentation: &transcript.Presentation{Schema: "folio.shell", Version: 1, Revision: 1,
+			Artifact: &transcript.Artifact{Ref: stray, ContentType: "text/plain", CommittedBytes: 1000, Revision: 1, Final: true, Available: true}}}
+	raw, err := transcript.EncodeEntry(transcript.Entry{ID: "t2", Content: tool, Timestamp: tsAt(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The batch repeats the ID u1, which the log already has: rejected whole.
+	dup := `{"id":"u1","kind":"user","text":"again","at":"2026-03-04T05:06:08.000Z"}`
+	f, err := os.OpenFile(ts.logOf(conv), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString(agreeRec("ui-append", string(raw), dup) + "\n")
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := history.ReadFile(ts.logOf(conv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got.Document.Index("t2"); ok {
+		t.Fatal("history accepted the batch; the test needs a rejected one")
+	}
+	url := ts.url + "/api/v2/conversations/" + conv + "/artifacts/" + stray
+	if resp, b := getArtifact(t, url); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("a ref only a rejected batch names: %d %s", resp.StatusCode, b)
+	}
+}

@@ -52,7 +52,7 @@ func BenchmarkPageRoundTrip(b *testing.B) {
 				}
 				return resp
 			}
-			rt(`{"type":"hello","protocol":3}`)
+			rt(`{"type":"hello","protocol":4}`)
 			var snap struct {
 				Token string `json:"token"`
 			}

@@ -123,9 +123,13 @@ func itoa(n int) string {
 // blockingEngine holds every command until released.
 type blockingEngine struct{ release chan struct{} }
 
+func (e *blockingEngine) Receipt(conversation, commandID string) Receipt {
+	return Receipt{CommandID: commandID, Conversation: conversation, State: transcript.CommandUnknown}
+}
+
 func (e *blockingEngine) Do(ctx context.Context, cmd Command) (Receipt, error) {
 	<-e.release
-	return Receipt{State: StateDone}, nil
+	return Receipt{State: transcript.CommandDone}, nil
 }
 
 // TestCommandsDoNotStallTheConnection: while a command is held in the

@@ -39,10 +39,10 @@ func (w saver) Fork(parent, afterEntry string, afterMessage int, title string) (
 	return w.s.log.Fork(parent, afterEntry, afterMessage, title)
 }
 
-// SetHead switches the log's head. It runs under the engine's lock, so it
-// must not take s.mu (publishControl holds s.mu while asking the engine).
-// savedDoc stays the old branch's until the next save: it only decides how
-// long a failure entry waits, and waiting for a save is the safe side.
+// SetHead switches the log's head. It runs under the engine's lock. The
+// saved document stays the old branch's until the next save: it only
+// decides how long a failure entry waits, and waiting for a save is the
+// safe side.
 func (w saver) SetHead(branch string) (*history.Conversation, error) {
 	w.s.logMu.Lock()
 	defer w.s.logMu.Unlock()
@@ -63,10 +63,13 @@ func branchErr(err error) error {
 }
 
 // edit runs an edit command: edit-and-resend on a new branch.
-func (s *runner) edit(ctx context.Context, cmd Command) (Receipt, error) {
-	r, err := s.eng.EditAndResend(ctx, cmd.CommandID, cmd.EntryID, cmd.Text)
+func (s *runner) edit(ctx context.Context, cmd Command, tag []engine.CommandOption) (Receipt, error) {
+	r, err := s.eng.EditAndResend(ctx, cmd.CommandID, cmd.EntryID, cmd.Text, tag...)
 	if errors.Is(err, engine.ErrEmpty) {
-		return Receipt{State: StateRejected, Code: "bad-request", Reason: "edit: the text is empty"}, nil
+		return Receipt{State: transcript.CommandRejected, Code: "bad-request", Reason: "edit: the text is empty"}, nil
+	}
+	if errors.Is(err, engine.ErrConflict) {
+		return Receipt{}, fmt.Errorf("%w: %v", ErrConflict, err)
 	}
 	if err != nil {
 		return Receipt{}, branchErr(err)
@@ -78,25 +81,33 @@ func (s *runner) edit(ctx context.Context, cmd Command) (Receipt, error) {
 	if !r.Duplicate {
 		_ = s.srv.Publish(s.id, Change{Op: OpHead, Head: head})
 	}
-	rc := s.answer(cmd, r)
+	rc := receiptOf(s.id, r)
 	rc.Head = head
 	return rc, nil
 }
 
 // selectBranch runs a select-branch command.
-func (s *runner) selectBranch(cmd Command) (Receipt, error) {
-	cur, err := saver{s}.Head()
+func (s *runner) selectBranch(cmd Command, tag []engine.CommandOption) (Receipt, error) {
+	r, err := s.eng.Once(cmd.CommandID, func() error {
+		cur, err := saver{s}.Head()
+		if err != nil || cmd.Head == cur {
+			return err
+		}
+		if err := s.eng.SelectBranch(cmd.Head); err != nil {
+			return branchErr(err)
+		}
+		_ = s.srv.Publish(s.id, Change{Op: OpHead, Head: cmd.Head})
+		return nil
+	}, tag...)
+	if errors.Is(err, engine.ErrConflict) {
+		return Receipt{}, fmt.Errorf("%w: %v", ErrConflict, err)
+	}
 	if err != nil {
 		return Receipt{}, err
 	}
-	if cmd.Head == cur {
-		return Receipt{State: StateDone, Head: cur}, nil
-	}
-	if err := s.eng.SelectBranch(cmd.Head); err != nil {
-		return Receipt{}, branchErr(err)
-	}
-	_ = s.srv.Publish(s.id, Change{Op: OpHead, Head: cmd.Head})
-	return Receipt{State: StateDone, Head: cmd.Head}, nil
+	rc := receiptOf(s.id, r)
+	rc.Head = cmd.Head
+	return rc, nil
 }
 
 // --- metadata and the graph ---------------------------------------------

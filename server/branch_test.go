@@ -70,11 +70,11 @@ func TestEditAndSelectBranchOverTheWire(t *testing.T) {
 
 	// Edit while nothing runs: a new branch, its head in the receipt.
 	ed := c.call(map[string]any{"type": "edit", "conversation": id, "commandId": "e1", "entryId": second, "text": "second, edited"})
-	if ed.Receipt == nil || ed.Receipt.State == StateRejected || ed.Receipt.Head != "b1" {
+	if ed.Receipt == nil || ed.Receipt.State == transcript.CommandRejected || ed.Receipt.Head != "b1" {
 		t.Fatalf("edit: %s", ed.raw)
 	}
 	c.await(func(f frame) bool { return f.Type == "event" && f.Op == "head" && f.Head == "b1" })
-	if r := c.finished("e1"); r.State != StateDone || r.Code != "" {
+	if r := c.finished("e1"); r.State != transcript.CommandDone || r.Code != "" {
 		t.Fatalf("edited turn: %+v", r)
 	}
 	stale := c.page(old.Token, id, "earliest", "after", 1<<20)
@@ -111,7 +111,7 @@ func TestEditAndSelectBranchOverTheWire(t *testing.T) {
 
 	// Back to main: the original shows again, and metadata points at it.
 	sel := c.call(map[string]any{"type": "select-branch", "conversation": id, "commandId": "s1", "head": "main"})
-	if sel.Receipt == nil || sel.Receipt.State != StateDone || sel.Receipt.Head != "main" {
+	if sel.Receipt == nil || sel.Receipt.State != transcript.CommandDone || sel.Receipt.Head != "main" {
 		t.Fatalf("select main: %s", sel.raw)
 	}
 	if got := userTexts(c.pageAll(t, id)); got != "first|second" {
@@ -213,7 +213,7 @@ func TestBranchCommandsWhileATurnRunsAreBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	ed := c.call(map[string]any{"type": "edit", "conversation": id, "commandId": "e1", "entryId": run.Turn, "text": "shorter, please"})
-	if ed.Receipt == nil || ed.Receipt.State != StateRejected || ed.Receipt.Code != "busy" {
+	if ed.Receipt == nil || ed.Receipt.State != transcript.CommandRejected || ed.Receipt.Code != "busy" {
 		t.Fatalf("edit while running: %s", ed.raw)
 	}
 	sel := c.call(map[string]any{"type": "select-branch", "conversation": id, "commandId": "s1", "head": "b1"})
@@ -223,12 +223,12 @@ func TestBranchCommandsWhileATurnRunsAreBusy(t *testing.T) {
 	if after, _ := history.ReadFile(ts.logOf(id)); len(after.Branches) != len(before.Branches) {
 		t.Fatal("a refused edit made a branch")
 	}
-	if f := c.call(map[string]any{"type": "stop", "conversation": id, "commandId": "x1", "turn": run.Turn}); f.Receipt.State != StateDone {
+	if f := c.call(map[string]any{"type": "stop", "conversation": id, "commandId": "x1", "turn": run.Turn}); f.Receipt.State != transcript.CommandDone {
 		t.Fatalf("stop: %s", f.raw)
 	}
 	c.finished("t1")
 	ed = c.call(map[string]any{"type": "edit", "conversation": id, "commandId": "e2", "entryId": run.Turn, "text": "shorter, please"})
-	if ed.Receipt == nil || ed.Receipt.State == StateRejected || ed.Receipt.Head != "b1" {
+	if ed.Receipt == nil || ed.Receipt.State == transcript.CommandRejected || ed.Receipt.Head != "b1" {
 		t.Fatalf("edit after the stop: %s", ed.raw)
 	}
 	// The edited first message forks before every entry: the new head

@@ -48,7 +48,7 @@ func TestDemoTurnsConverge(t *testing.T) {
 						`","invocationId":"` + a.InvocationID + `","allow":true}`))
 				}
 			case "receipt":
-				if f.Receipt.CommandID == cmdID && (f.Receipt.State == StateDone || f.Receipt.State == StateRejected) {
+				if f.Receipt.CommandID == cmdID && f.Receipt.State.Final() {
 					return *f.Receipt
 				}
 			}
@@ -57,7 +57,11 @@ func TestDemoTurnsConverge(t *testing.T) {
 	for i, text := range []string{"list the files here", "read README.md", "/demo fail rate-limit"} {
 		cmd := "k" + itoa(i)
 		c.send(id, cmd, text)
-		if rc := drive(cmd, nil); rc.State != StateDone {
+		want := transcript.CommandDone
+		if i == 2 {
+			want = transcript.CommandFailed
+		}
+		if rc := drive(cmd, nil); rc.State != want {
 			t.Fatalf("%q: %+v", text, rc)
 		}
 	}
@@ -66,7 +70,7 @@ func TestDemoTurnsConverge(t *testing.T) {
 	events = append(events, c.held...) // what arrived while waiting for the turn
 	c.held = nil
 	c.write([]byte(`{"type":"stop","id":"st","conversation":"` + id + `","commandId":"st","turn":"` + turn.Turn + `"}`))
-	if rc := drive("k-stop", nil); rc.Code != "stopped" {
+	if rc := drive("k-stop", nil); rc.State != transcript.CommandStopped {
 		t.Fatalf("stopped turn: %+v", rc)
 	}
 	events = append(events, c.held...)

@@ -1,18 +1,22 @@
 // Package server is folio's web server: the HTTP resources and the WebSocket
-// protocol (version 2, see docs/protocol.md) through which the web app reads
+// protocol (version 4, see docs/protocol.md) through which the web app reads
 // and changes conversations.
 //
 // It owns, per connection, an LRU of snapshots (package server/pager) that
 // serve byte-budgeted pages of any conversation without loading it, each
-// the log's open file plus its page index as of a length (capture.go); per open conversation, a follower that reads only the bytes
-// other processes append to its log and turns them into live events; the
-// reconciliation rules that keep live events monotonic; and the idempotent
-// bookkeeping of client commands, which it hands to an Engine. Turns is the
+// the log's open file plus its page index as of a length (capture.go); per
+// open conversation, one live state (liveState) fed by one producer at a
+// time: a follower that reads only the bytes other processes append to its
+// log, or the server's own engine while it holds the log.
+// Commands go to an Engine, which is their only authority: it makes them
+// idempotent and keeps their receipts; the server keeps none. Turns is the
 // Engine that runs real turns: one engine.Engine per conversation, opened on
 // its first command, holding the log's writer lock while open, and
-// publishing what its store writes as live events. Conversations with
-// branches are captured and followed at their selected head; edit and
-// select-branch switch it through the engine.
+// publishing what its store writes as live events. The queue, the running
+// turn and the approvals are read from that store's live state, as the
+// terminal reads them. Conversations with branches are captured and
+// followed at their selected head; edit and select-branch switch it
+// through the engine.
 //
 // Concurrency: a Server is safe for concurrent use. Each WebSocket
 // connection has one reading goroutine and one writing goroutine; snapshot

@@ -24,6 +24,9 @@ var (
 	// ErrBusy: edit or select-branch arrived while a turn runs or sends
 	// wait; stop first.
 	ErrBusy = errors.New("busy")
+	// ErrConflict: the command ID was already used for a command with
+	// another body.
+	ErrConflict = errors.New("this commandId was already used for a different command")
 )
 
 // ErrUnknownModel: a send names a model that is not in the server's list.

@@ -23,6 +23,9 @@ func TestMain(m *testing.M) {
 	if d := os.Getenv("FOLIO_TEST_SERVE"); d != "" {
 		os.Exit(serveForLoad(d))
 	}
+	if d := os.Getenv("FOLIO_TEST_REPLICA"); d != "" {
+		os.Exit(serveReplica(d, os.Getenv("FOLIO_TEST_REPLICA_URL")))
+	}
 	code := m.Run()
 	if bigLogPath != "" {
 		os.Remove(bigLogPath) // the benchmarks' shared log

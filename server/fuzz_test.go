@@ -20,7 +20,7 @@ func FuzzFrame(f *testing.F) {
 		`{"type":"approve","id":"s","conversation":"c","commandId":"k","invocationId":"i","allow":true}`,
 		`{"type":"release","id":"r","token":"s-1"}`,
 		`{"type":"unfollow","id":"u","conversation":"c"}`,
-		`{"type":"hello","id":"h","protocol":3}`,
+		`{"type":"hello","id":"h","protocol":4}`,
 		`{"type":"open","id":"o","conversation":"../x"}`,
 		`[]`, `{"type":7}`, `{"type":"page","id":"x","budgetBytes":1e999}`,
 	} {

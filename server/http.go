@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"io/fs"
@@ -112,17 +111,13 @@ type metaCache struct {
 }
 
 type metaEntry struct {
-	fi        os.FileInfo
-	off       int64
-	startedAt string
-	// hasBranches is set once a branch, on-branch or head record was seen:
-	// branch metadata then comes from a whole read (branchMeta).
-	hasBranches bool
-	branched    *branchInfo
+	fi       os.FileInfo
+	branched *branchInfo
 	// sum is history's listing summary (title by history.DisplayTitle,
-	// updated by the latest record), taken when the log was sumSize bytes
-	// long. The writer keeps a summary file beside folio's logs, so this
-	// reads a log whole only when another program changed it.
+	// updated by the latest record, the header's start, whether it has
+	// branches), taken when the log was sumSize bytes long. The writer
+	// keeps a summary file beside folio's logs, so this reads a log whole
+	// only when another program changed it.
 	sum     history.Summary
 	sumSize int64
 }
@@ -143,50 +138,29 @@ func (s *Server) metaAt(id, p string) (Meta, error) {
 		s.metaCache.m = map[string]*metaEntry{}
 	}
 	me := s.metaCache.m[id]
-	if me == nil || !os.SameFile(me.fi, fi) || fi.Size() < me.off {
+	if me == nil || !os.SameFile(me.fi, fi) || fi.Size() < me.sumSize {
 		me = &metaEntry{}
 		s.metaCache.m[id] = me
 	}
 	me.fi = fi
-	if fi.Size() > me.off {
-		f, err := os.Open(p)
-		if err != nil {
-			return Meta{}, err
-		}
-		start := me.off
-		first := start == 0
-		scanLines(io.NewSectionReader(f, start, fi.Size()-start), func(line []byte, end int64) bool {
-			me.off = start + end
-			if first {
-				first = false
-				var h struct {
-					StartedAt string `json:"startedAt"`
-				}
-				if json.Unmarshal(line, &h) == nil {
-					me.startedAt = h.StartedAt
-				}
-			} else if bytes.HasPrefix(line, []byte(`{"type":"branch"`)) || bytes.HasPrefix(line, []byte(`{"type":"head"`)) ||
-				bytes.HasPrefix(line, []byte(`{"type":"on-branch"`)) {
-				me.hasBranches = true
-			}
-			return true
-		})
-		f.Close()
-	}
-	if me.sumSize != fi.Size() {
+	if me.sumSize != fi.Size() || me.sum.Path == "" {
 		me.sum, me.sumSize = history.Summarize(p), fi.Size()
 	}
-	// The title and date are the listings' own (history.Summarize): an
-	// explicit title, else the first user message; the newest meta
+	// Everything comes from the listings' own summary (history.Summarize):
+	// an explicit title, else the first user message; the newest meta
 	// updatedAt, else the latest record's at. A log with no dated record
 	// is dated by its start.
-	title, updated := me.sum.Title, me.startedAt
+	var started string
+	if !me.sum.StartedAt.IsZero() {
+		started = string(transcript.AppendInstant(nil, me.sum.StartedAt))
+	}
+	title, updated := me.sum.Title, started
 	if !me.sum.UpdatedAt.IsZero() {
 		updated = string(transcript.AppendInstant(nil, me.sum.UpdatedAt))
 	}
-	m := Meta{ID: id, Title: title, StartedAt: me.startedAt, UpdatedAt: updated, Bytes: fi.Size(),
+	m := Meta{ID: id, Title: title, StartedAt: started, UpdatedAt: updated, Bytes: fi.Size(),
 		Head: defaultHead, Branches: []Branch{{Head: defaultHead, Label: defaultHead}}, Alternatives: []Alternative{}}
-	if me.hasBranches {
+	if me.sum.Branched {
 		if bi, err := me.branchMeta(p, fi); err == nil {
 			m.Head, m.Branches, m.Alternatives = bi.head, bi.branches, bi.alternatives
 		}
@@ -197,7 +171,7 @@ func (s *Server) metaAt(id, p string) (Meta, error) {
 func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) {
 	// Both layouts, one entry per ID: the log the ID opens (history.Logs
 	// follows history.Locate, as logPath does).
-	logs, err := history.Logs(s.opts.DataDir)
+	logs, err := s.logFiles()
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, "internal", "cannot list conversations")
 		return
@@ -242,8 +216,12 @@ func (s *Server) createConversation(w http.ResponseWriter, r *http.Request) {
 		line, _ = jsontext.AppendQuote(line, body.Title)
 	}
 	line = append(line, "}\n"...)
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err == nil {
+	handled, err := s.createLog(id, line)
+	var f *os.File
+	if !handled {
+		f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	}
+	if err == nil && !handled {
 		_, err = f.Write(line)
 		if err == nil {
 			err = f.Sync()
@@ -310,7 +288,7 @@ func (s *Server) renameConversation(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	l, err := history.Open(p)
+	l, err := s.openLog(id, p)
 	if errors.Is(err, history.ErrLocked) {
 		httpError(w, http.StatusConflict, "locked", lockedText(err))
 		return
@@ -347,6 +325,9 @@ func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {
 	if s.turns != nil {
 		s.turns.forget(id)
 	}
+	if s.deleteReplica(w, id) {
+		return
+	}
 	unlock, err := history.Lock(p)
 	if errors.Is(err, history.ErrLocked) {
 		httpError(w, http.StatusConflict, "locked", lockedText(err))
@@ -371,13 +352,22 @@ func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {
 	os.Remove(history.CommandsPath(p))
 	os.Remove(history.IndexPath(p))
 	os.RemoveAll(s.attachmentDir(id))
+	s.announceDeleted(id)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// announceDeleted tells every tab following id that it is gone, once.
+func (s *Server) announceDeleted(id string) {
 	c := s.conv(id)
 	c.mu.Lock()
+	if c.deleted {
+		c.mu.Unlock()
+		return
+	}
 	c.deleted = true
 	c.seq++
 	c.broadcastLocked(eventFrame{Op: "deleted"})
 	c.mu.Unlock()
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // Graph is a conversation's full graph: requested only while a graph view
@@ -513,11 +503,12 @@ func (s *Server) getReceipt(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "invalid-id", err.Error())
 		return
 	}
-	rc := Receipt{CommandID: cmd, State: StateUnknown}
-	if c := s.lookupConv(id); c != nil {
-		rc = c.book.get(cmd)
+	// The engine is the only authority: the server keeps no receipts.
+	rc := Receipt{CommandID: cmd, State: transcript.CommandUnknown}
+	if s.opts.Engine != nil {
+		rc = s.opts.Engine.Receipt(id, cmd)
 	}
-	rc.Conversation = id
+	rc.CommandID, rc.Conversation = cmd, id
 	writeJSON(w, http.StatusOK, rc)
 }
 

@@ -164,10 +164,10 @@ func TestJazzLayoutConversation(t *testing.T) {
 	}
 
 	// A send runs a turn that is saved to the Jazz log itself.
-	if r := c.send("3f1c9a", "k1", "hello from the web"); r.State == StateRejected {
+	if r := c.send("3f1c9a", "k1", "hello from the web"); r.State == transcript.CommandRejected {
 		t.Fatalf("send rejected: %+v", r)
 	}
-	if r := c.finished("k1"); r.State != StateDone {
+	if r := c.finished("k1"); r.State != transcript.CommandDone {
 		t.Fatalf("send: %+v", r)
 	}
 	after, err := history.ReadFile(jazzPath)

@@ -64,25 +64,48 @@ type ApprovalItem struct {
 	Child string `json:"child,omitzero"`
 }
 
-// controlState is the latest queue, turn and approvals of a conversation,
-// sent with every snapshot answer so a tab that opens (or reconnects) in
-// the middle of a turn sees them at once.
+// controlState is a conversation's queue, turn and approvals, sent with
+// every snapshot answer so a tab that opens (or reconnects) in the middle
+// of a turn sees them at once.
 type controlState struct {
 	Turn      *TurnState     `json:"turn,omitzero"`
 	Queue     []QueueItem    `json:"queue"`
 	Approvals []ApprovalItem `json:"approvals"`
 }
 
+// controlOf reads the queue, the running turn and the approvals from a
+// store's live state, the facts the terminal shows: the queue is the sends
+// waiting behind the running turn.
+func controlOf(l transcript.Live) controlState {
+	t := turnOf(l)
+	cs := controlState{Turn: &t, Queue: []QueueItem{}, Approvals: []ApprovalItem{}}
+	for _, c := range l.Queue.All() {
+		if c.State == transcript.CommandQueued && !c.Steer {
+			cs.Queue = append(cs.Queue, QueueItem{CommandID: c.ID, Text: c.Preview, State: c.State})
+		}
+	}
+	for _, ap := range l.Approvals.All() {
+		cs.Approvals = append(cs.Approvals, ApprovalItem{InvocationID: ap.ID, Tool: ap.Tool, Args: ap.Args, Child: ap.Child})
+	}
+	return cs
+}
+
 // QueueItem is a send waiting behind the running turn.
 type QueueItem struct {
-	CommandID string `json:"commandId"`
-	Text      string `json:"text"`
-	State     string `json:"state"`
+	CommandID string                  `json:"commandId"`
+	Text      string                  `json:"text"`
+	State     transcript.CommandState `json:"state"`
 }
+
+// Turn states.
+const (
+	TurnRunning = "running"
+	TurnIdle    = "idle"
+)
 
 // TurnState says whether the top-level turn runs, and which it is.
 type TurnState struct {
-	State string `json:"state"` // running or idle
+	State string `json:"state"` // TurnRunning or TurnIdle
 	Turn  string `json:"turn,omitzero"`
 	Reply string `json:"reply,omitzero"`
 }

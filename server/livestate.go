@@ -48,8 +48,6 @@ type liveState struct {
 		head     string // another head is another document, whatever the generation
 	}
 
-	book commandBook
-
 	mu        sync.Mutex
 	seq       int64
 	head      string
@@ -60,11 +58,13 @@ type liveState struct {
 	liveBytes int        // bytes of the entries in live
 	lastID    string     // the document's last entry, for "after"
 	deleted   bool
-	control   *controlState // the engine's latest queue, turn and approvals
 	// engine is set while the server's engine holds the conversation open:
 	// it alone produces live changes then, and the follower only keeps its
-	// reading of the log current (see handover).
+	// reading of the log current (see handover). store is that engine's
+	// store, whose live state is the conversation's queue, turn and
+	// approvals (nil while the follower produces).
 	engine bool
+	store  *transcript.Store
 
 	// The follower: the log file and the reader that has read it so far.
 	f       *os.File         // open only while followed
@@ -200,13 +200,13 @@ func (c *liveState) follow(stop chan struct{}) {
 // engine, which has just taken the log's lock: the follower first
 // publishes whatever the log gained before (another writer's last
 // records), and from then on only keeps its reading current.
-func (c *liveState) acquire() {
+func (c *liveState) acquire(store *transcript.Store) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.synced && !c.syncing {
 		c.pollLocked()
 	}
-	c.engine = true
+	c.engine, c.store = true, store
 }
 
 // release hands live changes back to the follower once the engine has
@@ -219,7 +219,7 @@ func (c *liveState) release() {
 	if c.synced && !c.syncing {
 		c.pollLocked()
 	}
-	c.engine = false
+	c.engine, c.store = false, nil
 }
 
 // off is how far the follower has read the log.
@@ -439,7 +439,6 @@ func (c *liveState) applyLocked(ch Change, durableAt int64) error {
 		if q == nil {
 			q = []QueueItem{}
 		}
-		c.controlLocked().Queue = q
 		c.broadcastLocked(eventFrame{Op: OpQueue, Items: q})
 	case OpTurn:
 		if ch.Turn == nil {
@@ -447,7 +446,6 @@ func (c *liveState) applyLocked(ch Change, durableAt int64) error {
 		}
 		c.seq++
 		t := *ch.Turn
-		c.controlLocked().Turn = &t
 		c.broadcastLocked(eventFrame{Op: OpTurn, State: t.State, TurnID: t.Turn, Reply: t.Reply})
 	case OpApprovals:
 		c.seq++
@@ -455,13 +453,11 @@ func (c *liveState) applyLocked(ch Change, durableAt int64) error {
 		if a == nil {
 			a = []ApprovalItem{}
 		}
-		c.controlLocked().Approvals = a
 		c.broadcastLocked(eventFrame{Op: OpApprovals, Approvals: a})
 	case OpReceipt:
 		if ch.Receipt == nil {
 			return fmt.Errorf("receipt change without a receipt")
 		}
-		c.book.update(*ch.Receipt)
 		c.seq++
 		c.broadcastLocked(eventFrame{Op: OpReceipt, Receipt: ch.Receipt})
 	default:
@@ -582,21 +578,14 @@ type eventFrame struct {
 	Receipt      *Receipt                 `json:"receipt,omitzero"`
 }
 
-// controlLocked returns the conversation's control state, making it.
+// controlLocked is the conversation's queue, turn and approvals, read from
+// the store of the engine that holds it, as the terminal reads them; idle
+// and empty while no engine of this server does.
 func (c *liveState) controlLocked() *controlState {
-	if c.control == nil {
-		c.control = &controlState{Queue: []QueueItem{}, Approvals: []ApprovalItem{}}
+	if c.store == nil {
+		return &controlState{Turn: &TurnState{State: TurnIdle}, Queue: []QueueItem{}, Approvals: []ApprovalItem{}}
 	}
-	return c.control
-}
-
-// controlCopyLocked returns a copy of the control state, or nil when no
-// engine ever reported one.
-func (c *liveState) controlCopyLocked() *controlState {
-	if c.control == nil {
-		return nil
-	}
-	cs := *c.control
+	cs := controlOf(c.store.Snapshot().Live)
 	return &cs
 }
 
@@ -755,7 +744,7 @@ func (c *liveState) capture(head string, since *Since, opts ...pager.Option) (ca
 		if cp.size() <= maxCheckpoint {
 			snapSeq := c.shared.seq
 			snap := c.shared.snap
-			control := c.controlCopyLocked()
+			control := c.controlLocked()
 			c.mu.Unlock()
 			return captured{snap: snap, gen: gen, seq: snapSeq, head: head, checkpoint: cp, control: control}, nil
 		}
@@ -787,7 +776,7 @@ func (c *liveState) capture(head string, since *Since, opts ...pager.Option) (ca
 		cp.Replaced = true
 	}
 	c.shared.snap, c.shared.gen, c.shared.seq, c.shared.off, c.shared.head = snap, gen, seq, off, head
-	control := c.controlCopyLocked()
+	control := c.controlLocked()
 	c.mu.Unlock()
 	return captured{snap: snap, gen: gen, seq: seq, head: head, checkpoint: cp, control: control}, nil
 }

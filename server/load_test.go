@@ -86,7 +86,7 @@ func TestLoadRun(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := loadClient(&ctx, start, url, ids, uint64(i), opened, &pages, &events)
+			err := loadClient(&ctx, start, url, ids, uint64(i), opened, &pages, func([]byte) { events.Add(1) })
 			if err != nil {
 				opened <- struct{}{} // a client that failed to open must not stall the start
 				errs.Add(1)
@@ -137,7 +137,7 @@ func TestLoadRun(t *testing.T) {
 }
 
 // loadClient opens the conversation and pages randomly until ctx ends.
-func loadClient(ctxp *context.Context, start <-chan struct{}, url string, ids []string, seed uint64, opened chan<- struct{}, pages, events *atomic.Int64) error {
+func loadClient(ctxp *context.Context, start <-chan struct{}, url string, ids []string, seed uint64, opened chan<- struct{}, pages *atomic.Int64, onEvent func([]byte)) error {
 	dctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	ws, _, err := websocket.Dial(dctx, url, nil)
@@ -160,7 +160,7 @@ func loadClient(ctxp *context.Context, start <-chan struct{}, url string, ids []
 				return nil, err
 			}
 			if bytes.HasPrefix(b, []byte(`{"type":"event"`)) {
-				events.Add(1)
+				onEvent(b)
 				continue
 			}
 			if !bytes.Contains(b[:min(len(b), 80)], want) {
@@ -172,7 +172,7 @@ func loadClient(ctxp *context.Context, start <-chan struct{}, url string, ids []
 			return b, nil
 		}
 	}
-	if _, err := call(`{"type":"hello","protocol":3}`); err != nil {
+	if _, err := call(`{"type":"hello","protocol":4}`); err != nil {
 		return err
 	}
 	b, err := call(`{"type":"open","conversation":"big"}`)
@@ -246,15 +246,20 @@ func serveForLoad(data string) int {
 		}
 		mu.Unlock()
 		files, _ := filepath.Glob(filepath.Join(s.SnapshotDir(), "*"))
-		st, _ := os.ReadFile("/proc/self/status")
-		hwm := ""
-		for _, l := range strings.Split(string(st), "\n") {
-			if strings.HasPrefix(l, "VmHWM:") {
-				hwm = strings.Join(strings.Fields(l)[1:], " ")
-			}
-		}
-		fmt.Printf("files=%d fds=%d startFDs=%d peakRSS=%s\n", len(files), countFDs(), startFDs, strings.ReplaceAll(hwm, " ", ""))
+		fmt.Printf("files=%d fds=%d startFDs=%d peakRSS=%s\n", len(files), countFDs(), startFDs, strings.ReplaceAll(peakRSS(), " ", ""))
 	}
 	cancel()
 	return 0
+}
+
+// peakRSS is this process's peak resident set size (VmHWM), as Linux
+// reports it.
+func peakRSS() string {
+	st, _ := os.ReadFile("/proc/self/status")
+	for _, l := range strings.Split(string(st), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			return strings.Join(strings.Fields(l)[1:], " ")
+		}
+	}
+	return ""
 }

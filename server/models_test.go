@@ -88,7 +88,7 @@ func TestModelsListAndSwitch(t *testing.T) {
 		t.Fatalf("unknown model: %s", f.raw)
 	}
 
-	if rc := c.send(conv, "k1", "on the demo"); rc.State == StateRejected {
+	if rc := c.send(conv, "k1", "on the demo"); rc.State == transcript.CommandRejected {
 		t.Fatalf("k1: %+v", rc)
 	}
 	if rc := c.finished("k1"); rc.Code != "" {
@@ -98,7 +98,7 @@ func TestModelsListAndSwitch(t *testing.T) {
 		t.Fatalf("the default turn reached the other model (%d requests)", n)
 	}
 	f = c.call(map[string]any{"type": "send", "conversation": conv, "commandId": "k2", "text": "switch", "model": "local/small-model"})
-	if f.Receipt == nil || f.Receipt.State == StateRejected {
+	if f.Receipt == nil || f.Receipt.State == transcript.CommandRejected {
 		t.Fatalf("k2: %s", f.raw)
 	}
 	if rc := c.finished("k2"); rc.Code != "" {
@@ -130,7 +130,7 @@ func TestModelsListAndSwitch(t *testing.T) {
 		}
 	}
 	f = c.call(map[string]any{"type": "edit", "conversation": conv, "commandId": "k4", "entryId": firstUser, "text": "edited"})
-	if f.Receipt == nil || f.Receipt.State == StateRejected {
+	if f.Receipt == nil || f.Receipt.State == transcript.CommandRejected {
 		t.Fatalf("edit: %s", f.raw)
 	}
 	if rc := c.finished("k4"); rc.Code != "" {

@@ -29,7 +29,7 @@ func TestResendAfterKillAnswersTheFirstReceipt(t *testing.T) {
 	id := child.create(t)
 	c := child.dial(t)
 	c.open(id)
-	if r := c.send(id, "k1", "write a long essay"); r.State == StateRejected {
+	if r := c.send(id, "k1", "write a long essay"); r.State == transcript.CommandRejected {
 		t.Fatalf("send: %+v", r)
 	}
 	c.running()
@@ -41,7 +41,7 @@ func TestResendAfterKillAnswersTheFirstReceipt(t *testing.T) {
 	c2 := ts.dial(t)
 	c2.open(id)
 	r := c2.send(id, "k1", "write a long essay")
-	if r.State != StateDone || r.Code != "failed" || r.Reason != engine.ReasonInterrupted {
+	if r.State != transcript.CommandFailed || r.Reason != engine.ReasonInterrupted {
 		t.Fatalf("resend after the restart: %+v, want the first command's receipt (done, failed: interrupted)", r)
 	}
 	conv, err := history.ReadFile(ts.logOf(id))
@@ -56,7 +56,7 @@ func TestResendAfterKillAnswersTheFirstReceipt(t *testing.T) {
 		t.Fatalf("the log holds %d user entries, want 1", users)
 	}
 	// And the receipt is there for a poll too.
-	if r := c2.send(id, "k1", "write a long essay"); r.Code != "failed" {
+	if r := c2.send(id, "k1", "write a long essay"); r.State != transcript.CommandFailed {
 		t.Fatalf("second resend: %+v", r)
 	}
 }

@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/foliodev/folio/engine"
+	"github.com/foliodev/folio/transcript"
 )
 
 // TestProtocolSchemaMatchesTheFrames keeps docs/schema/protocol.schema.json
@@ -127,5 +130,45 @@ func TestProtocolSchemaMatchesTheFrames(t *testing.T) {
 	}
 	if got, want := defMembers(all...), members(reflect.TypeFor[commandFrame]()); !slices.Equal(got, want) {
 		t.Errorf("commands: schema members %v, Go members %v", got, want)
+	}
+}
+
+// TestCommandStatesAreOneVocabulary: the protocol's command states are
+// exactly package transcript's, which the engine's receipts and its
+// receipts sidecar use too, and receipts and queue items name them
+// through that one definition.
+func TestCommandStatesAreOneVocabulary(t *testing.T) {
+	raw, err := os.ReadFile("../docs/schema/protocol.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Defs map[string]struct {
+			Enum       []string `json:"enum"`
+			Properties map[string]struct {
+				Ref string `json:"$ref"`
+			} `json:"properties"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(raw, &schema, json.RejectUnknownMembers(false)); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, s := range transcript.CommandStates() {
+		want = append(want, string(s))
+	}
+	if got := schema.Defs["commandState"].Enum; !slices.Equal(got, want) {
+		t.Errorf("schema commandState %v, transcript's states %v", got, want)
+	}
+	for _, def := range []string{"receipt", "queueItem"} {
+		if ref := schema.Defs[def].Properties["state"].Ref; ref != "#/$defs/commandState" {
+			t.Errorf("%s.state is %q, not the command states", def, ref)
+		}
+	}
+	// The engine's states are transcript's, by type.
+	for _, s := range []engine.State{engine.Queued, engine.Running, engine.Applied, engine.Done, engine.Failed, engine.Stopped, engine.Rejected, engine.Removed} {
+		if !slices.Contains(want, string(s)) {
+			t.Errorf("engine state %q is not a command state", s)
+		}
 	}
 }

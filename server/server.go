@@ -18,7 +18,7 @@ import (
 )
 
 // ProtocolVersion is the protocol this server speaks (docs/protocol.md).
-const ProtocolVersion = 3
+const ProtocolVersion = 4
 
 // Options configure a Server.
 type Options struct {
@@ -47,6 +47,9 @@ type Options struct {
 	Snapshots int
 	// Logger receives operational messages (never payloads).
 	Logger *slog.Logger
+	// Replica, when set, keeps the conversations in a database several
+	// servers share; DataDir then holds this server's copies (replica.go).
+	Replica Replica
 }
 
 // Server serves folio's HTTP API, WebSocket protocol and web app.
@@ -74,6 +77,8 @@ type Server struct {
 	onConnClosed func(websocket.StatusCode) // test hook: a connection finished releasing, with the code it was closed with; guarded by mu
 
 	turns *Turns // the bound engine, when it is the server's own (closed by Close)
+
+	fwd forwards // commands crossing replicas (replica.go)
 }
 
 // setOnConnClosed installs the test hook.
@@ -123,6 +128,7 @@ func New(opts Options) (*Server, error) {
 		s.turns = t
 		t.bind(s)
 	}
+	s.bindReplica()
 	return s, nil
 }
 
@@ -246,7 +252,7 @@ func (s *Server) conv(id string) *liveState {
 	defer s.mu.Unlock()
 	c, ok := s.convs[id]
 	if !ok {
-		c = newConv(s, id, s.logPath(id))
+		c = newConv(s, id, s.localPath(id))
 		s.convs[id] = c
 	}
 	return c
@@ -257,7 +263,15 @@ func (s *Server) conv(id string) *liveState {
 // conversations/<agentId>/<id>.jsonl, else where a new log would go. The id
 // must have passed validConversationID, which admits only names
 // history.Path accepts; any other gives "", which names no file.
+//
+// On a replica, it first brings the copy up to date (syncCopy).
 func (s *Server) logPath(id string) string {
+	s.syncCopy(id)
+	return s.localPath(id)
+}
+
+// localPath is logPath without syncing a replica's copy.
+func (s *Server) localPath(id string) string {
 	p, err := history.Locate(s.opts.DataDir, id)
 	if err != nil {
 		return ""
@@ -272,6 +286,9 @@ func (s *Server) logPath(id string) string {
 func (s *Server) Publish(conversation string, ch Change) error {
 	if err := validConversationID(conversation); err != nil {
 		return err
+	}
+	if ch.Op == OpReceipt && ch.Receipt != nil && s.opts.Replica != nil {
+		s.answer(conversation, *ch.Receipt) // a command another replica sent
 	}
 	c := s.conv(conversation)
 	c.mu.Lock()

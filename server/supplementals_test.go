@@ -94,7 +94,7 @@ func TestSupplementalItemsConverge(t *testing.T) {
 		if f.Op == "upsert" || f.Op == "settle" || f.Op == "append" || f.Op == "replaced" {
 			events = append(events, f)
 		}
-		if f.Op == "receipt" && f.Receipt.CommandID == "k1" && f.Receipt.State == StateDone {
+		if f.Op == "receipt" && f.Receipt.CommandID == "k1" && f.Receipt.State == transcript.CommandDone {
 			break
 		}
 	}

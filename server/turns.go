@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/foliodev/folio/engine"
@@ -28,10 +29,10 @@ import (
 // Live changes flow from the engine's store to Server.Publish on one
 // goroutine per conversation: open entries as upserts (streaming text at
 // the store's coalesced cadence, not the follower's tick), settled ones as
-// settles, replacements as "replaced", and the engine's queue, turn,
-// approvals and command receipts as their events. The log follower reads
-// the same entries again once they are saved; the reconciliation rules
-// make that second delivery a no-op.
+// settles, replacements as "replaced", the queue, turn and approvals of
+// the store's live state, and the engine's command receipts as their
+// events. While the engine is open it is the conversation's only
+// producer; the follower only keeps its reading of the log current.
 
 // DefaultIdleAfter is how long a conversation's engine stays open with
 // nothing running before it is closed and its log's lock released.
@@ -59,6 +60,10 @@ type TurnsOptions struct {
 	// IdleAfter closes an engine with nothing running after this long
 	// (default DefaultIdleAfter).
 	IdleAfter time.Duration
+	// StreamSaveEvery, when set, is how often a streaming answer is saved
+	// at the latest (engine.WithStreamSaveEvery): replicas save often, so
+	// other replicas' tabs follow the answer from the log.
+	StreamSaveEvery time.Duration
 	// Models are the models a send may switch to (see models.go); the
 	// Default one is Provider and Model. Empty: only Provider and Model.
 	Models []ModelOption
@@ -243,6 +248,33 @@ func (t *Turns) runnerFor(id string) (*runner, error) {
 	return s, nil
 }
 
+// Receipt answers a command's receipt from the conversation's engine, or,
+// while none is open, from the receipts it left in the log's sidecar (see
+// Engine).
+func (t *Turns) Receipt(conversation, commandID string) Receipt {
+	unknown := Receipt{CommandID: commandID, Conversation: conversation, State: transcript.CommandUnknown}
+	t.mu.Lock()
+	s, srv := t.sessions[conversation], t.srv
+	t.mu.Unlock()
+	if s != nil && s.ready() && s.err == nil {
+		r, err := s.eng.Status(commandID)
+		if err != nil {
+			return unknown
+		}
+		return receiptOf(conversation, r)
+	}
+	if srv == nil || validConversationID(conversation) != nil {
+		return unknown
+	}
+	recs, _ := history.ReadCommands(srv.logPath(conversation))
+	for _, r := range recs {
+		if r.ID == commandID {
+			return receiptOf(conversation, engine.ReceiptOf(r))
+		}
+	}
+	return unknown
+}
+
 // Do runs one command (see Engine).
 func (t *Turns) Do(ctx context.Context, cmd Command) (Receipt, error) {
 	// An engine closed as idle between lookup and use is opened again.
@@ -283,18 +315,12 @@ type runner struct {
 	quit  chan struct{}
 	done  chan struct{}
 	saveC chan struct{} // a save succeeded: failures held back may go out
-	poke  chan struct{} // a command was tracked: publish its receipt if it moved
 
-	mu        sync.Mutex
-	lastUsed  time.Time
-	savedDoc  transcript.Document // the last document the log holds
-	saveErr   error               // the last save's error
-	pending   map[string]*tracked // commands whose receipt may still change
-	userEntry map[string]string   // command ID → its turn's user entry
-	// retryTurn names a running retry: it writes no user entry of its own,
-	// so clients see the failed turn's user entry as its turn, and a stop
-	// naming that entry means the retry's command.
-	retryTurn struct{ userEntry, commandID string }
+	// The runner keeps no conversation state of its own beyond these two
+	// facts, each one value written whole: the conversation's state is
+	// the engine's store and the engine (and, for clients, liveState).
+	lastUsed atomic.Int64              // Unix nanoseconds of the last command
+	saved    atomic.Pointer[saveState] // the last save
 
 	// Owned by the publishing goroutine.
 	gen       uint64
@@ -303,17 +329,20 @@ type runner struct {
 	lastTurn  TurnState
 	lastQueue []QueueItem
 	lastAppr  []ApprovalItem
-	control   bool // queue, turn and approvals were published once
+	control   bool   // queue, turn and approvals were published once
+	receipts  uint64 // the engine's receipt mark published up to (engine.Receipts)
+}
+
+// saveState is what the last save left: the document the log holds, and
+// the save's error.
+type saveState struct {
+	doc transcript.Document
+	err error
 }
 
 type pubState struct {
 	fp   transcript.Fingerprint
 	open bool
-}
-
-type tracked struct {
-	kind string
-	last Receipt
 }
 
 func (s *runner) ready() bool {
@@ -326,20 +355,16 @@ func (s *runner) ready() bool {
 }
 
 func (s *runner) touch() {
-	s.mu.Lock()
-	s.lastUsed = time.Now()
-	s.mu.Unlock()
+	s.lastUsed.Store(time.Now().UnixNano())
 }
 
 // idleSince reports how long the engine has been idle at now; 0 while a
 // turn runs, something is queued or an approval waits.
 func (s *runner) idleSince(now time.Time) time.Duration {
-	if _, running := s.eng.Running(); running || len(s.eng.Queue()) > 0 || len(s.eng.Approvals()) > 0 {
+	if cs := controlOf(s.store.Snapshot().Live); cs.Turn.State == TurnRunning || len(cs.Queue) > 0 || len(cs.Approvals) > 0 {
 		return 0
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return now.Sub(s.lastUsed)
+	return now.Sub(time.Unix(0, s.lastUsed.Load()))
 }
 
 // start takes the log's lock, hydrates an engine from the log and starts
@@ -349,7 +374,7 @@ func (s *runner) start() error {
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("%w: no conversation %s", ErrNotFound, s.id)
 	}
-	log, err := history.Open(path)
+	log, err := s.srv.openLog(s.id, path)
 	if errors.Is(err, history.ErrLocked) {
 		return fmt.Errorf("%w: %v", ErrLocked, err)
 	}
@@ -365,9 +390,8 @@ func (s *runner) start() error {
 	}
 	s.log = log
 	s.titled = conv.Title != ""
-	s.savedDoc = conv.Document
-	s.pending = map[string]*tracked{}
-	s.userEntry = map[string]string{}
+	s.saved.Store(&saveState{doc: conv.Document})
+	s.touch()
 	s.store = transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))
 	s.host = toolview.New(toolview.WithArtifactDir(filepath.Join(s.srv.opts.DataDir, "artifacts")))
 	sp := &spawner{}
@@ -385,6 +409,9 @@ func (s *runner) start() error {
 		engine.WithCommandLog(log)} // receipts survive a restart (history.CommandsPath)
 	if o.ContextWindow > 0 {
 		opts = append(opts, engine.WithContextWindow(o.ContextWindow))
+	}
+	if o.StreamSaveEvery > 0 {
+		opts = append(opts, engine.WithStreamSaveEvery(o.StreamSaveEvery))
 	}
 	if len(o.Allow) > 0 {
 		opts = append(opts, engine.WithAllowed(o.Allow...))
@@ -408,10 +435,10 @@ func (s *runner) start() error {
 	s.gen, s.published, s.pub = snap.Generation, snap.Document.Len(), map[string]pubState{}
 	s.sub = s.store.Subscribe()
 	s.quit, s.done = make(chan struct{}), make(chan struct{})
-	s.saveC, s.poke = make(chan struct{}, 1), make(chan struct{}, 1)
+	s.saveC = make(chan struct{}, 1)
 	// From here the engine is the conversation's one producer of live
 	// changes; close hands them back to the log follower.
-	s.srv.conv(s.id).acquire()
+	s.srv.conv(s.id).acquire(s.store)
 	go s.run()
 	return nil
 }
@@ -452,12 +479,15 @@ func (w saver) Save(doc transcript.Document, msgs []message.Message) error {
 		}
 	}
 	s.logMu.Unlock()
-	s.mu.Lock()
-	s.saveErr = err
 	if err == nil {
-		s.savedDoc = doc
+		s.saved.Store(&saveState{doc: doc})
+	} else {
+		var doc transcript.Document
+		if last := s.saved.Load(); last != nil {
+			doc = last.doc
+		}
+		s.saved.Store(&saveState{doc: doc, err: err})
 	}
-	s.mu.Unlock()
 	select {
 	case s.saveC <- struct{}{}:
 	default:

@@ -15,77 +15,62 @@ import (
 // This file dispatches commands to a conversation's engine and maps the
 // engine's receipts onto the protocol's.
 
-// track remembers a command whose receipt the engine will change later.
-func (s *runner) track(cmd Command, rc Receipt) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.pending[cmd.CommandID]; !ok {
-		s.pending[cmd.CommandID] = &tracked{kind: cmd.Kind, last: rc}
-	}
-}
-
 func (s *runner) do(ctx context.Context, cmd Command) (Receipt, error) {
 	e := s.eng
+	// The engine keeps every command's receipt, durable across restarts: it
+	// answers a repeated command ID, refuses one reused for another body,
+	// and is what receipt requests read.
+	tag := []engine.CommandOption{engine.AsKind(cmd.Kind), engine.WithDigest(digestOf(cmd))}
+	var (
+		r   engine.Receipt
+		err error
+	)
 	switch cmd.Kind {
 	case CmdEdit:
-		return s.edit(ctx, cmd)
+		return s.edit(ctx, cmd, tag)
 	case CmdSelectBranch:
-		return s.selectBranch(cmd)
+		return s.selectBranch(cmd, tag)
 	case CmdSend:
 		if cmd.Head != "" {
-			if cur, err := (saver{s}).Head(); err != nil || cmd.Head != cur {
+			if cur, herr := (saver{s}).Head(); herr != nil || cmd.Head != cur {
 				return Receipt{}, fmt.Errorf("%w: head %q is not the selected head %q", ErrNotFound, clip(cmd.Head), cur)
 			}
 		}
-		atts, err := readAttachments(cmd.Attachments)
-		if err != nil {
-			return Receipt{}, err
+		atts, aerr := readAttachments(cmd.Attachments)
+		if aerr != nil {
+			return Receipt{}, aerr
 		}
-		choice, err := s.t.modelFor(s.id, cmd.Model)
-		if err != nil {
-			return Receipt{}, err
+		choice, merr := s.t.modelFor(s.id, cmd.Model)
+		if merr != nil {
+			return Receipt{}, merr
 		}
-		r, err := e.SendWithModel(ctx, cmd.CommandID, cmd.Text, atts, choice)
+		r, err = e.SendWithModel(ctx, cmd.CommandID, cmd.Text, atts, choice, tag...)
 		if errors.Is(err, engine.ErrEmpty) {
-			return Receipt{State: StateRejected, Code: "bad-request", Reason: "send: the text is empty"}, nil
+			return Receipt{State: transcript.CommandRejected, Code: "bad-request", Reason: "send: the text is empty"}, nil
 		}
-		if err != nil {
-			return Receipt{}, err
-		}
-		return s.answer(cmd, r), nil
 	case CmdSteer:
-		r, err := e.Steer(cmd.CommandID, cmd.Text)
+		r, err = e.Steer(cmd.CommandID, cmd.Text, tag...)
 		switch {
 		case errors.Is(err, engine.ErrEmpty):
-			return Receipt{State: StateRejected, Code: "bad-request", Reason: "steer: the text is empty"}, nil
+			return Receipt{State: transcript.CommandRejected, Code: "bad-request", Reason: "steer: the text is empty"}, nil
 		case errors.Is(err, engine.ErrNoTurn):
 			return Receipt{}, fmt.Errorf("%w: send it as a message instead", ErrNotRunning)
 		case errors.Is(err, engine.ErrCancelled):
 			return Receipt{}, fmt.Errorf("%w: the turn is being stopped; the instruction stays a draft", ErrCancelled)
-		case err != nil:
-			return Receipt{}, err
 		}
-		return s.answer(cmd, r), nil
 	case CmdStop:
-		turn := cmd.Turn
-		if tr, ok := e.Running(); ok && tr.UserEntryID == "" && turn == lastUser(s.store.Snapshot().Document) {
-			s.mu.Lock()
-			tk := s.pending[tr.CommandID]
-			s.mu.Unlock()
-			if tk != nil && tk.kind == CmdRetry {
-				turn = tr.CommandID // a retry is named by the turn it retries
+		// A retry's turn is named by the user entry of the turn it runs
+		// again, so a stop naming that entry stops the retry.
+		r, err = e.Once(cmd.CommandID, func() error {
+			switch err := e.StopTurn(cmd.Turn, cmd.Reply); {
+			case errors.Is(err, engine.ErrNoTurn):
+				return fmt.Errorf("%w: the turn already ended", ErrNotRunning)
+			case errors.Is(err, engine.ErrStopConflict):
+				return fmt.Errorf("%w: turn %q is not the running turn", ErrStopConflict, clip(cmd.Turn))
+			default:
+				return err
 			}
-		}
-		err := e.StopTurn(turn, cmd.Reply)
-		switch {
-		case errors.Is(err, engine.ErrNoTurn):
-			return Receipt{}, fmt.Errorf("%w: the turn already ended", ErrNotRunning)
-		case errors.Is(err, engine.ErrStopConflict):
-			return Receipt{}, fmt.Errorf("%w: turn %q is not the running turn", ErrStopConflict, clip(cmd.Turn))
-		case err != nil:
-			return Receipt{}, err
-		}
-		return Receipt{State: StateDone}, nil
+		}, tag...)
 	case CmdApprove:
 		d := engine.Deny
 		switch {
@@ -94,52 +79,56 @@ func (s *runner) do(ctx context.Context, cmd Command) (Receipt, error) {
 		case cmd.Allow:
 			d = engine.AllowOnce
 		}
-		if err := e.Approve(cmd.InvocationID, d); err != nil {
-			if _, running := e.Running(); !running {
-				return Receipt{}, fmt.Errorf("%w: nothing waits for approval", ErrNotRunning)
+		r, err = e.Once(cmd.CommandID, func() error {
+			if err := e.Approve(cmd.InvocationID, d); err != nil {
+				if _, running := s.store.Snapshot().Live.Turn(); !running {
+					return fmt.Errorf("%w: nothing waits for approval", ErrNotRunning)
+				}
+				return fmt.Errorf("%w: no call %q waits for approval", ErrNotFound, clip(cmd.InvocationID))
 			}
-			return Receipt{}, fmt.Errorf("%w: no call %q waits for approval", ErrNotFound, clip(cmd.InvocationID))
-		}
-		return Receipt{State: StateDone}, nil
+			return nil
+		}, tag...)
 	case CmdRetry:
 		if last := lastFailure(s.store.Snapshot().Document); last == "" || last != cmd.FailureID {
+			if rc, known := s.known(cmd); known {
+				return rc, nil // a repeated retry: the failure is no longer the last entry
+			}
 			return Receipt{}, fmt.Errorf("%w: %q is not the failure of the last turn", ErrNotFound, clip(cmd.FailureID))
 		}
-		r, err := e.Retry(cmd.CommandID)
+		r, err = e.Retry(cmd.CommandID, tag...)
 		if errors.Is(err, engine.ErrNothingToRetry) {
 			return Receipt{}, fmt.Errorf("%w: the last turn did not fail, or another turn runs", ErrNotFound)
 		}
-		if err != nil {
-			return Receipt{}, err
-		}
-		return s.answer(cmd, r), nil
+	default:
+		return Receipt{}, fmt.Errorf("%w: command %q", ErrUnsupported, cmd.Kind)
 	}
-	return Receipt{}, fmt.Errorf("%w: command %q", ErrUnsupported, cmd.Kind)
+	if errors.Is(err, engine.ErrConflict) {
+		return Receipt{}, fmt.Errorf("%w: %v", ErrConflict, err)
+	}
+	if err != nil {
+		return Receipt{}, err
+	}
+	return receiptOf(s.id, r), nil
 }
 
-// answer maps the engine's receipt and starts tracking its later changes.
-func (s *runner) answer(cmd Command, r engine.Receipt) Receipt {
-	rc := protoReceipt(r)
-	rc.CommandID, rc.Conversation, rc.Kind = cmd.CommandID, cmd.Conversation, cmd.Kind
-	if !final(r.State) {
-		s.track(cmd, rc)
-		// The state may have moved while we tracked it.
-		select {
-		case s.poke <- struct{}{}:
-		default:
-		}
+// known answers a command ID the engine already has with its receipt.
+func (s *runner) known(cmd Command) (Receipt, bool) {
+	r, err := s.eng.Status(cmd.CommandID)
+	if err != nil {
+		return Receipt{}, false
+	}
+	return receiptOf(s.id, r), true
+}
+
+// receiptOf is the engine's receipt as the protocol sends it: the same
+// state, and code "cancelled" for a command the engine gave back (a
+// queued send a stop dropped stays the client's draft).
+func receiptOf(conversation string, r engine.Receipt) Receipt {
+	rc := Receipt{CommandID: r.CommandID, Conversation: conversation, Kind: r.Kind, State: r.State, EntryID: r.EntryID, Reason: r.Reason}
+	if r.State == transcript.CommandRejected || r.State == transcript.CommandRemoved {
+		rc.Code = "cancelled"
 	}
 	return rc
-}
-
-// lastUser is the ID of the document's last user entry.
-func lastUser(doc transcript.Document) string {
-	for i := doc.Len() - 1; i >= 0; i-- {
-		if _, ok := doc.At(i).Content.(transcript.User); ok {
-			return doc.At(i).ID
-		}
-	}
-	return ""
 }
 
 // lastFailure is the ID of the document's last failure entry, when no user
@@ -154,35 +143,6 @@ func lastFailure(doc transcript.Document) string {
 		}
 	}
 	return ""
-}
-
-func final(st engine.State) bool {
-	switch st {
-	case engine.Done, engine.Failed, engine.Stopped, engine.Rejected, engine.Removed, engine.Applied:
-		return true
-	}
-	return false
-}
-
-// protoReceipt maps an engine state onto the protocol's receipt states. A
-// turn that failed or was stopped still happened: it is "done", with code
-// "failed" or "stopped". A queued command a stop dropped is "rejected"
-// with code "cancelled": it stays the client's draft.
-func protoReceipt(r engine.Receipt) Receipt {
-	switch r.State {
-	case engine.Queued:
-		return Receipt{State: StateQueued}
-	case engine.Running:
-		return Receipt{State: StateRunning}
-	case engine.Applied, engine.Done:
-		return Receipt{State: StateDone}
-	case engine.Failed:
-		return Receipt{State: StateDone, Code: "failed", Reason: r.Reason}
-	case engine.Stopped:
-		return Receipt{State: StateDone, Code: "stopped", Reason: r.Reason}
-	default: // Rejected, Removed
-		return Receipt{State: StateRejected, Code: "cancelled", Reason: r.Reason}
-	}
 }
 
 // readAttachments turns uploaded files into the text the model reads. A

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/foliodev/folio/engine"
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -43,10 +44,10 @@ func (s *runner) run() {
 			if !ok {
 				return
 			}
-			// The engine signals no change when a turn's user or reply
-			// entry becomes known; the store's snapshot that holds it is
-			// the moment. The entries go out first, then the turn event.
-			if s.control && s.turnState() != s.lastTurn {
+			// The store's snapshot in which the turn's user or reply
+			// entry becomes known is the moment to say so: the entries
+			// go out first, then the turn event.
+			if s.control && turnOf(snap.Live) != s.lastTurn {
 				s.publishControl()
 				last, pending = time.Now(), false
 				continue
@@ -68,9 +69,6 @@ func (s *runner) run() {
 		case <-s.saveC:
 			publish(s.store.Snapshot())
 		case <-s.eng.Changed():
-			s.publishControl()
-			last, pending = time.Now(), false
-		case <-s.poke:
 			s.publishControl()
 			last, pending = time.Now(), false
 		case <-s.quit:
@@ -95,9 +93,13 @@ func (s *runner) publishDoc(snap transcript.Snapshot) {
 		_ = s.srv.Publish(s.id, Change{Op: OpReplaced})
 	}
 	doc := snap.Document
-	s.mu.Lock()
-	saved, saveErr := s.savedDoc, s.saveErr
-	s.mu.Unlock()
+	var (
+		saved   transcript.Document
+		saveErr error
+	)
+	if last := s.saved.Load(); last != nil {
+		saved, saveErr = last.doc, last.err
+	}
 	for i := s.published; i < doc.Len(); i++ {
 		e, open, fp := doc.At(i), doc.IsOpen(i), doc.Fingerprint(i)
 		if p, ok := s.pub[e.ID]; ok && p.fp == fp && p.open == open {
@@ -136,83 +138,44 @@ func (s *runner) publishDoc(snap transcript.Snapshot) {
 	}
 }
 
-// turnState is the running turn as clients see it. It also remembers a
-// send's user entry for its receipt.
-func (s *runner) turnState() TurnState {
-	tr, ok := s.eng.Running()
-	if !ok {
-		return TurnState{State: "idle"}
+// turnOf is the running top-level turn as clients see it, read from the
+// store's live state.
+func turnOf(l transcript.Live) TurnState {
+	if t, ok := l.Turn(); ok {
+		return TurnState{State: TurnRunning, Turn: t.Entry, Reply: t.Reply}
 	}
-	ts := TurnState{State: "running", Turn: tr.UserEntryID, Reply: tr.ReplyEntryID}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if tr.UserEntryID != "" {
-		s.userEntry[tr.CommandID] = tr.UserEntryID
-	} else if tk, ok := s.pending[tr.CommandID]; ok && tk.kind == CmdRetry {
-		if s.retryTurn.commandID != tr.CommandID {
-			s.retryTurn.commandID, s.retryTurn.userEntry = tr.CommandID, lastUser(s.store.Snapshot().Document)
-		}
-		ts.Turn = s.retryTurn.userEntry
-	}
-	return ts
+	return TurnState{State: TurnIdle}
 }
 
-// publishControl publishes the engine's turn, queue, approvals and the
-// receipts of commands that changed state. The document goes first, so a
-// receipt never announces a turn's end before its entries.
+// publishControl publishes the turn, queue and approvals (from the store's
+// live state, the snapshot the terminal reads them from) when they changed,
+// and the engine's receipts that changed since the last call. The document
+// goes first, so a receipt never announces a turn's end before its entries.
 func (s *runner) publishControl() {
-	// The queue and the approvals are read from the store's live state,
-	// the same snapshot the terminal reads them from.
+	// Receipts are read before the snapshot: a turn's entries are in the
+	// store before its command settles, so every entry of a receipt read
+	// here is in the snapshot taken after it and goes out first.
+	var changed []engine.Receipt
+	changed, s.receipts = s.eng.Receipts(s.receipts)
 	snap := s.store.Snapshot()
 	s.publishDoc(snap)
-	ts := s.turnState()
-	q := []QueueItem{}
-	for _, c := range snap.Live.Queue.All() {
-		if c.State == transcript.CommandQueued && !c.Steer {
-			q = append(q, QueueItem{CommandID: c.ID, Text: c.Preview, State: string(c.State)})
-		}
+	cs := controlOf(snap.Live)
+	if !s.control || *cs.Turn != s.lastTurn {
+		_ = s.srv.Publish(s.id, Change{Op: OpTurn, Turn: cs.Turn})
+		s.lastTurn = *cs.Turn
 	}
-	a := []ApprovalItem{}
-	for _, ap := range snap.Live.Approvals.All() {
-		a = append(a, ApprovalItem{InvocationID: ap.ID, Tool: ap.Tool, Args: ap.Args, Child: ap.Child})
+	if !s.control || !slices.Equal(cs.Queue, s.lastQueue) {
+		_ = s.srv.Publish(s.id, Change{Op: OpQueue, Queue: cs.Queue})
+		s.lastQueue = cs.Queue
 	}
-	if !s.control || ts != s.lastTurn {
-		t := ts
-		_ = s.srv.Publish(s.id, Change{Op: OpTurn, Turn: &t})
-		s.lastTurn = ts
-	}
-	if !s.control || !slices.Equal(q, s.lastQueue) {
-		_ = s.srv.Publish(s.id, Change{Op: OpQueue, Queue: q})
-		s.lastQueue = q
-	}
-	if !s.control || !slices.Equal(a, s.lastAppr) {
-		_ = s.srv.Publish(s.id, Change{Op: OpApprovals, Approvals: a})
-		s.lastAppr = a
+	if !s.control || !slices.Equal(cs.Approvals, s.lastAppr) {
+		_ = s.srv.Publish(s.id, Change{Op: OpApprovals, Approvals: cs.Approvals})
+		s.lastAppr = cs.Approvals
 	}
 	s.control = true
 
-	s.mu.Lock()
-	var changed []Receipt
-	for id, tr := range s.pending {
-		r, err := s.eng.Status(id)
-		if err != nil {
-			continue
-		}
-		rc := protoReceipt(r)
-		rc.CommandID, rc.Conversation, rc.Kind = id, s.id, tr.kind
-		rc.EntryID = s.userEntry[id]
-		if rc != tr.last {
-			tr.last = rc
-			changed = append(changed, rc)
-		}
-		if final(r.State) {
-			delete(s.pending, id)
-			delete(s.userEntry, id)
-		}
-	}
-	s.mu.Unlock()
-	slices.SortFunc(changed, func(a, b Receipt) int { return receiptRank(a.State) - receiptRank(b.State) })
-	for i := range changed {
-		_ = s.srv.Publish(s.id, Change{Op: OpReceipt, Receipt: &changed[i]})
+	for _, r := range changed {
+		rc := receiptOf(s.id, r)
+		_ = s.srv.Publish(s.id, Change{Op: OpReceipt, Receipt: &rc})
 	}
 }

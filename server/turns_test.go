@@ -109,8 +109,7 @@ func (c *client) send(conv, cmdID, text string) Receipt {
 func (c *client) finished(cmdID string) Receipt {
 	c.t.Helper()
 	f := c.await(func(f frame) bool {
-		return f.Type == "event" && f.Op == "receipt" && f.Receipt.CommandID == cmdID &&
-			(f.Receipt.State == StateDone || f.Receipt.State == StateRejected)
+		return f.Type == "event" && f.Op == "receipt" && f.Receipt.CommandID == cmdID && f.Receipt.State.Final()
 	})
 	return *f.Receipt
 }
@@ -184,7 +183,7 @@ func TestTurnStreamsLiveAndReloadShowsTheSame(t *testing.T) {
 	c := ts.dial(t)
 	c.open(id)
 	rc := c.send(id, "k1", "hello there")
-	if rc.State != StateQueued && rc.State != StateRunning {
+	if rc.State != transcript.CommandQueued && rc.State != transcript.CommandRunning {
 		t.Fatalf("send receipt: %+v", rc)
 	}
 
@@ -196,7 +195,7 @@ func TestTurnStreamsLiveAndReloadShowsTheSame(t *testing.T) {
 	revs := map[string]int64{}
 	for {
 		f := c.await(func(f frame) bool { return f.Type == "event" })
-		if f.Op == "receipt" && f.Receipt.CommandID == "k1" && f.Receipt.State == StateDone {
+		if f.Op == "receipt" && f.Receipt.CommandID == "k1" && f.Receipt.State == transcript.CommandDone {
 			if f.Receipt.Code != "" || f.Receipt.EntryID == "" {
 				t.Fatalf("final receipt: %+v", *f.Receipt)
 			}
@@ -278,7 +277,7 @@ func TestDuplicateSendIsOneTurn(t *testing.T) {
 		t.Fatalf("receipts: %+v %+v", a, b)
 	}
 	conflict := c.send(id, "same", "something else")
-	if conflict.State != StateRejected || conflict.Code != "command-conflict" {
+	if conflict.State != transcript.CommandRejected || conflict.Code != "command-conflict" {
 		t.Fatalf("same ID, other body: %+v", conflict)
 	}
 	c.finished("same")
@@ -290,11 +289,11 @@ func TestDuplicateSendIsOneTurn(t *testing.T) {
 	var polled Receipt
 	err = json.UnmarshalRead(resp.Body, &polled, json.RejectUnknownMembers(false))
 	resp.Body.Close()
-	if err != nil || polled.State != StateDone || polled.Kind != CmdSend {
+	if err != nil || polled.State != transcript.CommandDone || polled.Kind != CmdSend {
 		t.Fatalf("polled receipt: %+v %v", polled, err)
 	}
 	// A third delivery after the turn still starts nothing.
-	if again := c.send(id, "same", "hello"); again.State != StateDone {
+	if again := c.send(id, "same", "hello"); again.State != transcript.CommandDone {
 		t.Fatalf("late duplicate: %+v", again)
 	}
 	conv, err := history.ReadFile(ts.logOf(id))
@@ -321,7 +320,7 @@ func TestQueuedSendsRunInOrder(t *testing.T) {
 	c.running()
 	texts := []string{"first message", "second message", "third message"}
 	for i, text := range texts[1:] {
-		if rc := c.send(id, fmt.Sprintf("q%d", i+2), text); rc.State != StateQueued {
+		if rc := c.send(id, fmt.Sprintf("q%d", i+2), text); rc.State != transcript.CommandQueued {
 			t.Fatalf("send behind a running turn: %+v", rc)
 		}
 	}
@@ -333,7 +332,7 @@ func TestQueuedSendsRunInOrder(t *testing.T) {
 		t.Fatalf("queue: %+v", q.Items)
 	}
 	for _, k := range []string{"q1", "q2", "q3"} {
-		if rc := c.finished(k); rc.State != StateDone || rc.Code != "" {
+		if rc := c.finished(k); rc.State != transcript.CommandDone || rc.Code != "" {
 			t.Fatalf("%s: %+v", k, rc)
 		}
 	}
@@ -364,13 +363,13 @@ func TestRealStopIsCompareAndSet(t *testing.T) {
 
 	c.send(id, "t1", "write a long essay")
 	first := c.running()
-	if rc := stop("stop-wrong", "u-not-this-one"); rc.State != StateRejected || rc.Code != "stop-conflict" {
+	if rc := stop("stop-wrong", "u-not-this-one"); rc.State != transcript.CommandRejected || rc.Code != "stop-conflict" {
 		t.Fatalf("stop naming another turn: %+v", rc)
 	}
-	if rc := stop("stop-1", first.Turn); rc.State != StateDone {
+	if rc := stop("stop-1", first.Turn); rc.State != transcript.CommandDone {
 		t.Fatalf("stop: %+v", rc)
 	}
-	if rc := c.finished("t1"); rc.Code != "stopped" {
+	if rc := c.finished("t1"); rc.State != transcript.CommandStopped {
 		t.Fatalf("stopped turn's receipt: %+v", rc)
 	}
 
@@ -384,13 +383,13 @@ func TestRealStopIsCompareAndSet(t *testing.T) {
 		json.Unmarshal(f.raw, &e, json.RejectUnknownMembers(false))
 		return e.State == "running" && e.Turn != "" && e.Turn != first.Turn
 	}).control(t)
-	if rc := stop("stop-late", first.Turn); rc.State != StateRejected || rc.Code != "stop-conflict" {
+	if rc := stop("stop-late", first.Turn); rc.State != transcript.CommandRejected || rc.Code != "stop-conflict" {
 		t.Fatalf("late stop of the first turn: %+v", rc)
 	}
-	if rc := stop("stop-2", second.Turn); rc.State != StateDone {
+	if rc := stop("stop-2", second.Turn); rc.State != transcript.CommandDone {
 		t.Fatalf("stop the second turn: %+v", rc)
 	}
-	if rc := c.finished("t2"); rc.Code != "stopped" {
+	if rc := c.finished("t2"); rc.State != transcript.CommandStopped {
 		t.Fatalf("second turn: %+v", rc)
 	}
 	if rc := stop("stop-idle", second.Turn); rc.Code != "not-running" {
@@ -470,7 +469,7 @@ func TestFailureIsSavedBeforeItsEvent(t *testing.T) {
 	if fl := fe.Content.(transcript.Failure); fl.Reason != "rate_limit" || !fl.Retryable {
 		t.Errorf("failure: %+v", fl)
 	}
-	if rc := c.finished("f1"); rc.State != StateDone || rc.Code != "failed" {
+	if rc := c.finished("f1"); rc.State != transcript.CommandFailed {
 		t.Fatalf("receipt: %+v", rc)
 	}
 	// A reload shows the partial answer and exactly one failure, last.
@@ -488,10 +487,10 @@ func TestFailureIsSavedBeforeItsEvent(t *testing.T) {
 		t.Fatalf("retry of an unknown failure: %s", r.raw)
 	}
 	r = c.call(map[string]any{"type": "retry", "conversation": id, "commandId": "r1", "failureId": fe.ID})
-	if r.Receipt.State == StateRejected {
+	if r.Receipt.State == transcript.CommandRejected {
 		t.Fatalf("retry: %s", r.raw)
 	}
-	if rc := c.finished("r1"); rc.State != StateDone || rc.Code != "failed" {
+	if rc := c.finished("r1"); rc.State != transcript.CommandFailed {
 		t.Fatalf("retry receipt (the demo fails every time): %+v", rc)
 	}
 }
@@ -524,7 +523,7 @@ func TestApprovalOverTheWire(t *testing.T) {
 		t.Fatalf("approve unknown: %s", bad.raw)
 	}
 	ok := c.call(map[string]any{"type": "approve", "conversation": id, "commandId": "ap1", "invocationId": inv, "allow": true})
-	if ok.Receipt.State != StateDone {
+	if ok.Receipt.State != transcript.CommandDone {
 		t.Fatalf("approve: %s", ok.raw)
 	}
 	// The call runs: its entry settles as a shell call that completed.
@@ -558,7 +557,7 @@ func TestLockedConversationRefusesCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	rc := c.send(id, "k1", "hello")
-	if rc.State != StateRejected || rc.Code != "locked" || !strings.Contains(rc.Reason, strconv.Itoa(os.Getpid())) {
+	if rc.State != transcript.CommandRejected || rc.Code != "locked" || !strings.Contains(rc.Reason, strconv.Itoa(os.Getpid())) {
 		t.Fatalf("send while a terminal holds the lock: %+v", rc)
 	}
 	term.Close()
@@ -597,7 +596,7 @@ func TestEditAndBranchesAreHonest(t *testing.T) {
 		t.Fatalf("edit of an entry that is not there: %s", e.raw)
 	}
 	sel := c.call(map[string]any{"type": "select-branch", "conversation": id, "commandId": "b1", "head": "main"})
-	if sel.Receipt.State != StateDone {
+	if sel.Receipt.State != transcript.CommandDone {
 		t.Fatalf("select main: %s", sel.raw)
 	}
 	other := c.call(map[string]any{"type": "select-branch", "conversation": id, "commandId": "b2", "head": "b-1"})
@@ -686,7 +685,7 @@ func TestOpenMidStreamGetsTheStreamingEntry(t *testing.T) {
 	// Stopped, the answer settles with its partial text; the new tab sees
 	// that as an event above its snapshot.
 	stop := c.call(map[string]any{"type": "stop", "conversation": id, "commandId": "s", "turn": st.State.Turn.Turn})
-	if stop.Receipt.State != StateDone {
+	if stop.Receipt.State != transcript.CommandDone {
 		t.Fatalf("stop: %s", stop.raw)
 	}
 	f := c2.await(func(f frame) bool {
@@ -772,13 +771,13 @@ func TestSteerAppliesInsideTheRunningTurn(t *testing.T) {
 	c.await(func(f frame) bool {
 		return f.Type == "event" && f.Op == "upsert" && f.Open && bytes.Contains(f.Entry, []byte(`"kind":"agent"`))
 	})
-	if rc := c.call(map[string]any{"type": "steer", "conversation": id, "commandId": "s1", "text": "hello instead"}).Receipt; rc.State != StateRunning {
+	if rc := c.call(map[string]any{"type": "steer", "conversation": id, "commandId": "s1", "text": "hello instead"}).Receipt; rc.State != transcript.CommandRunning {
 		t.Fatalf("steer: %+v", rc)
 	}
-	if rc := c.finished("s1"); rc.State != StateDone {
+	if rc := c.finished("s1"); rc.State != transcript.CommandApplied {
 		t.Fatalf("steer receipt: %+v", rc)
 	}
-	if rc := c.finished("k1"); rc.State != StateDone || rc.Code != "" {
+	if rc := c.finished("k1"); rc.State != transcript.CommandDone || rc.Code != "" {
 		t.Fatalf("turn: %+v", rc)
 	}
 	conv, err := history.ReadFile(ts.logOf(id))
@@ -816,7 +815,7 @@ func TestSendWithAttachment(t *testing.T) {
 		t.Fatalf("unknown attachment: %s", bad.raw)
 	}
 	f := c.call(map[string]any{"type": "send", "conversation": id, "commandId": "k1", "text": "read this", "attachments": []string{up.Attachment.ID}})
-	if f.Receipt.State == StateRejected {
+	if f.Receipt.State == transcript.CommandRejected {
 		t.Fatalf("send: %s", f.raw)
 	}
 	c.finished("k1")
@@ -839,7 +838,7 @@ func TestDenyAndRetryOnce(t *testing.T) {
 		return f.Type == "event" && f.Op == "approvals" && bytes.Contains(f.raw, []byte(`"shell"`))
 	}).control(t)
 	inv := ap.Approvals[0].InvocationID
-	if rc := c.call(map[string]any{"type": "approve", "conversation": id, "commandId": "d1", "invocationId": inv, "allow": false}).Receipt; rc.State != StateDone {
+	if rc := c.call(map[string]any{"type": "approve", "conversation": id, "commandId": "d1", "invocationId": inv, "allow": false}).Receipt; rc.State != transcript.CommandDone {
 		t.Fatalf("deny: %+v", rc)
 	}
 	for {
@@ -855,7 +854,7 @@ func TestDenyAndRetryOnce(t *testing.T) {
 
 	// A failure that happens once: retry runs the turn again and succeeds.
 	c.send(id, "f1", "/demo fail transport once")
-	if rc := c.finished("f1"); rc.Code != "failed" {
+	if rc := c.finished("f1"); rc.State != transcript.CommandFailed {
 		t.Fatalf("first attempt: %+v", rc)
 	}
 	conv, err := history.ReadFile(ts.logOf(id))
@@ -866,10 +865,10 @@ func TestDenyAndRetryOnce(t *testing.T) {
 	if failure == "" {
 		t.Fatalf("no failure saved: %s", kinds(conv.Document.Entries()))
 	}
-	if rc := c.call(map[string]any{"type": "retry", "conversation": id, "commandId": "r1", "failureId": failure}).Receipt; rc.State == StateRejected {
+	if rc := c.call(map[string]any{"type": "retry", "conversation": id, "commandId": "r1", "failureId": failure}).Receipt; rc.State == transcript.CommandRejected {
 		t.Fatalf("retry: %+v", rc)
 	}
-	if rc := c.finished("r1"); rc.State != StateDone || rc.Code != "" {
+	if rc := c.finished("r1"); rc.State != transcript.CommandDone || rc.Code != "" {
 		t.Fatalf("retry: %+v", rc)
 	}
 }
@@ -964,7 +963,7 @@ func TestStopARetry(t *testing.T) {
 	c.open(id)
 	c.send(id, "f1", "/demo fail transport once")
 	turn := c.running().Turn
-	if rc := c.finished("f1"); rc.Code != "failed" {
+	if rc := c.finished("f1"); rc.State != transcript.CommandFailed {
 		t.Fatalf("first attempt: %+v", rc)
 	}
 	c.held = nil // the first attempt's events
@@ -972,7 +971,7 @@ func TestStopARetry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rc := c.call(map[string]any{"type": "retry", "conversation": id, "commandId": "r1", "failureId": lastFailure(conv.Document)}).Receipt; rc.State == StateRejected {
+	if rc := c.call(map[string]any{"type": "retry", "conversation": id, "commandId": "r1", "failureId": lastFailure(conv.Document)}).Receipt; rc.State == transcript.CommandRejected {
 		t.Fatalf("retry: %+v", rc)
 	}
 	c.await(func(f frame) bool {
@@ -982,10 +981,10 @@ func TestStopARetry(t *testing.T) {
 		e := f.control(t)
 		return e.State == "running" && e.Turn == turn
 	})
-	if rc := c.call(map[string]any{"type": "stop", "conversation": id, "commandId": "s1", "turn": turn}).Receipt; rc.State != StateDone {
+	if rc := c.call(map[string]any{"type": "stop", "conversation": id, "commandId": "s1", "turn": turn}).Receipt; rc.State != transcript.CommandDone {
 		t.Fatalf("stop the retry: %+v", rc)
 	}
-	if rc := c.finished("r1"); rc.Code != "stopped" {
+	if rc := c.finished("r1"); rc.State != transcript.CommandStopped {
 		t.Fatalf("retry: %+v", rc)
 	}
 }
@@ -1008,7 +1007,7 @@ func TestApprovalForTheConversation(t *testing.T) {
 		t.Fatalf("unknown scope: %s", bad.raw)
 	}
 	ok := c.call(map[string]any{"type": "approve", "conversation": id, "commandId": "ap1", "invocationId": inv, "allow": true, "scope": "conversation"})
-	if ok.Receipt.State != StateDone {
+	if ok.Receipt.State != transcript.CommandDone {
 		t.Fatalf("approve: %s", ok.raw)
 	}
 	if rc := c.finished("a1"); rc.Code != "" {
@@ -1022,6 +1021,80 @@ func TestApprovalForTheConversation(t *testing.T) {
 	for _, f := range c.held {
 		if f.Type == "event" && f.Op == "approvals" && bytes.Contains(f.raw, []byte(`"shell"`)) {
 			t.Fatalf("the shell asked again after a conversation-wide allow: %s", f.raw)
+		}
+	}
+}
+
+// TestReceiptsAreTheEngines: the server answers a command's receipt with
+// what the engine has, and has nothing of its own: a command the engine
+// never accepted (refused before it, or never sent) is unknown, and one it
+// ran reads the same while its engine is open, after the engine closed
+// (from the receipts it left beside the log) and after a restart.
+func TestReceiptsAreTheEngines(t *testing.T) {
+	ts, turns := newTurnsServer(t, 0, "")
+	id := ts.create(t)
+	c := ts.dial(t)
+	c.open(id)
+	c.send(id, "k1", "hello")
+	c.finished("k1")
+	if rc := c.send(id, "k1", "another body"); rc.Code != "command-conflict" {
+		t.Fatalf("reused ID: %+v", rc)
+	}
+	if rc := c.call(map[string]any{"type": "stop", "conversation": id, "commandId": "st", "turn": "u-none"}).Receipt; rc.Code != "not-running" {
+		t.Fatalf("stop while idle: %+v", rc)
+	}
+	if rc := c.call(map[string]any{"type": "select-branch", "conversation": id, "commandId": "sel", "head": "main"}).Receipt; rc.State != transcript.CommandDone {
+		t.Fatalf("select the selected head: %+v", rc)
+	}
+	ids := []string{"k1", "st", "sel", "never"}
+
+	polled := func(ts *testServer, cmd string) Receipt {
+		t.Helper()
+		resp, err := http.Get(ts.url + "/api/v2/conversations/" + id + "/commands/" + cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var rc Receipt
+		if err := json.UnmarshalRead(resp.Body, &rc); err != nil {
+			t.Fatal(err)
+		}
+		return rc
+	}
+	turns.mu.Lock()
+	eng := turns.sessions[id].eng
+	turns.mu.Unlock()
+	want := map[string]Receipt{}
+	for _, cmd := range ids {
+		got := polled(ts, cmd)
+		r, err := eng.Status(cmd)
+		if err != nil {
+			if got.State != transcript.CommandUnknown {
+				t.Errorf("%s: the engine has no receipt, the server answers %+v", cmd, got)
+			}
+		} else if got.State != r.State || got.Kind != r.Kind || got.EntryID != r.EntryID {
+			t.Errorf("%s: the server answers %+v, the engine %+v", cmd, got, r)
+		}
+		want[cmd] = got
+	}
+	if want["k1"].State != transcript.CommandDone || want["k1"].EntryID == "" || want["sel"].State != transcript.CommandDone {
+		t.Fatalf("receipts: %+v", want)
+	}
+
+	turns.closeIdle(time.Now().Add(time.Hour))
+	turns.mu.Lock()
+	open := len(turns.sessions)
+	turns.mu.Unlock()
+	if open != 0 {
+		t.Fatal("the engine is still open")
+	}
+	cold, _ := newTurnsServer(t, 0, ts.data)
+	for _, cmd := range ids {
+		if got := polled(ts, cmd); got != want[cmd] {
+			t.Errorf("%s after the engine closed: %+v, before %+v", cmd, got, want[cmd])
+		}
+		if got := polled(cold, cmd); got != want[cmd] {
+			t.Errorf("%s after a restart: %+v, before %+v", cmd, got, want[cmd])
 		}
 	}
 }

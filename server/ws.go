@@ -17,6 +17,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/foliodev/folio/server/pager"
+	"github.com/foliodev/folio/transcript"
 )
 
 // WebSocket limits (see docs/protocol.md).
@@ -858,37 +859,34 @@ func (c *conn) inOrder(conversation string, fn func()) bool {
 	return true
 }
 
-// do runs a command once per command ID. A conversation that does not
-// exist gets no live state: the command is refused.
+// do hands a command to the engine, which makes it idempotent by command
+// ID. A conversation that does not exist gets no live state: the command is
+// refused.
 func (s *Server) do(ctx context.Context, cmd Command) Receipt {
 	if s.opts.Engine == nil {
-		return Receipt{CommandID: cmd.CommandID, Conversation: cmd.Conversation, Kind: cmd.Kind, State: StateRejected,
+		return Receipt{CommandID: cmd.CommandID, Conversation: cmd.Conversation, Kind: cmd.Kind, State: transcript.CommandRejected,
 			Code: "engine-unavailable", Reason: "this server has no engine; it only reads conversations"}
 	}
 	if _, err := os.Stat(s.logPath(cmd.Conversation)); err != nil {
 		return rejection(cmd, fmt.Errorf("%w: no conversation %s", ErrNotFound, cmd.Conversation))
 	}
-	cv := s.conv(cmd.Conversation)
-	return cv.book.do(ctx, cmd, func() Receipt {
-		if s.opts.Engine == nil {
-			return Receipt{CommandID: cmd.CommandID, Conversation: cmd.Conversation, Kind: cmd.Kind, State: StateRejected,
-				Code: "engine-unavailable", Reason: "this server has no engine; it only reads conversations"}
-		}
-		for i, a := range cmd.Attachments {
-			full, err := s.attachment(cmd.Conversation, a.ID)
-			if err != nil {
-				return rejection(cmd, fmt.Errorf("attachment %q: %w", clip(a.ID), ErrNotFound))
-			}
-			cmd.Attachments[i] = full
-		}
-		rc, err := s.opts.Engine.Do(ctx, cmd)
+	for i, a := range cmd.Attachments {
+		full, err := s.attachment(cmd.Conversation, a.ID)
 		if err != nil {
-			return rejection(cmd, err)
+			return rejection(cmd, fmt.Errorf("attachment %q: %w", clip(a.ID), ErrNotFound))
 		}
-		rc.CommandID, rc.Conversation, rc.Kind = cmd.CommandID, cmd.Conversation, cmd.Kind
-		if rc.State == "" {
-			rc.State = StateRunning
-		}
-		return rc
-	})
+		cmd.Attachments[i] = full
+	}
+	rc, err := s.opts.Engine.Do(ctx, cmd)
+	if errors.Is(err, ErrLocked) && s.opts.Replica != nil {
+		rc, err = s.forward(ctx, cmd) // another replica's engine holds it
+	}
+	if err != nil {
+		return rejection(cmd, err)
+	}
+	rc.CommandID, rc.Conversation, rc.Kind = cmd.CommandID, cmd.Conversation, cmd.Kind
+	if rc.State == "" {
+		rc.State = transcript.CommandRunning
+	}
+	return rc
 }

@@ -3,6 +3,7 @@ package transcript
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -111,5 +112,45 @@ func TestChildUpdateStaysInItsFeed(t *testing.T) {
 	}
 	if err := cw.Update(id, done); !errors.Is(err, ErrSettled) && !errors.Is(err, ErrNotFound) {
 		t.Errorf("update of a settled entry: %v", err)
+	}
+}
+
+// TestRunningTurnInLive: the running turn is published in Live, survives
+// a Replace (the same session goes on), and a new session starts idle.
+func TestRunningTurnInLive(t *testing.T) {
+	s := NewStore()
+	if _, ok := s.Snapshot().Live.Turn(); ok {
+		t.Fatal("a new store has a running turn")
+	}
+	turn := Turn{CommandID: "k1", Entry: "u1", Reply: "a1"}
+	if err := s.Lease().Do(func(tx *Tx) error { tx.SetTurn(&turn); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	turn.Reply = "changed after publishing"
+	if got, ok := s.Snapshot().Live.Turn(); !ok || got != (Turn{CommandID: "k1", Entry: "u1", Reply: "a1"}) {
+		t.Fatalf("published turn: %+v %v", got, ok)
+	}
+	s.Replace(s.Snapshot().Document)
+	if got, ok := s.Snapshot().Live.Turn(); !ok || got.CommandID != "k1" {
+		t.Fatalf("after a replace: %+v %v", got, ok)
+	}
+	s.Clear("d2")
+	if got, ok := s.Snapshot().Live.Turn(); ok {
+		t.Fatalf("a new session kept the turn %+v", got)
+	}
+}
+
+// TestCommandStatesFinal: exactly the states a command cannot leave are
+// final.
+func TestCommandStatesFinal(t *testing.T) {
+	var final []CommandState
+	for _, s := range CommandStates() {
+		if s.Final() {
+			final = append(final, s)
+		}
+	}
+	want := []CommandState{CommandApplied, CommandDone, CommandFailed, CommandStopped, CommandRejected, CommandRemoved}
+	if !slices.Equal(final, want) {
+		t.Fatalf("final states %v, want %v", final, want)
 	}
 }

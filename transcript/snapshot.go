@@ -122,6 +122,8 @@ type Live struct {
 	Steers Commands
 	// Approvals is the tool calls waiting for a decision, oldest first.
 	Approvals Approvals
+	// turn is the running top-level turn, nil while idle; see Live.Turn.
+	turn *Turn
 
 	// sources is what Queue and Steers are merged from. It is behind a
 	// pointer, like the lists themselves, because a Snapshot holding Live
@@ -258,9 +260,12 @@ func (c Children) add(r ChildRegion) Children {
 	return Children{append(c.s[:len(c.s):len(c.s)], r)}
 }
 
-// CommandState is where a command of the person's stands, as views show
-// it. The engine publishes queued, running and rejected; pending and
-// uncertain are delivery states only a client knows (see Live.Queue).
+// CommandState is where a command of the person's stands. It is the one
+// vocabulary of command states: the engine's receipts, its durable
+// receipts sidecar, the server's protocol and the web app all use these
+// names. In Live the engine publishes queued, running and rejected;
+// pending and uncertain are delivery states only a client knows (see
+// Live.Queue); the rest are final states a receipt reports.
 type CommandState string
 
 // Command states.
@@ -277,10 +282,39 @@ const (
 	// waiting for the next provider boundary, where it becomes a
 	// steering entry.
 	CommandRunning CommandState = "running"
+	// CommandApplied: a steer the model received (final).
+	CommandApplied CommandState = "applied"
+	// CommandDone: its turn finished, or the command took effect (final).
+	CommandDone CommandState = "done"
+	// CommandFailed: its turn failed; a failure entry says why (final).
+	CommandFailed CommandState = "failed"
+	// CommandStopped: its turn was stopped (final).
+	CommandStopped CommandState = "stopped"
 	// CommandRejected: not used, and never sent by itself. Its text is
-	// an unsent draft with an explicit send action; Reason says why.
+	// an unsent draft with an explicit send action; Reason says why
+	// (final).
 	CommandRejected CommandState = "rejected"
+	// CommandRemoved: taken out of the queue before it started (final).
+	CommandRemoved CommandState = "removed"
+	// CommandUnknown: no record of this command ID: never received, or
+	// forgotten.
+	CommandUnknown CommandState = "unknown"
 )
+
+// CommandStates lists every command state, in the order above.
+func CommandStates() []CommandState {
+	return []CommandState{CommandPending, CommandUncertain, CommandQueued, CommandRunning, CommandApplied,
+		CommandDone, CommandFailed, CommandStopped, CommandRejected, CommandRemoved, CommandUnknown}
+}
+
+// Final reports whether a command in state s can change no more.
+func (s CommandState) Final() bool {
+	switch s {
+	case CommandApplied, CommandDone, CommandFailed, CommandStopped, CommandRejected, CommandRemoved:
+		return true
+	}
+	return false
+}
 
 // PreviewBytes bounds the text a Command or PendingApproval carries, so
 // live state stays small however long the message or the arguments are.
@@ -469,6 +503,40 @@ func (tx *Tx) mergeCommands(src commandSources) {
 	l := &tx.st.live
 	l.sources = &src
 	l.Queue, l.Steers = merge(src.queue, false), merge(src.steers, true)
+	tx.dirty = true
+}
+
+// Turn is the running top-level turn as views name it: the command that
+// started it and the entries a stop compares against.
+type Turn struct {
+	// CommandID is the client's ID of the command that runs the turn.
+	CommandID string
+	// Entry is the turn's user entry ("" until it is written). A retry
+	// writes none: its Entry is the user entry of the turn it retries.
+	Entry string
+	// Reply is the turn's first answer entry ("" until there is one).
+	Reply string
+}
+
+// Turn returns the running top-level turn; ok is false while idle.
+func (l Live) Turn() (t Turn, ok bool) {
+	if l.turn == nil {
+		return Turn{}, false
+	}
+	return *l.turn, true
+}
+
+// SetTurn publishes the running top-level turn; nil means idle.
+func (tx *Tx) SetTurn(t *Turn) {
+	cur := tx.st.live.turn
+	if (cur == nil) == (t == nil) && (t == nil || *cur == *t) {
+		return
+	}
+	if t != nil {
+		c := *t
+		t = &c
+	}
+	tx.st.live.turn = t
 	tx.dirty = true
 }
 

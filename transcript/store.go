@@ -124,9 +124,9 @@ func (s *Store) newLifetime(d Document, newSession bool) Snapshot {
 	clear(s.timers)
 	s.observeAll(d)
 	old := s.st.live
-	s.st = state{doc: d, gen: s.st.gen + 1, live: Live{Model: old.Model, Totals: old.Totals}}
+	s.st = state{doc: d, gen: s.st.gen + 1, live: Live{Model: old.Model, Totals: old.Totals, turn: old.turn}}
 	if newSession {
-		s.st.live.Totals = Usage{}
+		s.st.live.Totals, s.st.live.turn = Usage{}, nil
 	}
 	s.publishLocked()
 	return *s.cur.Load()

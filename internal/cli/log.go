@@ -56,17 +56,22 @@ func newLogShowCmd(stdio IO) *cobra.Command {
 	var (
 		asJSON bool
 		width  int
+		store  string
 	)
 	cmd := &cobra.Command{
-		Use:   "show FILE",
+		Use:   "show FILE|ID",
 		Short: "Print the conversation as the classic view would",
-		Long:  "Print a conversation log as the classic terminal view draws it, or with --json as one object holding its entries, model messages and rejected lines.",
+		Long: "Print a conversation log as the classic terminal view draws it, or with --json as one object holding its entries, model messages and rejected lines. " +
+			"With --store (or FOLIO_DATABASE_URL), an argument that is not a file names a conversation in that PostgreSQL store.",
 		Example: `folio log show conversations/20260304-050607-a1b2c3.jsonl
 folio log show --json --width 80 big.jsonl`,
 		Args: oneArg("FILE"),
-		RunE: func(cmd *cobra.Command, args []string) error { return logShow(cmd, args[0], asJSON, width, stdio) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return logShow(cmd, args[0], store, asJSON, width, stdio)
+		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	storeFlag(cmd.Flags(), &store)
 	cmd.Flags().IntVar(&width, "width", 0, "wrap width (default: $COLUMNS, else 100)")
 	return cmd
 }
@@ -105,7 +110,7 @@ func newLogCompactCmd(stdio IO) *cobra.Command {
 }
 
 func newLogListCmd(stdio IO) *cobra.Command {
-	var data string
+	var data, store string
 	cmd := &cobra.Command{
 		Use:   "ls [DIR]",
 		Short: "List conversations in the data folder",
@@ -125,20 +130,21 @@ func newLogListCmd(stdio IO) *cobra.Command {
 			if len(args) == 1 {
 				data = args[0]
 			}
-			return logList(cmd, data, stdio)
+			return logList(cmd, data, store, stdio)
 		},
 	}
 	dataFlag(cmd.Flags(), &data)
+	storeFlag(cmd.Flags(), &store)
 	return cmd
 }
 
-func logShow(cmd *cobra.Command, path string, asJSON bool, width int, stdio IO) error {
+func logShow(cmd *cobra.Command, arg, store string, asJSON bool, width int, stdio IO) error {
 	if err := checkWidth(cmd, width); err != nil {
 		return err
 	}
-	c, err := history.ReadFile(path)
+	c, _, path, err := readConversation(cmd, arg, store)
 	if err != nil {
-		return failure(cmd, err)
+		return err
 	}
 	if asJSON {
 		return showJSON(c, stdio.Out)
@@ -263,17 +269,34 @@ func logCompact(cmd *cobra.Command, path string, stdio IO) error {
 	return err
 }
 
-func logList(cmd *cobra.Command, data string, stdio IO) error {
-	dir, err := history.DataDir(data)
-	if err != nil {
-		return failure(cmd, err)
-	}
-	list, err := history.List(dir)
-	if err != nil {
-		return failure(cmd, err)
+func logList(cmd *cobra.Command, data, store string, stdio IO) error {
+	var list []history.Summary
+	where := ""
+	if url := storeURL(store); url != "" && data == "" {
+		s, err := openStore(cmd, url)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		if list, err = s.List(); err != nil {
+			return failure(cmd, err)
+		}
+		for i := range list {
+			list[i].Path = list[i].ID // listed by ID, as the store keys them
+		}
+		where = redactURL(url)
+	} else {
+		dir, err := history.DataDir(data)
+		if err != nil {
+			return failure(cmd, err)
+		}
+		if list, err = history.List(dir); err != nil {
+			return failure(cmd, err)
+		}
+		where = history.ConversationsDir(dir)
 	}
 	if len(list) == 0 {
-		_, err := fmt.Fprintf(stdio.Out, "no conversations in %s\n", history.ConversationsDir(dir))
+		_, err := fmt.Fprintf(stdio.Out, "no conversations in %s\n", where)
 		return err
 	}
 	tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)

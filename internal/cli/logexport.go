@@ -7,35 +7,41 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/history/export"
 )
 
 func newLogExportCmd(stdio IO) *cobra.Command {
-	var format string
+	var format, store string
 	cmd := &cobra.Command{
-		Use:   "export --format jazz|markdown FILE",
-		Short: "Write the conversation for Jazz, or as Markdown",
-		Long: "Write a conversation log to standard output as a version 3 log Jazz opens (--format jazz), or as a Markdown transcript with its receipts (--format markdown). " +
-			"What Jazz has no place for is mapped to the nearest kind Jazz knows, and standard error lists every mapping.",
+		Use:   "export --format jazz|markdown|log FILE|ID",
+		Short: "Write the conversation for Jazz, as Markdown, or as its stored log",
+		Long: "Write a conversation log to standard output as a version 3 log Jazz opens (--format jazz), as a Markdown transcript with its receipts (--format markdown), " +
+			"or as the log exactly as stored (--format log), which copies a conversation out of PostgreSQL into a file. " +
+			"What Jazz has no place for is mapped to the nearest kind Jazz knows, and standard error lists every mapping. " +
+			"With --store (or FOLIO_DATABASE_URL), an argument that is not a file names a conversation in that PostgreSQL store.",
 		Example: `folio log export --format jazz conversations/20260304-050607-a1b2c3.jsonl > conv.jsonl
-folio log export --format markdown conversations/20260304-050607-a1b2c3.jsonl`,
+folio log export --format markdown conversations/20260304-050607-a1b2c3.jsonl
+folio log export --store "$FOLIO_DATABASE_URL" --format log 20260304-050607-a1b2c3 > 20260304-050607-a1b2c3.jsonl`,
 		Args: oneArg("FILE"),
-		RunE: func(cmd *cobra.Command, args []string) error { return logExport(cmd, args[0], format, stdio) },
+		RunE: func(cmd *cobra.Command, args []string) error { return logExport(cmd, args[0], format, store, stdio) },
 	}
-	cmd.Flags().StringVar(&format, "format", "", "jazz or markdown (required)")
+	cmd.Flags().StringVar(&format, "format", "", "jazz, markdown or log (required)")
+	storeFlag(cmd.Flags(), &store)
 	return cmd
 }
 
 // logExport writes the export to standard output and what had to be
 // mapped to standard error.
-func logExport(cmd *cobra.Command, path, format string, stdio IO) error {
+func logExport(cmd *cobra.Command, arg, format, store string, stdio IO) error {
 	if format == "" {
-		return usage(cmd, "--format is required (jazz or markdown)")
+		return usage(cmd, "--format is required (jazz, markdown or log)")
 	}
-	c, err := history.ReadFile(path)
+	c, data, path, err := readConversation(cmd, arg, store)
 	if err != nil {
-		return failure(cmd, err)
+		return err
+	}
+	if format == "log" {
+		return writeRaw(stdio.Out, data)
 	}
 	mapped, err := export.Write(stdio.Out, c, format, time.Local)
 	if errors.Is(err, export.ErrUnknownFormat) {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/foliodev/folio/provider"
 	_ "github.com/foliodev/folio/provider/builtin" // every client: openai, anthropic, demo
 	"github.com/foliodev/folio/server"
+	"github.com/foliodev/folio/store/pgstore"
 	"github.com/foliodev/folio/webui"
 )
 
@@ -22,6 +25,7 @@ func init() { register("", newServeCmd) }
 
 type serveFlags struct {
 	addr, data, token, allow, work string
+	store                          string
 	noToken                        bool
 	hosts                          []string
 	prov                           providerFlags
@@ -37,7 +41,8 @@ func newServeCmd(stdio IO) *cobra.Command {
 			"--no-token turns that off, on loopback only. Requests naming another Host (see --allowed-host) or sent from another site's page are refused.",
 		Example: `folio serve
 folio serve --addr 127.0.0.1:9000 --data ~/notes/folio
-folio serve --addr 0.0.0.0:7878 --token "$(openssl rand -hex 16)"`,
+folio serve --addr 0.0.0.0:7878 --token "$(openssl rand -hex 16)"
+folio serve --store postgres://folio@db/folio --data /var/lib/folio-replica-1`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, f, stdio) },
 	}
@@ -50,8 +55,17 @@ folio serve --addr 0.0.0.0:7878 --token "$(openssl rand -hex 16)"`,
 	f.prov.add(fs)
 	fs.StringVar(&f.allow, "allow", "", "comma-separated tools that run without approval (shell,write_file,edit_file; github__* for one MCP server's tools; * for all)")
 	fs.StringVar(&f.work, "dir", "", "workspace folder the tools work in (default: the folder folio serve starts in)")
+	storeFlag(fs, &f.store)
 	return cmd
 }
+
+// replicaIdleAfter is how long a replica keeps an idle conversation's
+// engine, and so its lease, after a turn.
+const replicaIdleAfter = 2 * time.Second
+
+// replicaStreamSaveEvery is how often a replica's engine saves a streaming
+// answer: other replicas' tabs see it grow at this pace.
+const replicaStreamSaveEvery = 250 * time.Millisecond
 
 func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 	ctx := cmd.Context()
@@ -106,8 +120,28 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 	if mgr != nil {
 		defer mgr.Close()
 	}
-	turns, err := server.NewTurns(server.TurnsOptions{Provider: prov, Model: cfg.Model, ContextWindow: cfg.ContextWindow,
-		Workspace: f.work, Allow: allowed, Models: models, Tools: extra})
+	logger := slog.New(slog.NewTextHandler(stdio.Err, nil))
+	topts := server.TurnsOptions{Provider: prov, Model: cfg.Model, ContextWindow: cfg.ContextWindow,
+		Workspace: f.work, Allow: allowed, Models: models, Tools: extra}
+	var replica server.Replica
+	if url := storeURL(f.store); url != "" {
+		st, err := openStore(cmd, url)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		mirror := pgstore.NewMirror(st, dir, logger)
+		mctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { mirror.Run(mctx); close(done) }()
+		defer func() { stop(); <-done }()
+		replica = mirror
+		// A conversation's engine holds its lease: on a replica it lets go
+		// soon after a turn, so a send that reaches another replica runs.
+		topts.IdleAfter = replicaIdleAfter
+		topts.StreamSaveEvery = replicaStreamSaveEvery
+	}
+	turns, err := server.NewTurns(topts)
 	if err != nil {
 		return failure(cmd, err)
 	}
@@ -117,7 +151,8 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 		AllowedHosts: f.hosts,
 		Engine:       turns,
 		App:          webui.Handler(),
-		Logger:       slog.New(slog.NewTextHandler(stdio.Err, nil)),
+		Logger:       logger,
+		Replica:      replica,
 	})
 	if err != nil {
 		return failure(cmd, err)

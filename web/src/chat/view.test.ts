@@ -29,7 +29,7 @@ describe('TranscriptView', () => {
     const { server, view, pages } = setup();
     await until(() => view.getState().window.pages.length === 1, 'first page');
     expect(atEnd(view.getState().window)).toBe(true);
-    expect(server.received.find((f) => f.type === 'hello')).toMatchObject({ protocol: 3 });
+    expect(server.received.find((f) => f.type === 'hello')).toMatchObject({ protocol: 4 });
     server.hold = true;
     view.want('before');
     view.want('before');

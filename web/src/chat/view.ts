@@ -3,6 +3,7 @@
 // backoff, applies live events, and carries the reader's intents (jump to the
 // latest, restore a saved position). React reads it through subscribe and
 // getState (useSyncExternalStore).
+import type { QueueItem as FrameQueueItem } from '../protocol/frames';
 import { DisconnectedError, ProtocolError, type Client, type ServerFrame } from '../protocol/client';
 import type { EntryAnswer, EventFrame } from '../protocol/frames';
 import { appendText, type Entry, type Held } from './reconcile';
@@ -53,11 +54,8 @@ export interface Approval {
   child?: string;
 }
 
-export interface QueueItem {
-  commandId: string;
-  text: string;
-  state: string;
-}
+/** A send waiting behind the running turn, as the protocol describes it. */
+export type QueueItem = FrameQueueItem;
 
 type RowCacheEntry = { held: Held[]; running: boolean; msg: Message };
 

@@ -7,6 +7,8 @@ import { useCatalog } from '../i18n/catalog';
 import type { TranscriptView } from '../chat/view';
 import type { Api, ModelInfo } from '../protocol/api';
 import { ProtocolError, type Client } from '../protocol/client';
+import type { CommandState, Receipt } from '../protocol/frames';
+import { advances, isFinal, isReturned } from '../protocol/states';
 import { ApprovalView, waitingPresentation } from './ApprovalView';
 import { ArtifactReaderContext, type ArtifactReader } from './ArtifactOutput';
 import { BranchContext, BranchNotice, useBranches } from './BranchControls';
@@ -25,7 +27,7 @@ export interface Outgoing {
   /** The model this send switches to (a name from the model list). */
   model?: string;
   /** pending: sent, no answer; uncertain: the connection dropped before the answer. */
-  state: 'pending' | 'uncertain' | 'queued' | 'running' | 'done' | 'rejected';
+  state: CommandState;
   code?: string;
 }
 
@@ -108,16 +110,16 @@ function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessag
 
   const giveBack = (o: { commandId: string; kind: 'send' | 'steer'; text: string }) =>
     setReturned((l) => (l.some((r) => r.commandId === o.commandId) ? l : [...l, { commandId: o.commandId, kind: o.kind, text: o.text }]));
-  const update = (commandId: string, patch: Partial<Outgoing>) =>
-    setOutgoing((list) => list.map((o) => (o.commandId === commandId ? { ...o, ...patch } : o)));
+  const update = (commandId: string, patch: Partial<Outgoing> & { state: CommandState }) =>
+    setOutgoing((list) => list.map((o) => (o.commandId === commandId && advances(o.state, patch.state) ? { ...o, ...patch } : o)));
 
   const deliver = async (o: Outgoing) => {
     const frame: Record<string, unknown> = { type: o.kind, conversation: conversation.id, commandId: o.commandId, text: o.text };
     if (o.kind === 'send' && o.attachments?.length) frame.attachments = o.attachments;
     if (o.kind === 'send' && o.model) frame.model = o.model;
     try {
-      const r = (await client.request(frame)).receipt as { state: Outgoing['state']; code?: string };
-      if (r.state === 'rejected') {
+      const r = (await client.request(frame)).receipt as { state: CommandState; code?: string };
+      if (isReturned(r.state)) {
         setOutgoing((list) => list.filter((x) => x.commandId !== o.commandId));
         // A definitive rejection gives the text back as an ordinary draft; a
         // message the stop cancelled comes back with an explicit Send.
@@ -156,8 +158,8 @@ function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessag
     () =>
       client.onEvent((f) => {
         if (f.type !== 'event' || f.conversation !== conversation.id || f.op !== 'receipt') return;
-        const r = f.receipt as { commandId: string; state: Outgoing['state']; code?: string };
-        if (r.state === 'rejected') {
+        const r = f.receipt as Receipt;
+        if (isReturned(r.state)) {
           // A queued send the stop cancelled leaves the queue and comes back
           // as a draft with Send and Discard.
           setOutgoing((list) => {
@@ -232,8 +234,8 @@ function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessag
   // This tab's sends, then sends queued by other tabs (from the server's queue).
   const mine = new Set(outgoing.map((o) => o.commandId));
   const visibleQueue: Outgoing[] = [
-    ...outgoing.filter((o) => o.state !== 'done'),
-    ...state.queue.filter((q) => !mine.has(q.commandId)).map((q) => ({ commandId: q.commandId, kind: 'send' as const, text: q.text, state: q.state as Outgoing['state'] })),
+    ...outgoing.filter((o) => !isFinal(o.state)),
+    ...state.queue.filter((q) => !mine.has(q.commandId)).map((q) => ({ commandId: q.commandId, kind: 'send' as const, text: q.text, state: q.state })),
   ];
   return (
     <TurnActionsContext.Provider value={actions}>
@@ -254,7 +256,7 @@ function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessag
             {visibleQueue.map((o) => (
               <li key={o.commandId} className="queue-item" data-state={o.state} data-kind={o.kind}>
                 <span className="queue-text">{o.text}</span>
-                <span className="queue-state">{o.state === 'pending' || o.state === 'uncertain' ? t.sending : (t.queueState[o.state] ?? o.state)}</span>
+                <span className="queue-state">{o.state === 'pending' || o.state === 'uncertain' ? t.sending : (t.queueState[o.state as keyof typeof t.queueState] ?? o.state)}</span>
               </li>
             ))}
           </ol>

@@ -42,7 +42,8 @@ export interface Catalog {
   // Turn actions.
   queue: string;
   sending: string;
-  queueState: Record<string, string>;
+  /** The label of a command waiting in the queue, by its state (the protocol's CommandState). */
+  queueState: Record<'queued' | 'running' | 'rejected', string>;
   cancelledDraft: string;
   discard: string;
   steerNotDelivered: string;
@@ -165,7 +166,7 @@ export const catalogs = {
     defaultModel: 'default',
     queue: 'Queue',
     sending: 'sending…',
-    queueState: { queued: 'queued', dispatched: 'running', rejected: 'not sent', done: 'done' },
+    queueState: { queued: 'queued', running: 'running', rejected: 'not sent' },
     cancelledDraft: 'Not sent: the turn was stopped',
     discard: 'Discard',
     steerNotDelivered: 'Not delivered (the turn was stopped):',
@@ -279,7 +280,7 @@ export const catalogs = {
     defaultModel: 'Standard',
     queue: 'Warteschlange',
     sending: 'wird gesendet…',
-    queueState: { queued: 'wartet', dispatched: 'läuft', rejected: 'nicht gesendet', done: 'erledigt' },
+    queueState: { queued: 'wartet', running: 'läuft', rejected: 'nicht gesendet' },
     cancelledDraft: 'Nicht gesendet: die Antwort wurde gestoppt',
     discard: 'Verwerfen',
     steerNotDelivered: 'Nicht zugestellt (die Antwort wurde gestoppt):',

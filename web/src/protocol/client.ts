@@ -4,7 +4,7 @@
 // the network is back (the `online` event) it reconnects at once instead of
 // sitting out a retry delay computed while offline.
 
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 
 /** A server frame. Answers carry `re`; events do not. */
 export interface ServerFrame {

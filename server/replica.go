@@ -1,0 +1,313 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/foliodev/folio/history"
+)
+
+// Replica keeps the conversations in a database that several servers
+// share (package pgstore's Mirror implements it). The server then serves
+// local copies of the logs in DataDir, which the Replica keeps equal to the
+// database: every request that names a conversation first brings its copy
+// up to date (Sync), the follower publishes what other replicas appended
+// from the copy, and writers (the engine, renames) write through OpenLog
+// under the conversation's lease in the database. A command for a
+// conversation another replica's engine holds is forwarded to it
+// (forward), and its receipts come back.
+type Replica interface {
+	// Sync brings DataDir's copy of id up to the database (removing it
+	// when the database has no such conversation) and keeps it current.
+	Sync(ctx context.Context, id string) error
+	// OpenLog opens id for writing under its lease; history.ErrLocked
+	// while another replica holds it.
+	OpenLog(id string, opts ...history.Option) (*history.Log, error)
+	// List lists the database's conversations.
+	List() ([]history.Summary, error)
+	// Create writes a new conversation's header line.
+	Create(id string, header []byte) error
+	// Delete removes a conversation under its lease.
+	Delete(id string) error
+	// OnChange sets the function told after a copy changed; OnDeleted
+	// after a copy was dropped because the conversation was deleted.
+	OnChange(func(id string))
+	OnDeleted(func(id string))
+
+	// Commands for a conversation another replica's engine holds go
+	// there: Forward writes one for the owner, Withdraw takes back one no
+	// owner claimed, Answer records a receipt of a command this replica
+	// runs for another; OnCommand is told of commands forwarded here, and
+	// OnReceipt of receipts of commands forwarded from here.
+	Forward(ctx context.Context, id, commandID string, body []byte) error
+	Withdraw(ctx context.Context, id, commandID string) (bool, error)
+	Answer(ctx context.Context, id, commandID string, receipt []byte) error
+	OnCommand(func(id string, body []byte))
+	OnReceipt(func(id string, receipt []byte))
+}
+
+// forwardClaimWait is how long a forwarded command waits for an owner to
+// claim it before the sender takes it back and tries to run it itself (the
+// owner's engine may have closed meanwhile).
+const forwardClaimWait = 2 * time.Second
+
+// forwardAnswerWait bounds the wait for the first receipt of a claimed
+// command.
+const forwardAnswerWait = 30 * time.Second
+
+// forwards tracks commands crossing replicas.
+type forwards struct {
+	mu sync.Mutex
+	// waiting: commands this replica forwarded, waiting for their first
+	// receipt.
+	waiting map[[2]string]chan Receipt
+	// answering: commands this replica runs for another, whose receipts
+	// go back to the sender.
+	answering map[[2]string]bool
+}
+
+func (f *forwards) wait(id, cmd string) chan Receipt {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.waiting == nil {
+		f.waiting = map[[2]string]chan Receipt{}
+	}
+	ch := make(chan Receipt, 1)
+	f.waiting[[2]string{id, cmd}] = ch
+	return ch
+}
+
+func (f *forwards) done(id, cmd string) {
+	f.mu.Lock()
+	delete(f.waiting, [2]string{id, cmd})
+	f.mu.Unlock()
+}
+
+// forward runs cmd on the replica whose engine holds its conversation,
+// and returns that replica's first receipt. Later receipts reach this
+// replica's tabs through OnReceipt. When no owner claims the command in
+// time, it is taken back and run here; a conversation still locked after a
+// few rounds is refused as locked.
+func (s *Server) forward(ctx context.Context, cmd Command) (Receipt, error) {
+	r := s.opts.Replica
+	body, err := json.Marshal(cmd)
+	if err != nil {
+		return Receipt{}, err
+	}
+	id, k := cmd.Conversation, cmd.CommandID
+	defer s.fwd.done(id, k)
+	lockErr := fmt.Errorf("%w: another replica holds the conversation", ErrLocked)
+	for range 3 {
+		ch := s.fwd.wait(id, k)
+		if err := r.Forward(ctx, id, k, body); err != nil {
+			return Receipt{}, err
+		}
+		t := time.NewTimer(forwardClaimWait)
+		select {
+		case rc := <-ch:
+			t.Stop()
+			return rc, nil
+		case <-ctx.Done():
+			t.Stop()
+			return Receipt{}, ctx.Err()
+		case <-t.C:
+		}
+		took, err := r.Withdraw(ctx, id, k)
+		if err != nil {
+			return Receipt{}, err
+		}
+		if !took {
+			// Claimed meanwhile: its answer is on its way.
+			t := time.NewTimer(forwardAnswerWait)
+			defer t.Stop()
+			select {
+			case rc := <-ch:
+				return rc, nil
+			case <-ctx.Done():
+				return Receipt{}, ctx.Err()
+			case <-t.C:
+				return Receipt{}, fmt.Errorf("%w: the replica that took the command did not answer", ErrLocked)
+			}
+		}
+		rc, err := s.opts.Engine.Do(ctx, cmd)
+		if !errors.Is(err, ErrLocked) {
+			return rc, err
+		}
+		lockErr = err
+	}
+	return Receipt{}, lockErr
+}
+
+// runForwarded runs a command another replica forwarded here, and sends
+// its receipts back.
+func (s *Server) runForwarded(id string, body []byte) {
+	var cmd Command
+	if err := json.Unmarshal(body, &cmd); err != nil || cmd.Conversation != id || cmd.CommandID == "" {
+		s.opts.Logger.Warn("a forwarded command does not decode", "conversation", id)
+		return
+	}
+	key := [2]string{id, cmd.CommandID}
+	s.fwd.mu.Lock()
+	if s.fwd.answering == nil {
+		s.fwd.answering = map[[2]string]bool{}
+	}
+	s.fwd.answering[key] = true
+	s.fwd.mu.Unlock()
+	rc := s.do(context.Background(), cmd)
+	s.answer(id, rc)
+}
+
+// answer sends a receipt of a command run for another replica back to it;
+// others are left alone.
+func (s *Server) answer(id string, rc Receipt) {
+	key := [2]string{id, rc.CommandID}
+	s.fwd.mu.Lock()
+	ok := s.fwd.answering[key]
+	if ok && rc.State.Final() {
+		delete(s.fwd.answering, key)
+	}
+	s.fwd.mu.Unlock()
+	if !ok {
+		return
+	}
+	b, err := json.Marshal(rc)
+	if err == nil {
+		err = s.opts.Replica.Answer(context.Background(), id, rc.CommandID, b)
+	}
+	if err != nil {
+		s.opts.Logger.Warn("cannot answer a forwarded command", "conversation", id, "err", err)
+	}
+}
+
+// forwardedReceipt takes a receipt the owner gave a command this replica
+// forwarded: the first one answers the waiting send, and each is published
+// to this replica's tabs unless it would move the command backwards.
+func (s *Server) forwardedReceipt(id string, b []byte) {
+	var rc Receipt
+	if err := json.Unmarshal(b, &rc); err != nil || rc.Conversation != id {
+		return
+	}
+	s.fwd.mu.Lock()
+	ch := s.fwd.waiting[[2]string{id, rc.CommandID}]
+	s.fwd.mu.Unlock()
+	if ch != nil {
+		select {
+		case ch <- rc:
+		default:
+		}
+	}
+	if s.lookupConv(id) == nil {
+		return
+	}
+	// Tabs never move a receipt backwards (web/src/protocol/states.ts), so
+	// a late non-final receipt after the final one changes nothing.
+	_ = s.Publish(id, Change{Op: OpReceipt, Receipt: &rc})
+}
+
+// bindReplica pokes a conversation's follower when its copy changed, so
+// tabs on this replica see another replica's appends without waiting for
+// the follower's tick.
+func (s *Server) bindReplica() {
+	r := s.opts.Replica
+	if r == nil {
+		return
+	}
+	r.OnDeleted(func(id string) { go s.announceDeleted(id) })
+	r.OnCommand(s.runForwarded)
+	r.OnReceipt(s.forwardedReceipt)
+	r.OnChange(func(id string) {
+		// Not under the mirror's lock: the poll takes the conversation's.
+		go func() {
+			c := s.lookupConv(id)
+			if c == nil {
+				return
+			}
+			c.mu.Lock()
+			if c.stop != nil && c.synced && !c.syncing {
+				c.pollLocked()
+			}
+			c.mu.Unlock()
+		}()
+	})
+}
+
+// syncCopy brings a replica's copy of id up to date; without a Replica it
+// does nothing.
+func (s *Server) syncCopy(id string) {
+	if r := s.opts.Replica; r != nil {
+		if err := r.Sync(context.Background(), id); err != nil {
+			s.opts.Logger.Warn("database unreachable; serving the local copy", "conversation", id, "err", err)
+		}
+	}
+}
+
+// openLog opens conversation id's log (at p in DataDir) for writing: the
+// file's lock, or the database lease on a replica.
+func (s *Server) openLog(id, p string) (*history.Log, error) {
+	if r := s.opts.Replica; r != nil {
+		return r.OpenLog(id)
+	}
+	return history.Open(p)
+}
+
+// logFiles lists the conversations: the data folder's logs, or on a
+// replica the database's conversations, each at its copy.
+func (s *Server) logFiles() ([]history.LogFile, error) {
+	r := s.opts.Replica
+	if r == nil {
+		return history.Logs(s.opts.DataDir)
+	}
+	list, err := r.List()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]history.LogFile, 0, len(list))
+	for _, sum := range list {
+		if validConversationID(sum.ID) != nil {
+			continue
+		}
+		out = append(out, history.LogFile{ID: sum.ID, Path: s.logPath(sum.ID)})
+	}
+	return out, nil
+}
+
+// createLog writes a new log's header line on a replica; false without
+// one, where the caller creates the file.
+func (s *Server) createLog(id string, header []byte) (bool, error) {
+	r := s.opts.Replica
+	if r == nil {
+		return false, nil
+	}
+	return true, r.Create(id, header)
+}
+
+// deleteReplica deletes a conversation on a replica and answers the
+// request; false without one.
+func (s *Server) deleteReplica(w http.ResponseWriter, id string) bool {
+	r := s.opts.Replica
+	if r == nil {
+		return false
+	}
+	err := r.Delete(id)
+	if errors.Is(err, history.ErrLocked) {
+		httpError(w, http.StatusConflict, "locked", lockedText(err))
+		return true
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.opts.Logger.Error("delete failed", "conversation", id, "err", err)
+		httpError(w, http.StatusInternalServerError, "internal", "cannot delete the conversation")
+		return true
+	}
+	os.RemoveAll(s.attachmentDir(id))
+	s.announceDeleted(id)
+	w.WriteHeader(http.StatusNoContent)
+	return true
+}

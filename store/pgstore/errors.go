@@ -1,0 +1,20 @@
+package pgstore
+
+import "errors"
+
+// ErrSchemaNewer is returned by Open when the database's schema was
+// migrated by a newer folio than this one.
+var ErrSchemaNewer = errors.New("pgstore: the database schema is newer than this folio; update folio")
+
+// ErrLeaseLost is returned by a Medium's writes after its lease connection
+// ended: another writer may hold the conversation now, so this one must
+// reopen it.
+var ErrLeaseLost = errors.New("pgstore: the writer lease was lost (its connection ended); reopen the conversation")
+
+// ErrConflict is returned by a write that finds the log changed under its
+// lease: something wrote it without the lease. Nothing is written.
+var ErrConflict = errors.New("pgstore: the log changed under the writer lease")
+
+// ErrBadID is returned for a conversation ID that is empty, too long or
+// holds a NUL byte.
+var ErrBadID = errors.New("pgstore: invalid conversation id")

@@ -1,0 +1,477 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/foliodev/folio/history"
+)
+
+// Replicas. Several folio servers share one database; each keeps a local
+// copy of every conversation it serves, a log file in its own data folder
+// holding exactly the database's bytes, so its paging, snapshots and log
+// follower work on a local file as they do without a database. A Mirror
+// keeps those copies current:
+//
+//   - a writer on this replica (OpenLog) writes to the database under the
+//     conversation's lease and, once the transaction committed, the same
+//     records to the local copy;
+//   - every append notifies AppendsChannel with "<epoch> <seq> <size> <id>";
+//     Run listens, and brings the copy of each conversation it mirrors up
+//     to date from the sequence number it last applied (Follow), so a
+//     record is never skipped nor applied twice, and after a reconnect it
+//     catches every mirrored conversation up the same way.
+
+// AppendsChannel is the channel every append notifies.
+const AppendsChannel = "folio_appends"
+
+// Mirror keeps a replica's local copies of conversations. Its methods are
+// safe for concurrent use.
+type Mirror struct {
+	s   *Store
+	dir string // the replica's data folder
+	log *slog.Logger
+
+	in inbox // forwarded commands (inbox.go)
+
+	listener atomic.Uint32 // the listening connection's server process (tests end it)
+	// recoverEvery is how often Run calls Recover (tests shorten it).
+	recoverEvery time.Duration
+
+	mu    sync.Mutex
+	convs map[string]*mirrored
+	// onChange, when set, is told after a copy changed (the server pokes
+	// its follower so tabs see it without waiting for a tick); onDeleted
+	// after a copy was dropped because the conversation was deleted.
+	onChange, onDeleted func(id string)
+}
+
+// mirrored is one conversation's copy: how far it has applied the log.
+type mirrored struct {
+	mu         sync.Mutex
+	epoch, seq int64
+	size       int64
+	synced     bool // epoch and seq describe the local file
+}
+
+// NewMirror keeps copies under dir/conversations.
+func NewMirror(s *Store, dir string, log *slog.Logger) *Mirror {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Mirror{s: s, dir: dir, log: log, convs: map[string]*mirrored{}, recoverEvery: recoverEvery}
+}
+
+// OnDeleted sets the function told after a copy was dropped because its
+// conversation is no longer in the database.
+func (m *Mirror) OnDeleted(f func(id string)) {
+	m.mu.Lock()
+	m.onDeleted = f
+	m.mu.Unlock()
+}
+
+// Store is the database the mirror copies from.
+func (m *Mirror) Store() *Store { return m.s }
+
+// OnChange sets the function told after a copy changed.
+func (m *Mirror) OnChange(f func(id string)) {
+	m.mu.Lock()
+	m.onChange = f
+	m.mu.Unlock()
+}
+
+func (m *Mirror) conv(id string) *mirrored {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.convs[id]
+	if c == nil {
+		c = &mirrored{}
+		m.convs[id] = c
+	}
+	return c
+}
+
+func (m *Mirror) changed(id string) {
+	m.mu.Lock()
+	f := m.onChange
+	m.mu.Unlock()
+	if f != nil {
+		f(id)
+	}
+}
+
+// Path is the local copy of conversation id.
+func (m *Mirror) Path(id string) (string, error) { return history.Path(m.dir, id) }
+
+// Sync brings the local copy of id up to the database and keeps it current
+// from then on (Run). A conversation the database does not have has no
+// copy: one left from before is removed.
+func (m *Mirror) Sync(ctx context.Context, id string) error {
+	p, err := m.Path(id)
+	if err != nil {
+		return err
+	}
+	c := m.conv(id)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	epoch, seq := c.epoch, c.seq
+	if !c.synced {
+		epoch = -1 // read it whole: whatever the file holds is rewritten
+	}
+	t, err := m.s.Follow(ctx, id, epoch, seq)
+	if errors.Is(err, fs.ErrNotExist) {
+		if c.synced || fileExists(p) {
+			os.Remove(p)
+			os.Remove(history.SummaryPath(p))
+			c.synced, c.size = false, 0
+			m.changed(id)
+			m.mu.Lock()
+			f := m.onDeleted
+			m.mu.Unlock()
+			if f != nil {
+				f(id)
+			}
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := c.applyLocked(p, t); err != nil {
+		c.synced = false
+		return err
+	}
+	if t.Reset || len(t.Records) > 0 {
+		m.changed(id)
+	}
+	return nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// applyLocked writes a Tail to the local copy at p.
+func (c *mirrored) applyLocked(p string, t Tail) error {
+	if t.Reset {
+		if len(t.Records) == 0 {
+			// A row without records yet: no log.
+			os.Remove(p)
+		} else if err := writeFile(p, t.Records); err != nil {
+			return err
+		}
+		c.epoch, c.seq, c.size, c.synced = t.Epoch, t.Seq, int64(len(t.Records)), true
+		return nil
+	}
+	if len(t.Records) == 0 {
+		return nil
+	}
+	if t.Offset != c.size {
+		return fmt.Errorf("pgstore: mirror of %s: records at byte %d, the copy has %d", p, t.Offset, c.size)
+	}
+	if err := appendFile(p, t.Records); err != nil {
+		return err
+	}
+	c.seq, c.size = t.Seq, c.size+int64(len(t.Records))
+	return nil
+}
+
+// writeFile replaces p with data through a temporary file and a rename, so
+// a reader sees the old copy or the new one.
+func writeFile(p string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	tmp := p + ".mirror"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
+// appendFile appends whole records in one write. The copy is a cache of
+// the database: it is not fsynced, and a replica that restarts rewrites it.
+func appendFile(p string, data []byte) error {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	return errors.Join(err, f.Close())
+}
+
+// OpenLog opens conversation id for writing under its lease; what it
+// writes reaches the local copy as soon as the database has it.
+func (m *Mirror) OpenLog(id string, opts ...history.Option) (*history.Log, error) {
+	p, err := m.Path(id)
+	if err != nil {
+		return nil, err
+	}
+	pm, err := m.s.OpenMedium(id)
+	if err != nil {
+		return nil, err
+	}
+	m.own(id, 1)
+	return history.OpenMedium(&teeMedium{Medium: pm, m: m, id: id, path: p}, id, opts...), nil
+}
+
+// teeMedium is a lease's medium that also writes its committed records to
+// the replica's copy.
+type teeMedium struct {
+	*Medium
+	m      *Mirror
+	id     string
+	path   string
+	closed bool
+}
+
+func (t *teeMedium) Append(records []byte) error { return t.write(records, false) }
+
+// Close releases the lease; this replica no longer owns the conversation.
+func (t *teeMedium) Close() error {
+	err := t.Medium.Close()
+	if !t.closed {
+		t.closed = true
+		t.m.own(t.id, -1)
+	}
+	return err
+}
+func (t *teeMedium) Replace(data []byte) error { return t.write(data, true) }
+
+func (t *teeMedium) write(data []byte, replace bool) error {
+	c := t.m.conv(t.id)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	pos, err := t.Medium.writeAt(data, replace)
+	if err != nil {
+		return err
+	}
+	tail := Tail{Epoch: pos.newEpoch, Seq: pos.seq}
+	switch {
+	case replace:
+		tail.Reset, tail.Records = true, data
+	case !pos.fresh && c.synced && c.epoch == pos.epoch && c.size == pos.size:
+		tail.Records, tail.Offset = data, pos.size
+	default:
+		// A copy that is not at the point this write continued: made
+		// afresh from the database (this lease's connection, so exactly
+		// what was just committed).
+		full, err := t.Medium.readCommitted(context.Background())
+		if err != nil {
+			c.synced = false
+			return nil // the database has the records; the next Sync copies them
+		}
+		tail.Reset, tail.Records = true, full
+	}
+	if err := c.applyLocked(t.path, tail); err != nil {
+		c.synced = false
+		t.m.log.Warn("replica copy", "conversation", t.id, "err", err)
+	}
+	t.m.changed(t.id)
+	return nil
+}
+
+// List lists the database's conversations.
+func (m *Mirror) List() ([]history.Summary, error) { return m.s.List() }
+
+// Delete deletes id from the database and its local copy.
+func (m *Mirror) Delete(id string) error {
+	if err := m.s.Delete(id); err != nil {
+		return err
+	}
+	return m.Sync(context.Background(), id)
+}
+
+// Create writes a new conversation's first line (its header) under the
+// lease; history.ErrLocked or an error naming an existing log if another
+// has it.
+func (m *Mirror) Create(id string, header []byte) error {
+	pm, err := m.s.OpenMedium(id)
+	if err != nil {
+		return err
+	}
+	defer pm.Close()
+	if _, err := pm.Read(); !errors.Is(err, fs.ErrNotExist) {
+		if err == nil {
+			err = fs.ErrExist
+		}
+		return fmt.Errorf("create %s: %w", id, err)
+	}
+	if err := pm.Replace(header); err != nil {
+		return err
+	}
+	return m.Sync(context.Background(), id)
+}
+
+// Run listens for appends until ctx ends and keeps every mirrored copy
+// current. When the connection drops it reconnects (backing off up to
+// five seconds) and catches every copy up before listening on. Every
+// recoverEvery it also runs Recover.
+func (m *Mirror) Run(ctx context.Context) error {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		listened, err := m.listen(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if listened {
+			backoff = 100 * time.Millisecond // it worked until now: retry soon
+		}
+		m.log.Warn("database listener", "err", err, "retry", backoff)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+	return nil
+}
+
+// listen is one connection's life: LISTEN, catch up, then apply
+// notifications as they come.
+func (m *Mirror) listen(ctx context.Context) (listened bool, err error) {
+	conn, err := pgx.ConnectConfig(ctx, m.s.cfg)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	m.listener.Store(conn.PgConn().PID())
+	for _, ch := range []string{AppendsChannel, InboxChannel, ReceiptsChannel} {
+		if _, err := conn.Exec(ctx, `LISTEN `+ch); err != nil {
+			return false, err
+		}
+	}
+	// Whatever was appended while nobody listened.
+	m.mu.Lock()
+	ids := make([]string, 0, len(m.convs))
+	for id := range m.convs {
+		ids = append(ids, id)
+	}
+	m.mu.Unlock()
+	for _, id := range ids {
+		if err := m.Sync(ctx, id); err != nil {
+			m.log.Warn("replica catch-up", "conversation", id, "err", err)
+		}
+	}
+	m.pending(ctx)
+	next := time.Now().Add(m.recoverEvery)
+	for {
+		if time.Now().After(next) {
+			if err := m.Recover(ctx); err != nil {
+				m.log.Warn("replica recovery", "err", err)
+			}
+			next = time.Now().Add(m.recoverEvery)
+		}
+		wctx, cancel := context.WithDeadline(ctx, next)
+		n, err := conn.WaitForNotification(wctx)
+		woke := wctx.Err() != nil
+		cancel()
+		if err != nil && ctx.Err() == nil && woke && !conn.IsClosed() {
+			continue // time to look for dead writers
+		}
+		if err != nil {
+			return true, err
+		}
+		if n.Channel != AppendsChannel {
+			var in note
+			if json.Unmarshal([]byte(n.Payload), &in) == nil {
+				m.inboxNote(ctx, in)
+			}
+			continue
+		}
+		epoch, seq, id, ok := parseNote(n.Payload)
+		if !ok {
+			continue
+		}
+		m.mu.Lock()
+		c := m.convs[id]
+		m.mu.Unlock()
+		if c == nil {
+			continue // not served here
+		}
+		c.mu.Lock()
+		current := c.synced && c.epoch == epoch && c.seq >= seq
+		c.mu.Unlock()
+		if current {
+			continue // this replica wrote it, or already read it
+		}
+		if err := m.Sync(ctx, id); err != nil {
+			m.log.Warn("replica sync", "conversation", id, "err", err)
+		}
+	}
+}
+
+// parseNote reads "<epoch> <seq> <size> <id>".
+func parseNote(p string) (epoch, seq int64, id string, ok bool) {
+	f := strings.SplitN(p, " ", 4)
+	if len(f) != 4 {
+		return 0, 0, "", false
+	}
+	var err1, err2 error
+	epoch, err1 = strconv.ParseInt(f[0], 10, 64)
+	seq, err2 = strconv.ParseInt(f[1], 10, 64)
+	return epoch, seq, f[3], err1 == nil && err2 == nil
+}
+
+// recoverEvery is how often Run looks for conversations whose writer died.
+const recoverEvery = 5 * time.Second
+
+// Recover finds the conversations this replica serves whose writer died
+// holding them (a lease row whose database session is gone), and loads
+// each under its lease: history settles an answer that writer left
+// half-written as interrupted, and the append reaches every replica's tabs.
+// A conversation another writer holds again is left alone.
+func (m *Mirror) Recover(ctx context.Context) error {
+	rows, err := m.s.pool.Query(ctx, `SELECT conversation_id FROM folio_leases l
+		WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a
+			WHERE a.pid = l.backend_pid AND a.backend_start <= l.since)`) // a reused PID started later
+	if err != nil {
+		return fmt.Errorf("pgstore: recover: %w", err)
+	}
+	var dead []string
+	for rows.Next() {
+		var id string
+		if rows.Scan(&id) == nil {
+			dead = append(dead, id)
+		}
+	}
+	rows.Close()
+	var errs []error
+	for _, id := range dead {
+		m.mu.Lock()
+		_, served := m.convs[id]
+		m.mu.Unlock()
+		if !served {
+			continue
+		}
+		l, err := m.OpenLog(id)
+		if errors.Is(err, history.ErrLocked) {
+			continue // taken over already
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		c, err := l.Load()
+		if err == nil && c.Interrupted {
+			m.log.Info("recorded an answer its writer left unfinished", "conversation", id, "writer", l.TookOverFrom())
+		}
+		errs = append(errs, err, l.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,111 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// migrations are the schema's versions, applied in order, each in its own
+// transaction together with its row in folio_schema. A migration is never
+// edited once released; a change is a new one at the end.
+var migrations = []string{
+	// 1: conversations, their records, receipts and leases.
+	`CREATE TABLE folio_conversations (
+		id          text PRIMARY KEY,
+		-- The listing as the last writer saw it; NULL entries: unknown,
+		-- read the log to list it.
+		title       text NOT NULL DEFAULT '',
+		head        text NOT NULL DEFAULT 'main',
+		version     int,
+		entries     int,
+		messages    int,
+		problems    int,
+		listed_at   timestamptz,
+		created_at  timestamptz NOT NULL DEFAULT now(),
+		updated_at  timestamptz NOT NULL DEFAULT now(),
+		-- size: the log's length in bytes (records and their newlines);
+		-- next_seq: the sequence number of the next record; epoch: bumped
+		-- when the log is replaced (upgrade, compaction), so a follower
+		-- knows to read it afresh.
+		size        bigint NOT NULL DEFAULT 0,
+		next_seq    bigint NOT NULL DEFAULT 1,
+		epoch       bigint NOT NULL DEFAULT 0
+	);
+	CREATE TABLE folio_records (
+		conversation_id text   NOT NULL REFERENCES folio_conversations (id) ON DELETE CASCADE,
+		seq             bigint NOT NULL,
+		off             bigint NOT NULL, -- the record's byte offset in the log
+		body            bytea  NOT NULL, -- the record's exact text, without its newline
+		PRIMARY KEY (conversation_id, seq)
+	);
+	CREATE TABLE folio_commands (
+		conversation_id text   NOT NULL REFERENCES folio_conversations (id) ON DELETE CASCADE,
+		n               bigserial,
+		body            bytea  NOT NULL, -- one receipt, as history writes it
+		PRIMARY KEY (conversation_id, n)
+	);
+	CREATE TABLE folio_leases (
+		conversation_id text PRIMARY KEY,
+		owner       text NOT NULL,
+		pid         int  NOT NULL,
+		backend_pid int  NOT NULL,
+		since       timestamptz NOT NULL DEFAULT now()
+	);`,
+	// 2: commands forwarded to the replica that owns a conversation.
+	`CREATE TABLE folio_inbox (
+		conversation_id text NOT NULL,
+		command_id      text NOT NULL,
+		body            bytea NOT NULL, -- the command as the sending server encoded it
+		sender          text NOT NULL,
+		claimed_by      text,           -- the owner that took it; NULL while waiting
+		receipt         bytea,          -- the latest receipt the owner gave
+		created_at      timestamptz NOT NULL DEFAULT now(),
+		PRIMARY KEY (conversation_id, command_id)
+	);`,
+}
+
+// schemaLock is the advisory lock key that serializes migrations.
+const schemaLock = int64(0x666f6c696f) // "folio"
+
+// migrate brings the schema to the newest version, under schemaLock so that
+// replicas starting together run each migration once.
+func migrate(ctx context.Context, conn *pgx.Conn) (err error) {
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, schemaLock); err != nil {
+		return fmt.Errorf("pgstore: lock the schema: %w", err)
+	}
+	defer func() {
+		if _, uerr := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, schemaLock); err == nil && uerr != nil {
+			err = fmt.Errorf("pgstore: unlock the schema: %w", uerr)
+		}
+	}()
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS folio_schema (
+		version    int PRIMARY KEY,
+		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return fmt.Errorf("pgstore: schema table: %w", err)
+	}
+	var have int
+	if err := conn.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM folio_schema`).Scan(&have); err != nil {
+		return fmt.Errorf("pgstore: schema version: %w", err)
+	}
+	if have > len(migrations) {
+		return fmt.Errorf("%w (database at version %d, this folio knows %d)", ErrSchemaNewer, have, len(migrations))
+	}
+	for v := have + 1; v <= len(migrations); v++ {
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, migrations[v-1]); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO folio_schema (version) VALUES ($1)`, v)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("pgstore: migration %d: %w", v, err)
+		}
+	}
+	return nil
+}
+
+// SchemaVersion is the schema version this folio migrates to.
+func SchemaVersion() int { return len(migrations) }
