@@ -132,6 +132,7 @@ func SummarizeLog(id, name string, data []byte) Summary {
 	s.ID = c.Header.ConversationID
 	s.Title, s.Entries, s.Messages = DisplayTitle(c.Title, c.Messages), c.Document.Len(), len(c.Messages)
 	s.Problems, s.Version, s.UpdatedAt = len(c.Problems), c.Header.Version, c.UpdatedAt
+	s.StartedAt, s.Branched, s.Head = c.Header.StartedAt, len(c.Branches) > 1, c.Head
 	return s
 }
 
@@ -298,6 +299,7 @@ func (m *fileMedium) Noted(s Summary) {
 		Format: summaryFormat, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Inode: ino, ChangeTime: ctime,
 		Version: s.Version, ConversationID: s.ID, Title: s.Title, Entries: s.Entries, Messages: s.Messages,
 		Problems: s.Problems, UpdatedAt: s.UpdatedAt, Head: s.Head,
+		StartedAt: s.StartedAt, Branched: s.Branched,
 	})
 }
 

@@ -130,6 +130,7 @@ func summaryOfConv(c *Conversation) Summary {
 		ID: c.Header.ConversationID, Version: c.Header.Version,
 		Title: DisplayTitle(c.Title, c.Messages), Entries: c.Document.Len(), Messages: len(c.Messages),
 		Problems: len(c.Problems), UpdatedAt: c.UpdatedAt, Head: c.Head,
+		StartedAt: c.Header.StartedAt, Branched: len(c.Branches) > 1,
 	}
 }
 
