@@ -186,7 +186,7 @@ func (r *reader) onBranch(lineNo int, rec *rawRecord, reject func(*Problem) line
 	if _, err := transcript.ParseInstant(rec.at); err != nil {
 		return reject(&Problem{Entry: -1, Pointer: "/at", Msg: err.Error()})
 	}
-	id, inner := rec.branch, rec.record // rec is reused by the inner decode
+	id, inner, base := rec.branch, rec.record, rec.recordAt // rec is reused by the inner decode
 	b := r.tree.branches[id]
 	if b == nil {
 		msg := fmt.Sprintf("branch %q does not exist", id)
@@ -202,6 +202,10 @@ func (r *reader) onBranch(lineNo int, rec *rawRecord, reject func(*Problem) line
 	title := r.conv.Title
 	r.swap(b)
 	info := r.record(lineNo, inner, false)
+	for i := range r.rec.spans {
+		r.rec.spans[i].start += base
+		r.rec.spans[i].end += base
+	}
 	r.swap(b)
 	if r.conv.Title != title {
 		b.info.Title, r.conv.Title = r.conv.Title, title

@@ -42,6 +42,19 @@ var ErrUnknownBranch = errors.New("unknown branch")
 // branch: an entry it does not have, or more messages than it holds.
 var ErrForkPoint = errors.New("fork point is not in the parent branch")
 
+// ErrIndexDamaged is returned by the page index reader for an index file
+// whose framing or checksums do not hold; OpenIndex rebuilds such an index.
+var ErrIndexDamaged = errors.New("page index is damaged")
+
+// ErrIndexStale says a page index does not describe its log (another file,
+// a shorter log, another last record); OpenIndex rebuilds it.
+var ErrIndexStale = errors.New("page index does not match its log")
+
+// ErrNotPaged is returned by OpenIndex for a version 2 log and by
+// Index.Document for a branch derived from model messages: their entries
+// are not stored as version 3 JSON, so there is nothing to page from the log.
+var ErrNotPaged = errors.New("document is not stored as entries")
+
 // ErrImportDiffers is returned by Import when the store already holds a
 // log under the ID that is not a prefix of the one imported; nothing is
 // written.

@@ -159,6 +159,12 @@ func idFromPath(path string) string {
 // file or the new one, never a mixture: write a temporary file in the same
 // folder, fsync it, rename it over path, fsync the folder.
 func writeAtomic(path string, data []byte) (err error) {
+	return writeAtomicThen(path, data, nil)
+}
+
+// writeAtomicThen is writeAtomic calling before with the temporary file,
+// written and fsynced, just before it is renamed over path.
+func writeAtomicThen(path string, data []byte, before func(tmp string)) (err error) {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -178,6 +184,9 @@ func writeAtomic(path string, data []byte) (err error) {
 	}
 	if err = f.Close(); err != nil {
 		return err
+	}
+	if before != nil {
+		before(tmp)
 	}
 	if err = os.Rename(tmp, path); err != nil {
 		return err

@@ -72,3 +72,13 @@ func (s *idSet) add(id string) bool {
 	s.keys = append(s.keys, id)
 	return true
 }
+
+// index returns the position id was added at (in a document's set, its
+// entry's index), or -1.
+func (s *idSet) index(id string) int {
+	i, _, ok := s.find(id)
+	if !ok {
+		return -1
+	}
+	return int(uint32(s.slots[i])) - 1
+}

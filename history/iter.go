@@ -53,6 +53,21 @@ type Record struct {
 	Type     string
 	Accepted bool
 	Change   Change
+	// Branch is the branch an accepted record applied to (Main for a
+	// record not wrapped in on-branch; the new branch for a branch
+	// record).
+	Branch string
+	// Batch holds, for an accepted version 3 UI record, its entries with
+	// where each one's JSON is in the file. It is read-only and valid
+	// until the next record.
+	Batch []Stored
+}
+
+// Stored is an entry as a UI record holds it: Start and End are the bytes
+// of its JSON object in the log file.
+type Stored struct {
+	Entry      transcript.Entry
+	Start, End int64
 }
 
 // Scanner reads a log line by line with every rule Read applies, and can
@@ -77,6 +92,10 @@ type Scanner struct {
 	size   int64    // every byte seen, torn ones included
 	last   byte     // the last byte seen
 	err    error
+	batch  []Stored
+	// resumed: set up from a page index, so entries before the offset it
+	// started at carry only their IDs.
+	resumed bool
 }
 
 // NewScanner returns a Scanner positioned before a log's first line.
@@ -100,6 +119,11 @@ func (s *Scanner) Offset() int64 { return s.off }
 
 // Head is the current branch.
 func (s *Scanner) Head() string { return s.r.tree.head }
+
+// Resumed reports whether the Scanner was set up from a page index
+// (ResumeScanner): then Document's entries from before that point carry
+// only their IDs.
+func (s *Scanner) Resumed() bool { return s.resumed }
 
 // Document returns the head's document as it stands: its settled entries,
 // then the provisional tail, or the entries derived from its messages when
@@ -252,6 +276,18 @@ func (s *Scanner) line(raw []byte, terminated bool) (Record, bool) {
 	rec.Type, rec.Accepted = typeOf(info.kind), info.accepted
 	if info.accepted {
 		rec.Change = s.changeSince(before, info)
+		rec.Branch = info.branch
+		if rec.Branch == "" {
+			rec.Branch = Main
+		}
+		if r.version == 3 && (info.kind == lineUIAppend || info.kind == lineUITranscript || info.kind == lineUIOpen) {
+			s.batch = s.batch[:0]
+			for i, e := range r.rec.entries {
+				sp := r.rec.spans[i]
+				s.batch = append(s.batch, Stored{Entry: e, Start: start + int64(valueStart(line, sp.start)), End: start + int64(sp.end)})
+			}
+			rec.Batch = s.batch
+		}
 	}
 	s.advance(raw, terminated)
 	return rec, true

@@ -168,7 +168,18 @@ func (l *Log) settleInterrupted(st *reader) error {
 // read loads the file and resets the writer's view of it. It returns nil
 // data when the log does not exist yet.
 func (l *Log) read(track bool) (*reader, []byte, error) {
+	if fm, ok := l.m.(*fileMedium); ok {
+		return l.readWith(func(data []byte) (*reader, error) { return parseIndexing(fm.path, data, track) })
+	}
 	return l.readWith(func(data []byte) (*reader, error) { return parse(data, track) })
+}
+
+// flushIndex waits for a file log's page index to catch up with what was
+// written (tests).
+func (l *Log) flushIndex() {
+	if fm, ok := l.m.(*fileMedium); ok && fm.ixw != nil {
+		fm.ixw.flush()
+	}
 }
 
 // readWith is read with the parse given.

@@ -148,9 +148,13 @@ type rawRecord struct {
 	members int
 	bad     *Problem // the first member-level fault
 	// UI records: decoded entries and the first invalid entry.
-	entries    []transcript.Entry
+	entries []transcript.Entry
+	// spans[i] is where entries[i] is in the line decoded (for an inner
+	// record of on-branch, in the outer line): its JSON object's bytes.
+	spans      []span
 	failedIDs  []string // readable IDs of invalid entries, reserved on rejection
 	entriesRaw jsontext.Value
+	entriesAt  int // where entriesRaw starts in the line
 	entriesBad *Problem
 	message    jsontext.Value
 	msg        message.Message // decoded in the stream when msgDone
@@ -162,6 +166,24 @@ type rawRecord struct {
 	branch, parent, afterEntry string
 	afterMessage               int
 	record                     jsontext.Value
+	recordAt                   int // where record starts in the line
+}
+
+// span is a byte range [start, end) of a line.
+type span struct{ start, end int }
+
+// valueStart is where the JSON value after position i of line begins,
+// skipping whitespace and a separating comma.
+func valueStart(line []byte, i int) int {
+	for i < len(line) {
+		switch line[i] {
+		case ' ', '\t', '\n', '\r', ',':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
 }
 
 // parse reads a whole log. The entries it returns share data's memory, so
@@ -728,7 +750,7 @@ func (r *reader) decodeRecordWith(line []byte, fast bool) (*rawRecord, error) {
 	// The record and its entries slice are reused from line to line; ui
 	// copies out what it keeps.
 	rec := &r.rec
-	*rec = rawRecord{entries: rec.entries[:0]}
+	*rec = rawRecord{entries: rec.entries[:0], spans: rec.spans[:0]}
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return nil, err
@@ -766,6 +788,7 @@ func (r *reader) decodeRecordWith(line []byte, fast bool) (*rawRecord, error) {
 				return nil, err
 			}
 			rec.entriesRaw = bytes.Clone(v)
+			rec.entriesAt = int(dec.InputOffset()) - len(v)
 		case memMessage:
 			if fast && rec.typ == TypeMessage {
 				if err := message.DecodeCanonical(dec, &rec.msg); err != nil {
@@ -804,6 +827,7 @@ func (r *reader) decodeRecordWith(line []byte, fast bool) (*rawRecord, error) {
 				continue
 			}
 			rec.record = bytes.Clone(v)
+			rec.recordAt = int(dec.InputOffset()) - len(v)
 		default:
 			if dec.PeekKind() != '"' {
 				if err := dec.SkipValue(); err != nil {
@@ -855,6 +879,11 @@ func (r *reader) decodeRecordWith(line []byte, fast bool) (*rawRecord, error) {
 			rec.bad = &Problem{Entry: -1, Pointer: "/entries", Msg: "entries must be an array"}
 		} else if err := r.decodeEntries(&sub, rec, false); err != nil {
 			return nil, err
+		} else {
+			for i := range rec.spans {
+				rec.spans[i].start += rec.entriesAt
+				rec.spans[i].end += rec.entriesAt
+			}
 		}
 	}
 	return rec, nil
@@ -868,6 +897,7 @@ func (r *reader) decodeEntries(dec *jsontext.Decoder, rec *rawRecord, fast bool)
 		return err
 	}
 	for i := 0; dec.PeekKind() != ']'; i++ {
+		at := int(dec.InputOffset())
 		e, id, err := decodeEntry(dec, fast)
 		var fe *transcript.FieldError
 		if err != nil && !errors.As(err, &fe) {
@@ -883,6 +913,7 @@ func (r *reader) decodeEntries(dec *jsontext.Decoder, rec *rawRecord, fast bool)
 			continue
 		}
 		rec.entries = append(rec.entries, e)
+		rec.spans = append(rec.spans, span{at, int(dec.InputOffset())})
 	}
 	_, err := dec.ReadToken() // ']'
 	return err

@@ -37,7 +37,7 @@ func (r *reader) scanRecord(line []byte) (*rawRecord, bool) {
 		sc.ResetCopy(line)
 	}
 	rec := &r.rec
-	*rec = rawRecord{entries: rec.entries[:0]}
+	*rec = rawRecord{entries: rec.entries[:0], spans: rec.spans[:0]}
 	if !sc.Open('{') {
 		return nil, false
 	}
@@ -61,8 +61,10 @@ func (r *reader) scanRecord(line []byte) (*rawRecord, bool) {
 			rec.at, ok = sc.String()
 		case memEntries:
 			ok = sc.Array(func() bool {
+				at := sc.Offset()
 				e, ok := sc.Entry()
 				rec.entries = append(rec.entries, e)
+				rec.spans = append(rec.spans, span{at, sc.Offset()})
 				return ok
 			})
 		case memMessage:

@@ -180,7 +180,7 @@ func (f Files) Delete(id string) error {
 		return err
 	}
 	var errs []error
-	for _, q := range []string{p, SummaryPath(p), CommandsPath(p)} {
+	for _, q := range []string{p, SummaryPath(p), CommandsPath(p), IndexPath(p)} {
 		if err := os.Remove(q); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
@@ -204,13 +204,15 @@ func OpenFile(path string) (Medium, error) {
 }
 
 // fileMedium is one log file: appended with O_APPEND and fsync, replaced
-// by writeAtomic, receipts in the <log>.commands sidecar.
+// by writeAtomic, receipts in the <log>.commands sidecar, and its page
+// index (<log>.index) kept current by an indexWriter after each append.
 type fileMedium struct {
 	path   string
 	unlock func() error
 	stale  int
 	f      *os.File // append handle, opened on first append
 	size   int64    // the file's size as last read or written
+	ixw    *indexWriter
 }
 
 func (m *fileMedium) Name() string      { return m.path }
@@ -238,6 +240,7 @@ func (m *fileMedium) Append(records []byte) error {
 		return err
 	}
 	m.size += int64(len(records))
+	m.indexWrites()
 	return nil
 }
 
@@ -246,11 +249,41 @@ func (m *fileMedium) Replace(data []byte) error {
 		m.f.Close() // the append handle refers to the old file
 		m.f = nil
 	}
-	if err := writeAtomic(m.path, data); err != nil {
+	// The index described the old file. The new file's is written before
+	// the new file is renamed into place, saying which file at which size
+	// it holds the same documents as, so a follower of the old file finds
+	// it as soon as it sees the new one.
+	var oldIno uint64
+	if fi, err := os.Stat(m.path); err == nil {
+		oldIno, _ = changeStamp(fi)
+	}
+	oldSize := m.size
+	m.dropIndexWriter()
+	if err := writeAtomicThen(m.path, data, func(tmp string) { indexRewrite(m.path, tmp, oldIno, oldSize) }); err != nil {
 		return err
 	}
 	m.size = int64(len(data))
 	return nil
+}
+
+// indexWrites has the page index extended by what the log just gained, in
+// the background (indexWriter). It is best effort: an index that cannot be
+// kept current is extended or rebuilt by its next reader.
+func (m *fileMedium) indexWrites() {
+	if !inConversations(filepath.Dir(m.path)) {
+		return
+	}
+	if m.ixw == nil {
+		m.ixw = startIndexWriter(m.path)
+	}
+	m.ixw.notify()
+}
+
+func (m *fileMedium) dropIndexWriter() {
+	if m.ixw != nil {
+		m.ixw.close()
+		m.ixw = nil
+	}
 }
 
 // Noted rewrites the listing summary beside the log (see storeSummary).
@@ -298,6 +331,7 @@ func (m *fileMedium) Commands() ([]byte, error) {
 }
 
 func (m *fileMedium) Close() error {
+	m.dropIndexWriter()
 	var errs []error
 	if m.f != nil {
 		errs = append(errs, m.f.Close())

@@ -2,11 +2,12 @@
 // protocol (version 4, see docs/protocol.md) through which the web app reads
 // and changes conversations.
 //
-// It owns, per connection, an LRU of disk-backed snapshots (package
-// server/pager) that serve byte-budgeted pages of any conversation without
-// loading it; per open conversation, one live state (liveState) fed by one
-// producer at a time: a follower that reads only the bytes other processes
-// append to its log, or the server's own engine while it holds the log.
+// It owns, per connection, an LRU of snapshots (package server/pager) that
+// serve byte-budgeted pages of any conversation without loading it, each
+// the log's open file plus its page index as of a length (capture.go); per
+// open conversation, one live state (liveState) fed by one producer at a
+// time: a follower that reads only the bytes other processes append to its
+// log, or the server's own engine while it holds the log.
 // Commands go to an Engine, which is their only authority: it makes them
 // idempotent and keeps their receipts; the server keeps none. Turns is the
 // Engine that runs real turns: one engine.Engine per conversation, opened on

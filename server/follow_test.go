@@ -184,7 +184,7 @@ func TestLaterOpenSharesCaptureWithCheckpoint(t *testing.T) {
 	a.event("upsert")
 	b := ts.dial(t)
 	s2 := b.open("c")
-	if s2.Seq != s1.Seq || s2.Entries != s1.Entries || countFiles(t, ts.SnapshotDir()) != 1 {
+	if s2.Seq != s1.Seq || s2.Entries != s1.Entries || ts.snapshots(t) != 1 {
 		t.Fatalf("second open did not share: %s", s2.raw)
 	}
 	cp := s2.Checkpoint

@@ -356,6 +356,7 @@ func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {
 	}
 	os.Remove(history.SummaryPath(p)) // its listing cache; a stray one would be ignored anyway
 	os.Remove(history.CommandsPath(p))
+	os.Remove(history.IndexPath(p))
 	os.RemoveAll(s.attachmentDir(id))
 	s.announceDeleted(id)
 	w.WriteHeader(http.StatusNoContent)

@@ -73,6 +73,11 @@ type liveState struct {
 	synced  bool             // sc (or its absence) describes the file
 	syncing bool             // a capture is doing the first read
 	stop    chan struct{}
+
+	// resumeAt, while sc is nil, is the offset up to which the follower's
+	// reading is the log's page index (capture.go): sc is resumed from the
+	// index when the log grows past it.
+	resumeAt int64
 }
 
 type ringItem struct {
@@ -220,7 +225,7 @@ func (c *liveState) release() {
 // off is how far the follower has read the log.
 func (c *liveState) off() int64 {
 	if c.sc == nil {
-		return 0
+		return c.resumeAt
 	}
 	return c.sc.Offset()
 }
@@ -244,6 +249,9 @@ func (c *liveState) pollLocked() {
 			// the start publishes everything in it.
 			c.fi, c.sc = fi, history.NewScanner()
 		}
+	}
+	if c.rewrittenLocked(fi) || c.resumeLocked(fi) {
+		return
 	}
 	if c.fi == nil || c.sc == nil || !os.SameFile(c.fi, fi) || fi.Size() < c.off() {
 		// First sight of this file, or another file (or a shorter one) took
@@ -711,7 +719,7 @@ func (c *liveState) capture(head string, since *Since, opts ...pager.Option) (ca
 	if !c.synced {
 		c.syncing = true
 		c.mu.Unlock()
-		err := c.firstRead()
+		err := c.firstOpen()
 		c.mu.Lock()
 		c.syncing = false
 		if err != nil {
@@ -744,13 +752,13 @@ func (c *liveState) capture(head string, since *Since, opts ...pager.Option) (ca
 		// so the changes travel in pages.
 		c.shared.snap.Release()
 	}
-	var entries []transcript.Entry
-	if c.sc != nil {
-		entries = c.sc.Document()
-	}
+	fi := c.fi
 	c.mu.Unlock()
 
-	snap, err := pager.Build(c.srv.snapDir, entryItems(entries), opts...)
+	snap, err := c.snapshotIndexed(off, fi)
+	if errors.Is(err, errNoIndex) {
+		snap, gen, seq, off, err = c.snapshotFull(head, opts)
+	}
 	if err != nil {
 		return captured{}, err
 	}

@@ -30,7 +30,9 @@ import (
 // 200) WebSocket clients that page at random anchors and directions for that
 // many seconds while another process appends a streaming turn to the log,
 // then reports errors, pages served, the server's peak RSS, and checks that
-// every snapshot file is gone once the clients leave.
+// every snapshot is gone once the clients leave: no temporary file left,
+// and the server's open file descriptors back at their count before the
+// clients came (snapshots hold the log and its page index open).
 //
 //	FOLIO_LOAD_SECONDS=60 go test -run LoadRun -v -timeout 30m ./server
 func TestLoadRun(t *testing.T) {
@@ -127,6 +129,11 @@ func TestLoadRun(t *testing.T) {
 	if !strings.Contains(report, "files=0 ") {
 		t.Errorf("snapshot files left: %s", report)
 	}
+	var files, fds, startFDs int
+	var rss string
+	if _, err := fmt.Sscanf(report, "files=%d fds=%d startFDs=%d peakRSS=%s", &files, &fds, &startFDs, &rss); err != nil || fds != startFDs {
+		t.Errorf("open descriptors after the clients left: %s", report)
+	}
 }
 
 // loadClient opens the conversation and pages randomly until ctx ends.
@@ -194,6 +201,15 @@ func loadClient(ctxp *context.Context, start <-chan struct{}, url string, ids []
 	return nil
 }
 
+// countFDs is how many descriptors this process has open.
+func countFDs() int {
+	des, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(des)
+}
+
 // serveForLoad is the server process of TestLoadRun: it serves data on a
 // loopback port, prints the address, and on "report" waits for every
 // connection to close and prints its peak RSS and snapshot file count.
@@ -209,7 +225,10 @@ func serveForLoad(data string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	go s.ListenAndServe(ctx, "127.0.0.1:0", func(a net.Addr) { ready <- a.String() })
-	fmt.Println("addr", <-ready)
+	addr := <-ready
+	// Counted before the address is out, so no client is connected yet.
+	startFDs := countFDs()
+	fmt.Println("addr", addr)
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		if in.Text() != "report" {
@@ -227,7 +246,7 @@ func serveForLoad(data string) int {
 		}
 		mu.Unlock()
 		files, _ := filepath.Glob(filepath.Join(s.SnapshotDir(), "*"))
-		fmt.Printf("files=%d peakRSS=%s\n", len(files), peakRSS())
+		fmt.Printf("files=%d fds=%d startFDs=%d peakRSS=%s\n", len(files), countFDs(), startFDs, strings.ReplaceAll(peakRSS(), " ", ""))
 	}
 	cancel()
 	return 0

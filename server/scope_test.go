@@ -56,8 +56,9 @@ func TestTokensAreScoped(t *testing.T) {
 	expect(a, a.page(s2.Token, "one", "latest", "before", 0), "token-stale")
 }
 
-// TestSnapshotFilesReleased counts the snapshot files: the LRU keeps four,
-// an evicted token says so, release and disconnect delete files at once.
+// TestSnapshotFilesReleased counts the live snapshots (each holds its log's
+// page index open; none copies the log): the LRU keeps four, an evicted
+// token says so, release and disconnect close them at once.
 func TestSnapshotFilesReleased(t *testing.T) {
 	closed := make(chan struct{}, 4)
 	ts := newTestServer(t, Options{})
@@ -65,12 +66,11 @@ func TestSnapshotFilesReleased(t *testing.T) {
 	for i := range 7 {
 		ts.writeGen(t, fmt.Sprint("c", i), 500, uint64(i))
 	}
-	dir := ts.SnapshotDir()
 	c := ts.dial(t)
 	var toks []string
 	for i := range 6 {
 		toks = append(toks, c.open(fmt.Sprint("c", i)).Token)
-		if n := countFiles(t, dir); n != min(i+1, 4) {
+		if n := ts.snapshots(t); n != min(i+1, 4) {
 			t.Fatalf("after %d opens: %d files", i+1, n)
 		}
 	}
@@ -80,7 +80,7 @@ func TestSnapshotFilesReleased(t *testing.T) {
 	if f := c.call(map[string]any{"type": "release", "token": toks[5]}); f.Type != "released" {
 		t.Fatalf("release: %s", f.raw)
 	}
-	if n := countFiles(t, dir); n != 3 {
+	if n := ts.snapshots(t); n != 3 {
 		t.Fatalf("after release: %d files", n)
 	}
 	// Reopening what this connection holds shares the file; a new capture
@@ -88,17 +88,17 @@ func TestSnapshotFilesReleased(t *testing.T) {
 	c.open("c4")
 	other := ts.dial(t)
 	other.open("c6")
-	if n := countFiles(t, dir); n != 4 {
+	if n := ts.snapshots(t); n != 4 {
 		t.Fatalf("with a second connection: %d files", n)
 	}
 	c.ws.Close(1000, "bye")
 	<-closed
-	if n := countFiles(t, dir); n != 1 {
+	if n := ts.snapshots(t); n != 1 {
 		t.Fatalf("after the first disconnect: %d files", n)
 	}
 	other.ws.Close(1000, "bye")
 	<-closed
-	if n := countFiles(t, dir); n != 0 {
+	if n := ts.snapshots(t); n != 0 {
 		t.Fatalf("files left after disconnect: %d", n)
 	}
 }

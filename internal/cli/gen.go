@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/internal/gen"
 )
 
@@ -67,6 +68,14 @@ func runGen(cmd *cobra.Command, stdio IO, o gen.Options, out string, force bool)
 	}
 	if err != nil {
 		return ExitError{Code: 1, Msg: fmt.Sprintf("gen: write %s: %v", out, err)}
+	}
+	// Like every folio writer, leave the log's page index beside it (in a
+	// data folder), so the first open does not have to build it.
+	if lf, err := os.Open(out); err == nil {
+		if ix, err := history.OpenIndex(out, lf, 0); err == nil {
+			ix.Close()
+		}
+		lf.Close()
 	}
 	_, err = fmt.Fprintf(stdio.Out, "wrote %s: %d messages as the chat shows them, %d model-facing messages, %d lines, %d bytes\n", out, st.Entries, st.Messages, st.Lines, st.Bytes)
 	return err

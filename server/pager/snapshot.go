@@ -8,10 +8,10 @@ import (
 	"iter"
 	"os"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
+	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -82,7 +82,7 @@ type LinkAt struct {
 type Stats struct {
 	Entries int
 	Groups  int
-	Bytes   int64 // size of the snapshot file
+	Bytes   int64 // the groups' page bytes, commas included (Build: its file's size)
 	// GraphBuilt says whether graph annotations were resolved. It is false
 	// when the captured entries had no compaction coverage and no links.
 	GraphBuilt bool
@@ -101,7 +101,8 @@ type Option func(*buildOptions)
 // that skipping the work loses nothing.
 func ForceGraph() Option { return func(o *buildOptions) { o.forceGraph = true } }
 
-// Snapshot is an immutable, disk-backed capture of one branch.
+// Snapshot is an immutable capture of one branch: the log's file and page
+// index (FromLog) or a temporary file of its own (Build).
 type Snapshot struct {
 	path string
 	f    *os.File
@@ -115,6 +116,8 @@ type Snapshot struct {
 	stats    Stats
 	coverage []Coverage
 	links    []LinkAt
+
+	lg *logPages // non-nil: the snapshot reads its pages from a log
 
 	refs      atomic.Int32
 	mu        sync.RWMutex // held for reading by page reads, for writing by the final release
@@ -152,22 +155,18 @@ func Build(dir string, items iter.Seq2[Item, error], opts ...Option) (*Snapshot,
 		w.Write(b) // a write error sticks in w and is reported by Flush
 		off += int64(len(b))
 	}
-	var num []byte
+	var (
+		num        []byte
+		entriesLen int64 // stored bytes of the open group's entries
+		nEntries   int
+	)
 	closeGroup := func() {
-		// The group states its own stored size, `],"bytes":M}` included,
-		// so a client budgets with the server's figure instead of
-		// estimating from decoded JSON. M counts its own digits: take the
-		// smallest digit count that is consistent.
+		// The group states its own stored size (history.GroupBytes), so a
+		// client budgets with the server's figure instead of estimating
+		// from decoded JSON.
 		g := len(s.groupOff) - 1
-		n := off - s.groupOff[g] + int64(len(`],"bytes":}`))
-		for d := int64(1); ; d++ {
-			if int64(len(strconv.FormatInt(n+d, 10))) == d {
-				n += d
-				break
-			}
-		}
-		num = strconv.AppendInt(append(num[:0], `],"bytes":`...), n, 10)
-		write(append(num, '}'))
+		num = history.GroupClose(num[:0], g, entriesLen, nEntries)
+		write(num)
 		s.groupLen[g] = int32(off - s.groupOff[g])
 		inGroup = false
 	}
@@ -177,10 +176,9 @@ func Build(dir string, items iter.Seq2[Item, error], opts ...Option) (*Snapshot,
 		}
 		s.groupOff = append(s.groupOff, off)
 		s.groupLen = append(s.groupLen, 0)
-		num = strconv.AppendInt(num[:0], int64(len(s.groupOff)-1), 10)
-		write([]byte(`{"index":`))
+		num = history.GroupOpen(num[:0], len(s.groupOff)-1)
 		write(num)
-		write([]byte(`,"entries":[`))
+		entriesLen, nEntries = 0, 0
 		inGroup = true
 	}
 
@@ -221,6 +219,8 @@ func Build(dir string, items iter.Seq2[Item, error], opts ...Option) (*Snapshot,
 		groupUser = isUser
 		g := int32(len(s.groupOff) - 1)
 		write(it.Raw)
+		entriesLen += int64(len(it.Raw))
+		nEntries++
 		s.idHash = append(s.idHash, maphash.String(s.seed, it.ID))
 		s.idGroup = append(s.idGroup, g)
 		s.stats.Entries++
@@ -302,7 +302,14 @@ func (s *Snapshot) Stats() Stats { return s.stats }
 func (s *Snapshot) ReadBytes() int64 { return s.readBytes.Load() }
 
 // GroupOf returns the group holding entry id, or -1.
-func (s *Snapshot) GroupOf(id string) int { return s.groupOf(id) }
+func (s *Snapshot) GroupOf(id string) int {
+	if s.lg != nil {
+		s.lg.mu.Lock()
+		defer s.lg.mu.Unlock()
+		return s.lg.groupOf(id)
+	}
+	return s.groupOf(id)
+}
 
 // Retain adds a reference.
 func (s *Snapshot) Retain() { s.refs.Add(1) }
@@ -325,6 +332,9 @@ func (s *Snapshot) TryRetain() bool {
 func (s *Snapshot) Release() error {
 	if s.refs.Add(-1) != 0 {
 		return nil
+	}
+	if s.lg != nil {
+		return s.lg.close()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -366,16 +376,41 @@ func (s *Snapshot) Page(dst []byte, anchor string, dir Direction, budget int) (P
 	default:
 		return Page{}, fmt.Errorf("%w: got %q", ErrBadDirection, dir)
 	}
-	first, last := s.selectGroups(anchor, dir, int64(budget))
+	var v groups = fileGroups{s}
+	if s.lg != nil {
+		s.lg.mu.Lock()
+		if s.lg.closed {
+			s.lg.mu.Unlock()
+			return Page{}, ErrReleased
+		}
+		v = s.lg
+	}
+	first, last := selectGroups(v, anchor, dir, int64(budget))
+	var rs []history.Ref
+	err := v.err()
+	if err == nil && s.lg != nil && first >= 0 {
+		rs, err = s.lg.pageRefs(first, last)
+	}
+	var ag int
+	if err == nil && first == -1 {
+		ag = anchorGroup(v, anchor)
+		err = v.err()
+	}
+	n := v.n()
+	if s.lg != nil {
+		s.lg.mu.Unlock()
+	}
+	if err != nil {
+		return Page{}, err
+	}
 	if first == -2 {
 		return Page{}, fmt.Errorf("%w: %q", ErrAnchorNotFound, anchor)
 	}
-	n := len(s.groupOff)
 	p := Page{First: first, Last: last, Bytes: dst}
 	if first < 0 {
 		// Empty: the anchor is at an end of the snapshot, or it has no groups.
 		p.First, p.Last = -1, -1
-		if g := s.anchorGroup(anchor); g >= 0 {
+		if g := ag; g >= 0 {
 			// Empty because the anchor's group is at that end; the anchor's
 			// own group lies on the other side.
 			p.HasMoreBefore = dir == After
@@ -383,23 +418,20 @@ func (s *Snapshot) Page(dst []byte, anchor string, dir Direction, budget int) (P
 		}
 		return p, nil
 	}
-	start := s.groupOff[first]
-	end := s.groupOff[last] + int64(s.groupLen[last])
-	size := int(end - start)
-	p.Bytes = slices.Grow(p.Bytes, size)
-	buf := p.Bytes[len(p.Bytes) : len(p.Bytes)+size]
-	s.mu.RLock()
-	if s.released {
-		s.mu.RUnlock()
-		return Page{}, ErrReleased
+	if s.lg != nil {
+		b, err := s.lg.compose(p.Bytes, rs)
+		if err != nil {
+			return Page{}, err
+		}
+		s.readBytes.Add(int64(len(b) - len(p.Bytes)))
+		p.Bytes = b
+	} else {
+		b, err := s.readFile(p.Bytes, first, last)
+		if err != nil {
+			return Page{}, err
+		}
+		p.Bytes = b
 	}
-	_, err := s.f.ReadAt(buf, start)
-	s.mu.RUnlock()
-	if err != nil {
-		return Page{}, fmt.Errorf("read snapshot groups %d..%d: %w", first, last, err)
-	}
-	s.readBytes.Add(int64(size))
-	p.Bytes = p.Bytes[:len(p.Bytes)+size]
 	p.HasMoreBefore = first > 0
 	p.HasMoreAfter = last < n-1
 	for _, c := range s.coverage {
@@ -415,15 +447,57 @@ func (s *Snapshot) Page(dst []byte, anchor string, dir Direction, budget int) (P
 	return p, nil
 }
 
+// readFile appends the stored bytes of groups first..last of the
+// snapshot's own file to dst.
+func (s *Snapshot) readFile(dst []byte, first, last int) ([]byte, error) {
+	start := s.groupOff[first]
+	end := s.groupOff[last] + int64(s.groupLen[last])
+	size := int(end - start)
+	dst = slices.Grow(dst, size)
+	buf := dst[len(dst) : len(dst)+size]
+	s.mu.RLock()
+	if s.released {
+		s.mu.RUnlock()
+		return nil, ErrReleased
+	}
+	_, err := s.f.ReadAt(buf, start)
+	s.mu.RUnlock()
+	if err != nil {
+		return nil, fmt.Errorf("read snapshot groups %d..%d: %w", first, last, err)
+	}
+	s.readBytes.Add(int64(size))
+	return dst[:len(dst)+size], nil
+}
+
 func overlaps(a0, a1, b0, b1 int) bool { return a0 <= b1 && b0 <= a1 }
 
+// groups is what page selection needs of a snapshot's display groups.
+type groups interface {
+	n() int
+	// span is the stored bytes of groups first..last, commas included.
+	span(first, last int) int64
+	// groupOf is entry id's group, or -1.
+	groupOf(id string) int
+	// err is the first failure of the calls above (a log-backed
+	// snapshot reads its index as it goes); their results are then void.
+	err() error
+}
+
+// fileGroups are the groups of a snapshot's own file.
+type fileGroups struct{ s *Snapshot }
+
+func (f fileGroups) n() int                     { return len(f.s.groupOff) }
+func (f fileGroups) span(first, last int) int64 { return f.s.span(first, last) }
+func (f fileGroups) groupOf(id string) int      { return f.s.groupOf(id) }
+func (f fileGroups) err() error                 { return nil }
+
 // anchorGroup is the anchor's group, -1 for the special anchors.
-func (s *Snapshot) anchorGroup(anchor string) int {
+func anchorGroup(v groups, anchor string) int {
 	switch anchor {
 	case AnchorLatest, AnchorEarliest:
 		return -1
 	}
-	return s.groupOf(anchor)
+	return v.groupOf(anchor)
 }
 
 // span is the byte length of groups first..last as stored, commas included.
@@ -433,8 +507,8 @@ func (s *Snapshot) span(first, last int) int64 {
 
 // selectGroups picks the page's group range. It returns -1,-1 for an empty
 // page and -2 when the anchor is unknown.
-func (s *Snapshot) selectGroups(anchor string, dir Direction, budget int64) (int, int) {
-	n := len(s.groupOff)
+func selectGroups(s groups, anchor string, dir Direction, budget int64) (int, int) {
+	n := s.n()
 	var g int
 	switch anchor {
 	case AnchorLatest:

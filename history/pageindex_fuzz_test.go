@@ -1,0 +1,79 @@
+package history
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/foliodev/folio/internal/gen"
+)
+
+// indexSeed is the page index of a small generated log with a fork, a
+// provisional tail and a snapshot, as a writer leaves it.
+func indexSeed(f *testing.F) []byte {
+	f.Helper()
+	path := filepath.Join(f.TempDir(), "data", "conversations", "c1.jsonl")
+	l, err := Open(path, WithClock(clock()))
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer l.Close()
+	d := doc(f, user("u1", "q"), agent("a1", "one"), user("u2", "q2"))
+	if err := l.Save(d, msgs("q", "one")); err != nil {
+		f.Fatal(err)
+	}
+	if _, err := l.Fork(Main, "a1", 1, "b"); err != nil {
+		f.Fatal(err)
+	}
+	open, err := d.Open(agent("s", "partial"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	if err := l.Save(open, msgs("q", "one")); err != nil {
+		f.Fatal(err)
+	}
+	l.flushIndex()
+	data, err := os.ReadFile(IndexPath(path))
+	if err != nil {
+		f.Fatal(err)
+	}
+	return data
+}
+
+// FuzzIndexDecode feeds arbitrary bytes to the page index decoder. It must
+// never panic; what it accepts must be a well-formed index (every chain
+// walks to its first entry, groups numbered by the rule); and anything
+// else must be reported as damage, so OpenIndex rebuilds.
+func FuzzIndexDecode(f *testing.F) {
+	seed := indexSeed(f)
+	f.Add(seed)
+	f.Add(seed[:len(seed)-1])
+	f.Add(indexMagic)
+	var buf bytes.Buffer
+	if _, err := gen.Write(&buf, gen.Options{Messages: 12, Seed: 5}); err == nil {
+		b := newIndexBuilder()
+		s := NewScanner()
+		if data, err := b.scan(s, bytes.NewReader(buf.Bytes()), 0, int64(buf.Len()), 1); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, docs, err := decodeIndex(data)
+		if err != nil {
+			if !errors.Is(err, ErrIndexDamaged) {
+				t.Fatalf("a bad index must be reported as damaged: %v", err)
+			}
+			return
+		}
+		if len(docs) != len(st.branches) || st.branch(st.head) == nil {
+			t.Fatalf("accepted an index without its head's document")
+		}
+		for i, refs := range docs {
+			if err := checkGroups(refs); err != nil {
+				t.Fatalf("accepted misnumbered groups in branch %d: %v", i, err)
+			}
+		}
+	})
+}

@@ -1,0 +1,631 @@
+package history
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/foliodev/folio/message"
+	"github.com/foliodev/folio/transcript"
+)
+
+// indexRebuilds counts full-pass rebuilds of page indexes in this process,
+// so tests can tell an extension from a rebuild.
+var indexRebuilds atomic.Int64
+
+// OpenIndex returns the page index of the log at path as of the first
+// size bytes of log, an open handle on that log file (size 0: its current
+// size). An index that matches the log (its inode, and the checksum of the
+// last record it describes) is used as it is, or extended by reading only
+// what was appended after it; any other (missing, damaged, of another
+// file) is rebuilt in one pass over the log, which is logged at debug
+// level. Either way the result is written back beside the log, best
+// effort. A version 2 log, or a log without a valid header, has no index
+// (ErrNotPaged, or the reader's error).
+func OpenIndex(path string, log *os.File, size int64) (*Index, error) {
+	fi, err := log.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if size == 0 {
+		size = fi.Size()
+	}
+	ino, _ := changeStamp(fi)
+	ix, err := openIndex(path, log, ino, size, size == fi.Size(), fi)
+	if err != nil {
+		return nil, err
+	}
+	ix.path, ix.log = path, log
+	return ix, nil
+}
+
+// openIndex is OpenIndex; persist says size is the whole file, so what is
+// built or extended may be written back.
+func openIndex(path string, log io.ReaderAt, ino uint64, size int64, persist bool, logFi fs.FileInfo) (*Index, error) {
+	ipath := IndexPath(path)
+	ix, err := readIndexFile(ipath)
+	if err == nil && ix.st.inode != ino {
+		// An index of another file written after this log was: a rewrite
+		// is renaming that file into place. Leave its index alone.
+		if ifi, err := ix.f.Stat(); err == nil && ifi.ModTime().After(logFi.ModTime()) {
+			persist = false
+		}
+	}
+	reason := err
+	if err == nil && ix.st.logSize > size {
+		// The writer has indexed more than this reader looks at: use the
+		// commit that describes what it looks at.
+		if old, ok := ix.back(size); ok {
+			ix = old
+		}
+	}
+	if err == nil {
+		reason = ix.matches(log, ino, size)
+		if reason == nil && ix.st.logSize == size {
+			return ix, nil
+		}
+		if reason == nil {
+			ext, err := ix.extend(ipath, log, size, persist)
+			if err == nil {
+				return ext, nil
+			}
+			reason = err
+		}
+		ix.Close()
+	}
+	return rebuildIndex(ipath, log, ino, size, reason, persist)
+}
+
+// recover replaces an index found damaged while reading it with one
+// rebuilt from the log it describes.
+func (ix *Index) recover(cause error) error {
+	if ix.log == nil {
+		return cause
+	}
+	fi, err := os.Stat(ix.path)
+	persist := err == nil && fi.Size() == ix.st.logSize
+	nix, err := rebuildIndex(IndexPath(ix.path), ix.log, ix.st.inode, ix.st.logSize, cause, persist)
+	if err != nil {
+		return err
+	}
+	ix.mu.Lock()
+	old := ix.f
+	ix.f, ix.mem, ix.end, ix.st, ix.data = nix.f, nix.mem, nix.end, nix.st, nil
+	ix.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	return nil
+}
+
+// matches reports why the index does not describe the log's first size
+// bytes (nil: it does, up to its own logSize).
+func (ix *Index) matches(log io.ReaderAt, ino uint64, size int64) error {
+	st := ix.st
+	if st.inode != ino {
+		return fmt.Errorf("%w: it describes another file", ErrIndexStale)
+	}
+	if st.logSize > size {
+		return fmt.Errorf("%w: it describes %d bytes; the log has %d", ErrIndexStale, st.logSize, size)
+	}
+	sum, err := lastRecordSum(log, st.lastStart, st.logSize)
+	if err != nil || sum != st.lastSum {
+		return fmt.Errorf("%w: the log's record at %d is not the one it describes", ErrIndexStale, st.lastStart)
+	}
+	return nil
+}
+
+// rebuildIndex reads the log's first size bytes in one pass and writes
+// their index afresh.
+func rebuildIndex(ipath string, log io.ReaderAt, ino uint64, size int64, reason error, persist bool) (*Index, error) {
+	return rebuildFrom(ipath, log, ino, size, reason, persist, 0, 0)
+}
+
+// rebuildFrom is rebuildIndex for a log a rewrite made from the log with
+// inode oldIno and size oldSize (both 0: not a rewrite).
+func rebuildFrom(ipath string, log io.ReaderAt, ino uint64, size int64, reason error, persist bool, oldIno uint64, oldSize int64) (*Index, error) {
+	slog.Debug("history: rebuilding a page index", "index", ipath, "reason", reason)
+	indexRebuilds.Add(1)
+	s := NewScanner()
+	b := newIndexBuilder()
+	b.st.rewriteIno, b.st.rewriteSize = oldIno, oldSize
+	data, err := b.scan(s, log, 0, size, ino)
+	if err != nil {
+		return nil, err
+	}
+	if !persist {
+		return memIndex(data)
+	}
+	if err := writeIndexAtomic(ipath, data); err != nil {
+		// The index could not be kept: serve this one from memory.
+		slog.Debug("history: keeping a page index in memory", "index", ipath, "err", err)
+		return memIndex(data)
+	}
+	return memIndexOr(ipath, data)
+}
+
+// scan reads log bytes from..to with s (positioned at from), folding each
+// record into the builder, and commits. It returns the builder's bytes:
+// the whole file for a fresh builder, else the frames to append.
+func (b *indexBuilder) scan(s *Scanner, log io.ReaderAt, from, to int64, ino uint64) ([]byte, error) {
+	lastStart, lastEnd := int64(-1), int64(0)
+	if from > 0 {
+		lastStart, lastEnd = b.st.lastStart, from
+	}
+	for rec, err := range s.Records(io.NewSectionReader(log, from, to-from)) {
+		if err != nil {
+			return nil, err
+		}
+		if s.r.version != Version {
+			return nil, fmt.Errorf("%w: a version %d log", ErrNotPaged, s.r.version)
+		}
+		if err := b.apply(s, rec); err != nil {
+			return nil, err
+		}
+		lastStart = rec.Start
+	}
+	if s.lineNo == 0 {
+		return nil, fmt.Errorf("%w: the log has no complete first line", ErrNoHeader)
+	}
+	lastEnd = s.off
+	sum, err := lastRecordSum(log, lastStart, lastEnd)
+	if err != nil {
+		return nil, err
+	}
+	b.commit(s, ino, lastStart, sum)
+	if b.base == int64(len(indexMagic)) && from == 0 {
+		return append(bytes.Clone(indexMagic), b.pending...), nil
+	}
+	return b.pending, nil
+}
+
+// memIndex serves an index held in memory (one that could not be written).
+func memIndex(data []byte) (*Index, error) {
+	st, pos, err := decodeTrailer(data)
+	if err != nil {
+		return nil, err
+	}
+	return &Index{f: nil, mem: data, end: int64(len(data)), st: st, pos: pos}, nil
+}
+
+// extend reads what the log gained after the index and appends it to the
+// index file.
+func (ix *Index) extend(ipath string, log io.ReaderAt, size int64, persist bool) (*Index, error) {
+	s, err := ix.resume()
+	if err != nil {
+		return nil, err
+	}
+	b := &indexBuilder{st: ix.st, src: ix.frames(), base: ix.end, statePos: ix.pos}
+	b.st.rewriteIno, b.st.rewriteSize = 0, 0 // the log grew: it is no longer what the rewrite left
+	tail, err := b.scan(s, log, ix.st.logSize, size, ix.st.inode)
+	if err != nil {
+		return nil, err
+	}
+	data, err := ix.whole()
+	if err != nil {
+		return nil, err
+	}
+	all := append(bytes.Clone(data), tail...)
+	if persist {
+		if err := appendIndex(ipath, ix, tail); err != nil {
+			slog.Debug("history: keeping an extended page index in memory", "index", ipath, "err", err)
+		}
+	}
+	ix.Close()
+	if !persist {
+		return memIndex(all)
+	}
+	return memIndexOr(ipath, all)
+}
+
+// memIndexOr reopens the index file when it holds exactly data, else
+// serves data from memory.
+func memIndexOr(ipath string, data []byte) (*Index, error) {
+	if f, err := os.Open(ipath); err == nil {
+		if fi, err := f.Stat(); err == nil && fi.Size() == int64(len(data)) {
+			st, pos, err := decodeTrailer(data)
+			if err != nil {
+				f.Close()
+				return nil, err
+			}
+			return &Index{f: f, end: int64(len(data)), st: st, pos: pos}, nil
+		}
+		f.Close()
+	}
+	return memIndex(data)
+}
+
+// appendIndex appends frames to the index file ix was read from, under
+// the file's lock, if nobody changed it since: then fsyncs.
+func appendIndex(ipath string, ix *Index, frames []byte) error {
+	f, err := os.OpenFile(ipath, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	unlock, err := lockIndex(f)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if ix.f != nil {
+		if old, err := ix.f.Stat(); err != nil || !os.SameFile(old, fi) {
+			return fmt.Errorf("%w: the index file was replaced", ErrIndexStale)
+		}
+	}
+	if fi.Size() != ix.end {
+		return fmt.Errorf("%w: the index file changed", ErrIndexStale)
+	}
+	if _, err := f.WriteAt(frames, ix.end); err != nil {
+		f.Truncate(ix.end)
+		return err
+	}
+	return f.Sync()
+}
+
+// writeIndexAtomic replaces the index file: temporary file, fsync, rename.
+// Indexes are kept only for logs in a data folder's conversations.
+func writeIndexAtomic(ipath string, data []byte) error {
+	dir := filepath.Dir(ipath)
+	if !inConversations(dir) {
+		return fmt.Errorf("not a data folder's log")
+	}
+	f, err := os.CreateTemp(dir, ".index-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, ipath)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// inConversations reports whether dir is a data folder's conversations
+// folder, where folio keeps its own logs. Jazz's agent folders get no
+// index file: folio writes nothing there it does not need.
+func inConversations(dir string) bool {
+	return filepath.Base(dir) == conversationsDirName
+}
+
+func (ix *Index) frames() frameSource {
+	if ix.mem != nil {
+		return bytesFrames(ix.mem)
+	}
+	return fileFrames(ix.f, ix.end)
+}
+
+// resume returns a Scanner positioned at the end of the log the index
+// describes, in the state reading the log up to there leaves it in,
+// except that entries before that point carry only their IDs and model
+// messages are placeholders: enough to apply every rule to what follows.
+func (ix *Index) resume() (*Scanner, error) {
+	data, err := ix.whole()
+	if err != nil {
+		return nil, err
+	}
+	st := ix.st
+	src := bytesFrames(data)
+	s := newScanner(false, 0)
+	s.resumed = true
+	r := s.r
+	r.version = Version
+	r.conv.Header.Version = Version
+	s.lineNo, s.off, s.size, s.skipNL, s.last = st.lines, st.logSize, st.logSize, st.skipNL, '\n'
+	if st.skipNL {
+		s.last = 0
+	}
+	// stubs reads a branch's entries back as ID-only entries, their ID set
+	// and their groups (which the builder keeps while extending).
+	stubs := func(b *ixBranch) ([]transcript.Entry, []transcript.Entry, *idSet, error) {
+		refs, err := walk(src, b.last, b.count, b.lastRef)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		es := make([]transcript.Entry, len(refs), len(refs)+1)
+		ids := newIDSet(len(refs))
+		b.groups = make([]int32, len(refs))
+		for i, ref := range refs {
+			es[i].ID = ref.ID
+			b.groups[i] = ref.Group
+			if !ids.add(ref.ID) {
+				return nil, nil, nil, fmt.Errorf("%w: entry %q is in the document twice", ErrIndexDamaged, ref.ID)
+			}
+		}
+		var tail []transcript.Entry
+		for _, ref := range b.tail {
+			tail = append(tail, transcript.Entry{ID: ref.ID})
+		}
+		return es, tail, ids, nil
+	}
+	for _, b := range st.branches {
+		if b.uiLines == 0 && b.msgs > 0 {
+			return nil, fmt.Errorf("%w: branch %q's document is derived from its messages", ErrNotPaged, b.info.ID)
+		}
+		es, tail, ids, err := stubs(b)
+		if err != nil {
+			return nil, err
+		}
+		msgs, msgAt := make([]message.Message, b.msgs), make([]time.Time, b.msgs)
+		if b.info.ID == Main {
+			r.entries, r.tail, r.ids, r.uiLines = es, tail, ids, b.uiLines
+			r.conv.Messages, r.msgAt = msgs, msgAt
+			continue
+		}
+		if r.tree.branches == nil {
+			r.tree.branches = map[string]*branchState{}
+		}
+		r.tree.branches[b.info.ID] = &branchState{info: b.info, entries: es, tail: tail, ids: ids,
+			reserved: map[string]struct{}{}, uiLines: b.uiLines, msgs: msgs, msgAt: msgAt}
+		r.tree.order = append(r.tree.order, b.info.ID)
+	}
+	r.tree.head = st.head
+	return s, nil
+}
+
+// indexWriter keeps a log's page index current as its writer appends,
+// off the writer's path: a goroutine, kicked after each write, reads the
+// records the log gained with a Scanner resumed at the index's end and
+// appends their frames and a commit to the index (with its own fsync).
+// A save therefore waits for neither the index's fsync nor, on a writer's
+// first save, the resume (every entry's ID). Close waits for the index to
+// catch up with the log.
+type indexWriter struct {
+	path string   // the log
+	log  *os.File // read handle on the log
+	ix   *Index
+	s    *Scanner // nil until opened, and after a failure
+	// live estimates the bytes of the index that are not superseded: all
+	// of it when opened, then each commit's entries frames. Each commit's
+	// state frame supersedes the one before, so the file outgrows live by
+	// about a state frame per save; past twice live it is rebuilt.
+	live int64
+
+	kick chan struct{}      // a write happened (buffered: kicks coalesce)
+	wait chan chan struct{} // catch up, then close the channel sent
+	quit chan struct{}
+	done chan struct{}
+}
+
+// startIndexWriter starts the goroutine that indexes the log at path.
+func startIndexWriter(path string) *indexWriter {
+	w := &indexWriter{path: path, kick: make(chan struct{}, 1), wait: make(chan chan struct{}),
+		quit: make(chan struct{}), done: make(chan struct{})}
+	go w.run()
+	return w
+}
+
+func (w *indexWriter) run() {
+	defer close(w.done)
+	defer w.closeFiles()
+	for {
+		select {
+		case <-w.kick:
+			w.step()
+		case ack := <-w.wait:
+			w.step()
+			if w.s != nil {
+				w.step() // opening indexed what was there; catch up with the rest
+			}
+			close(ack)
+		case <-w.quit:
+			w.step() // what the log gained before Close
+			return
+		}
+	}
+}
+
+// notify tells the goroutine the log grew.
+func (w *indexWriter) notify() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// flush returns once the index has caught up with the log.
+func (w *indexWriter) flush() {
+	ack := make(chan struct{})
+	w.wait <- ack
+	<-ack
+}
+
+// close stops the goroutine once the index has caught up.
+func (w *indexWriter) close() {
+	close(w.quit)
+	<-w.done
+}
+
+// step brings the index up to the log: the first time by opening it
+// (OpenIndex extends or rebuilds it to the log's end) and resuming a
+// Scanner there, then by catchUp. A failure drops the state; the next
+// step opens the index afresh.
+func (w *indexWriter) step() {
+	if w.s == nil {
+		f, err := os.Open(w.path)
+		if err != nil {
+			return
+		}
+		ix, err := OpenIndex(w.path, f, 0)
+		if err != nil {
+			f.Close()
+			return
+		}
+		s, err := ix.resume()
+		if err != nil {
+			ix.Close()
+			f.Close()
+			return
+		}
+		w.log, w.ix, w.s, w.live = f, ix, s, ix.end
+		return
+	}
+	if err := w.catchUp(); err != nil {
+		slog.Debug("history: extending a page index", "log", w.path, "err", err)
+		w.closeFiles()
+	}
+}
+
+func (w *indexWriter) closeFiles() {
+	if w.ix != nil {
+		w.ix.Close()
+	}
+	if w.log != nil {
+		w.log.Close()
+	}
+	w.log, w.ix, w.s = nil, nil, nil
+}
+
+// catchUp indexes what the log holds past the Scanner, appending one
+// commit to the index file.
+func (w *indexWriter) catchUp() error {
+	fi, err := w.log.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() <= w.s.off {
+		return nil
+	}
+	b := &indexBuilder{st: w.ix.st, src: w.ix.frames(), base: w.ix.end, statePos: w.ix.pos}
+	b.st.rewriteIno, b.st.rewriteSize = 0, 0
+	frames, err := b.scan(w.s, w.log, w.s.off, fi.Size(), w.ix.st.inode)
+	if err != nil {
+		return err
+	}
+	if err := appendIndex(IndexPath(w.path), w.ix, frames); err != nil {
+		return err
+	}
+	w.ix.end += int64(len(frames))
+	w.ix.pos = b.statePos
+	w.ix.mu.Lock()
+	w.ix.data = nil
+	w.ix.mu.Unlock()
+	w.live += int64(len(frames) - b.stateBytes)
+	if w.ix.end > 2*w.live+indexSlack {
+		return w.compact(fi)
+	}
+	return nil
+}
+
+// indexSlack is how far an index may outgrow twice its live bytes before
+// the writer rebuilds it.
+const indexSlack = 256 << 10
+
+// compact rebuilds the index from the log, dropping superseded commits.
+func (w *indexWriter) compact(fi os.FileInfo) error {
+	ino, _ := changeStamp(fi)
+	ix, err := rebuildIndex(IndexPath(w.path), w.log, ino, w.s.off, errors.New("superseded commits outgrew the index"), true)
+	if err != nil {
+		return err
+	}
+	s, err := ix.resume()
+	if err != nil {
+		ix.Close()
+		return err
+	}
+	w.ix.Close()
+	w.ix, w.s, w.live = ix, s, ix.end
+	return nil
+}
+
+// ResumeScanner returns a Scanner that continues reading the log at path
+// after its first size bytes, set up from the log's page index (as
+// OpenIndex finds or makes it) instead of by reading those bytes: its
+// entries before size carry only their IDs, which is all the rules for
+// what follows need. log is an open handle on the log file. A log the
+// index cannot describe (ErrNotPaged) must be read from its start.
+func ResumeScanner(path string, log *os.File, size int64) (*Scanner, error) {
+	ix, err := OpenIndex(path, log, size)
+	if err != nil {
+		return nil, err
+	}
+	defer ix.Close()
+	return ix.resume()
+}
+
+// indexRewrite writes the index of the log at path that a rewrite is about
+// to rename into place from tmp, made from the log that had inode oldIno and
+// size oldSize, saying so, so that a follower of the old file can carry on
+// with the new one.
+func indexRewrite(path, tmp string, oldIno uint64, oldSize int64) {
+	if !inConversations(filepath.Dir(path)) {
+		return
+	}
+	f, err := os.Open(tmp)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return
+	}
+	ino, _ := changeStamp(fi)
+	if ix, err := rebuildFrom(IndexPath(path), f, ino, fi.Size(), errors.New("the log was rewritten"), true, oldIno, oldSize); err == nil {
+		ix.Close()
+	}
+}
+
+// Inode is the inode of a file (0 where the system has none), as page
+// indexes record it.
+func Inode(fi fs.FileInfo) uint64 {
+	ino, _ := changeStamp(fi)
+	return ino
+}
+
+// parseIndexing is parse for a writer's whole read of its log file at
+// path: when the log has no page index that matches it, the same pass
+// builds one and writes it, so the first save does not read it again.
+func parseIndexing(path string, data []byte, track bool) (*reader, error) {
+	if !inConversations(filepath.Dir(path)) {
+		return parse(data, track)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Size() != int64(len(data)) {
+		return parse(data, track)
+	}
+	ino, _ := changeStamp(fi)
+	src := bytes.NewReader(data)
+	if ix, err := readIndexFile(IndexPath(path)); err == nil {
+		ok := ix.matches(src, ino, int64(len(data))) == nil
+		ix.Close()
+		if ok {
+			return parse(data, track) // current, or extended at the first save
+		}
+	}
+	s := newScanner(track, bytes.Count(data, []byte{'\n'})+1)
+	b := newIndexBuilder()
+	idx, err := b.scan(s, src, 0, int64(len(data)), ino)
+	if err != nil {
+		// A version 2 log has no index; any other fault is the reader's
+		// to report.
+		return parse(data, track)
+	}
+	slog.Debug("history: rebuilding a page index", "index", IndexPath(path), "reason", "the writer read a log without a matching index")
+	indexRebuilds.Add(1)
+	if err := writeIndexAtomic(IndexPath(path), idx); err != nil {
+		slog.Debug("history: writing a page index", "err", err)
+	}
+	return s.finish()
+}

@@ -1,0 +1,189 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/server/pager"
+)
+
+// BenchmarkOpen measures what opening a conversation costs the server: the
+// first capture of a conversation it has not read yet (a fresh live state,
+// as after a restart) and the first 256 KiB page at "latest". Before every
+// open the log and its page index are dropped from the page cache
+// (fsync, then posix_fadvise DONTNEED), so each open reads from disk.
+// Compare the two sizes in one run:
+//
+//	go test -run '^$' -bench 'Open$' -benchtime 20x ./server
+func BenchmarkOpen(b *testing.B) {
+	for _, n := range []int{3000, 300000} {
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+			ts := newTestServer(b, Options{})
+			path := ts.writeGen(b, "c", n, 1)
+			// The writer keeps the index; here it is built once up front.
+			f, err := os.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ix, err := history.OpenIndex(path, f, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ix.Close()
+			f.Close()
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				dropCache(b, path, history.IndexPath(path))
+				c := newConv(ts.Server, "c", path)
+				b.StartTimer()
+				cp, err := c.capture("", nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p, err := cp.snap.Page(nil, pager.AnchorLatest, pager.Before, pager.DefaultBudget)
+				if err != nil || len(p.Bytes) == 0 {
+					b.Fatalf("first page: %v", err)
+				}
+				b.StopTimer()
+				if cp.snap.Stats().Entries != n {
+					b.Fatalf("captured %d entries", cp.snap.Stats().Entries)
+				}
+				cp.snap.Release()
+				c.mu.Lock()
+				if c.f != nil {
+					c.f.Close()
+				}
+				c.mu.Unlock()
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// dropCache evicts files from the page cache.
+func dropCache(b *testing.B, paths ...string) {
+	b.Helper()
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+}
+
+// BenchmarkFirstAppendAfterOpen measures what the follower pays the first
+// time the log grows after an open through the page index: resuming a
+// history.Scanner from the index (every entry's ID, not the log) and
+// reading the appended record.
+//
+//	go test -run '^$' -bench FirstAppendAfterOpen -benchtime 5x ./server
+func BenchmarkFirstAppendAfterOpen(b *testing.B) {
+	for _, n := range []int{3000, 300000} {
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+			ts := newTestServer(b, Options{})
+			path := ts.writeGen(b, "c", n, 1)
+			f, err := os.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ix, err := history.OpenIndex(path, f, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ix.Close()
+			f.Close()
+			b.ResetTimer()
+			for i := range b.N {
+				b.StopTimer()
+				c := newConv(ts.Server, "c", path)
+				if err := c.firstOpen(); err != nil {
+					b.Fatal(err)
+				}
+				w, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				fmt.Fprintf(w, `{"type":"ui-append","at":"2026-03-01T00:00:00.000Z","entries":[{"id":"late-%d","content":{"kind":"user","text":"x"},"timestamp":"2026-03-01T00:00:05.000Z"}]}`+"\n", i)
+				w.Close()
+				b.StartTimer()
+				c.mu.Lock()
+				c.pollLocked()
+				got := c.lastID
+				if c.f != nil {
+					c.f.Close()
+				}
+				c.mu.Unlock()
+				if got != fmt.Sprintf("late-%d", i) {
+					b.Fatalf("the follower's last entry is %q", got)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFirstAnchoredPage measures the first page a tab asks for by an
+// entry ID (scrolling back past the first page): the snapshot then reads
+// its document's whole index once to find IDs, then pages in O(page).
+//
+//	go test -run '^$' -bench FirstAnchoredPage -benchtime 10x ./server
+func BenchmarkFirstAnchoredPage(b *testing.B) {
+	for _, n := range []int{3000, 300000} {
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+			ts := newTestServer(b, Options{})
+			path := ts.writeGen(b, "c", n, 1)
+			f, err := os.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ix, err := history.OpenIndex(path, f, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			d, err := ix.Document(ix.Head())
+			if err != nil {
+				b.Fatal(err)
+			}
+			refs, err := d.Refs(d.Len()/2, d.Len()/2+1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			anchor := refs[0].ID
+			ix.Close()
+			f.Close()
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				c := newConv(ts.Server, "c", path)
+				cp, err := c.capture("", nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				p, err := cp.snap.Page(nil, anchor, pager.Before, pager.DefaultBudget)
+				if err != nil || len(p.Bytes) == 0 {
+					b.Fatalf("page: %v", err)
+				}
+				b.StopTimer()
+				cp.snap.Release()
+				c.mu.Lock()
+				if c.f != nil {
+					c.f.Close()
+				}
+				c.mu.Unlock()
+				b.StartTimer()
+			}
+		})
+	}
+}

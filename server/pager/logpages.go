@@ -1,0 +1,239 @@
+package pager
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+
+	"github.com/foliodev/folio/history"
+)
+
+// Doc is a branch's document as a log's page index describes it; a
+// *history.IndexDoc is one. It is used by one snapshot at a time.
+type Doc interface {
+	Len() int
+	// Refs returns entries lo..hi (hi exclusive).
+	Refs(lo, hi int) ([]history.Ref, error)
+	// Find returns entry id's index, or -1.
+	Find(id string) (int, error)
+	Coverage() []history.Cov
+	Close() error
+}
+
+// FromLog returns a snapshot that copies nothing: its pages are read from
+// log, an open log file, at the byte ranges doc's index gives for each
+// entry's stored JSON. A log is only appended to between rewrites, and a
+// rewrite replaces the file by rename, so the open file keeps every byte
+// doc points at for as long as the snapshot lives. The snapshot takes over
+// log and doc and closes both on its last Release. The returned snapshot
+// holds one reference.
+func FromLog(log *os.File, doc Doc) (*Snapshot, error) {
+	lg := &logPages{f: log, doc: doc, total: doc.Len(), from: doc.Len()}
+	if err := lg.load(min(lg.total, 512)); err != nil {
+		log.Close()
+		doc.Close()
+		return nil, err
+	}
+	s := &Snapshot{lg: lg}
+	s.stats = Stats{Entries: lg.total, Groups: lg.groups, Bytes: lg.bytes}
+	for _, c := range doc.Coverage() {
+		s.coverage = append(s.coverage, Coverage{EntryID: c.EntryID, FromID: c.FromID, ToID: c.ToID,
+			Group: int(c.Group), FromGroup: int(c.FromGroup), ToGroup: int(c.ToGroup)})
+	}
+	s.stats.GraphBuilt = len(s.coverage) > 0
+	s.refs.Store(1)
+	return s, nil
+}
+
+// logPages are the display groups of a log-backed snapshot, learned from
+// the end backwards as pages need them.
+type logPages struct {
+	mu     sync.Mutex
+	closed bool
+	f      *os.File
+	doc    Doc
+	total  int   // entries
+	groups int   // groups
+	bytes  int64 // the groups' bytes, commas included
+	refs   []history.Ref
+	from   int     // refs are entries from..total
+	gLo    int     // groups gLo.. are whole in refs
+	gStart []int32 // refs index of each whole group's first entry
+	fail   error
+}
+
+// load makes the last n entries' refs known (at least).
+func (l *logPages) load(n int) error {
+	lo := max(0, l.total-n)
+	if lo >= l.from {
+		return nil
+	}
+	more, err := l.doc.Refs(lo, l.from)
+	if err != nil {
+		return err
+	}
+	l.refs = append(more, l.refs...)
+	l.from = lo
+	if len(l.refs) == 0 {
+		l.groups, l.gLo, l.gStart = 0, 0, nil
+		return nil
+	}
+	last := l.refs[len(l.refs)-1]
+	l.groups = int(last.Group) + 1
+	l.bytes = last.Before + history.GroupBytes(int(last.Group), last.GroupLen, int(last.GroupN))
+	first := l.refs[0]
+	l.gLo = int(first.Group)
+	if first.GroupN != 1 {
+		l.gLo++ // its group starts before the refs
+	}
+	// A new slice: a page being composed may still hold the old one.
+	l.gStart = make([]int32, 0, int(last.Group)+1-l.gLo)
+	for i, r := range l.refs {
+		if int(r.Group) >= l.gLo && (i == 0 || l.refs[i-1].Group != r.Group) {
+			l.gStart = append(l.gStart, int32(i))
+		}
+	}
+	return nil
+}
+
+// ensure makes group g whole in refs.
+func (l *logPages) ensure(g int) bool {
+	for g < l.gLo && l.from > 0 && l.fail == nil {
+		if err := l.load(min(l.total, 2*len(l.refs))); err != nil {
+			l.fail = err
+		}
+	}
+	return l.fail == nil
+}
+
+func (l *logPages) n() int     { return l.groups }
+func (l *logPages) err() error { return l.fail }
+
+// lastRef is the last entry of whole group g.
+func (l *logPages) lastRef(g int) history.Ref {
+	i := g - l.gLo
+	if i+1 < len(l.gStart) {
+		return l.refs[l.gStart[i+1]-1]
+	}
+	return l.refs[len(l.refs)-1]
+}
+
+func (l *logPages) span(first, last int) int64 {
+	if !l.ensure(first) {
+		return 0
+	}
+	end := l.lastRef(last)
+	return end.Before + history.GroupBytes(int(end.Group), end.GroupLen, int(end.GroupN)) - l.refs[l.gStart[first-l.gLo]].Before
+}
+
+func (l *logPages) groupOf(id string) int {
+	i, err := l.doc.Find(id)
+	if err != nil {
+		l.fail = err
+		return -1
+	}
+	if i < 0 {
+		return -1
+	}
+	for i < l.from && l.fail == nil {
+		if err := l.load(l.total - i); err != nil {
+			l.fail = err
+		}
+	}
+	if l.fail != nil {
+		return -1
+	}
+	return int(l.refs[i-l.from].Group)
+}
+
+// pageRefs returns the refs of groups first..last. The slice is never
+// changed afterwards, so it can be read without the lock.
+func (l *logPages) pageRefs(first, last int) ([]history.Ref, error) {
+	if !l.ensure(first) {
+		return nil, l.fail
+	}
+	lo := int(l.gStart[first-l.gLo])
+	hi := len(l.refs)
+	if last+1-l.gLo < len(l.gStart) {
+		hi = int(l.gStart[last+1-l.gLo])
+	}
+	return l.refs[lo:hi], nil
+}
+
+// chunkBytes bounds one read of the log: a page is read in runs of nearby
+// entries, at most this many bytes at a time (a longer entry alone), so
+// composing a 4 MiB page needs no second 4 MiB buffer.
+const chunkBytes = 256 << 10
+
+// scratch holds the log bytes a chunk of a page is composed from.
+var scratch = sync.Pool{New: func() any { b := make([]byte, chunkBytes); return &b }}
+
+// compose appends the groups of rs, joined by commas, to dst: each group's
+// framing around its entries' stored bytes, read from the log with one
+// ReadAt per run of nearby entries.
+func (l *logPages) compose(dst []byte, rs []history.Ref) ([]byte, error) {
+	if len(rs) == 0 {
+		return dst, nil
+	}
+	// The page's size is known from its first and last refs: grow dst once,
+	// as a page read from a snapshot file does.
+	last := rs[len(rs)-1]
+	dst = slices.Grow(dst, int(last.Before+history.GroupBytes(int(last.Group), last.GroupLen, int(last.GroupN))-rs[0].Before))
+	bp := scratch.Get().(*[]byte)
+	defer scratch.Put(bp)
+	for i := 0; i < len(rs); {
+		// A run: the entries after rs[i] whose gaps are small, within a
+		// chunk.
+		start, end := rs[i].Start, rs[i].Start+int64(rs[i].Len)
+		j := i + 1
+		for j < len(rs) && rs[j].Start >= end && rs[j].Start-end < 16<<10 && rs[j].Start+int64(rs[j].Len)-start <= chunkBytes {
+			end = rs[j].Start + int64(rs[j].Len)
+			j++
+		}
+		buf := *bp
+		if end-start > int64(len(buf)) {
+			buf = make([]byte, end-start) // one entry longer than a chunk
+		}
+		buf = buf[:end-start]
+		if _, err := l.f.ReadAt(buf, start); err != nil {
+			if errors.Is(err, os.ErrClosed) {
+				return nil, ErrReleased // the last Release raced this page
+			}
+			return nil, fmt.Errorf("read entries at %d..%d of the log: %w", start, end, err)
+		}
+		for k := i; k < j; k++ {
+			r := rs[k]
+			if k == 0 || r.Group != rs[k-1].Group {
+				if k > 0 {
+					dst = append(dst, ',')
+				}
+				dst = history.GroupOpen(dst, int(r.Group))
+			} else {
+				dst = append(dst, ',')
+			}
+			off := r.Start - start
+			dst = append(dst, buf[off:off+int64(r.Len)]...)
+			if k == len(rs)-1 || rs[k+1].Group != r.Group {
+				dst = history.GroupClose(dst, int(r.Group), r.GroupLen, int(r.GroupN))
+			}
+		}
+		i = j
+	}
+	return dst, nil
+}
+
+func (l *logPages) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	err := l.f.Close()
+	if derr := l.doc.Close(); err == nil {
+		err = derr
+	}
+	return err
+}
