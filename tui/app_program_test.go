@@ -106,8 +106,13 @@ func startProgram(t *testing.T, classic bool, w, h int) *programRig {
 			waiting <- struct{}{}
 		}
 	}
+	// The emulator is an xterm, so the program is told so, as a terminal
+	// tells it through TERM: its cursor-movement optimizations depend on
+	// the terminal type, and the test must not take it from whatever shell
+	// runs it (CI has no TERM at all).
 	r.p = tea.NewProgram(app, tea.WithContext(context.Background()), tea.WithInput(nil), out,
-		tea.WithWindowSize(w, h), tea.WithColorProfile(colorprofile.TrueColor), tea.WithoutSignals())
+		tea.WithWindowSize(w, h), tea.WithColorProfile(colorprofile.TrueColor), tea.WithoutSignals(),
+		tea.WithEnvironment([]string{"TERM=xterm-256color"}))
 	go func() { _, err := r.p.Run(); r.done <- err }()
 	r.waitFor = func(what string, cond func(*App) bool) {
 		t.Helper()
