@@ -12,10 +12,10 @@ import (
 // conversation publishes its store's snapshots and the engine's turn,
 // queue, approvals and receipts through Server.Publish.
 
-// liveCadence bounds how often streaming changes are published: every
-// event carries the entry's whole current text, so publishing each token
-// of a fast model would send the reply over and over. 30 updates a second
-// still reads as streaming.
+// liveCadence bounds how often streaming changes are published. Text
+// travels as appends, so the bytes do not grow with the answer, but each
+// event is still a frame to every tab: a fast model's tokens are batched
+// into at most 30 updates a second, which still reads as streaming.
 const liveCadence = 33 * time.Millisecond
 
 // run publishes the store's snapshots (at most once per liveCadence; the
