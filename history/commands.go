@@ -59,13 +59,13 @@ func (l *Log) RecordCommand(r CommandRecord) error {
 }
 
 // LoadCommands reads the log's receipts through its medium (see
-// decodeCommands).
+// DecodeCommands).
 func (l *Log) LoadCommands() ([]CommandRecord, error) {
 	data, err := l.m.Commands()
 	if err != nil {
 		return nil, fmt.Errorf("command receipts: %w", err)
 	}
-	return decodeCommands(data), nil
+	return DecodeCommands(data), nil
 }
 
 // ReadCommands reads the receipts sidecar of the file log at logPath without
@@ -79,17 +79,13 @@ func ReadCommands(logPath string) ([]CommandRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("command receipts: %w", err)
 	}
-	return decodeCommands(data), nil
+	return DecodeCommands(data), nil
 }
 
 // DecodeCommands reads receipts as a Medium's Commands returns them: each
-// command's last record, in the order the commands first appeared.
-func DecodeCommands(data []byte) []CommandRecord { return decodeCommands(data) }
-
-// decodeCommands gives each command's last record, in the order the
-// commands first appeared. A line that does not decode (a torn last write)
-// is skipped.
-func decodeCommands(data []byte) []CommandRecord {
+// command's last record, in the order the commands first appeared. A line
+// that does not decode (a torn last write) is skipped.
+func DecodeCommands(data []byte) []CommandRecord {
 	var out []CommandRecord
 	at := map[string]int{}
 	splitLines(data, func(line []byte) {
