@@ -222,7 +222,9 @@ export function productTests(test) {
   test('code blocks are highlighted and copy puts the code on the clipboard; tables scroll in their own box', async (h) => {
     const { context, page, errors } = await openApp(h.url, { permissions: ['clipboard-read', 'clipboard-write'] });
     await item(page, 'code').click();
-    await page.waitForSelector(`${pane} pre code.language-go`);
+    // A settled block paints plain first and is highlighted when the browser
+    // is idle (MarkdownText), so wait for the highlight rather than race it.
+    await page.waitForSelector(`${pane} pre code.language-go .hljs-keyword`, { timeout: 10000 }).catch(() => {});
     assert((await page.$$(`${pane} pre code.language-go .hljs-keyword`)).length > 0, 'the Go block is not highlighted');
     await page.locator(`${pane} pre:has(code.language-go) .code-copy`).click();
     const clip = await page.evaluate(() => navigator.clipboard.readText());
