@@ -927,7 +927,8 @@ func TestReplacedStoreDocumentIsAnnounced(t *testing.T) {
 	c := ts.dial(t)
 	first := c.open(id)
 	store := transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))
-	s := &runner{t: &Turns{}, srv: ts.Server, id: id, pub: map[string]pubState{}, gen: store.Snapshot().Generation}
+	s := ts.conv(id) // publishing as an open engine's publisher does
+	s.resetMarks(store.Snapshot())
 	if _, err := store.Lease().Append(transcript.User{Text: "one"}); err != nil {
 		t.Fatal(err)
 	}
@@ -1061,9 +1062,10 @@ func TestReceiptsAreTheEngines(t *testing.T) {
 		}
 		return rc
 	}
-	turns.mu.Lock()
-	eng := turns.sessions[id].eng
-	turns.mu.Unlock()
+	cv := ts.conv(id)
+	cv.mu.Lock()
+	eng := cv.eng
+	cv.mu.Unlock()
 	want := map[string]Receipt{}
 	for _, cmd := range ids {
 		got := polled(ts, cmd)
@@ -1082,10 +1084,10 @@ func TestReceiptsAreTheEngines(t *testing.T) {
 	}
 
 	turns.closeIdle(time.Now().Add(time.Hour))
-	turns.mu.Lock()
-	open := len(turns.sessions)
-	turns.mu.Unlock()
-	if open != 0 {
+	cv.mu.Lock()
+	open := cv.eng != nil
+	cv.mu.Unlock()
+	if open {
 		t.Fatal("the engine is still open")
 	}
 	cold, _ := newTurnsServer(t, 0, ts.data)

@@ -58,11 +58,11 @@ type conn struct {
 	hello     bool
 	tokens    map[string]tokenScope // live tokens of this connection
 	expired   map[string]bool       // tokens evicted from the LRU
-	follows   map[string]*liveState
+	follows   map[string]*conversation
 }
 
 type tokenScope struct {
-	conv *liveState
+	conv *conversation
 	head string
 	gen  int64
 	seq  int64
@@ -102,7 +102,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		opens:   make(chan struct{}, maxOpens),
 		tokens:  map[string]tokenScope{},
 		expired: map[string]bool{},
-		follows: map[string]*liveState{},
+		follows: map[string]*conversation{},
 	}
 	s.mu.Lock()
 	s.conns[c] = struct{}{}
@@ -166,7 +166,7 @@ func (c *conn) close(code websocket.StatusCode, reason string) {
 		c.ws.Close(code, reason)
 		c.mu.Lock()
 		follows := c.follows
-		c.follows = map[string]*liveState{}
+		c.follows = map[string]*conversation{}
 		tokens := c.tokens
 		c.tokens = map[string]tokenScope{}
 		c.mu.Unlock()
@@ -371,7 +371,7 @@ type welcomeFrame struct {
 }
 
 // follow subscribes the connection to a conversation's live events.
-func (c *conn) follow(cv *liveState) error {
+func (c *conn) follow(cv *conversation) error {
 	c.mu.Lock()
 	if _, ok := c.follows[cv.id]; ok {
 		c.mu.Unlock()
@@ -863,7 +863,7 @@ func (c *conn) inOrder(conversation string, fn func()) bool {
 }
 
 // do hands a command to the engine, which makes it idempotent by command
-// ID. A conversation that does not exist gets no live state: the command is
+// ID. A conversation that does not exist is not opened: the command is
 // refused.
 func (s *Server) do(ctx context.Context, cmd Command) Receipt {
 	if s.opts.Engine == nil {
