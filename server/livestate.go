@@ -19,6 +19,11 @@ import (
 	"github.com/foliodev/folio/transcript"
 )
 
+// This file is a conversation's live side: its subscribers, the follower
+// of its log, the live events and the checkpoints a reconnect gets, and
+// captures (with capture.go). Everything here runs under the
+// conversation's mutex, except a capture's reads of the log.
+
 // maxLive bounds the changed entries a conversation remembers for
 // reconnect checkpoints. A client that missed more gets "replaced".
 const maxLive = 10000

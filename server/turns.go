@@ -88,6 +88,8 @@ type turnsHooks struct {
 	beforeSave func(doc transcript.Document)
 	held       func(id string)          // a failure entry waits for its save
 	published  func(e transcript.Entry) // an entry went to Publish
+	closing    func(id string)          // an engine's close began
+	waiting    func(id string)          // a command waits for an open or close
 }
 
 var _ Engine = (*Turns)(nil)

@@ -54,6 +54,9 @@ func (c *conversation) engine(t *Turns) (*engine.Engine, error) {
 		}
 		wait := c.changing
 		c.mu.Unlock()
+		if h := c.hooks().waiting; h != nil {
+			h(c.id)
+		}
 		<-wait
 		c.mu.Lock()
 		if c.changing == nil && c.eng == nil && c.openErr != nil {
@@ -200,6 +203,9 @@ func (c *conversation) closeEngine(wait bool, when func(*engine.Engine) bool) er
 	c.changing = closed
 	eng, quit, pubDone, logClosed := c.eng, c.quit, c.pubDone, c.logClosed
 	c.mu.Unlock()
+	if h := c.hooks().closing; h != nil {
+		h(c.id)
+	}
 
 	err := eng.Close()
 	close(quit) // the publisher sends what is left; the log closes

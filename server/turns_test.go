@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -719,6 +721,76 @@ func TestCloseStopsTurnsAndReleasesLocks(t *testing.T) {
 	}
 	if k := kinds(conv.Document.Entries()); !strings.HasPrefix(k, "user") || !strings.HasSuffix(k, "stopped") {
 		t.Fatalf("saved at shutdown: %s", k)
+	}
+}
+
+// A command that arrives while its conversation's idle engine is being
+// closed waits for the close and runs on an engine opened after it: it is
+// never refused "locked" by the engine still letting go of the log.
+func TestCommandDuringAnIdleCloseReopens(t *testing.T) {
+	ts, turns := newTurnsServer(t, 0, "")
+	id := ts.create(t)
+	var armed atomic.Bool
+	closing, release, waiting := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	turns.hooks.closing = func(string) {
+		if armed.Load() {
+			close(closing)
+			<-release
+		}
+	}
+	turns.hooks.waiting = func(string) {
+		if armed.Load() {
+			close(waiting)
+		}
+	}
+	ctx := context.Background()
+	if _, err := turns.Do(ctx, Command{Kind: CmdSend, Conversation: id, CommandID: "c1", Text: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	cv := ts.conv(id)
+	cv.mu.Lock()
+	first := cv.eng
+	cv.mu.Unlock()
+	if _, err := first.Wait(ctx, "c1"); err != nil {
+		t.Fatal(err)
+	}
+
+	armed.Store(true)
+	closed := make(chan struct{})
+	go func() {
+		turns.closeIdle(time.Now().Add(time.Hour))
+		close(closed)
+	}()
+	<-closing // the idle engine is letting go, still holding the log
+	type result struct {
+		rc  Receipt
+		err error
+	}
+	sent := make(chan result, 1)
+	go func() {
+		rc, err := turns.Do(ctx, Command{Kind: CmdSend, Conversation: id, CommandID: "c2", Text: "again"})
+		sent <- result{rc, err}
+	}()
+	select {
+	case <-waiting: // the command waits for the close
+	case r := <-sent:
+		t.Fatalf("a command during an idle close did not wait for it: %+v, %v", r.rc, r.err)
+	}
+	armed.Store(false)
+	close(release)
+	<-closed
+	r := <-sent
+	if r.err != nil || r.rc.State == transcript.CommandRejected {
+		t.Fatalf("a command during an idle close: %+v, %v", r.rc, r.err)
+	}
+	cv.mu.Lock()
+	second := cv.eng
+	cv.mu.Unlock()
+	if second == nil || second == first {
+		t.Fatal("the command did not run on a newly opened engine")
+	}
+	if _, err := second.Wait(ctx, "c2"); err != nil {
+		t.Fatal(err)
 	}
 }
 
