@@ -35,15 +35,20 @@ const maxLiveBytes = 32 << 20
 const defaultHead = "main"
 
 // subscribe adds cn to the followers and starts the file follower with the
-// first one.
-func (c *conversation) subscribe(cn *conn) {
+// first one. It reports false, and adds nothing, when the server has
+// forgotten the conversation (evict): the caller looks it up again.
+func (c *conversation) subscribe(cn *conn) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.evicted {
+		return false
+	}
 	c.subs[cn] = struct{}{}
 	if c.stop == nil {
 		c.stop = make(chan struct{})
 		go c.follow(c.stop)
 	}
+	return true
 }
 
 func (c *conversation) unsubscribe(cn *conn) {

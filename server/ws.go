@@ -370,21 +370,33 @@ type welcomeFrame struct {
 	Limits     limits `json:"limits"`
 }
 
-// follow subscribes the connection to a conversation's live events.
-func (c *conn) follow(cv *conversation) error {
-	c.mu.Lock()
-	if _, ok := c.follows[cv.id]; ok {
+// follow subscribes the connection to a conversation's live events and
+// returns the conversation it follows.
+func (c *conn) follow(id string) (*conversation, error) {
+	for {
+		cv := c.srv.conv(id)
+		c.mu.Lock()
+		if cur, ok := c.follows[id]; ok {
+			c.mu.Unlock()
+			return cur, nil
+		}
+		if len(c.follows) >= maxFollows {
+			c.mu.Unlock()
+			return nil, errors.New("too-many")
+		}
+		c.follows[id] = cv
 		c.mu.Unlock()
-		return nil
-	}
-	if len(c.follows) >= maxFollows {
+		if cv.subscribe(c) {
+			return cv, nil
+		}
+		// Evicted between the lookup and the subscription: the registry
+		// has (or makes) its successor.
+		c.mu.Lock()
+		if c.follows[id] == cv {
+			delete(c.follows, id)
+		}
 		c.mu.Unlock()
-		return errors.New("too-many")
 	}
-	c.follows[cv.id] = cv
-	c.mu.Unlock()
-	cv.subscribe(c)
-	return nil
 }
 
 type snapshotFrame struct {
@@ -427,8 +439,8 @@ func (c *conn) onOpen(env envelope, frame []byte) {
 		c.protoError(env.ID, "not-found", "no conversation "+m.Conversation, false)
 		return
 	}
-	cv := c.srv.conv(m.Conversation)
-	if err := c.follow(cv); err != nil {
+	cv, err := c.follow(m.Conversation)
+	if err != nil {
 		c.protoError(env.ID, "too-many", fmt.Sprintf("a connection may follow at most %d conversations", maxFollows), false)
 		return
 	}
