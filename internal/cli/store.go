@@ -110,6 +110,14 @@ func (singleFile) Open(string) (history.Medium, error)      { return nil, errors
 func (singleFile) List() ([]history.Summary, error)         { return nil, errors.ErrUnsupported }
 func (singleFile) Delete(string) error                      { return errors.ErrUnsupported }
 func (singleFile) Close() error                             { return nil }
+func (singleFile) PutBlob(string, history.Blob, []byte) (history.Blob, error) {
+	return history.Blob{}, errors.ErrUnsupported
+}
+func (singleFile) GetBlob(string, history.BlobKind, string) (history.Blob, []byte, error) {
+	return history.Blob{}, nil, errors.ErrUnsupported
+}
+func (singleFile) DeleteBlob(string, history.BlobKind, string) error { return errors.ErrUnsupported }
+func (singleFile) ListBlobs(string) ([]history.Blob, error)          { return nil, errors.ErrUnsupported }
 
 func init() { register("log", newLogImportCmd) }
 
