@@ -843,7 +843,9 @@ func testBlobsRefused(t *testing.T, h Harness) {
 	s := newStore(t, h)
 	id := uniqueID(t)
 	withArtifact(t, s, id)
-	a := func(name string) history.Blob { return history.Blob{Kind: history.BlobAttachment, Name: name, Meta: []byte("{}")} }
+	a := func(name string) history.Blob {
+		return history.Blob{Kind: history.BlobAttachment, Name: name, Meta: []byte("{}")}
+	}
 	cases := []struct {
 		name string
 		b    history.Blob
