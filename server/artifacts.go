@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 
@@ -211,7 +210,8 @@ func (s *Server) readArtifact(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("?offset=%d is past the end: the artifact has %d bytes", off, a.CommittedBytes))
 		return
 	}
-	host := toolview.New(toolview.WithArtifactDir(filepath.Join(s.opts.DataDir, "artifacts")))
+	s.ensureArtifact(id, ref, a.CommittedBytes)
+	host := toolview.New(toolview.WithArtifactDir(history.ArtifactDir(s.opts.DataDir)))
 	b, err := host.ReadArtifact(a, off, length)
 	if errors.Is(err, toolview.ErrRangeLimit) {
 		httpError(w, http.StatusRequestedRangeNotSatisfiable, "bad-range", err.Error())

@@ -61,6 +61,11 @@ type Replica interface {
 	// recovery which conversations' leases this replica lost meanwhile.
 	Reachable() bool
 	OnStatus(func(reachable bool, lost []string))
+
+	// Blobs is where the database keeps conversations' attachments and
+	// artifacts, so each replica reads what another received or made
+	// (blobs.go).
+	Blobs() history.Blobs
 }
 
 // forwardClaimWait is how long a forwarded command waits for an owner to
@@ -229,7 +234,10 @@ func (s *Server) bindReplica() {
 	if r == nil {
 		return
 	}
-	r.OnDeleted(func(id string) { go s.announceDeleted(id) })
+	r.OnDeleted(func(id string) {
+		os.RemoveAll(s.attachmentDir(id)) // the database dropped them with it
+		go s.announceDeleted(id)
+	})
 	r.OnCommand(s.runForwarded)
 	r.OnReceipt(s.forwardedReceipt)
 	r.OnStatus(s.storeStatus)
@@ -306,6 +314,9 @@ func (s *Server) deleteReplica(w http.ResponseWriter, id string) bool {
 	if r == nil {
 		return false
 	}
+	// The artifacts the local copy refers to are known only before the
+	// copy goes; the database drops its blobs with the conversation.
+	refs, _ := s.localBlobs().ArtifactRefs(id)
 	err := r.Delete(id)
 	if errors.Is(err, history.ErrLocked) {
 		httpError(w, http.StatusConflict, "locked", lockedText(err))
@@ -316,7 +327,7 @@ func (s *Server) deleteReplica(w http.ResponseWriter, id string) bool {
 		httpError(w, http.StatusInternalServerError, "internal", "cannot delete the conversation")
 		return true
 	}
-	os.RemoveAll(s.attachmentDir(id))
+	s.deleteLocalBlobs(id, refs)
 	s.announceDeleted(id)
 	w.WriteHeader(http.StatusNoContent)
 	return true

@@ -168,3 +168,7 @@ func (s *Store) ListBlobs(conv string) ([]history.Blob, error) {
 	}
 	return out, nil
 }
+
+// Blobs is the database's blob store, for the server's attachments and
+// artifacts on a replica.
+func (m *Mirror) Blobs() history.Blobs { return m.s }
