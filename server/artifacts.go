@@ -210,8 +210,7 @@ func (s *Server) readArtifact(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("?offset=%d is past the end: the artifact has %d bytes", off, a.CommittedBytes))
 		return
 	}
-	s.ensureArtifact(id, ref, a.CommittedBytes)
-	host := toolview.New(toolview.WithArtifactDir(history.ArtifactDir(s.opts.DataDir)))
+	host := toolview.New(toolview.WithArtifactDir(s.artifactDir(id, ref, a.CommittedBytes)))
 	b, err := host.ReadArtifact(a, off, length)
 	if errors.Is(err, toolview.ErrRangeLimit) {
 		httpError(w, http.StatusRequestedRangeNotSatisfiable, "bad-range", err.Error())

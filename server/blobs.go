@@ -24,7 +24,7 @@ import (
 // answered, an artifact a tool keeps is copied there before its entry is
 // saved, and a replica that lacks one locally (another received or made
 // it) fetches it from there into its data folder when a command or a read
-// first needs it. So a command forwarded to the owner with attachments
+// first needs it (artifacts into DataDir/fetched/<conversation>). So a command forwarded to the owner with attachments
 // runs there, and any replica serves any artifact.
 
 // localBlobs is the data folder's blob store.
@@ -133,33 +133,68 @@ func (s *Server) fetchBlob(conv string, kind history.BlobKind, name string) ([]b
 	return b.Meta, nil
 }
 
-// ensureArtifact makes sure the data folder holds the first committed
-// bytes of artifact ref of conv: on a replica, one another replica's tool
-// produced (or a copy shorter than the checkpoint says) is fetched from
-// the database. Without a database it does nothing; readArtifact then
-// reads what the data folder has.
-func (s *Server) ensureArtifact(conv, ref string, committed int64) {
-	if s.sharedBlobs() == nil {
-		return
-	}
-	p := filepath.Join(history.ArtifactDir(s.opts.DataDir), ref)
-	if fi, err := os.Stat(p); err == nil && fi.Size() >= committed {
-		return
-	}
+// fetchedDir is where a replica keeps the artifacts of conv that it
+// fetched from the database (those its own tools made are in
+// DataDir/artifacts); it goes with the conversation.
+func (s *Server) fetchedDir(conv string) string {
+	return filepath.Join(s.opts.DataDir, "fetched", conv)
+}
+
+// artifactDir is the folder that holds the first committed bytes of
+// artifact ref of conv, for the presentation host's ReadArtifact: the data
+// folder's artifacts, or on a replica that lacks them there (another
+// replica's tool made it), a copy fetched from the database into
+// fetchedDir. When nothing holds them it is the data folder's, whose read
+// then fails as not available.
+func (s *Server) artifactDir(conv, ref string, committed int64) string {
+	own := history.ArtifactDir(s.opts.DataDir)
 	shared := s.sharedBlobs()
-	b, data, err := shared.GetBlob(conv, history.BlobArtifact, ref)
+	has := func(dir string) bool {
+		fi, err := os.Stat(filepath.Join(dir, ref))
+		return err == nil && fi.Size() >= committed
+	}
+	if shared == nil || has(own) {
+		return own
+	}
+	cache := s.fetchedDir(conv)
+	if has(cache) {
+		return cache
+	}
+	_, data, err := shared.GetBlob(conv, history.BlobArtifact, ref)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			s.opts.Logger.Warn("cannot fetch an artifact from the database", "conversation", conv, "err", err)
 		}
-		return
+		return own
 	}
-	// A partial local file (a tool on this replica still writing it, then
-	// finished elsewhere) is replaced by the database's whole copy.
-	os.Remove(p)
-	if _, err := s.localBlobs().PutBlob(conv, b, data); err != nil {
+	if err := writeFileAtomic(filepath.Join(cache, ref), data); err != nil {
 		s.opts.Logger.Warn("cannot keep a fetched artifact", "conversation", conv, "err", err)
+		return own
 	}
+	return cache
+}
+
+// writeFileAtomic writes data to a temporary file beside p and renames it
+// into place, so a concurrent reader sees all of it or nothing.
+func writeFileAtomic(p string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(p), ".fetch-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // keepArtifact is the presentation host's WithArtifactKept for conv's
@@ -191,11 +226,11 @@ func (s *Server) keepArtifact(conv string) func(ref, path string) {
 	}
 }
 
-// deleteLocalBlobs removes a deleted conversation's attachments and the
-// artifacts its copy referred to (refs, read before the copy went) from a
-// replica's data folder.
+// deleteLocalBlobs removes a deleted conversation's attachments, the
+// artifacts its copy referred to (refs, read before the copy went) and
+// those fetched for it from a replica's data folder.
 func (s *Server) deleteLocalBlobs(conv string, refs []string) {
-	errs := []error{os.RemoveAll(s.attachmentDir(conv))}
+	errs := []error{os.RemoveAll(s.attachmentDir(conv)), os.RemoveAll(s.fetchedDir(conv))}
 	for _, ref := range refs {
 		errs = append(errs, s.localBlobs().DeleteBlob(conv, history.BlobArtifact, ref))
 	}

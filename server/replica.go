@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -235,7 +234,7 @@ func (s *Server) bindReplica() {
 		return
 	}
 	r.OnDeleted(func(id string) {
-		os.RemoveAll(s.attachmentDir(id)) // the database dropped them with it
+		s.deleteLocalBlobs(id, nil) // the database dropped them with it
 		go s.announceDeleted(id)
 	})
 	r.OnCommand(s.runForwarded)
