@@ -59,8 +59,9 @@ type Blob struct {
 	// it in; a caller that sets it has the bytes checked against it.
 	Digest string
 	Size   int64
-	// Meta is the owner's description kept beside the bytes (an
-	// attachment's JSON: its file name and content type), or nil.
+	// Meta is the owner's description kept beside the bytes: an
+	// attachment's JSON (its file name and content type), which every
+	// attachment has; nil for an artifact.
 	Meta []byte
 }
 
@@ -72,8 +73,8 @@ type Blobs interface {
 	// its digest and size. The same bytes again change nothing; other
 	// bytes under a name already stored are refused (ErrBlobConflict), as
 	// are a bad name (ErrBlobName), data over the kind's cap
-	// (ErrBlobTooLarge) and a digest the data does not have
-	// (ErrBlobDigest). The conversation must exist (an error wrapping
+	// (ErrBlobTooLarge), an attachment without its description
+	// (ErrBlobMeta) and a digest the data does not have (ErrBlobDigest). The conversation must exist (an error wrapping
 	// fs.ErrNotExist otherwise).
 	PutBlob(conv string, b Blob, data []byte) (Blob, error)
 	// GetBlob returns conv's blob kind/name and its bytes; an error
@@ -103,6 +104,9 @@ func CheckBlob(b Blob, data []byte) (Blob, error) {
 		max = MaxAttachmentBytes
 		if !validBlobName(b.Name) {
 			return b, fmt.Errorf("%w: attachment %q: a name is 1 to 128 letters, digits, '-' or '_', starting with a letter or digit", ErrBlobName, clipName(b.Name))
+		}
+		if data != nil && len(b.Meta) == 0 {
+			return b, fmt.Errorf("%w: attachment %s has no description", ErrBlobMeta, b.Name)
 		}
 	case BlobArtifact:
 		max = MaxArtifactBytes
@@ -280,6 +284,9 @@ func (f Files) PutBlob(conv string, b Blob, data []byte) (Blob, error) {
 		if !bytes.Equal(old, data) {
 			return b, fmt.Errorf("%w: %s %s of %s holds %d other bytes", ErrBlobConflict, b.Kind, b.Name, conv, len(old))
 		}
+		if _, err := os.Stat(p + ".json"); b.Kind != BlobAttachment || err == nil {
+			return b, nil // stored already, description and all
+		}
 	} else {
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			return b, err
@@ -288,7 +295,7 @@ func (f Files) PutBlob(conv string, b Blob, data []byte) (Blob, error) {
 			return b, fmt.Errorf("blob %s %s: %w", b.Kind, b.Name, err)
 		}
 	}
-	if b.Kind == BlobAttachment && b.Meta != nil {
+	if b.Kind == BlobAttachment {
 		if err := writeAtomic(p+".json", b.Meta); err != nil {
 			return b, fmt.Errorf("blob %s %s: %w", b.Kind, b.Name, err)
 		}

@@ -74,6 +74,10 @@ var ErrBlobName = errors.New("invalid blob name")
 // (MaxAttachmentBytes, MaxArtifactBytes); nothing is stored.
 var ErrBlobTooLarge = errors.New("blob is too large")
 
+// ErrBlobMeta is returned by PutBlob for an attachment without its
+// description (Blob.Meta); nothing is stored.
+var ErrBlobMeta = errors.New("blob lacks its description")
+
 // ErrBlobDigest is returned by PutBlob when the data does not have the
 // digest the caller gave; nothing is stored.
 var ErrBlobDigest = errors.New("blob does not match its digest")

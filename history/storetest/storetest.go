@@ -862,7 +862,8 @@ func testBlobsRefused(t *testing.T, h Harness) {
 		{"NUL", a("a\x00b"), []byte("x"), history.ErrBlobName, "attachment"},
 		{"artifact not hex", history.Blob{Kind: history.BlobArtifact, Name: "../" + artifactRef[3:]}, []byte("x"), history.ErrBlobName, "32 lowercase hex"},
 		{"unknown kind", history.Blob{Kind: "secret", Name: "a-1"}, []byte("x"), history.ErrBlobName, "secret"},
-		{"wrong digest", history.Blob{Kind: history.BlobAttachment, Name: "a-1", Digest: history.Digest([]byte("y"))}, []byte("x"), history.ErrBlobDigest, history.Digest([]byte("x"))},
+		{"attachment without description", history.Blob{Kind: history.BlobAttachment, Name: "a-1"}, []byte("x"), history.ErrBlobMeta, "a-1"},
+		{"wrong digest", history.Blob{Kind: history.BlobAttachment, Name: "a-1", Meta: []byte("{}"), Digest: history.Digest([]byte("y"))}, []byte("x"), history.ErrBlobDigest, history.Digest([]byte("x"))},
 	}
 	for _, tc := range cases {
 		_, err := s.PutBlob(id, tc.b, tc.data)
