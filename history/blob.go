@@ -373,7 +373,7 @@ func (f Files) ListBlobs(conv string) ([]Blob, error) {
 			out = append(out, b)
 		}
 	}
-	refs, err := f.ArtifactRefs(conv)
+	refs, err := f.artifactRefs(conv)
 	if err != nil {
 		return nil, err
 	}
@@ -392,9 +392,9 @@ func (f Files) ListBlobs(conv string) ([]Blob, error) {
 	return out, nil
 }
 
-// ArtifactRefs lists the artifacts conv's log refers to (none without a
+// artifactRefs lists the artifacts conv's log refers to (none without a
 // log).
-func (f Files) ArtifactRefs(conv string) ([]string, error) {
+func (f Files) artifactRefs(conv string) ([]string, error) {
 	data, name, err := f.ReadLog(conv)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -409,13 +409,13 @@ func (f Files) ArtifactRefs(conv string) ([]string, error) {
 	return ArtifactRefs(c), nil
 }
 
-// DeleteBlobs removes conv's attachments and the artifacts its log refers
+// deleteBlobs removes conv's attachments and the artifacts its log refers
 // to; Delete calls it before the log itself goes.
-func (f Files) DeleteBlobs(conv string) error {
+func (f Files) deleteBlobs(conv string) error {
 	if err := checkConv(conv); err != nil {
 		return err
 	}
-	refs, _ := f.ArtifactRefs(conv) // a log that does not read refers to nothing we can name
+	refs, _ := f.artifactRefs(conv) // a log that does not read refers to nothing we can name
 	var errs []error
 	for _, ref := range refs {
 		if err := os.Remove(filepath.Join(ArtifactDir(f.Dir), ref)); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -182,7 +182,7 @@ func (f Files) Delete(id string) error {
 	if err != nil {
 		return err
 	}
-	errs := []error{f.DeleteBlobs(id)}
+	errs := []error{f.deleteBlobs(id)}
 	for _, q := range []string{p, SummaryPath(p), CommandsPath(p), IndexPath(p)} {
 		if err := os.Remove(q); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)

@@ -24,7 +24,9 @@ import (
 // answered, an artifact a tool keeps is copied there before its entry is
 // saved, and a replica that lacks one locally (another received or made
 // it) fetches it from there into its data folder when a command or a read
-// first needs it (artifacts into DataDir/fetched/<conversation>). So a command forwarded to the owner with attachments
+// first needs it. A replica keeps artifacts by conversation
+// (DataDir/conversation-artifacts/<conversation>/<ref>), so it can drop
+// them when the conversation is deleted, wherever that happened. So a command forwarded to the owner with attachments
 // runs there, and any replica serves any artifact.
 
 // localBlobs is the data folder's blob store.
@@ -133,45 +135,54 @@ func (s *Server) fetchBlob(conv string, kind history.BlobKind, name string) ([]b
 	return b.Meta, nil
 }
 
-// fetchedDir is where a replica keeps the artifacts of conv that it
-// fetched from the database (those its own tools made are in
-// DataDir/artifacts); it goes with the conversation.
-func (s *Server) fetchedDir(conv string) string {
-	return filepath.Join(s.opts.DataDir, "fetched", conv)
+// replicaArtifactDir is where a replica keeps conv's artifacts: those its
+// engine's tools write and those it fetched from the database, one folder
+// per conversation, so every replica drops them with the conversation.
+func (s *Server) replicaArtifactDir(conv string) string {
+	return filepath.Join(s.opts.DataDir, "conversation-artifacts", conv)
+}
+
+// engineArtifactDir is the folder conv's engine has its tools write
+// artifacts into: the data folder's artifacts/, or on a replica
+// replicaArtifactDir.
+func (s *Server) engineArtifactDir(conv string) string {
+	if s.opts.Replica != nil {
+		return s.replicaArtifactDir(conv)
+	}
+	return history.ArtifactDir(s.opts.DataDir)
 }
 
 // artifactDir is the folder that holds the first committed bytes of
 // artifact ref of conv, for the presentation host's ReadArtifact: the data
-// folder's artifacts, or on a replica that lacks them there (another
-// replica's tool made it), a copy fetched from the database into
-// fetchedDir. When nothing holds them it is the data folder's, whose read
-// then fails as not available.
+// folder's artifacts/, or on a replica its folder for conv, where an
+// artifact another replica's tool made is fetched from the database the
+// first time it is read. When nothing holds them it is a folder whose
+// read then fails as not available.
 func (s *Server) artifactDir(conv, ref string, committed int64) string {
 	own := history.ArtifactDir(s.opts.DataDir)
 	shared := s.sharedBlobs()
+	if shared == nil {
+		return own
+	}
 	has := func(dir string) bool {
 		fi, err := os.Stat(filepath.Join(dir, ref))
 		return err == nil && fi.Size() >= committed
 	}
-	if shared == nil || has(own) {
-		return own
-	}
-	cache := s.fetchedDir(conv)
-	if has(cache) {
-		return cache
+	dir := s.replicaArtifactDir(conv)
+	if has(dir) {
+		return dir
 	}
 	_, data, err := shared.GetBlob(conv, history.BlobArtifact, ref)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			s.opts.Logger.Warn("cannot fetch an artifact from the database", "conversation", conv, "err", err)
 		}
-		return own
+		return dir
 	}
-	if err := writeFileAtomic(filepath.Join(cache, ref), data); err != nil {
+	if err := writeFileAtomic(filepath.Join(dir, ref), data); err != nil {
 		s.opts.Logger.Warn("cannot keep a fetched artifact", "conversation", conv, "err", err)
-		return own
 	}
-	return cache
+	return dir
 }
 
 // writeFileAtomic writes data to a temporary file beside p and renames it
@@ -226,15 +237,11 @@ func (s *Server) keepArtifact(conv string) func(ref, path string) {
 	}
 }
 
-// deleteLocalBlobs removes a deleted conversation's attachments, the
-// artifacts its copy referred to (refs, read before the copy went) and
-// those fetched for it from a replica's data folder.
-func (s *Server) deleteLocalBlobs(conv string, refs []string) {
-	errs := []error{os.RemoveAll(s.attachmentDir(conv)), os.RemoveAll(s.fetchedDir(conv))}
-	for _, ref := range refs {
-		errs = append(errs, s.localBlobs().DeleteBlob(conv, history.BlobArtifact, ref))
-	}
-	if err := errors.Join(errs...); err != nil {
+// deleteLocalBlobs removes a conversation the database no longer has from
+// a replica's data folder: its attachments and its artifacts.
+func (s *Server) deleteLocalBlobs(conv string) {
+	err := errors.Join(os.RemoveAll(s.attachmentDir(conv)), os.RemoveAll(s.replicaArtifactDir(conv)))
+	if err != nil {
 		s.opts.Logger.Warn("cannot remove a deleted conversation's files", "conversation", conv, "err", err)
 	}
 }

@@ -234,7 +234,7 @@ func (s *Server) bindReplica() {
 		return
 	}
 	r.OnDeleted(func(id string) {
-		s.deleteLocalBlobs(id, nil) // the database dropped them with it
+		s.deleteLocalBlobs(id) // the database dropped them with it
 		go s.announceDeleted(id)
 	})
 	r.OnCommand(s.runForwarded)
@@ -313,10 +313,7 @@ func (s *Server) deleteReplica(w http.ResponseWriter, id string) bool {
 	if r == nil {
 		return false
 	}
-	// The artifacts the local copy refers to are known only before the
-	// copy goes; the database drops its blobs with the conversation.
-	refs, _ := s.localBlobs().ArtifactRefs(id)
-	err := r.Delete(id)
+	err := r.Delete(id) // the database drops its blobs with it
 	if errors.Is(err, history.ErrLocked) {
 		httpError(w, http.StatusConflict, "locked", lockedText(err))
 		return true
@@ -326,7 +323,7 @@ func (s *Server) deleteReplica(w http.ResponseWriter, id string) bool {
 		httpError(w, http.StatusInternalServerError, "internal", "cannot delete the conversation")
 		return true
 	}
-	s.deleteLocalBlobs(id, refs)
+	s.deleteLocalBlobs(id)
 	s.announceDeleted(id)
 	w.WriteHeader(http.StatusNoContent)
 	return true

@@ -145,11 +145,11 @@ func TestReplicaAttachmentsAndArtifacts(t *testing.T) {
 	if !ok || !art.Final || art.CommittedBytes == 0 {
 		t.Fatalf("artifact checkpoint %+v", art)
 	}
-	onA, err := os.ReadFile(filepath.Join(a.data, "artifacts", art.Ref))
+	onA, err := os.ReadFile(filepath.Join(a.data, "conversation-artifacts", id, art.Ref))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{filepath.Join(b.data, "artifacts", art.Ref), filepath.Join(b.data, "fetched", id, art.Ref)} {
+	for _, p := range []string{filepath.Join(b.data, "artifacts", art.Ref), filepath.Join(b.data, "conversation-artifacts", id, art.Ref)} {
 		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
 			t.Fatalf("B has the artifact file before it was asked for: %v", err)
 		}
@@ -159,7 +159,7 @@ func TestReplicaAttachmentsAndArtifacts(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !bytes.Equal(viaB, onA[:art.CommittedBytes]) {
 		t.Fatalf("artifact through B: %d, %d bytes; A holds %d (committed %d)\n%s", resp.StatusCode, len(viaB), len(onA), art.CommittedBytes, viaB)
 	}
-	if cached, err := os.ReadFile(filepath.Join(b.data, "fetched", id, art.Ref)); err != nil || !bytes.Equal(cached, onA) {
+	if cached, err := os.ReadFile(filepath.Join(b.data, "conversation-artifacts", id, art.Ref)); err != nil || !bytes.Equal(cached, onA) {
 		t.Fatalf("B's fetched copy: %d bytes, %v", len(cached), err)
 	}
 	unknown := strings.Repeat("e", 32)
@@ -170,12 +170,14 @@ func TestReplicaAttachmentsAndArtifacts(t *testing.T) {
 		t.Fatalf("traversing artifact ref through B: %d %s", resp.StatusCode, body)
 	}
 
-	// Deleting it deletes every blob in the database, and the files of
-	// both replicas: attachments, fetched copies, the artifacts A made.
-	if resp, body := authed(t, http.MethodDelete, a.url+"/api/v2/conversations/"+id, "", nil); resp.StatusCode != http.StatusNoContent {
+	// Deleting it on B (after A's engine let go) deletes every blob in
+	// the database, and the files of both replicas: attachments, the
+	// artifact A made, B's fetched copy.
+	a.turns.forget(id)
+	if resp, body := authed(t, http.MethodDelete, b.url+"/api/v2/conversations/"+id, "", nil); resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("delete: %d %s", resp.StatusCode, body)
 	}
-	cb.event("deleted")
+	ca.event("deleted")
 	if list, err := a.store.ListBlobs(id); err != nil || len(list) != 0 {
 		t.Fatalf("blobs after delete: %+v %v", list, err)
 	}
@@ -185,7 +187,7 @@ func TestReplicaAttachmentsAndArtifacts(t *testing.T) {
 	}
 	for _, p := range []string{
 		filepath.Join(a.data, "attachments", id), filepath.Join(b.data, "attachments", id),
-		filepath.Join(b.data, "fetched", id), filepath.Join(a.data, "artifacts", art.Ref),
+		filepath.Join(a.data, "conversation-artifacts", id), filepath.Join(b.data, "conversation-artifacts", id),
 	} {
 		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s is still there after the delete: %v", p, err)
