@@ -263,9 +263,8 @@ func checkConv(conv string) error {
 }
 
 // PutBlob writes the blob's file (and an attachment's description beside
-// it, <name>.json) atomically, each fsynced before it is renamed into
-// place, description last, so an attachment is there once its description
-// is.
+// it, <name>.json) atomically, each fsynced before it is put in place,
+// description last, so an attachment is there once its description is.
 func (f Files) PutBlob(conv string, b Blob, data []byte) (Blob, error) {
 	if err := checkConv(conv); err != nil {
 		return b, err
@@ -280,27 +279,57 @@ func (f Files) PutBlob(conv string, b Blob, data []byte) (Blob, error) {
 		return b, fmt.Errorf("blob %s %s: no conversation %s: %w", b.Kind, b.Name, conv, fs.ErrNotExist)
 	}
 	p := f.blobPath(conv, b.Kind, b.Name)
-	if old, err := os.ReadFile(p); err == nil {
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return b, err
+	}
+	// The bytes are written to a file of their own, synced, then linked
+	// to the name, which fails when the name exists: of two puts racing
+	// for a name, one stores its bytes and the other compares.
+	err = withTemp(p, data, func(tmp string) error { return os.Link(tmp, p) })
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		old, rerr := os.ReadFile(p)
+		if rerr != nil {
+			return b, fmt.Errorf("blob %s %s: %w", b.Kind, b.Name, rerr)
+		}
 		if !bytes.Equal(old, data) {
 			return b, fmt.Errorf("%w: %s %s of %s holds %d other bytes", ErrBlobConflict, b.Kind, b.Name, conv, len(old))
 		}
 		if _, err := os.Stat(p + ".json"); b.Kind != BlobAttachment || err == nil {
 			return b, nil // stored already, description and all
 		}
-	} else {
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return b, err
-		}
-		if err := writeAtomic(p, data); err != nil {
-			return b, fmt.Errorf("blob %s %s: %w", b.Kind, b.Name, err)
-		}
+	case err != nil:
+		return b, fmt.Errorf("blob %s %s: %w", b.Kind, b.Name, err)
 	}
 	if b.Kind == BlobAttachment {
-		if err := writeAtomic(p+".json", b.Meta); err != nil {
+		if err := withTemp(p, b.Meta, func(tmp string) error { return os.Rename(tmp, p+".json") }); err != nil {
 			return b, fmt.Errorf("blob %s %s: %w", b.Kind, b.Name, err)
 		}
 	}
 	return b, nil
+}
+
+// withTemp writes data to a new temporary file beside p, syncs it, and
+// calls install with its name; the temporary file is removed afterwards
+// unless install renamed it.
+func withTemp(p string, data []byte, install func(tmp string) error) error {
+	f, err := os.CreateTemp(filepath.Dir(p), ".blob-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return install(tmp)
 }
 
 // GetBlob reads the blob's file, and an attachment's description; an

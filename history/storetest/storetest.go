@@ -58,6 +58,7 @@ func Run(t *testing.T, h Harness) {
 		{"InterruptedAnswer", testInterrupted},
 		{"Blobs", testBlobs},
 		{"BlobsRefused", testBlobsRefused},
+		{"BlobsRacingPuts", testBlobsRacing},
 		{"BlobsGoWithTheConversation", testBlobsDeleted},
 	}
 	for _, tc := range tests {
@@ -925,5 +926,50 @@ func testBlobsDeleted(t *testing.T, h Harness) {
 	}
 	if _, data := getBlob(t, s, other, history.BlobAttachment, "a-1"); string(data) != "att "+other {
 		t.Errorf("another conversation's attachment: %q", data)
+	}
+}
+
+// testBlobsRacing: puts racing for one name: the same bytes all succeed;
+// different bytes, exactly one wins and the others are refused as
+// conflicts, and the name holds the winner's bytes.
+func testBlobsRacing(t *testing.T, h Harness) {
+	s := newStore(t, h)
+	id := uniqueID(t)
+	withArtifact(t, s, id)
+	const n = 8
+	race := func(name string, data func(i int) []byte) []error {
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = s.PutBlob(id, history.Blob{Kind: history.BlobAttachment, Name: name, Meta: []byte("{}")}, data(i))
+			}()
+		}
+		wg.Wait()
+		return errs
+	}
+	for i, err := range race("a-same", func(int) []byte { return []byte("same bytes") }) {
+		if err != nil {
+			t.Errorf("put %d of the same bytes: %v", i, err)
+		}
+	}
+	winner := -1
+	for i, err := range race("a-differ", func(i int) []byte { return []byte(fmt.Sprintf("bytes %d", i)) }) {
+		switch {
+		case err == nil && winner < 0:
+			winner = i
+		case err == nil:
+			t.Errorf("puts %d and %d of different bytes both succeeded", winner, i)
+		case !errors.Is(err, history.ErrBlobConflict):
+			t.Errorf("put %d: %v, want a conflict", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no put won")
+	}
+	if _, data := getBlob(t, s, id, history.BlobAttachment, "a-differ"); string(data) != fmt.Sprintf("bytes %d", winner) {
+		t.Fatalf("the name holds %q, the winner put %q", data, fmt.Sprintf("bytes %d", winner))
 	}
 }
