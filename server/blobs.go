@@ -24,10 +24,11 @@ import (
 // answered, an artifact a tool keeps is copied there before its entry is
 // saved, and a replica that lacks one locally (another received or made
 // it) fetches it from there into its data folder when a command or a read
-// first needs it. A replica keeps artifacts by conversation
-// (DataDir/conversation-artifacts/<conversation>/<ref>), so it can drop
-// them when the conversation is deleted, wherever that happened. So a command forwarded to the owner with attachments
-// runs there, and any replica serves any artifact.
+// first needs it. So a command forwarded to the owner with attachments
+// runs there, and any replica serves any artifact. A replica keeps
+// artifacts by conversation (DataDir/conversation-artifacts/<conversation>/
+// <ref>), so it drops them when the conversation is deleted, wherever that
+// happened.
 
 // localBlobs is the data folder's blob store.
 func (s *Server) localBlobs() history.Files { return history.Files{Dir: s.opts.DataDir} }
@@ -96,7 +97,8 @@ func (s *Server) uploadAttachment(w http.ResponseWriter, r *http.Request) {
 
 // attachment loads an uploaded attachment's description, with Path where
 // its bytes are in the data folder. On a replica, one this replica has not
-// seen is fetched from the database first.
+// seen is fetched from the database first. ErrNotFound when there is no
+// such attachment; another error when the database could not say.
 func (s *Server) attachment(conv, id string) (Attachment, error) {
 	if !strings.HasPrefix(id, "a-") || validConversationID(id) != nil || history.CheckBlobName(history.BlobAttachment, id) != nil {
 		return Attachment{}, ErrNotFound
@@ -106,8 +108,11 @@ func (s *Server) attachment(conv, id string) (Attachment, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		meta, err = s.fetchBlob(conv, history.BlobAttachment, id)
 	}
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
 		return Attachment{}, ErrNotFound
+	}
+	if err != nil {
+		return Attachment{}, err // the database, unreachable or failing
 	}
 	var a Attachment
 	if err := json.Unmarshal(meta, &a); err != nil {
