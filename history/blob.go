@@ -205,18 +205,30 @@ func ArtifactRefs(c *Conversation) []string {
 	return out
 }
 
+// CopyResult says what CopyBlobs did.
+type CopyResult struct {
+	// Copied blobs were written; Same were there already with the same
+	// digest.
+	Copied, Same int
+	// TooLarge are blobs the destination refused as over its kind's cap
+	// (an artifact a tool wrote larger than MaxArtifactBytes); they are
+	// left out, and the copy goes on.
+	TooLarge []Blob
+}
+
 // CopyBlobs copies conv's blobs from one store to another, for imports and
 // exports: a blob the destination already holds with the same digest is
-// skipped, so running it again copies nothing. It reports how many it
-// copied and how many were there already; it stops at the first error.
-func CopyBlobs(from, to Blobs, conv string) (copied, same int, err error) {
+// skipped, so running it again copies nothing. It stops at the first error
+// other than a blob over its cap.
+func CopyBlobs(from, to Blobs, conv string) (CopyResult, error) {
+	var res CopyResult
 	src, err := from.ListBlobs(conv)
 	if err != nil {
-		return 0, 0, err
+		return res, err
 	}
 	dst, err := to.ListBlobs(conv)
 	if err != nil {
-		return 0, 0, err
+		return res, err
 	}
 	have := map[[2]string]string{}
 	for _, b := range dst {
@@ -224,19 +236,24 @@ func CopyBlobs(from, to Blobs, conv string) (copied, same int, err error) {
 	}
 	for _, b := range src {
 		if d, ok := have[[2]string{string(b.Kind), b.Name}]; ok && d == b.Digest {
-			same++
+			res.Same++
 			continue
 		}
 		got, data, err := from.GetBlob(conv, b.Kind, b.Name)
 		if err != nil {
-			return copied, same, err
+			return res, err
 		}
-		if _, err := to.PutBlob(conv, got, data); err != nil {
-			return copied, same, err
+		_, err = to.PutBlob(conv, got, data)
+		switch {
+		case errors.Is(err, ErrBlobTooLarge):
+			res.TooLarge = append(res.TooLarge, b)
+		case err != nil:
+			return res, err
+		default:
+			res.Copied++
 		}
-		copied++
 	}
-	return copied, same, nil
+	return res, nil
 }
 
 // --- the data folder --------------------------------------------------------

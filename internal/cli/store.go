@@ -197,8 +197,9 @@ func logImport(cmd *cobra.Command, to string, args []string, stdio IO) error {
 	defer s.Close()
 	var failed, created, appended, same, blobs, blobsSame int
 	for _, f := range files {
-		res, copied, there, err := importOne(s, f)
-		blobs, blobsSame = blobs+copied, blobsSame+there
+		res, br, err := importOne(s, f)
+		blobs, blobsSame = blobs+br.Copied, blobsSame+br.Same
+		leftOut(stdio, f.Path, br)
 		switch {
 		case err != nil:
 			failed++
@@ -225,26 +226,33 @@ func logImport(cmd *cobra.Command, to string, args []string, stdio IO) error {
 
 // importOne imports one log with its receipts, then the attachments and
 // artifacts its data folder holds for it (none for a log outside one).
-func importOne(s history.Store, f history.LogFile) (res history.ImportResult, copied, same int, err error) {
+func importOne(s history.Store, f history.LogFile) (res history.ImportResult, br history.CopyResult, err error) {
 	data, err := os.ReadFile(f.Path)
 	if err != nil {
-		return res, 0, 0, err
+		return res, br, err
 	}
 	cmds, err := os.ReadFile(history.CommandsPath(f.Path))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return res, 0, 0, err
+		return res, br, err
 	}
 	res, err = history.Import(s, f.ID, data, cmds)
 	if err != nil {
-		return res, 0, 0, err
+		return res, br, err
 	}
 	if dir := dataFolderOf(f.Path); dir != "" {
-		copied, same, err = history.CopyBlobs(history.Files{Dir: dir}, s, f.ID)
+		br, err = history.CopyBlobs(history.Files{Dir: dir}, s, f.ID)
 		if err != nil {
 			err = fmt.Errorf("attachments and artifacts: %w", err)
 		}
 	}
-	return res, copied, same, err
+	return res, br, err
+}
+
+// leftOut tells of the blobs a copy left out as too large.
+func leftOut(stdio IO, where string, br history.CopyResult) {
+	for _, b := range br.TooLarge {
+		fmt.Fprintf(stdio.Err, "folio: %s: left out %s %s: %d bytes, over what the store keeps\n", where, b.Kind, b.Name, b.Size)
+	}
 }
 
 // dataFolderOf is the data folder a log file is in (conversations/<id>.jsonl,
@@ -285,7 +293,8 @@ func exportTo(cmd *cobra.Command, url, id, dir string, stdio IO) error {
 	if err != nil {
 		return failure(cmd, err)
 	}
-	copied, same, err := history.CopyBlobs(s, to, id)
+	br, err := history.CopyBlobs(s, to, id)
+	leftOut(stdio, id, br)
 	if err != nil {
 		return failure(cmd, fmt.Errorf("attachments and artifacts: %w", err))
 	}
@@ -296,7 +305,7 @@ func exportTo(cmd *cobra.Command, url, id, dir string, stdio IO) error {
 	case res.Appended:
 		what = "appended to"
 	}
-	fmt.Fprintf(stdio.Out, "exported %s into %s: log %s; attachments and artifacts: %d copied, %d already there\n", id, dir, what, copied, same)
+	fmt.Fprintf(stdio.Out, "exported %s into %s: log %s; attachments and artifacts: %d copied, %d already there\n", id, dir, what, br.Copied, br.Same)
 	return nil
 }
 
