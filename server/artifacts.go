@@ -217,7 +217,11 @@ func (s *Server) readArtifact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		httpError(w, http.StatusNotFound, "not-found", "artifact "+ref+" cannot be read")
+		msg := "artifact " + ref + " cannot be read"
+		if s.sharedBlobs() != nil {
+			msg += " on this replica: the database does not hold it (its tool still runs on another replica, or it is over the size the database keeps)"
+		}
+		httpError(w, http.StatusNotFound, "not-found", msg)
 		return
 	}
 	h := w.Header()
