@@ -24,7 +24,8 @@ var _ history.Blobs = (*Store)(nil)
 
 // PutBlob stores data under conv's kind/name in one transaction: the bytes
 // once per conversation and digest, then the name. The conversation's row
-// is locked against a concurrent delete meanwhile.
+// is locked against a concurrent delete meanwhile, but not against its
+// writer's appends.
 func (s *Store) PutBlob(conv string, b history.Blob, data []byte) (history.Blob, error) {
 	if err := checkID(conv); err != nil {
 		return b, err
@@ -37,7 +38,9 @@ func (s *Store) PutBlob(conv string, b history.Blob, data []byte) (history.Blob,
 	defer cancel()
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var one int
-		err := tx.QueryRow(ctx, `SELECT 1 FROM folio_conversations WHERE id = $1 FOR SHARE`, conv).Scan(&one)
+		// KEY SHARE: it holds off a delete of the conversation, not the
+		// appends its writer makes meanwhile.
+		err := tx.QueryRow(ctx, `SELECT 1 FROM folio_conversations WHERE id = $1 FOR KEY SHARE`, conv).Scan(&one)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("%s %s: no conversation %s: %w", b.Kind, b.Name, Name(conv), fs.ErrNotExist)
 		}
