@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/foliodev/folio/engine"
@@ -130,7 +129,8 @@ func (c *conversation) open(t *Turns) error {
 	}
 
 	store := transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))
-	host := toolview.New(toolview.WithArtifactDir(filepath.Join(c.srv.opts.DataDir, "artifacts")))
+	host := toolview.New(toolview.WithArtifactDir(c.srv.engineArtifactDir(c.id)),
+		toolview.WithArtifactKept(c.srv.keepArtifact(c.id))) // on a replica, copied to the database (blobs.go)
 	sp := &spawner{}
 	set, err := tools.Builtin(t.opts.Workspace, sp)
 	if err == nil && len(t.opts.Tools) > 0 {
