@@ -17,8 +17,9 @@ import (
 )
 
 // indexRebuilds counts full-pass rebuilds of page indexes in this process,
-// so tests can tell an extension from a rebuild.
-var indexRebuilds atomic.Int64
+// so tests can tell an extension from a rebuild; indexCompactions counts
+// those a writer made to drop superseded commits.
+var indexRebuilds, indexCompactions atomic.Int64
 
 // OpenIndex returns the page index of the log at path as of the first
 // size bytes of log, an open handle on that log file (size 0: its current
@@ -159,6 +160,7 @@ func (b *indexBuilder) scan(s *Scanner, log io.ReaderAt, from, to int64, ino uin
 	if from > 0 {
 		lastStart, lastEnd = b.st.lastStart, from
 	}
+	problems, msgs := len(s.r.conv.Problems), len(s.r.conv.Messages)
 	for rec, err := range s.Records(io.NewSectionReader(log, from, to-from)) {
 		if err != nil {
 			return nil, err
@@ -169,6 +171,10 @@ func (b *indexBuilder) scan(s *Scanner, log io.ReaderAt, from, to int64, ino uin
 		if err := b.apply(s, rec); err != nil {
 			return nil, err
 		}
+		n := len(s.r.conv.Messages)
+		b.message(rec, n == msgs+1)
+		b.st.problems += len(s.r.conv.Problems) - problems
+		problems, msgs = len(s.r.conv.Problems), n
 		lastStart = rec.Start
 	}
 	if s.lineNo == 0 {
@@ -202,7 +208,7 @@ func (ix *Index) extend(ipath string, log io.ReaderAt, size int64, persist bool)
 	if err != nil {
 		return nil, err
 	}
-	b := &indexBuilder{st: ix.st, src: ix.frames(), base: ix.end, statePos: ix.pos}
+	b := &indexBuilder{st: ix.st, src: ix.frames(), base: ix.end, statePos: ix.pos, msgN: ix.st.branches[0].msgs}
 	b.st.rewriteIno, b.st.rewriteSize = 0, 0 // the log grew: it is no longer what the rewrite left
 	tail, err := b.scan(s, log, ix.st.logSize, size, ix.st.inode)
 	if err != nil {
@@ -368,6 +374,9 @@ func (ix *Index) resume() (*Scanner, error) {
 			return nil, err
 		}
 		msgs, msgAt := make([]message.Message, b.msgs), make([]time.Time, b.msgs)
+		if b.info.ID == Main && b.msgs == 0 && !st.msgsMade {
+			msgs, msgAt = nil, nil
+		}
 		if b.info.ID == Main {
 			r.entries, r.tail, r.ids, r.uiLines = es, tail, ids, b.uiLines
 			r.conv.Messages, r.msgAt = msgs, msgAt
@@ -381,6 +390,7 @@ func (ix *Index) resume() (*Scanner, error) {
 		r.tree.order = append(r.tree.order, b.info.ID)
 	}
 	r.tree.head = st.head
+	r.conv.Title, r.lastAt, r.metaTime = st.title, st.lastAt, st.metaTime
 	return s, nil
 }
 
@@ -507,7 +517,7 @@ func (w *indexWriter) catchUp() error {
 	if fi.Size() <= w.s.off {
 		return nil
 	}
-	b := &indexBuilder{st: w.ix.st, src: w.ix.frames(), base: w.ix.end, statePos: w.ix.pos}
+	b := &indexBuilder{st: w.ix.st, src: w.ix.frames(), base: w.ix.end, statePos: w.ix.pos, msgN: w.ix.st.branches[0].msgs}
 	b.st.rewriteIno, b.st.rewriteSize = 0, 0
 	frames, err := b.scan(w.s, w.log, w.s.off, fi.Size(), w.ix.st.inode)
 	if err != nil {
@@ -535,6 +545,7 @@ const indexSlack = 256 << 10
 // compact rebuilds the index from the log, dropping superseded commits.
 func (w *indexWriter) compact(fi os.FileInfo) error {
 	ino, _ := changeStamp(fi)
+	indexCompactions.Add(1)
 	ix, err := rebuildIndex(IndexPath(w.path), w.log, ino, w.s.off, errors.New("superseded commits outgrew the index"), true)
 	if err != nil {
 		return err

@@ -1,0 +1,221 @@
+package history
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/foliodev/folio/internal/gen"
+	"github.com/foliodev/folio/message"
+	"github.com/foliodev/folio/transcript"
+)
+
+// indexTailLogs are tailFixtures plus generated logs the index can answer
+// for: linear, with compactions and summaries, a provisional tail, a
+// snapshot, a rewrite with no message after it, titles, an unterminated
+// last record, Windows line ends.
+func indexTailLogs(t *testing.T) map[string][]byte {
+	t.Helper()
+	out := tailFixtures(t)
+	for seed := range uint64(8) {
+		var buf bytes.Buffer
+		if _, err := gen.Write(&buf, gen.Options{Messages: 30 + int(seed)*40, Seed: seed, Summaries: seed%2 == 0,
+			NoModelMessages: seed == 5, Title: "a title"}); err != nil {
+			t.Fatal(err)
+		}
+		out[fmt.Sprintf("plain/%d", seed)] = buf.Bytes()
+	}
+	base := out["plain/2"]
+	at := `"at":"2026-01-01T00:00:00.000Z"`
+	u := func(id, text string) string { return entryJSON(t, user(id, text)) }
+	a := func(id, text string) string { return entryJSON(t, agent(id, text)) }
+	add := func(name string, lines ...string) {
+		b := bytes.Clone(base)
+		for _, l := range lines {
+			b = append(b, l...)
+		}
+		out[name] = b
+	}
+	add("extra/open-tail", `{"type":"ui-open",`+at+`,"entries":[`+a("x-open", "partial")+`]}`+"\n")
+	add("extra/snapshot", `{"type":"ui-transcript",`+at+`,"entries":[`+u("x-u", "again")+`,`+a("x-a", "answer")+`]}`+"\n")
+	add("extra/rewrite-empty", `{"type":"rewrite",`+at+`}`+"\n")
+	add("extra/meta", `{"type":"meta",`+at+`,"title":"renamed","updatedAt":"2030-05-05T05:05:05.000Z"}`+"\n")
+	add("extra/unterminated", `{"type":"ui-append",`+at+`,"entries":[`+a("x-last", "no newline")+`]}`)
+	add("extra/system-message", `{"type":"message",`+at+`,"message":{"role":"system","content":"old"}}`+"\n",
+		`{"type":"message",`+at+`,"message":{"role":"user","content":"hi"}}`+"\n")
+	out["extra/crlf"] = bytes.ReplaceAll(out["plain/1"], []byte("\n"), []byte("\r\n"))
+	out["extra/empty"] = []byte(v3Header + "\n")
+	return out
+}
+
+// TestTailThroughIndexReadsLikeFullPass is the page index's differential
+// test for LoadTail: for every fixture and generated log, window and
+// TailStart, the read through the index gives what the full pass gives,
+// or declines (and LoadTail then takes the full pass). It must answer for
+// the logs it is meant for.
+func TestTailThroughIndexReadsLikeFullPass(t *testing.T) {
+	answered := 0
+	mustAnswer := map[string]bool{}
+	for name, data := range indexTailLogs(t) {
+		path := filepath.Join(t.TempDir(), "data", conversationsDirName, "c1.jsonl")
+		writeLog(t, path, data)
+		if f, err := os.Open(path); err == nil {
+			if ix, err := OpenIndex(path, f, 0); err == nil {
+				ix.Close()
+			}
+			f.Close()
+		}
+		for _, n := range tailWindows {
+			for _, w := range tailStarts() {
+				t.Run(fmt.Sprintf("%s/window=%d/%s", name, n, w.name), func(t *testing.T) {
+					full, ferr := parseTail(bytes.Clone(data), n, w.start())
+					got, err := tailFromIndex(path, n, w.start())
+					if err != nil {
+						if strings.HasPrefix(name, "plain/") || strings.HasPrefix(name, "extra/") && name != "extra/empty" {
+							mustAnswer[name] = true
+						}
+						return // declined: LoadTail reads the log
+					}
+					if ferr != nil {
+						t.Fatalf("the index answered for a log the full pass rejects: %v", ferr)
+					}
+					answered++
+					sameTail(t, got, full)
+				})
+			}
+		}
+	}
+	if len(mustAnswer) > 0 {
+		t.Fatalf("the index declined logs it is meant for: %v", slices.Sorted(maps.Keys(mustAnswer)))
+	}
+	if answered < 200 {
+		t.Fatalf("the index answered only %d reads", answered)
+	}
+}
+
+// tailStart is a named TailStart maker (a fresh one per read: Start may
+// keep state).
+type tailStart struct {
+	name  string
+	start func() *TailStart
+}
+
+func tailStarts() []tailStart {
+	return []tailStart{
+		{"none", func() *TailStart { return nil }},
+		{"third-last-user", func() *TailStart {
+			return &TailStart{Kinds: []transcript.Kind{transcript.KindUser}, Start: func(p []Picked, from int, _ []message.Message) (int, bool) {
+				if len(p) >= 3 {
+					return p[len(p)-3].Index, false
+				}
+				return 1 << 30, from > 0
+			}}
+		}},
+		{"first-user", func() *TailStart {
+			return &TailStart{Kinds: []transcript.Kind{transcript.KindUser, transcript.KindSteering}, Start: func(p []Picked, from int, _ []message.Message) (int, bool) {
+				if from > 0 {
+					return 0, true
+				}
+				if len(p) == 0 {
+					return 1 << 30, false
+				}
+				return p[0].Index, false
+			}}
+		}},
+	}
+}
+
+// sameTail compares two tail reads: their conversations (documents by
+// their window, first ID and entries) and the writer state.
+func sameTail(t *testing.T, got, want *reader) {
+	t.Helper()
+	gd, wd := got.conv.Document, want.conv.Document
+	if gd.Elided() != wd.Elided() || gd.Len() != wd.Len() || gd.FirstID() != wd.FirstID() || gd.ID() != wd.ID() {
+		t.Fatalf("document: %d+%d first %q id %q, full pass %d+%d first %q id %q",
+			gd.Elided(), gd.Len(), gd.FirstID(), gd.ID(), wd.Elided(), wd.Len(), wd.FirstID(), wd.ID())
+	}
+	for i := range gd.Len() {
+		if !reflect.DeepEqual(gd.At(i), wd.At(i)) {
+			t.Fatalf("entry %d:\nindex %+v\nfull  %+v", i, gd.At(i), wd.At(i))
+		}
+	}
+	gc, wc := *got.conv, *want.conv
+	gc.Document, wc.Document = transcript.Document{}, transcript.Document{}
+	if !reflect.DeepEqual(gc, wc) {
+		t.Fatalf("conversation:\nindex %+v\nfull  %+v", gc, wc)
+	}
+	if got.settledLen != want.settledLen || got.uiLines != want.uiLines || got.size != want.size ||
+		got.terminated != want.terminated || !maps.Equal(got.reserved, want.reserved) ||
+		!got.lastAt.Equal(want.lastAt) || !got.metaTime.Equal(want.metaTime) {
+		t.Fatalf("writer state: settled %d/%d ui %d/%d size %d/%d terminated %v/%v reserved %v/%v at %v/%v meta %v/%v",
+			got.settledLen, want.settledLen, got.uiLines, want.uiLines, got.size, want.size, got.terminated, want.terminated,
+			got.reserved, want.reserved, got.lastAt, want.lastAt, got.metaTime, want.metaTime)
+	}
+}
+
+// TestLoadTailUsesTheIndex: a writer's LoadTail on a log whose index is
+// current reads through it, and saves after it write what a writer that
+// read the log whole writes.
+func TestLoadTailUsesTheIndex(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	if _, err := gen.Write(&buf, gen.Options{Messages: 300, Seed: 3, Summaries: true}); err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{filepath.Join(dir, "a", "data", "conversations", "c1.jsonl"), filepath.Join(dir, "b", "data", "conversations", "c1.jsonl")}
+	var logs [2]*Log
+	var convs [2]*Conversation
+	for i, p := range paths {
+		writeLog(t, p, buf.Bytes())
+		logs[i] = open(t, p)
+		var err error
+		if i == 0 {
+			convs[i], err = logs[i].Load() // builds the index in its pass
+		} else {
+			if _, err := readTail(p, 8, nil); err == nil {
+				t.Fatal("the index was there before anything built it")
+			}
+			f, _ := os.Open(p)
+			ix, err := OpenIndex(p, f, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ix.Close()
+			f.Close()
+			if _, err := readTail(p, 8, nil); err != nil {
+				t.Fatalf("the tail read declined a current index: %v", err)
+			}
+			convs[i], err = logs[i].LoadTail(8, nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range logs {
+		d := appendAll(t, convs[i].Document, user("idx-u", "one more"), agent("idx-a", "an answer"))
+		m := append(convs[i].Messages[:len(convs[i].Messages):len(convs[i].Messages)], msgs("one more", "an answer")...)
+		if err := logs[i].Save(d, m); err != nil {
+			t.Fatal(err)
+		}
+		logs[i].flushIndex()
+	}
+	if a, b := readFile(t, paths[0]), readFile(t, paths[1]); !bytes.Equal(a, b) {
+		t.Fatalf("the logs differ after a save:\nwhole:\n%s\nindex:\n%s", a[len(a)-400:], b[len(b)-400:])
+	}
+	// The index the save extended still answers, and like the full pass.
+	got, err := readTail(paths[1], 8, nil)
+	if err != nil {
+		t.Fatalf("after a save: %v", err)
+	}
+	full, err := parseTail(readFile(t, paths[1]), 8, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameTail(t, got, full)
+}
