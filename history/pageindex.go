@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -52,6 +53,7 @@ const (
 	frameEntries  = 'E'
 	frameState    = 'S'
 	frameMessages = 'M'
+	frameTable    = 'T'
 	trailerLen    = 16
 	frameHeadLen  = 5 // u32 length, u8 kind
 )
@@ -225,6 +227,11 @@ type ixState struct {
 	lastAt, metaTime time.Time
 	msgs             link
 	msgsMade         bool
+	// idTable is the ID table frame of main's first idTableN settled
+	// entries (idtable.go); pos 0 when there is none or a snapshot made
+	// it stale.
+	idTable  link
+	idTableN int
 }
 
 func (st *ixState) branch(id string) *ixBranch {
@@ -412,6 +419,8 @@ func encodeState(st *ixState) []byte {
 	e.time(st.metaTime)
 	e.link(st.msgs)
 	e.flag(st.msgsMade)
+	e.link(st.idTable)
+	e.u32(uint32(st.idTableN))
 	e.u32(uint32(len(st.branches)))
 	for _, b := range st.branches {
 		e.str(b.info.ID)
@@ -475,7 +484,11 @@ func decodeState(p []byte, indexEnd int64) (*ixState, error) {
 	d := dec{b: p}
 	st := &ixState{prev: d.i64(), logSize: d.i64(), inode: d.u64(), lastStart: d.i64(), lastSum: d.u32(),
 		lines: int(d.u64()), skipNL: d.flag(), head: d.str(), rewriteIno: d.u64(), rewriteSize: d.i64(),
-		problems: int(d.u64()), title: d.str(), lastAt: d.time(), metaTime: d.time(), msgs: d.link(), msgsMade: d.flag()}
+		problems: int(d.u64()), title: d.str(), lastAt: d.time(), metaTime: d.time(), msgs: d.link(), msgsMade: d.flag(),
+		idTable: d.link(), idTableN: int(d.u32())}
+	if d.err == nil && (st.idTable.pos < 0 || st.idTable.pos >= indexEnd || (st.idTable.pos != 0 && st.idTable.pos < int64(len(indexMagic)))) {
+		return nil, fmt.Errorf("%w: the state is impossible", ErrIndexDamaged)
+	}
 	if d.err == nil && (st.problems < 0 || st.msgs.pos < 0 || st.msgs.pos >= indexEnd || (st.msgs.pos != 0 && st.msgs.pos < int64(len(indexMagic)))) {
 		return nil, fmt.Errorf("%w: the state is impossible", ErrIndexDamaged)
 	}
@@ -644,6 +657,17 @@ func decodeIndex(data []byte) (*ixState, [][]Ref, error) {
 	}
 	if _, err := walkMessages(src, st.msgs, st.branches[0].msgs); err != nil && st.msgs.pos != 0 {
 		return nil, nil, err
+	}
+	if st.idTable.pos != 0 {
+		t, err := openIDTable(bytes.NewReader(data), int64(len(data)), st.idTable)
+		if err != nil {
+			return nil, nil, err
+		}
+		for b := range t.n {
+			if _, err := t.bucket(b); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	return st, docs, nil
 }
@@ -905,6 +929,9 @@ func (b *indexBuilder) apply(s *Scanner, rec Record) error {
 			return fmt.Errorf("history: index: record of unknown branch %q", rec.Branch)
 		}
 		if rec.Type == TypeUITranscript {
+			if br.info.ID == Main {
+				b.st.idTable, b.st.idTableN = link{}, 0
+			}
 			br.last, br.count, br.lastRef, br.first, br.cov, br.groups = link{}, 0, Ref{}, "", nil, nil
 		}
 		refs := refsOf(rec.Batch, br.lastRef, br.count > 0)

@@ -21,6 +21,11 @@ import (
 // those a writer made to drop superseded commits.
 var indexRebuilds, indexCompactions atomic.Int64
 
+// indexLightResumes counts writers' index goroutines that resumed without
+// reading every ID back (resumeLight), and indexFullResumes those that
+// then met a record only resume can judge.
+var indexLightResumes, indexFullResumes atomic.Int64
+
 // OpenIndex returns the page index of the log at path as of the first
 // size bytes of log, an open handle on that log file (size 0: its current
 // size). An index that matches the log (its inode, and the checksum of the
@@ -181,6 +186,13 @@ func (b *indexBuilder) scan(s *Scanner, log io.ReaderAt, from, to int64, ino uin
 		return nil, fmt.Errorf("%w: the log has no complete first line", ErrNoHeader)
 	}
 	lastEnd = s.off
+	if from == 0 && s.r.ids != nil && s.r.ids.len() > 0 && s.r.ids.len() == b.st.branches[0].count {
+		// A pass over the whole log knows every ID: keep them as a table.
+		pos := b.base + int64(len(b.pending))
+		n := len(b.pending)
+		b.pending = appendFrame(b.pending, frameTable, encodeIDTable(s.r.ids.keys))
+		b.st.idTable, b.st.idTableN = link{pos: pos, size: uint32(len(b.pending) - n)}, s.r.ids.len()
+	}
 	sum, err := lastRecordSum(log, lastStart, lastEnd)
 	if err != nil {
 		return nil, err
@@ -406,6 +418,9 @@ type indexWriter struct {
 	log  *os.File // read handle on the log
 	ix   *Index
 	s    *Scanner // nil until opened, and after a failure
+	// table, while s came from resumeLight, is the index's ID table that
+	// the records s applies are checked against first (lightOK).
+	table *idTable
 	// live estimates the bytes of the index that are not superseded: all
 	// of it when opened, then each commit's entries frames. Each commit's
 	// state frame supersedes the one before, so the file outgrows live by
@@ -477,6 +492,13 @@ func (w *indexWriter) step() {
 		if err != nil {
 			return
 		}
+		if w.openLight(f) {
+			if err := w.catchUp(); err != nil {
+				slog.Debug("history: extending a page index", "log", w.path, "err", err)
+				w.closeFiles()
+			}
+			return
+		}
 		ix, err := OpenIndex(w.path, f, 0)
 		if err != nil {
 			f.Close()
@@ -497,6 +519,32 @@ func (w *indexWriter) step() {
 	}
 }
 
+// openLight starts from an index that matches the log and has an ID
+// table, without reading every entry's ID back (resumeLight).
+func (w *indexWriter) openLight(f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	ix, err := readIndexFile(IndexPath(w.path))
+	if err != nil {
+		return false
+	}
+	if ix.matches(f, Inode(fi), fi.Size()) != nil {
+		ix.Close()
+		return false
+	}
+	s, table, err := ix.resumeLight()
+	if err != nil {
+		ix.Close()
+		return false
+	}
+	ix.path, ix.log = w.path, f
+	w.log, w.ix, w.s, w.table, w.live = f, ix, s, table, ix.end
+	indexLightResumes.Add(1)
+	return true
+}
+
 func (w *indexWriter) closeFiles() {
 	if w.ix != nil {
 		w.ix.Close()
@@ -504,7 +552,7 @@ func (w *indexWriter) closeFiles() {
 	if w.log != nil {
 		w.log.Close()
 	}
-	w.log, w.ix, w.s = nil, nil, nil
+	w.log, w.ix, w.s, w.table = nil, nil, nil, nil
 }
 
 // catchUp indexes what the log holds past the Scanner, appending one
@@ -516,6 +564,22 @@ func (w *indexWriter) catchUp() error {
 	}
 	if fi.Size() <= w.s.off {
 		return nil
+	}
+	if w.table != nil {
+		data := make([]byte, fi.Size()-w.s.off)
+		if _, err := w.log.ReadAt(data, w.s.off); err != nil {
+			return err
+		}
+		if !lightOK(w.table, data) {
+			// Something the light Scanner cannot judge: read every
+			// entry's ID back, as a resume always did.
+			indexFullResumes.Add(1)
+			s, err := w.ix.resume()
+			if err != nil {
+				return err
+			}
+			w.s, w.table = s, nil
+		}
 	}
 	b := &indexBuilder{st: w.ix.st, src: w.ix.frames(), base: w.ix.end, statePos: w.ix.pos, msgN: w.ix.st.branches[0].msgs}
 	b.st.rewriteIno, b.st.rewriteSize = 0, 0
@@ -532,6 +596,9 @@ func (w *indexWriter) catchUp() error {
 	w.ix.data = nil
 	w.ix.mu.Unlock()
 	w.live += int64(len(frames) - b.stateBytes)
+	if w.table != nil && w.ix.st.idTable.pos == 0 {
+		w.table = nil // a snapshot replaced main's document: s holds all of it
+	}
 	if w.ix.end > 2*w.live+indexSlack {
 		return w.compact(fi)
 	}
@@ -556,7 +623,7 @@ func (w *indexWriter) compact(fi os.FileInfo) error {
 		return err
 	}
 	w.ix.Close()
-	w.ix, w.s, w.live = ix, s, ix.end
+	w.ix, w.s, w.table, w.live = ix, s, nil, ix.end
 	return nil
 }
 

@@ -219,3 +219,85 @@ func TestLoadTailUsesTheIndex(t *testing.T) {
 	}
 	sameTail(t, got, full)
 }
+
+// TestWriterIndexesLightly: a writer that opened a long log through its
+// index keeps the index current after its saves without reading every ID
+// back, and the index stays what a rebuild gives: after appends, an open
+// tail, a title, a snapshot and a batch another program appended that
+// repeats an ID (which readers reject, so the light Scanner must not
+// judge it).
+func TestWriterIndexesLightly(t *testing.T) {
+	path := logPath(t)
+	writeGen(t, path, gen.Options{Messages: 400, Seed: 4, Summaries: true})
+	checkIndex(t, path)
+	l := open(t, path)
+	c, err := l.LoadTail(16, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, m := c.Document, c.Messages
+	light, full := indexLightResumes.Load(), indexFullResumes.Load()
+	same := func(step string) {
+		t.Helper()
+		l.flushIndex()
+		checkIndex(t, path)
+		got, gerr := readTail(path, 16, nil)
+		want, werr := parseTail(readFile(t, path), 16, nil)
+		if werr != nil {
+			t.Fatal(werr)
+		}
+		if gerr != nil {
+			if len(want.conv.Problems) == 0 {
+				t.Fatalf("%s: the index declined: %v", step, gerr)
+			}
+			return
+		}
+		sameTail(t, got, want)
+	}
+	for i := range 6 {
+		d = appendAll(t, d, user(fmt.Sprintf("lw-u%d", i), "more"), agent(fmt.Sprintf("lw-a%d", i), "answer"))
+		m = append(m[:len(m):len(m)], msgs("more", "answer")...)
+		if err := l.Save(d, m); err != nil {
+			t.Fatal(err)
+		}
+		same(fmt.Sprintf("append %d", i))
+	}
+	if got := indexLightResumes.Load() - light; got != 1 {
+		t.Fatalf("%d light resumes; want the writer's one", got)
+	}
+	if got := indexFullResumes.Load() - full; got != 0 {
+		t.Fatalf("%d full resumes after plain appends", got)
+	}
+	open, err := d.Open(agent("lw-open", "partial"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Save(open, m); err != nil {
+		t.Fatal(err)
+	}
+	same("open tail")
+	if err := l.SetTitle("light"); err != nil {
+		t.Fatal(err)
+	}
+	same("title")
+	// Another program appends a batch repeating an ID of the document's
+	// start, which only the table's "maybe" can catch.
+	f, err := openAppend(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "%s\n", uiRec(TypeUIAppend, entryJSON(t, agent(c.Document.FirstID(), "again"))))
+	f.Close()
+	d = appendAll(t, d, agent("lw-after", "after"))
+	if err := l.Save(d, m); err != nil {
+		t.Fatal(err)
+	}
+	same("a repeated ID")
+	if got := indexFullResumes.Load() - full; got != 1 {
+		t.Fatalf("%d full resumes after a repeated ID; want 1", got)
+	}
+	ix := checkIndex(t, path)
+	if ix.st.problems != 1 {
+		t.Fatalf("the index counts %d problems; want the rejected batch", ix.st.problems)
+	}
+}
