@@ -89,7 +89,8 @@ type prompt struct {
 // with user messages from the end (a compacted log has lost its oldest
 // messages, never its newest): a user message answers a prompt when it
 // starts with the prompt's text, as folio's and Jazz's do (attachments and
-// tags are appended after it).
+// tags are appended after it). A compaction's summary message, first in
+// msgs, answers no prompt (isSummary).
 func legacyFailures(doc transcript.Document, msgs []message.Message) []splice {
 	var ps []prompt
 	for i := range doc.Len() {

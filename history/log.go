@@ -109,11 +109,16 @@ func (l *Log) Load() (*Conversation, error) {
 }
 
 // LoadTail is Load for a writer that needs only the end of the document,
-// such as an engine about to take a turn. Every record is read and checked
-// as Load does, but the Document holds only the last n entries of each
-// branch (more when the provisional tail is longer); Document.Elided says
-// how many come before them. Messages, Title, Head, Problems and the
-// branch list are as Load gives them.
+// such as an engine about to take a turn. The Document holds only the last
+// n entries of each branch (more when the provisional tail is longer);
+// Document.Elided says how many come before them. Messages, Title, Head,
+// Problems and the branch list are as Load gives them.
+//
+// On a file log whose page index matches it, and whose index records one
+// branch, no problem and a written document, the read goes through the
+// index and costs the tail: the messages since the last rewrite and the
+// window's entries (tailindex.go). Otherwise every record is read and
+// checked as Load does. The two give the same result.
 //
 // The next Save may pass a document that starts where this one does (one
 // that grew from it) or a whole one; the entries left out stay on disk as
