@@ -301,3 +301,47 @@ func TestWriterIndexesLightly(t *testing.T) {
 		t.Fatalf("the index counts %d problems; want the rejected batch", ix.st.problems)
 	}
 }
+
+// FuzzTailThroughIndex: for any log, the tail read through its page index
+// gives what the full pass gives, or declines.
+func FuzzTailThroughIndex(f *testing.F) {
+	var buf bytes.Buffer
+	if _, err := gen.Write(&buf, gen.Options{Messages: 12, Seed: 2, Summaries: true}); err == nil {
+		f.Add(buf.Bytes()[bytes.IndexByte(buf.Bytes(), '\n')+1:])
+	}
+	f.Add([]byte(branchSeed))
+	f.Add([]byte(`{"type":"message","at":"2026-03-04T05:06:08.000Z","message":{"role":"user","content":"q"}}` + "\n" +
+		`{"type":"rewrite","at":"2026-03-04T05:06:08.000Z"}` + "\n" +
+		`{"type":"ui-open","at":"2026-03-04T05:06:08.000Z","entries":[{"id":"s","content":{"kind":"agent","markdown":"par"},"timestamp":"2026-03-04T05:06:07.000Z"}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		data := append([]byte(v3Header+"\n"), body...)
+		path := filepath.Join(t.TempDir(), "c1.jsonl")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx, err := newIndexBuilder().scan(NewScanner(), bytes.NewReader(data), 0, int64(len(data)), Inode(fi))
+		if err != nil {
+			return
+		}
+		if err := os.WriteFile(IndexPath(path), idx, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{1, 64} {
+			for _, w := range tailStarts() {
+				got, err := readTail(path, n, w.start())
+				if err != nil {
+					continue
+				}
+				full, ferr := parseTail(bytes.Clone(data), n, w.start())
+				if ferr != nil {
+					t.Fatalf("the index answered for a log the full pass rejects: %v", ferr)
+				}
+				sameTail(t, got, full)
+			}
+		}
+	})
+}
