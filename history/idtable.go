@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"hash/fnv"
 	"io"
+	"os"
 	"time"
 
 	"github.com/foliodev/folio/message"
@@ -209,6 +210,9 @@ func (ix *Index) resumeLight() (*Scanner, *idTable, error) {
 // meta, rewrite or UI record of main, none holds a compaction entry, and
 // no entry's ID may be among those the table holds.
 func lightOK(t *idTable, data []byte) bool {
+	if t == nil {
+		return false
+	}
 	s := newScanner(false, 0)
 	r := s.r
 	r.version, r.scan = Version, true
@@ -240,4 +244,87 @@ func lightOK(t *idTable, data []byte) bool {
 		}
 	})
 	return ok
+}
+
+// lightState is what a Scanner from ResumeScanner's light resume keeps to
+// check lines against the index's ID table and to read the entries it
+// left out when a line needs them. Both come from the index file it
+// resumed from, whose frames never change while the file is not
+// replaced: a rebuilt index may describe a later document.
+type lightState struct {
+	index    string      // the index file's path
+	ifi      os.FileInfo // the index file resumed from
+	statePos int64       // its commit the Scanner resumed at
+	table    link        // its ID table
+	k        int         // main's entries left out
+	ids      *idSet      // main's ID set as resumed (a snapshot replaces it)
+}
+
+// open opens the index file resumed from, or fails if it was replaced.
+func (l *lightState) open() (*os.File, int64, error) {
+	f, err := os.Open(l.index)
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := f.Stat()
+	if err != nil || !os.SameFile(fi, l.ifi) {
+		f.Close()
+		return nil, 0, fmt.Errorf("%w: the page index the Scanner resumed from was replaced", ErrIndexStale)
+	}
+	return f, fi.Size(), nil
+}
+
+// judges reports whether the light Scanner applies line exactly: the ID
+// table says none of its entries' IDs is among main's first k.
+func (l *lightState) judges(line []byte) bool {
+	f, size, err := l.open()
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	t, err := openIDTable(f, size, l.table)
+	if err != nil {
+		return false
+	}
+	return lightOK(t, line)
+}
+
+// materialize reads main's entries the light resume left out from the
+// page index (their IDs, as resume holds them) and puts them before the
+// ones held, so the Scanner is as resume would have made it.
+func (s *Scanner) materialize() error {
+	l := s.light
+	s.light = nil
+	f, size, err := l.open()
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	src := fileFrames(f, size)
+	st, err := readState(src, l.statePos)
+	if err != nil {
+		return err
+	}
+	b := st.branches[0]
+	refs, err := walk(src, b.last, b.count, b.lastRef)
+	if err != nil {
+		return err
+	}
+	if len(refs) < l.k {
+		return fmt.Errorf("%w: the commit resumed from has %d entries, not %d", ErrIndexDamaged, len(refs), l.k)
+	}
+	r := s.r
+	entries := make([]transcript.Entry, 0, l.k+len(r.entries))
+	for _, ref := range refs[:l.k] {
+		entries = append(entries, transcript.Entry{ID: ref.ID})
+	}
+	entries = append(entries, r.entries...)
+	ids := newIDSet(len(entries))
+	for _, e := range entries {
+		if !ids.add(e.ID) {
+			return fmt.Errorf("%w: entry %q is in the document twice", ErrIndexDamaged, e.ID)
+		}
+	}
+	r.entries, r.ids = entries, ids
+	return nil
 }

@@ -639,6 +639,19 @@ func ResumeScanner(path string, log *os.File, size int64) (*Scanner, error) {
 		return nil, err
 	}
 	defer ix.Close()
+	if ix.f != nil && ix.st.logSize == size {
+		// An index file with an ID table: hold only the entries indexed
+		// since the table, and read the others back only if a line
+		// needs them (Scanner.Partial).
+		ifi, err := ix.f.Stat()
+		if err == nil {
+			if s, _, err := ix.resumeLight(); err == nil {
+				s.quiet = false
+				s.light = &lightState{index: IndexPath(path), ifi: ifi, statePos: ix.pos, table: ix.st.idTable, k: ix.st.idTableN, ids: s.r.ids}
+				return s, nil
+			}
+		}
+	}
 	return ix.resume()
 }
 

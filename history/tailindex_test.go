@@ -3,6 +3,7 @@ package history
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -344,4 +345,103 @@ func FuzzTailThroughIndex(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestResumeScannerLight: a Scanner resumed from a page index with an ID
+// table holds only the end of main's document, and reads every record
+// after it as a Scanner that read the log from its start does: plain
+// appends, an open tail, a batch repeating an ID of the document's start
+// (rejected; the Scanner then reads the IDs it left out), a fork and a
+// head switch, a snapshot.
+func TestResumeScannerLight(t *testing.T) {
+	for _, step := range []string{"repeat", "fork", "snapshot", "compaction"} {
+		t.Run(step, func(t *testing.T) {
+			path := logPath(t)
+			writeGen(t, path, gen.Options{Messages: 200, Seed: 6, Summaries: true})
+			checkIndex(t, path)
+			size := int64(len(readFile(t, path)))
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			s, err := ResumeScanner(path, f, size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !s.Partial() {
+				t.Fatal("the Scanner resumed from an index with an ID table holds the whole document")
+			}
+			ref := NewScanner()
+			for _, err := range ref.Records(io.NewSectionReader(f, 0, size)) {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			first := ref.Document()[0].ID
+			app := func(lines ...string) {
+				t.Helper()
+				w, err := openAppend(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, l := range lines {
+					fmt.Fprintln(w, l)
+				}
+				w.Close()
+				from := s.Offset()
+				end := int64(len(readFile(t, path)))
+				var got, want []Record
+				for rec, err := range s.Records(io.NewSectionReader(f, from, end-from)) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					rec.Batch = nil
+					got = append(got, rec)
+				}
+				for rec, err := range ref.Records(io.NewSectionReader(f, from, end-from)) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					rec.Batch = nil
+					want = append(want, rec)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("records differ:\nlight %+v\nwhole %+v", got, want)
+				}
+			}
+			app(uiRec(TypeUIAppend, entryJSON(t, user("rl-u", "q")), entryJSON(t, agent("rl-a", "a"))))
+			app(uiRec(TypeUIOpen, entryJSON(t, agent("rl-o", "partial"))))
+			if !s.Partial() {
+				t.Fatal("plain appends made the Scanner read the IDs it left out")
+			}
+			switch step {
+			case "repeat":
+				app(uiRec(TypeUIAppend, entryJSON(t, agent(first, "again"))), uiRec(TypeUIAppend, entryJSON(t, agent("rl-b", "b"))))
+			case "fork":
+				app(`{"type":"branch","at":"2026-03-04T05:06:08.000Z","branch":"b1","parent":"main","afterEntry":"`+first+`","afterMessage":0}`,
+					`{"type":"head","at":"2026-03-04T05:06:08.000Z","branch":"b1"}`)
+			case "snapshot":
+				app(uiRec(TypeUITranscript, entryJSON(t, user("rl-s", "fresh"))), uiRec(TypeUIAppend, entryJSON(t, agent(first, "now new"))))
+			case "compaction":
+				c := transcript.Entry{ID: "rl-c", Content: transcript.Compaction{Summary: "s", Covers: transcript.CompactionRange{FromID: first, ToID: "rl-a"}}, Timestamp: t0}
+				app(uiRec(TypeUIAppend, entryJSON(t, c)))
+			}
+			if step != "snapshot" && s.Partial() {
+				t.Fatalf("%s: the Scanner still holds only the end", step)
+			}
+			if a, b := entryIDs(s.Document()), entryIDs(ref.Document()); !slices.Equal(a, b) {
+				t.Fatalf("documents differ: light %d entries, whole %d", len(a), len(b))
+			}
+			app(uiRec(TypeUIAppend, entryJSON(t, agent("rl-z", "last"))))
+		})
+	}
+}
+
+func entryIDs(es []transcript.Entry) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.ID
+	}
+	return out
 }
