@@ -31,7 +31,7 @@ type replicaServer struct {
 	turns  *Turns
 }
 
-func newReplicaServer(t *testing.T, url string, rate float64) *replicaServer {
+func newReplicaServer(t *testing.T, url string, rate float64, configure ...func(*Options, *TurnsOptions)) *replicaServer {
 	t.Helper()
 	st, err := pgstore.Open(context.Background(), url)
 	if err != nil {
@@ -42,17 +42,23 @@ func newReplicaServer(t *testing.T, url string, rate float64) *replicaServer {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { m.Run(ctx); close(done) }()
-	turns, err := NewTurns(TurnsOptions{
+	topts := TurnsOptions{
 		Provider:        demo.New(demo.Options{TokensPerSecond: rate}),
 		Model:           "demo",
 		Workspace:       t.TempDir(),
 		IdleAfter:       time.Second,
 		StreamSaveEvery: 250 * time.Millisecond,
-	})
+	}
+	opts := Options{DataDir: data, Replica: m}
+	for _, c := range configure {
+		c(&opts, &topts)
+	}
+	turns, err := NewTurns(topts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := newTestServer(t, Options{Engine: turns, DataDir: data, Replica: m})
+	opts.Engine = turns
+	ts := newTestServer(t, opts)
 	t.Cleanup(func() { cancel(); <-done; st.Close() })
 	return &replicaServer{testServer: ts, mirror: m, store: st, turns: turns}
 }
