@@ -16,20 +16,21 @@ import (
 
 // The ID table. A page index written in one pass over its log (a rebuild)
 // also holds an ID table frame ('T'): a hash table of the IDs of main's
-// first idTableN settled entries, so a writer that resumes indexing after
-// its own appends can tell that their IDs are new without reading every
-// entry's ID back (resumeLight). It answers only "certainly not in the
-// document" or "maybe": a maybe sends the writer the long way, which
-// checks exactly.
+// first idTableN settled entries, each with where its entries frame is.
+// A writer or reader that resumes after more records were appended tells
+// from it that their IDs are new without reading every entry's ID back
+// (resumeLight), and IndexDoc.Find finds an entry by reading one frame.
+// A fingerprint match is only a "maybe": the frame it points at says.
 //
 // Its payload is u32 bucket count (a power of two) and the buckets, each
-// tableSlots u32 fingerprints (0 empty) and a u32 CRC-32C of the bucket's
-// index and slots, so one bucket can be read and checked on its own. An ID
-// goes in the first bucket from its hash's, in order, with an empty slot.
+// tableSlots slots of u32 fingerprint (0 empty) and u32 entries frame
+// position, then a u32 CRC-32C of the bucket's index and slots, so one
+// bucket can be read and checked on its own. An ID goes in the first
+// bucket from its hash's, in order, with an empty slot.
 
 const (
-	tableSlots     = 31
-	tableBucketLen = tableSlots*4 + 4
+	tableSlots     = 15
+	tableBucketLen = tableSlots*8 + 4
 )
 
 // idHash is the table's hash of an ID: FNV-1a, fixed across processes.
@@ -44,25 +45,26 @@ func idHash(id string) (bucket uint64, print uint32) {
 	return v, print
 }
 
-// encodeIDTable builds a table payload holding ids.
-func encodeIDTable(ids []string) []byte {
+// encodeIDTable builds a table payload holding ids, entry i in the entries
+// frame at frames[i] (positions below 4 GiB).
+func encodeIDTable(ids []string, frames []uint32) []byte {
 	n := 1
 	for n*tableSlots < 2*len(ids) {
 		n *= 2
 	}
-	slots := make([]uint32, n*tableSlots)
-	for _, id := range ids {
+	slots := make([]uint32, 2*n*tableSlots)
+	for i, id := range ids {
 		h, p := idHash(id)
 		for b := h & uint64(n-1); ; b = (b + 1) & uint64(n-1) {
 			free := -1
-			for i := range tableSlots {
-				if slots[int(b)*tableSlots+i] == 0 {
-					free = int(b)*tableSlots + i
+			for j := range tableSlots {
+				if slots[2*(int(b)*tableSlots+j)] == 0 {
+					free = 2 * (int(b)*tableSlots + j)
 					break
 				}
 			}
 			if free >= 0 {
-				slots[free] = p
+				slots[free], slots[free+1] = p, frames[i]
 				break
 			}
 		}
@@ -72,8 +74,8 @@ func encodeIDTable(ids []string) []byte {
 	for b := range n {
 		start := len(out)
 		out = binary.LittleEndian.AppendUint32(out, uint32(b))
-		for _, s := range slots[b*tableSlots : (b+1)*tableSlots] {
-			out = binary.LittleEndian.AppendUint32(out, s)
+		for _, v := range slots[2*b*tableSlots : 2*(b+1)*tableSlots] {
+			out = binary.LittleEndian.AppendUint32(out, v)
 		}
 		sum := crc32.Checksum(out[start:], castagnoli)
 		out = append(out[:start], out[start+4:]...)
@@ -109,35 +111,44 @@ func openIDTable(src io.ReaderAt, end int64, l link) (*idTable, error) {
 
 // maybe reports whether id may be in the table; false is certain.
 func (t *idTable) maybe(id string) (bool, error) {
+	frames, err := t.lookup(id)
+	return len(frames) > 0, err
+}
+
+// lookup returns the entries frames of the entries whose fingerprint is
+// id's: id is in the table only if it is in one of them.
+func (t *idTable) lookup(id string) ([]int64, error) {
 	h, p := idHash(id)
+	var out []int64
 	for i, b := uint64(0), h&(t.n-1); i < t.n; i, b = i+1, (b+1)&(t.n-1) {
 		slots, err := t.bucket(b)
 		if err != nil {
-			return false, err
+			return nil, err
 		}
-		for _, v := range slots {
-			switch v {
+		for s := 0; s < len(slots); s += 2 {
+			switch slots[s] {
 			case p:
-				return true, nil
+				out = append(out, int64(slots[s+1]))
 			case 0:
-				return false, nil
+				return out, nil
 			}
 		}
 	}
-	return true, nil
+	return out, nil
 }
 
-// bucket reads and checks bucket b.
-func (t *idTable) bucket(b uint64) ([tableSlots]uint32, error) {
-	var out [tableSlots]uint32
+// bucket reads and checks bucket b: its fingerprints and frame positions,
+// interleaved.
+func (t *idTable) bucket(b uint64) ([2 * tableSlots]uint32, error) {
+	var out [2 * tableSlots]uint32
 	buf := make([]byte, tableBucketLen)
 	if _, err := t.src.ReadAt(buf, t.payload+4+int64(b)*tableBucketLen); err != nil {
 		return out, fmt.Errorf("read the page index: %w", err)
 	}
 	var idx [4]byte
 	binary.LittleEndian.PutUint32(idx[:], uint32(b))
-	sum := crc32.Update(crc32.Checksum(idx[:], castagnoli), castagnoli, buf[:tableSlots*4])
-	if sum != binary.LittleEndian.Uint32(buf[tableSlots*4:]) {
+	sum := crc32.Update(crc32.Checksum(idx[:], castagnoli), castagnoli, buf[:tableSlots*8])
+	if sum != binary.LittleEndian.Uint32(buf[tableSlots*8:]) {
 		return out, fmt.Errorf("%w: an ID table bucket fails its checksum", ErrIndexDamaged)
 	}
 	for s := range out {

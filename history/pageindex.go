@@ -822,6 +822,15 @@ type indexBuilder struct {
 	// not yet in a frame (written at the commit).
 	msgN       int
 	msgPending []msgRef
+	// mainRuns are the entries frames of main's chain this builder wrote,
+	// by their first ordinal, for the ID table.
+	mainRuns []runAt
+}
+
+// runAt is an entries frame of a chain and the ordinal of its first entry.
+type runAt struct {
+	ord int
+	pos int64
 }
 
 func newIndexBuilder() *indexBuilder {
@@ -868,6 +877,9 @@ func (b *indexBuilder) appendRun(br *ixBranch, refs []Ref) {
 	}
 	pos := b.base + int64(len(b.pending))
 	n := len(b.pending)
+	if br.info.ID == Main {
+		b.mainRuns = append(b.mainRuns, runAt{ord: br.count, pos: pos})
+	}
 	b.pending = appendFrame(b.pending, frameEntries, encodeEntries(br.last, br.count, refs))
 	br.last = link{pos: pos, size: uint32(len(b.pending) - n), take: uint32(len(refs))}
 	br.count += len(refs)
@@ -930,7 +942,7 @@ func (b *indexBuilder) apply(s *Scanner, rec Record) error {
 		}
 		if rec.Type == TypeUITranscript {
 			if br.info.ID == Main {
-				b.st.idTable, b.st.idTableN = link{}, 0
+				b.st.idTable, b.st.idTableN, b.mainRuns = link{}, 0, nil
 			}
 			br.last, br.count, br.lastRef, br.first, br.cov, br.groups = link{}, 0, Ref{}, "", nil, nil
 		}
@@ -1399,10 +1411,15 @@ func lastRecordSum(f io.ReaderAt, start, end int64) (uint32, error) {
 	return crc32.Checksum(b, castagnoli), nil
 }
 
-// Find returns the index of entry id in the document, or -1. The first
-// call reads the whole document's refs.
+// Find returns the index of entry id in the document, or -1. On main's
+// document with an ID table it reads the entries indexed since the table
+// and at most the frames the table points id at; otherwise the first call
+// reads the whole document's refs.
 func (d *IndexDoc) Find(id string) (int, error) {
 	if d.ids == nil {
+		if i, ok := d.findByTable(id); ok {
+			return i, nil
+		}
 		refs, err := d.Refs(0, d.Len())
 		if err != nil {
 			return -1, err
@@ -1417,6 +1434,72 @@ func (d *IndexDoc) Find(id string) (int, error) {
 		return -1, nil
 	}
 	return int(i), nil
+}
+
+// findByTable is Find through the index's ID table; ok is false when the
+// table cannot answer (another branch, no table, a damaged frame).
+func (d *IndexDoc) findByTable(id string) (int, bool) {
+	st := d.ix.st
+	if d.br != st.branches[0] || st.idTable.pos == 0 || st.idTableN > d.br.count {
+		return -1, false
+	}
+	// The entries since the table (the provisional tail included).
+	if d.br.count+len(d.br.tail)-st.idTableN > 4096 {
+		return -1, false
+	}
+	refs, err := d.Refs(st.idTableN, d.Len())
+	if err != nil {
+		return -1, false
+	}
+	for i, r := range refs {
+		if r.ID == id {
+			return st.idTableN + i, true
+		}
+	}
+	var src io.ReaderAt = d.ix.f
+	if d.ix.mem != nil {
+		src = bytes.NewReader(d.ix.mem)
+	}
+	t, err := openIDTable(src, d.ix.end, st.idTable)
+	if err != nil {
+		return -1, false
+	}
+	frames, err := t.lookup(id)
+	if err != nil {
+		return -1, false
+	}
+	for _, pos := range frames {
+		f, err := readEntriesFrame(d.ix.frames(), pos)
+		if err != nil {
+			return -1, false
+		}
+		for j, r := range f.refs {
+			if r.ID == id && f.ordinal+j < st.idTableN {
+				return f.ordinal + j, true
+			}
+		}
+	}
+	return -1, true
+}
+
+// readEntriesFrame reads and checks the entries frame at pos.
+func readEntriesFrame(src frameSource, pos int64) (entriesFrame, error) {
+	hd, err := src(link{pos: pos, size: frameHeadLen})
+	if err != nil {
+		return entriesFrame{}, err
+	}
+	b, err := src(link{pos: pos, size: frameHeadLen + binary.LittleEndian.Uint32(hd) + 4})
+	if err != nil {
+		return entriesFrame{}, err
+	}
+	kind, payload, err := parseFrame(b)
+	if err == nil && kind != frameEntries {
+		err = fmt.Errorf("%w: an ID table entry does not point at entries", ErrIndexDamaged)
+	}
+	if err != nil {
+		return entriesFrame{}, err
+	}
+	return decodeEntries(payload, pos)
 }
 
 // Close closes the index the document was read from.

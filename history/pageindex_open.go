@@ -186,11 +186,11 @@ func (b *indexBuilder) scan(s *Scanner, log io.ReaderAt, from, to int64, ino uin
 		return nil, fmt.Errorf("%w: the log has no complete first line", ErrNoHeader)
 	}
 	lastEnd = s.off
-	if from == 0 && s.r.ids != nil && s.r.ids.len() > 0 && s.r.ids.len() == b.st.branches[0].count {
+	if frames, ok := b.mainFrames(s); ok && from == 0 {
 		// A pass over the whole log knows every ID: keep them as a table.
 		pos := b.base + int64(len(b.pending))
 		n := len(b.pending)
-		b.pending = appendFrame(b.pending, frameTable, encodeIDTable(s.r.ids.keys))
+		b.pending = appendFrame(b.pending, frameTable, encodeIDTable(s.r.ids.keys, frames))
 		b.st.idTable, b.st.idTableN = link{pos: pos, size: uint32(len(b.pending) - n)}, s.r.ids.len()
 	}
 	sum, err := lastRecordSum(log, lastStart, lastEnd)
@@ -202,6 +202,30 @@ func (b *indexBuilder) scan(s *Scanner, log io.ReaderAt, from, to int64, ino uin
 		return append(bytes.Clone(indexMagic), b.pending...), nil
 	}
 	return b.pending, nil
+}
+
+// mainFrames returns, for each of main's settled entries as s holds
+// their IDs, the entries frame this builder wrote it in; false when it
+// did not write them all (or a frame lies past 4 GiB).
+func (b *indexBuilder) mainFrames(s *Scanner) ([]uint32, bool) {
+	main := b.st.branches[0]
+	if s.r.ids == nil || s.r.ids.len() == 0 || s.r.ids.len() != main.count || len(b.mainRuns) == 0 || b.mainRuns[0].ord != 0 {
+		return nil, false
+	}
+	out := make([]uint32, main.count)
+	for k, run := range b.mainRuns {
+		end := main.count
+		if k+1 < len(b.mainRuns) {
+			end = b.mainRuns[k+1].ord
+		}
+		if run.pos >= 1<<32 || end > main.count || run.ord > end {
+			return nil, false
+		}
+		for i := run.ord; i < end; i++ {
+			out[i] = uint32(run.pos)
+		}
+	}
+	return out, true
 }
 
 // memIndex serves an index held in memory (one that could not be written).

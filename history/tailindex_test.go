@@ -445,3 +445,44 @@ func entryIDs(es []transcript.Entry) []string {
 	}
 	return out
 }
+
+// TestFindByTable: IndexDoc.Find through the ID table finds every entry of
+// main's document at its index (those the table holds, those appended
+// after it, the provisional tail) and no other.
+func TestFindByTable(t *testing.T) {
+	path := logPath(t)
+	writeGen(t, path, gen.Options{Messages: 600, Seed: 8, Summaries: true})
+	checkIndex(t, path)
+	w, err := openAppend(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(w, uiRec(TypeUIAppend, entryJSON(t, user("ft-u", "q")), entryJSON(t, agent("ft-a", "a"))))
+	fmt.Fprintln(w, uiRec(TypeUIOpen, entryJSON(t, agent("ft-o", "partial"))))
+	w.Close()
+	ix := checkIndex(t, path) // extended: the table covers what was there
+	if ix.st.idTable.pos == 0 || ix.st.idTableN+2 != ix.st.branches[0].count {
+		t.Fatalf("the extended index's table covers %d of %d entries", ix.st.idTableN, ix.st.branches[0].count)
+	}
+	d, err := ix.Document(Main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs, err := d.Refs(0, d.Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range refs {
+		d, _ := ix.Document(Main)
+		got, ok := d.findByTable(r.ID)
+		if !ok || got != i {
+			t.Fatalf("entry %d %q: found at %d (%v)", i, r.ID, got, ok)
+		}
+	}
+	for _, id := range []string{"nope", "g8-", ""} {
+		d, _ := ix.Document(Main)
+		if got, ok := d.findByTable(id); !ok || got != -1 {
+			t.Fatalf("%q: found at %d (%v)", id, got, ok)
+		}
+	}
+}

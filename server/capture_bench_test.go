@@ -140,7 +140,17 @@ func BenchmarkFirstAppendAfterOpen(b *testing.B) {
 //	go test -run '^$' -bench FirstAnchoredPage -benchtime 10x ./server
 func BenchmarkFirstAnchoredPage(b *testing.B) {
 	for _, n := range []int{3000, 300000} {
-		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+		for _, at := range []string{"middle", "near-end"} {
+			benchmarkFirstAnchoredPage(b, n, at)
+		}
+	}
+}
+
+// benchmarkFirstAnchoredPage pages before an entry in the middle of the
+// document, or 1,000 entries before its end (a few pages back).
+func benchmarkFirstAnchoredPage(b *testing.B, n int, at string) {
+	{
+		b.Run(fmt.Sprintf("entries=%d/anchor=%s", n, at), func(b *testing.B) {
 			ts := newTestServer(b, Options{})
 			path := ts.writeGen(b, "c", n, 1)
 			f, err := os.Open(path)
@@ -155,7 +165,11 @@ func BenchmarkFirstAnchoredPage(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			refs, err := d.Refs(d.Len()/2, d.Len()/2+1)
+			i := d.Len() / 2
+			if at == "near-end" {
+				i = d.Len() - 1000
+			}
+			refs, err := d.Refs(i, i+1)
 			if err != nil {
 				b.Fatal(err)
 			}
