@@ -186,8 +186,10 @@ func (b *indexBuilder) scan(s *Scanner, log io.ReaderAt, from, to int64, ino uin
 		return nil, fmt.Errorf("%w: the log has no complete first line", ErrNoHeader)
 	}
 	lastEnd = s.off
-	if frames, ok := b.mainFrames(s); ok && from == 0 {
-		// A pass over the whole log knows every ID: keep them as a table.
+	if frames, ok := b.mainFrames(s); ok && b.st.idTable.pos == 0 {
+		// This pass wrote every entry of main's chain (a pass over the
+		// whole log, or one that read a snapshot) and knows their IDs:
+		// keep them as a table.
 		pos := b.base + int64(len(b.pending))
 		n := len(b.pending)
 		b.pending = appendFrame(b.pending, frameTable, encodeIDTable(s.r.ids.keys, frames))

@@ -486,3 +486,49 @@ func TestFindByTable(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotKeepsTheIDTable: a snapshot drops main's ID table, and the
+// commit that indexes it writes a new one, so the next writer still
+// resumes light.
+func TestSnapshotKeepsTheIDTable(t *testing.T) {
+	path := logPath(t)
+	writeGen(t, path, gen.Options{Messages: 200, Seed: 5, Summaries: true})
+	checkIndex(t, path)
+	l := open(t, path)
+	c, err := l.LoadTail(16, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := c.Document.Replace(agent(c.Document.At(c.Document.Len()-1).ID, "changed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Save(d, c.Messages); err != nil {
+		t.Fatal(err)
+	}
+	l.flushIndex()
+	ix := checkIndex(t, path)
+	if ix.st.idTable.pos == 0 || ix.st.idTableN != ix.st.branches[0].count {
+		t.Fatalf("after a snapshot the table covers %d of %d entries", ix.st.idTableN, ix.st.branches[0].count)
+	}
+	l.Close()
+	light := indexLightResumes.Load()
+	l = open(t, path)
+	c, err = l.LoadTail(16, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Save(appendAll(t, c.Document, agent("st-a", "more")), c.Messages); err != nil {
+		t.Fatal(err)
+	}
+	l.flushIndex()
+	if indexLightResumes.Load() == light {
+		t.Fatal("the writer after a snapshot did not resume light")
+	}
+	for i, r := range refsOf_(t, checkIndex(t, path)) {
+		d, _ := ix.Document(Main)
+		if got, ok := d.findByTable(r.ID); i < ix.st.branches[0].count && (!ok || got != i) {
+			t.Fatalf("entry %d %q: found at %d (%v)", i, r.ID, got, ok)
+		}
+	}
+}
