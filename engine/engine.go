@@ -676,16 +676,6 @@ type Turn struct {
 	ReplyEntryID string
 }
 
-// Running returns the running turn, if any.
-func (e *Engine) Running() (Turn, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.turn == nil {
-		return Turn{}, false
-	}
-	return Turn{CommandID: e.turn.cmd.id, UserEntryID: e.turn.userID, ReplyEntryID: e.turn.replyID}, true
-}
-
 // Live is the engine's own shown-but-not-saved state, read in one piece:
 // what the store's snapshot does not carry.
 type Live struct {

@@ -293,7 +293,8 @@ func TestStopTurnComparesTheTurn(t *testing.T) {
 		firstUser := h.entries()[0].ID
 		h.eng.Send(ctx, "b", "second", nil)
 		synctest.Wait()
-		run, ok := h.eng.Running()
+		l := h.eng.Live()
+		run, ok := l.Running, l.Busy
 		if !ok || run.CommandID != "b" || run.UserEntryID == "" || run.UserEntryID == firstUser {
 			t.Fatalf("running %+v", run)
 		}

@@ -39,7 +39,7 @@ func BenchmarkOpen(b *testing.B) {
 			for range b.N {
 				b.StopTimer()
 				dropCache(b, path, history.IndexPath(path))
-				c := newConv(ts.Server, "c", path)
+				c := newConversation(ts.Server, "c", path)
 				b.StartTimer()
 				cp, err := c.capture("", nil)
 				if err != nil {
@@ -107,7 +107,7 @@ func BenchmarkFirstAppendAfterOpen(b *testing.B) {
 			b.ResetTimer()
 			for i := range b.N {
 				b.StopTimer()
-				c := newConv(ts.Server, "c", path)
+				c := newConversation(ts.Server, "c", path)
 				if err := c.firstOpen(); err != nil {
 					b.Fatal(err)
 				}
@@ -181,7 +181,7 @@ func benchmarkFirstAnchoredPage(b *testing.B, n int, at string) {
 			b.ResetTimer()
 			for range b.N {
 				b.StopTimer()
-				c := newConv(ts.Server, "c", path)
+				c := newConversation(ts.Server, "c", path)
 				cp, err := c.capture("", nil)
 				if err != nil {
 					b.Fatal(err)
