@@ -154,7 +154,10 @@ func (c *conversation) snapshotFull(head string, opts []pager.Option) (*pager.Sn
 	gen, seq, off, fi := c.gen.Load(), c.seq, c.off(), c.fi
 	idsOnly := c.sc == nil && c.resumeAt > 0
 	var entries []transcript.Entry
-	if c.sc != nil {
+	switch {
+	case c.sc != nil && c.sc.Partial():
+		idsOnly = true // it holds only the end of the document
+	case c.sc != nil:
 		entries = c.sc.Document()
 		if c.sc.Resumed() {
 			idsOnly = slices.ContainsFunc(entries, func(e transcript.Entry) bool { return e.Content == nil })
