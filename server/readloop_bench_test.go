@@ -1,10 +1,12 @@
 package server
 
 import (
+	"os"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/provider/demo"
 )
 
@@ -12,6 +14,10 @@ import (
 // WebSocket, first idle, then while a send on the same connection makes
 // the engine load a 300,000-entry conversation's log. It reports both
 // p99 page round trips and their ratio (the target is at most 3x).
+// "indexed" is the log as folio's writer leaves it, with its page index,
+// so the load reads the tail (engine.LoadTail through the index);
+// "unindexed" is a log another program wrote (or an older folio), which
+// the load reads whole.
 //
 //	go test -run '^$' -bench PagesWhileACommandLoads -benchtime 1x ./server
 //
@@ -25,13 +31,30 @@ import (
 // slice (Go preempts after 10 ms). Run with GOMAXPROCS=4, which lets the
 // OS share the cores in shorter slices, the same machine gave about 3x.
 func BenchmarkPagesWhileACommandLoads(b *testing.B) {
+	b.Run("unindexed", func(b *testing.B) { pagesWhileACommandLoads(b, false) })
+	b.Run("indexed", func(b *testing.B) { pagesWhileACommandLoads(b, true) })
+}
+
+func pagesWhileACommandLoads(b *testing.B, indexed bool) {
 	turns, err := NewTurns(TurnsOptions{Provider: demo.New(demo.Options{}), Model: "demo", Workspace: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	ts := newTestServer(b, Options{Engine: turns})
 	ts.writeGen(b, "small", 3000, 2)
-	ts.writeGen(b, "big", 300000, 1)
+	big := ts.writeGen(b, "big", 300000, 1)
+	if indexed {
+		f, err := os.Open(big)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ix, err := history.OpenIndex(big, f, 0) // written beside the log
+		if err != nil {
+			b.Fatal(err)
+		}
+		ix.Close()
+		f.Close()
+	}
 	for range b.N {
 		c := ts.dial(b)
 		snap := c.open("small")
