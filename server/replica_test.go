@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -273,7 +274,7 @@ func (p *replicaProcess) kill(t *testing.T) {
 }
 
 // serveReplica is the child process: a replica with the demo model at 20
-// tokens per second, serving until its standard input closes.
+// tokens per second (FOLIO_TEST_REPLICA_RATE), serving until its standard input closes.
 func serveReplica(data, url string) int {
 	fail := func(err error) int { fmt.Fprintln(os.Stderr, err); return 1 }
 	st, err := pgstore.Open(context.Background(), url)
@@ -284,7 +285,11 @@ func serveReplica(data, url string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go m.Run(ctx)
-	turns, err := NewTurns(TurnsOptions{Provider: demo.New(demo.Options{TokensPerSecond: 20}), Model: "demo", Workspace: data,
+	rate := 20.0
+	if r, err := strconv.ParseFloat(os.Getenv("FOLIO_TEST_REPLICA_RATE"), 64); err == nil {
+		rate = r
+	}
+	turns, err := NewTurns(TurnsOptions{Provider: demo.New(demo.Options{TokensPerSecond: rate}), Model: "demo", Workspace: data,
 		StreamSaveEvery: 250 * time.Millisecond})
 	if err != nil {
 		return fail(err)
