@@ -74,6 +74,10 @@ type liveState struct {
 	syncing bool             // a capture is doing the first read
 	stop    chan struct{}
 
+	// remote: open entries other replicas' streaming messages reached
+	// (replica_live.go).
+	remote map[string]*remoteEntry
+
 	// resumeAt, while sc is nil, is the offset up to which the follower's
 	// reading is the log's page index (capture.go): sc is resumed from the
 	// index when the log grows past it.
@@ -311,6 +315,10 @@ func (c *liveState) applyRecordLocked(rec history.Record, emit bool) {
 	case history.Appended, history.Opened:
 		open := ch.Kind == history.Opened
 		for _, e := range ch.Entries {
+			if c.remoteRecordLocked(e, open) {
+				c.lastID = e.ID
+				continue // streaming messages showed more of it already
+			}
 			if emit {
 				op := OpSettle
 				if open {

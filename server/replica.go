@@ -56,6 +56,12 @@ type Replica interface {
 	OnCommand(func(id string, body []byte))
 	OnReceipt(func(id string, receipt []byte))
 
+	// Stream sends a streaming change of an answer not yet saved to the
+	// other replicas, best effort and in order (replica_live.go); OnLive
+	// is told of theirs, for the conversations this replica serves.
+	Stream(id string, msg []byte)
+	OnLive(func(id string, msg []byte))
+
 	// Reachable reports whether the database answers (see
 	// replica_status.go); OnStatus is told when that changes, and on
 	// recovery which conversations' leases this replica lost meanwhile.
@@ -233,6 +239,7 @@ func (s *Server) bindReplica() {
 	r.OnCommand(s.runForwarded)
 	r.OnReceipt(s.forwardedReceipt)
 	r.OnStatus(s.storeStatus)
+	r.OnLive(s.streamIn)
 	r.OnChange(func(id string) {
 		// Not under the mirror's lock: the poll takes the conversation's.
 		go func() {

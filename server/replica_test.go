@@ -34,6 +34,13 @@ type replicaServer struct {
 
 func newReplicaServer(t *testing.T, url string, rate float64) *replicaServer {
 	t.Helper()
+	return newReplicaServerSaving(t, url, rate, 250*time.Millisecond)
+}
+
+// newReplicaServerSaving is newReplicaServer whose engine saves a
+// streaming answer every saveEvery.
+func newReplicaServerSaving(t *testing.T, url string, rate float64, saveEvery time.Duration) *replicaServer {
+	t.Helper()
 	st, err := pgstore.Open(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +55,7 @@ func newReplicaServer(t *testing.T, url string, rate float64) *replicaServer {
 		Model:           "demo",
 		Workspace:       t.TempDir(),
 		IdleAfter:       time.Second,
-		StreamSaveEvery: 250 * time.Millisecond,
+		StreamSaveEvery: saveEvery,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -45,7 +45,8 @@ type Mirror struct {
 	dir string // the replica's data folder
 	log *slog.Logger
 
-	in inbox // forwarded commands (inbox.go)
+	in  inbox   // forwarded commands (inbox.go)
+	out liveOut // streaming messages (live.go)
 
 	listener atomic.Uint32 // the listening connection's server process (tests end it)
 	// recoverEvery is how often Run calls Recover (tests shorten it).
@@ -352,6 +353,9 @@ func (m *Mirror) Create(id string, header []byte) error {
 // five seconds) and catches every copy up before listening on. Every
 // recoverEvery it also runs Recover.
 func (m *Mirror) Run(ctx context.Context) error {
+	sent := make(chan struct{})
+	defer func() { <-sent }()
+	go func() { m.send(ctx); close(sent) }()
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		listened, err := m.listen(ctx)
@@ -382,7 +386,7 @@ func (m *Mirror) listen(ctx context.Context) (listened bool, err error) {
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	m.listener.Store(conn.PgConn().PID())
-	for _, ch := range []string{AppendsChannel, InboxChannel, ReceiptsChannel} {
+	for _, ch := range []string{AppendsChannel, InboxChannel, ReceiptsChannel, LiveChannel} {
 		if _, err := conn.Exec(ctx, `LISTEN `+ch); err != nil {
 			return false, err
 		}
@@ -427,6 +431,10 @@ func (m *Mirror) listen(ctx context.Context) (listened bool, err error) {
 		}
 		if err != nil {
 			return true, err
+		}
+		if n.Channel == LiveChannel {
+			m.liveNoteIn(ctx, n.Payload)
+			continue
 		}
 		if n.Channel != AppendsChannel {
 			var in note

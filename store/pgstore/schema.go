@@ -64,6 +64,15 @@ var migrations = []string{
 		created_at      timestamptz NOT NULL DEFAULT now(),
 		PRIMARY KEY (conversation_id, command_id)
 	);`,
+	// 4 (pgblob's 3 comes first): streaming messages too large for NOTIFY's
+	// payload (live.go), kept a minute.
+	`CREATE TABLE folio_live (
+		n               bigserial PRIMARY KEY,
+		conversation_id text  NOT NULL,
+		body            bytea NOT NULL,
+		created_at      timestamptz NOT NULL DEFAULT now()
+	);
+	CREATE INDEX folio_live_created ON folio_live (created_at);`,
 }
 
 // schemaLock is the advisory lock key that serializes migrations.
