@@ -315,9 +315,9 @@ func (c *liveState) applyRecordLocked(rec history.Record, emit bool) {
 	case history.Appended, history.Opened:
 		open := ch.Kind == history.Opened
 		for _, e := range ch.Entries {
-			if c.remoteRecordLocked(e, open) {
+			if c.remoteRecordLocked(e, open, emit) {
 				c.lastID = e.ID
-				continue // streaming messages showed more of it already
+				continue // streamed messages showed it (replica_live.go)
 			}
 			if emit {
 				op := OpSettle

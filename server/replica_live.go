@@ -122,16 +122,30 @@ func (s *Server) streamLive(id string, ch Change) {
 	r.Stream(id, b)
 }
 
-// remoteEntry is a receiver's state of an open entry that streaming
-// messages reached: the sender's revision its text is at.
+// remoteEntry is a receiver's state of an entry streaming messages
+// reached.
 type remoteEntry struct {
-	rev    int64 // 0: the chain broke; fromRecord: a saved record set it
+	rev    int64 // the sender's revision the text is at; 0: the chain broke; fromRecord: a saved record set it
 	logged bool  // a record of the entry was read
+	// opened: the upsert message of an entry whose place (the entry it
+	// follows) is not here yet; held: append messages that did not
+	// continue the text held, kept for the next record (or the upsert) to
+	// catch up with.
+	opened *liveMsg
+	held   []liveMsg
 }
 
 // fromRecord marks text a saved record set, which a message continues by
 // its offset alone.
 const fromRecord = -1
+
+// maxHeld bounds the messages a receiver holds for an entry while it waits
+// for a record to continue from: more than a streaming answer sends
+// between two saves.
+const maxHeld = 256
+
+// maxRemote bounds the entries a conversation keeps streaming state for.
+const maxRemote = 64
 
 // streamIn puts another replica's streaming message into conversation
 // id's live state, when this replica has one with tabs following it and
@@ -150,117 +164,187 @@ func (s *Server) streamIn(id string, b []byte) {
 	if c.engine || !c.synced || c.syncing || len(c.subs) == 0 {
 		return
 	}
-	if c.remote == nil {
-		c.remote = map[string]*remoteEntry{}
-	}
-	le := c.live[msg.Entry]
-	if le != nil && !le.open {
-		return // settled: the record has the last word
-	}
-	re := c.remote[msg.Entry]
-	if le == nil || re == nil {
-		re = &remoteEntry{rev: fromRecord, logged: le != nil}
-	}
-	if msg.Open != nil {
-		e, err := transcript.DecodeEntry(msg.Open)
-		if err != nil || e.ID != msg.Entry {
-			return
-		}
-		if le == nil && msg.After != c.lastID {
-			// The listener wrote the records before this message to the
-			// copy already: read them.
-			c.pollLocked()
-			le = c.live[msg.Entry]
-			re.logged = le != nil
-			if le == nil && msg.After != c.lastID {
-				return // what comes before it is not here: its record brings it
-			}
-			if le != nil && !le.open {
-				return
-			}
-		}
-		if le != nil {
-			if _, behind := appended(e, le.entry); behind || transcript.FingerprintOf(e) == transcript.FingerprintOf(le.entry) {
-				re.rev = msg.Rev // a record already showed as much
-				c.remote[msg.Entry] = re
-				return
-			}
-		}
-		if c.applyLocked(Change{Op: OpUpsert, Entry: e, After: msg.After}, 0) == nil {
-			re.rev = msg.Rev
-			c.remote[msg.Entry] = re
-		}
+	if le := c.live[msg.Entry]; le != nil && !le.open {
+		delete(c.remote, msg.Entry) // settled: the record has the last word
 		return
 	}
-	if le == nil {
+	re := c.remote[msg.Entry]
+	if re == nil {
+		if len(c.remote) >= maxRemote {
+			for id := range c.remote {
+				if l := c.live[id]; l == nil || !l.open {
+					delete(c.remote, id)
+				}
+			}
+		}
+		if c.remote == nil {
+			c.remote = map[string]*remoteEntry{}
+		}
+		re = &remoteEntry{rev: fromRecord}
+		c.remote[msg.Entry] = re
+	}
+	if msg.Open != nil {
+		re.opened, re.held = &msg, nil // it starts over
+		c.remoteOpenLocked(re)
+		return
+	}
+	if c.live[msg.Entry] == nil && re.opened != nil {
+		c.remoteOpenLocked(re)
+	}
+	if c.live[msg.Entry] == nil {
+		re.hold(msg)
 		return
 	}
 	if re.rev != msg.Base && re.rev != fromRecord {
 		re.rev = 0 // one went missing: wait for a record
-		c.remote[msg.Entry] = re
+	}
+	if re.rev == 0 || !c.remoteAppendLocked(re, msg) {
+		re.hold(msg)
+	}
+}
+
+// remoteOpenLocked applies an entry's upsert message once the entry it
+// follows is here, then the messages held since.
+func (c *liveState) remoteOpenLocked(re *remoteEntry) {
+	msg := *re.opened
+	e, err := transcript.DecodeEntry(msg.Open)
+	if err != nil || e.ID != msg.Entry {
+		re.opened = nil
 		return
+	}
+	le := c.live[msg.Entry]
+	if le == nil && msg.After != c.lastID {
+		// The listener wrote the records before this message to the copy
+		// already: read them.
+		c.pollLocked()
+		if le = c.live[msg.Entry]; le == nil && msg.After != c.lastID {
+			return // its place is not here yet
+		}
+	}
+	re.opened = nil
+	if le != nil && !le.open {
+		return
+	}
+	if le != nil {
+		if _, behind := appended(e, le.entry); behind || transcript.FingerprintOf(e) == transcript.FingerprintOf(le.entry) {
+			re.rev = msg.Rev // a record showed as much already
+			c.replayLocked(re)
+			return
+		}
+	}
+	if c.applyLocked(Change{Op: OpUpsert, Entry: e, After: msg.After}, 0) == nil {
+		re.rev = msg.Rev
+		c.replayLocked(re)
+	}
+}
+
+// remoteAppendLocked applies an append message to its open entry when it
+// continues the text held (a record may have taken the entry past its
+// start: the rest is applied), and reports false when it starts past that
+// text (something is missing).
+func (c *liveState) remoteAppendLocked(re *remoteEntry, msg liveMsg) bool {
+	le := c.live[msg.Entry]
+	if le == nil || !le.open {
+		return true // nothing to continue any more
 	}
 	have, end := le.n16, msg.Offset+utf16Len(msg.Text)
 	if msg.Offset > have {
 		re.rev = 0
-		c.remote[msg.Entry] = re
-		return
+		return false
 	}
-	if end <= have {
-		re.rev = msg.Rev // a record already showed this
-		c.remote[msg.Entry] = re
-		return
+	if end > have {
+		text := msg.Text
+		if msg.Offset < have {
+			text = string(utf16.Decode(utf16.Encode([]rune(text))[have-msg.Offset:]))
+		}
+		if c.applyLocked(Change{Op: OpUpsert, Entry: withText(le.entry, textOf(le.entry)+text)}, 0) != nil {
+			return true
+		}
 	}
-	text := msg.Text
-	if msg.Offset < have {
-		text = string(utf16.Decode(utf16.Encode([]rune(text))[have-msg.Offset:]))
-	}
-	if c.applyLocked(Change{Op: OpUpsert, Entry: withText(le.entry, textOf(le.entry)+text)}, 0) == nil {
-		re.rev = msg.Rev
-		c.remote[msg.Entry] = re
+	re.rev = msg.Rev
+	return true
+}
+
+// replayLocked applies the held messages that continue the text now held.
+func (c *liveState) replayLocked(re *remoteEntry) {
+	held := re.held
+	re.held = nil
+	for _, msg := range held {
+		if !c.remoteAppendLocked(re, msg) {
+			re.held = append(re.held, msg)
+		}
 	}
 }
 
+// hold keeps a message that could not be applied yet.
+func (re *remoteEntry) hold(msg liveMsg) {
+	if len(re.held) == maxHeld {
+		re.held = re.held[1:]
+	}
+	re.held = append(re.held, msg)
+}
+
 // remoteRecordLocked is told of each entry of a record the follower reads,
-// before it is applied, and reports whether to pass it over: a record of
-// an open entry that streaming messages already took further. A record
-// that brings a new entry while an entry known only from messages is open
-// withdraws that one (the log moved past it): the document is replaced.
-func (c *liveState) remoteRecordLocked(e transcript.Entry, open bool) (skip bool) {
+// before it is applied, and reports whether it is done with it: a record
+// of an open entry that streaming messages already took further is passed
+// over, and one that is not is applied here, followed by the held
+// messages that continue it. A record that brings a new entry while an
+// entry known only from messages is open withdraws that one (the log
+// moved past it): the document is replaced.
+func (c *liveState) remoteRecordLocked(e transcript.Entry, open, emit bool) (skip bool) {
 	if len(c.remote) == 0 {
 		return false
 	}
 	re := c.remote[e.ID]
 	le := c.live[e.ID]
 	if le == nil {
-		// A new entry: anything only messages showed is not in the log.
-		delete(c.remote, e.ID)
 		for id, r := range c.remote {
-			if l := c.live[id]; l == nil || !l.open {
+			l := c.live[id]
+			switch {
+			case id == e.ID || l == nil:
+			case !l.open:
 				delete(c.remote, id)
-			} else if !r.logged {
+			case !r.logged:
 				c.withdrawLocked()
 				return false
 			}
 		}
-		return false
 	}
 	if re == nil {
 		return false
 	}
 	re.logged = true
-	if !open {
+	if !open || !emit || (le != nil && !le.open) {
 		delete(c.remote, e.ID)
 		return false
 	}
-	if !le.open {
-		return false
+	if le != nil {
+		if _, behind := appended(e, le.entry); behind || transcript.FingerprintOf(e) == transcript.FingerprintOf(le.entry) {
+			return true
+		}
 	}
-	if _, behind := appended(e, le.entry); behind || transcript.FingerprintOf(e) == transcript.FingerprintOf(le.entry) {
-		return true
+	// The record, then what held messages add to it.
+	after := c.lastID
+	if le != nil {
+		after = le.after
 	}
-	re.rev = fromRecord
-	return false
+	c.applyLocked(Change{Op: OpUpsert, Entry: e, After: after}, 0)
+	re.rev, re.opened = fromRecord, nil
+	c.replayLocked(re)
+	return true
+}
+
+// dropRemoteLocked forgets the streaming messages' state, withdrawing
+// what only they showed: this replica's engine publishes the conversation
+// from now on, or the database was lost meanwhile.
+func (c *liveState) dropRemoteLocked() {
+	for id, r := range c.remote {
+		if l := c.live[id]; l != nil && l.open && !r.logged {
+			c.withdrawLocked()
+			return
+		}
+	}
+	c.remote = nil
 }
 
 // withdrawLocked drops what streaming messages showed: the log is the

@@ -61,3 +61,46 @@ func TestReplicaStreamsAnAnswerBeforeItIsSaved(t *testing.T) {
 	must(t, err)
 	tab.awaitDocument(t, "B", conv.Document.Entries())
 }
+
+// A tab that opens on another replica while an answer streams starts
+// from the saved records, and once a record catches up with the messages,
+// it follows the messages again, ahead of the database; every append it
+// gets continues exactly what it holds (tabDoc fails otherwise), and it
+// ends with the database's document.
+func TestReplicaTabJoiningMidAnswerCatchesUpWithTheStream(t *testing.T) {
+	url := pgtest.URL(t)
+	a := newReplicaServerSaving(t, url, 100, 500*time.Millisecond)
+	b := newReplicaServer(t, url, 400)
+	id := a.create(t)
+	ca := a.dial(t)
+	ca.open(id)
+	if r := ca.send(id, "k1", "long"); r.State == transcript.CommandRejected {
+		t.Fatalf("send on A: %+v", r)
+	}
+	ca.await(func(f frame) bool { return f.Type == "event" && f.Op == string(OpAppend) && f.Offset > 300 })
+	cb := b.dial(t)
+	tab := followTab(t, cb, id)
+	ahead := false
+	for !ahead {
+		f := cb.await(func(f frame) bool {
+			return f.Type == "event" && (f.Op == string(OpAppend) || f.Op == string(OpSettle))
+		})
+		if f.Op == string(OpSettle) {
+			if e := f.entry(t); e.Content.Kind() == transcript.KindAgent {
+				t.Fatal("the answer settled before B's tab got ahead of the database")
+			}
+			continue
+		}
+		stored, err := history.ReadStore(a.store, id)
+		must(t, err)
+		i, ok := stored.Document.Index(f.EntryID)
+		ahead = !ok || utf16Len(textOf(stored.Document.At(i))) < f.Offset+utf16Len(f.Text)
+	}
+	if r := ca.finished("k1"); r.State != transcript.CommandDone {
+		t.Fatalf("A's turn: %+v", r)
+	}
+	waitEqual(t, id, a, b)
+	conv, err := history.ReadStore(b.store, id)
+	must(t, err)
+	tab.awaitDocument(t, "B", conv.Document.Entries())
+}

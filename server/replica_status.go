@@ -41,6 +41,21 @@ func (s *Server) storeStatus(reachable bool, lost []string) {
 		for _, id := range lost {
 			s.lockLost(id)
 		}
+		// What other replicas streamed before the outage may never have
+		// been saved.
+		s.mu.Lock()
+		convs := make([]*liveState, 0, len(s.convs))
+		for _, c := range s.convs {
+			convs = append(convs, c)
+		}
+		s.mu.Unlock()
+		for _, c := range convs {
+			c.mu.Lock()
+			if c.remote != nil {
+				c.dropRemoteLocked()
+			}
+			c.mu.Unlock()
+		}
 	}
 	s.opts.Logger.Warn("conversation store", "state", st, "lost leases", len(lost))
 	s.mu.Lock()

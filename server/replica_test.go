@@ -34,11 +34,12 @@ type replicaServer struct {
 
 func newReplicaServer(t *testing.T, url string, rate float64) *replicaServer {
 	t.Helper()
-	return newReplicaServerSaving(t, url, rate, 250*time.Millisecond)
+	return newReplicaServerSaving(t, url, rate, 0)
 }
 
 // newReplicaServerSaving is newReplicaServer whose engine saves a
-// streaming answer every saveEvery.
+// streaming answer every saveEvery (0: the engine's default, as folio
+// serve --store).
 func newReplicaServerSaving(t *testing.T, url string, rate float64, saveEvery time.Duration) *replicaServer {
 	t.Helper()
 	st, err := pgstore.Open(context.Background(), url)
@@ -169,6 +170,18 @@ func TestThreeReplicas(t *testing.T) {
 	cb.await(func(f frame) bool {
 		return f.Type == "event" && f.Op == string(OpAppend) && f.EntryID == open.entry(t).ID && f.Text != ""
 	})
+	// B's tab sees the answer as D streams it, ahead of D's saves; D is
+	// killed once the database holds part of it, which the recovery keeps.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) { // a hang guard, not a measure
+		conv, err := history.ReadStore(a.store, id)
+		must(t, err)
+		if i, ok := conv.Document.Index(open.entry(t).ID); ok && textOf(conv.Document.At(i)) != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("D never saved its streaming answer")
+		}
+	}
 	var pid int32
 	if err := a.store.Pool().QueryRow(context.Background(),
 		`SELECT backend_pid FROM folio_leases WHERE conversation_id = $1`, id).Scan(&pid); err != nil {
@@ -296,8 +309,11 @@ func serveReplica(data, url string) int {
 	if r, err := strconv.ParseFloat(os.Getenv("FOLIO_TEST_REPLICA_RATE"), 64); err == nil {
 		rate = r
 	}
+	// FOLIO_TEST_REPLICA_SAVE: how often a streaming answer is saved
+	// (default: the engine's, as folio serve --store does).
+	save, _ := time.ParseDuration(os.Getenv("FOLIO_TEST_REPLICA_SAVE"))
 	turns, err := NewTurns(TurnsOptions{Provider: demo.New(demo.Options{TokensPerSecond: rate}), Model: "demo", Workspace: data,
-		StreamSaveEvery: 250 * time.Millisecond})
+		StreamSaveEvery: save})
 	if err != nil {
 		return fail(err)
 	}

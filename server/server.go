@@ -295,5 +295,8 @@ func (s *Server) Publish(conversation string, ch Change) error {
 	c := s.conv(conversation)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.remote != nil {
+		c.dropRemoteLocked() // another replica's streaming is over
+	}
 	return c.applyLocked(ch, 0)
 }
