@@ -67,6 +67,10 @@ type Replica interface {
 	// recovery which conversations' leases this replica lost meanwhile.
 	Reachable() bool
 	OnStatus(func(reachable bool, lost []string))
+	// OnLeaseLost is told when the lease of a conversation this replica
+	// writes ended while the database stays reachable (its session alone
+	// was ended); the function closes that conversation's engine.
+	OnLeaseLost(func(id string))
 }
 
 // forwardClaimWait is how long a forwarded command waits for an owner to
@@ -240,6 +244,7 @@ func (s *Server) bindReplica() {
 	r.OnReceipt(s.forwardedReceipt)
 	r.OnStatus(s.storeStatus)
 	r.OnLive(s.streamIn)
+	r.OnLeaseLost(s.lockLost)
 	r.OnChange(func(id string) {
 		// Not under the mirror's lock: the poll takes the conversation's.
 		go func() {

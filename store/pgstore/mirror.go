@@ -65,9 +65,10 @@ type Mirror struct {
 
 	// down: the listener lost the database and has not reconnected yet
 	// (status.go).
-	down     atomic.Bool
-	statusMu sync.Mutex // serializes onStatus calls
-	onStatus func(reachable bool, lost []string)
+	down        atomic.Bool
+	statusMu    sync.Mutex // serializes onStatus calls
+	onStatus    func(reachable bool, lost []string)
+	onLeaseLost func(id string) // status.go
 }
 
 // mirrored is one conversation's copy: how far it has applied the log.
@@ -255,6 +256,7 @@ type teeMedium struct {
 	id     string
 	path   string
 	closed bool
+	told   atomic.Bool // leaseLost was told about this writer
 }
 
 func (t *teeMedium) Append(records []byte) error { return t.write(records, false) }
@@ -279,6 +281,9 @@ func (t *teeMedium) write(data []byte, replace bool) error {
 	defer c.mu.Unlock()
 	pos, err := t.Medium.writeAt(data, replace)
 	if err != nil {
+		if !t.Medium.alive(context.Background()) {
+			go t.m.leaseLost(t)
+		}
 		return err
 	}
 	tail := Tail{Epoch: pos.newEpoch, Seq: pos.seq}
@@ -408,6 +413,7 @@ func (m *Mirror) listen(ctx context.Context) (listened bool, err error) {
 	next := time.Now().Add(m.recoverEvery)
 	for {
 		if time.Now().After(next) {
+			m.probeWriters(ctx)
 			if err := m.Recover(ctx); err != nil {
 				m.log.Warn("replica recovery", "err", err)
 			}
@@ -509,22 +515,26 @@ func (m *Mirror) Recover(ctx context.Context) error {
 		m.mu.Lock()
 		_, served := m.convs[id]
 		m.mu.Unlock()
-		if !served {
-			continue
+		if served {
+			errs = append(errs, m.recoverOne(id))
 		}
-		l, err := m.OpenLog(id)
-		if errors.Is(err, history.ErrLocked) {
-			continue // taken over already
-		}
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		c, err := l.Load()
-		if err == nil && c.Interrupted {
-			m.log.Info("recorded an answer its writer left unfinished", "conversation", id, "writer", l.TookOverFrom())
-		}
-		errs = append(errs, err, l.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// recoverOne loads conversation id under its lease, which its last writer
+// lost, so that an answer it left half-written is recorded as interrupted.
+func (m *Mirror) recoverOne(id string) error {
+	l, err := m.OpenLog(id)
+	if errors.Is(err, history.ErrLocked) {
+		return nil // taken over already
+	}
+	if err != nil {
+		return err
+	}
+	c, err := l.Load()
+	if err == nil && c.Interrupted {
+		m.log.Info("recorded an answer its writer left unfinished", "conversation", id, "writer", l.TookOverFrom())
+	}
+	return errors.Join(err, l.Close())
 }
