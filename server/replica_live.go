@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"sync"
 	"unicode/utf16"
 
@@ -60,7 +61,7 @@ type streamSent struct {
 
 // streamLive sends a change the engine published for conversation id to
 // the other replicas, when it is streaming: an open agent or reasoning
-// entry.
+// entry, or the last text of one that settled.
 func (s *Server) streamLive(id string, ch Change) {
 	r := s.opts.Replica
 	if r == nil {
@@ -75,10 +76,21 @@ func (s *Server) streamLive(id string, ch Change) {
 		delete(o.convs, id)
 		return
 	case OpSettle:
-		if sent != nil {
-			delete(sent, ch.Entry.ID)
-			if len(sent) == 0 {
-				delete(o.convs, id)
+		prev := sent[ch.Entry.ID]
+		if prev == nil {
+			return
+		}
+		delete(sent, ch.Entry.ID)
+		if len(sent) == 0 {
+			delete(o.convs, id)
+		}
+		// The text that came with the settling (a settled entry differs
+		// in more than its text): the record settles the rest.
+		before, after := textOf(prev.entry), textOf(ch.Entry)
+		if len(after) > len(before) && strings.HasPrefix(after, before) {
+			msg := liveMsg{Entry: ch.Entry.ID, Rev: prev.rev + 1, Base: prev.rev, Offset: prev.n16, Text: after[len(before):]}
+			if b, err := json.Marshal(msg); err == nil {
+				r.Stream(id, b)
 			}
 		}
 		return

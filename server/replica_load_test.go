@@ -165,11 +165,18 @@ func TestReplicaLoadRun(t *testing.T) {
 		}
 	}
 	if os.Getenv("FOLIO_LOAD_DEBUG") != "" {
+		ix := seens[1].index()
 		for e, ss := range ref {
-			t.Logf("ref %s: %d samples, first %v last %v n=%d", e, len(ss), ss[0].at.Sub(t0), ss[len(ss)-1].at.Sub(t0), ss[len(ss)-1].n)
-		}
-		for e, ss := range seens[1].index() {
-			t.Logf("B %s: %d samples, first %v last %v n=%d", e, len(ss), ss[0].at.Sub(t0), ss[len(ss)-1].at.Sub(t0), ss[len(ss)-1].n)
+			slow := 0
+			for _, s := range ss {
+				if at, ok := heldAt(ix, s); ok && at.Sub(s.at) > 300*time.Millisecond {
+					if slow < 5 {
+						t.Logf("slow: %s n=%d of %d: %v (A at %v)", e, s.n, ss[len(ss)-1].n, at.Sub(s.at), s.at.Sub(t0))
+					}
+					slow++
+				}
+			}
+			t.Logf("%s: %d of %d samples over 300ms", e, slow, len(ss))
 		}
 	}
 	slices.Sort(lat)
