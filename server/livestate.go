@@ -128,6 +128,9 @@ func (s *Server) evict(c *liveState) {
 		}
 	}
 	delete(s.convs, c.id)
+	if r := s.opts.Replica; r != nil {
+		r.Release(c.id)
+	}
 	if c.f != nil {
 		c.f.Close()
 		c.f = nil

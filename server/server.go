@@ -255,6 +255,9 @@ func (s *Server) conv(id string) *liveState {
 	if !ok {
 		c = newConv(s, id, s.localPath(id))
 		s.convs[id] = c
+		if r := s.opts.Replica; r != nil {
+			r.Hold(id) // released by evict
+		}
 	}
 	return c
 }

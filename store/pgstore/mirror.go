@@ -51,6 +51,10 @@ type Mirror struct {
 	listener atomic.Uint32 // the listening connection's server process (tests end it)
 	// recoverEvery is how often Run calls Recover (tests shorten it).
 	recoverEvery time.Duration
+	// copyIdle and maxCopies bound the copies kept (bound.go); guarded
+	// by mu.
+	copyIdle  time.Duration
+	maxCopies int
 
 	mu    sync.Mutex
 	convs map[string]*mirrored
@@ -76,7 +80,9 @@ type mirrored struct {
 	mu         sync.Mutex
 	epoch, seq int64
 	size       int64
-	synced     bool // epoch and seq describe the local file
+	synced     bool      // epoch and seq describe the local file
+	used       time.Time // the last Sync (a request that named it)
+	holds      int       // Hold minus Release
 }
 
 // NewMirror keeps copies under dir/conversations.
@@ -84,7 +90,8 @@ func NewMirror(s *Store, dir string, log *slog.Logger) *Mirror {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Mirror{s: s, dir: dir, log: log, convs: map[string]*mirrored{}, recoverEvery: recoverEvery}
+	return &Mirror{s: s, dir: dir, log: log, convs: map[string]*mirrored{}, recoverEvery: recoverEvery,
+		copyIdle: copyIdle, maxCopies: maxCopies}
 }
 
 // OnDeleted sets the function told after a copy was dropped because its
@@ -132,6 +139,16 @@ func (m *Mirror) Path(id string) (string, error) { return history.Path(m.dir, id
 // from then on (Run). A conversation the database does not have has no
 // copy: one left from before is removed.
 func (m *Mirror) Sync(ctx context.Context, id string) error {
+	c := m.conv(id)
+	c.mu.Lock()
+	c.used = time.Now()
+	c.mu.Unlock()
+	return m.sync(ctx, id)
+}
+
+// sync is Sync without counting it as a use of the copy (the listener's
+// catch-up).
+func (m *Mirror) sync(ctx context.Context, id string) error {
 	p, err := m.Path(id)
 	if err != nil {
 		return err
@@ -404,7 +421,7 @@ func (m *Mirror) listen(ctx context.Context) (listened bool, err error) {
 	}
 	m.mu.Unlock()
 	for _, id := range ids {
-		if err := m.Sync(ctx, id); err != nil {
+		if err := m.sync(ctx, id); err != nil {
 			m.log.Warn("replica catch-up", "conversation", id, "err", err)
 		}
 	}
@@ -414,6 +431,7 @@ func (m *Mirror) listen(ctx context.Context) (listened bool, err error) {
 	for {
 		if time.Now().After(next) {
 			m.probeWriters(ctx)
+			m.sweep()
 			if err := m.Recover(ctx); err != nil {
 				m.log.Warn("replica recovery", "err", err)
 			}
@@ -465,7 +483,7 @@ func (m *Mirror) listen(ctx context.Context) (listened bool, err error) {
 		if current {
 			continue // this replica wrote it, or already read it
 		}
-		if err := m.Sync(ctx, id); err != nil {
+		if err := m.sync(ctx, id); err != nil {
 			m.log.Warn("replica sync", "conversation", id, "err", err)
 		}
 	}

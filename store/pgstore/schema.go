@@ -72,7 +72,12 @@ var migrations = []string{
 		body            bytea NOT NULL,
 		created_at      timestamptz NOT NULL DEFAULT now()
 	);
-	CREATE INDEX folio_live_created ON folio_live (created_at);`,
+	CREATE INDEX folio_live_created ON folio_live (created_at);
+	-- The listing's remaining columns, so a replica lists without reading
+	-- logs; NULL until the next writer notes them. The log's start and
+	-- last update as RFC 3339 text, to the nanosecond the log holds
+	-- (timestamptz keeps microseconds).
+	ALTER TABLE folio_conversations ADD COLUMN started text, ADD COLUMN updated text, ADD COLUMN branched boolean;`,
 }
 
 // schemaLock is the advisory lock key that serializes migrations.
