@@ -272,7 +272,7 @@ type teeMedium struct {
 	m      *Mirror
 	id     string
 	path   string
-	closed bool
+	closed atomic.Bool
 	told   atomic.Bool // leaseLost was told about this writer
 }
 
@@ -281,8 +281,7 @@ func (t *teeMedium) Append(records []byte) error { return t.write(records, false
 // Close releases the lease; this replica no longer owns the conversation.
 func (t *teeMedium) Close() error {
 	err := t.Medium.Close()
-	if !t.closed {
-		t.closed = true
+	if !t.closed.Swap(true) {
 		t.m.own(t.id, -1)
 		t.m.mu.Lock()
 		delete(t.m.writers, t)

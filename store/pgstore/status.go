@@ -108,8 +108,10 @@ func (m *Mirror) probeWriters(ctx context.Context) {
 // leaseLost tells the owner, once per writer, that w's lease ended, and
 // records what w left unfinished.
 func (m *Mirror) leaseLost(w *teeMedium) {
-	if m.down.Load() || w.told.Swap(true) {
-		return // the outage's recovery (setUp) handles it
+	if m.down.Load() || w.closed.Load() || w.told.Swap(true) {
+		// The outage's recovery (setUp) handles it, or the writer's owner
+		// closed it already (and the function would close its successor).
+		return
 	}
 	m.log.Warn("a writer lease ended", "conversation", w.id)
 	m.statusMu.Lock()
