@@ -18,7 +18,10 @@
 // conversation ID under the conversation's writer lease: Files is the data
 // folder (a file, its sidecar lock and receipts file), and package
 // store/pgstore keeps the same bytes in PostgreSQL. Open is a Log over one
-// file. Import copies a log between stores unchanged, idempotently.
+// file. Import copies a log between stores unchanged, idempotently. A Store
+// also keeps each conversation's attachments and artifacts (Blobs: by kind
+// and name, with a sha256 digest, size-capped, deleted with the log), which
+// CopyBlobs copies between stores.
 //
 // Beside each log it keeps a listing summary (<id>.jsonl.summary), a cache
 // that List trusts only while the log's size, mtime and (on Linux) inode and

@@ -64,3 +64,24 @@ var ErrImportDiffers = errors.New("the store holds a different log under this id
 // more leading entries (transcript.Document.Elided) than the log holds as
 // settled; nothing is written.
 var ErrElided = errors.New("document leaves out entries the log does not hold")
+
+// ErrBlobName is returned by a Store's blob methods for an unknown kind or
+// a name that could not be stored safely (a ref that is not 32 hex digits,
+// an attachment name with a path separator or a leading dot).
+var ErrBlobName = errors.New("invalid blob name")
+
+// ErrBlobTooLarge is returned by PutBlob for data over its kind's cap
+// (MaxAttachmentBytes, MaxArtifactBytes); nothing is stored.
+var ErrBlobTooLarge = errors.New("blob is too large")
+
+// ErrBlobMeta is returned by PutBlob for an attachment without its
+// description (Blob.Meta); nothing is stored.
+var ErrBlobMeta = errors.New("blob lacks its description")
+
+// ErrBlobDigest is returned by PutBlob when the data does not have the
+// digest the caller gave; nothing is stored.
+var ErrBlobDigest = errors.New("blob does not match its digest")
+
+// ErrBlobConflict is returned by PutBlob when the name already holds other
+// bytes; the stored blob is kept.
+var ErrBlobConflict = errors.New("blob name already holds other bytes")

@@ -56,6 +56,9 @@ type Medium interface {
 // Store holds conversation logs by ID. Its methods are safe for concurrent
 // use.
 type Store interface {
+	// Blobs keeps each conversation's attachments and artifacts; Delete
+	// removes them with the log.
+	Blobs
 	// Open takes id's writer lease and returns its medium, creating
 	// nothing until the first write. A second writer gets an error
 	// wrapping ErrLocked.
@@ -65,8 +68,8 @@ type Store interface {
 	ReadLog(id string) (data []byte, name string, err error)
 	// List summarizes every log, newest first.
 	List() ([]Summary, error)
-	// Delete removes id's log, its receipts and any cache of it, under
-	// its writer lease; a missing log is not an error.
+	// Delete removes id's log, its receipts, its blobs and any cache of
+	// it, under its writer lease; a missing log is not an error.
 	Delete(id string) error
 	// Close releases what the store holds (connections). Media stay
 	// valid until their own Close only where the store says so.
@@ -169,7 +172,7 @@ func (f Files) ReadLog(id string) ([]byte, string, error) {
 // List is List(f.Dir).
 func (f Files) List() ([]Summary, error) { return List(f.Dir) }
 
-// Delete removes id's log with its sidecars, holding its lock.
+// Delete removes id's log with its sidecars and blobs, holding its lock.
 func (f Files) Delete(id string) error {
 	p, err := Locate(f.Dir, id)
 	if err != nil {
@@ -179,7 +182,7 @@ func (f Files) Delete(id string) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
+	errs := []error{f.deleteBlobs(id)}
 	for _, q := range []string{p, SummaryPath(p), CommandsPath(p), IndexPath(p)} {
 		if err := os.Remove(q); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)

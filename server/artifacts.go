@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 
@@ -211,14 +210,18 @@ func (s *Server) readArtifact(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("?offset=%d is past the end: the artifact has %d bytes", off, a.CommittedBytes))
 		return
 	}
-	host := toolview.New(toolview.WithArtifactDir(filepath.Join(s.opts.DataDir, "artifacts")))
+	host := toolview.New(toolview.WithArtifactDir(s.artifactDir(id, ref, a.CommittedBytes)))
 	b, err := host.ReadArtifact(a, off, length)
 	if errors.Is(err, toolview.ErrRangeLimit) {
 		httpError(w, http.StatusRequestedRangeNotSatisfiable, "bad-range", err.Error())
 		return
 	}
 	if err != nil {
-		httpError(w, http.StatusNotFound, "not-found", "artifact "+ref+" cannot be read")
+		msg := "artifact " + ref + " cannot be read"
+		if s.sharedBlobs() != nil {
+			msg += " on this replica: the database does not hold it (its tool still runs on another replica, or it is over the size the database keeps)"
+		}
+		httpError(w, http.StatusNotFound, "not-found", msg)
 		return
 	}
 	h := w.Header()

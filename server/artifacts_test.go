@@ -270,3 +270,33 @@ func TestArtifactOnlyFromAcceptedEntries(t *testing.T) {
 		t.Fatalf("a ref only a rejected batch names: %d %s", resp.StatusCode, b)
 	}
 }
+
+// Deleting a conversation from the data folder deletes its files too: its
+// attachments and the artifacts its entries refer to; another artifact
+// stays.
+func TestDeleteRemovesAttachmentsAndArtifacts(t *testing.T) {
+	ts := newTestServer(t, Options{DataDir: t.TempDir(), Token: testToken})
+	conv, ref, stray, _ := artifactFixture(t, ts, 100)
+	status, att, body := upload(t, ts, conv, "notes.txt", []byte("hello"))
+	if status != http.StatusCreated {
+		t.Fatalf("upload: %d %s", status, body)
+	}
+	attPath := filepath.Join(ts.data, "attachments", conv, att.ID)
+	if b, err := os.ReadFile(attPath); err != nil || string(b) != "hello" {
+		t.Fatalf("the upload is not where the data folder keeps it: %q %v", b, err)
+	}
+	if resp, body := authed(t, http.MethodDelete, ts.url+"/api/v2/conversations/"+conv, "", nil); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", resp.StatusCode, body)
+	}
+	for _, p := range []string{attPath, attPath + ".json", filepath.Join(ts.data, "artifacts", ref), ts.logOf(conv)} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s is still there", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ts.data, "artifacts", stray)); err != nil {
+		t.Errorf("an artifact no entry of the conversation refers to went too: %v", err)
+	}
+	if resp, _ := authed(t, http.MethodDelete, ts.url+"/api/v2/conversations/"+conv, "", nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("deleting it again: %d", resp.StatusCode)
+	}
+}

@@ -6,8 +6,6 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -23,7 +21,7 @@ import (
 // HTTP limits (see docs/protocol.md).
 const (
 	maxJSONBody   = 64 << 10
-	maxAttachment = 32 << 20
+	maxAttachment = history.MaxAttachmentBytes
 )
 
 type apiError struct {
@@ -341,30 +339,22 @@ func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {
 	if s.deleteReplica(w, id) {
 		return
 	}
-	unlock, err := history.Lock(p)
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		httpError(w, http.StatusNotFound, "not-found", "no conversation "+id)
+		return
+	}
+	// The data folder's Delete: under the log's lock, the log, its
+	// sidecars, its attachments and the artifacts it refers to.
+	err := s.localBlobs().Delete(id)
 	if errors.Is(err, history.ErrLocked) {
 		httpError(w, http.StatusConflict, "locked", lockedText(err))
 		return
 	}
 	if err != nil {
 		s.opts.Logger.Error("delete failed", "conversation", id, "err", err)
-		httpError(w, http.StatusInternalServerError, "internal", "cannot lock the conversation log")
+		httpError(w, http.StatusInternalServerError, "internal", "cannot delete the conversation log")
 		return
 	}
-	err = os.Remove(p)
-	unlock()
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			httpError(w, http.StatusNotFound, "not-found", "no conversation "+id)
-		} else {
-			httpError(w, http.StatusInternalServerError, "internal", "cannot delete the conversation log")
-		}
-		return
-	}
-	os.Remove(history.SummaryPath(p)) // its listing cache; a stray one would be ignored anyway
-	os.Remove(history.CommandsPath(p))
-	os.Remove(history.IndexPath(p))
-	os.RemoveAll(s.attachmentDir(id))
 	s.announceDeleted(id)
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -424,86 +414,6 @@ func (s *Server) getGraph(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, graphOf(id, c))
-}
-
-func (s *Server) attachmentDir(id string) string {
-	return filepath.Join(s.opts.DataDir, "attachments", id)
-}
-
-// uploadAttachment stores a raw body as an attachment of a conversation.
-// The client's file name is metadata only; the stored file is named by a
-// random ID, so no client string becomes a path.
-func (s *Server) uploadAttachment(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r)
-	if !ok {
-		return
-	}
-	if _, err := os.Stat(s.logPath(id)); err != nil {
-		httpError(w, http.StatusNotFound, "not-found", "no conversation "+id)
-		return
-	}
-	name := r.URL.Query().Get("name")
-	if name == "" || len(name) > 255 {
-		httpError(w, http.StatusBadRequest, "bad-request", "?name= must be 1-255 bytes")
-		return
-	}
-	ct := r.Header.Get("Content-Type")
-	if ct == "" || len(ct) > 255 {
-		ct = "application/octet-stream"
-	}
-	dir := s.attachmentDir(id)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		httpError(w, http.StatusInternalServerError, "internal", "cannot store the attachment")
-		return
-	}
-	aid := randomID("a-", 12)
-	p := filepath.Join(dir, aid)
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		httpError(w, http.StatusInternalServerError, "internal", "cannot store the attachment")
-		return
-	}
-	n, err := io.Copy(f, io.LimitReader(r.Body, maxAttachment+1))
-	if err == nil && n <= maxAttachment {
-		err = f.Sync()
-	}
-	f.Close()
-	if n > maxAttachment {
-		os.Remove(p)
-		httpError(w, http.StatusRequestEntityTooLarge, "too-large", "an attachment may be at most 32 MiB")
-		return
-	}
-	if err != nil {
-		os.Remove(p)
-		httpError(w, http.StatusBadRequest, "bad-request", "upload failed")
-		return
-	}
-	a := Attachment{ID: aid, Name: path.Base(name), ContentType: ct, Size: n}
-	b, _ := json.Marshal(a)
-	if err := os.WriteFile(p+".json", b, 0o600); err != nil {
-		os.Remove(p)
-		httpError(w, http.StatusInternalServerError, "internal", "cannot store the attachment")
-		return
-	}
-	writeJSON(w, http.StatusCreated, map[string]any{"attachment": a})
-}
-
-// attachment loads an uploaded attachment's metadata.
-func (s *Server) attachment(conv, id string) (Attachment, error) {
-	if !strings.HasPrefix(id, "a-") || validConversationID(id) != nil {
-		return Attachment{}, ErrNotFound
-	}
-	p := filepath.Join(s.attachmentDir(conv), id)
-	b, err := os.ReadFile(p + ".json")
-	if err != nil {
-		return Attachment{}, ErrNotFound
-	}
-	var a Attachment
-	if err := json.Unmarshal(b, &a); err != nil {
-		return Attachment{}, ErrNotFound
-	}
-	a.Path = p
-	return a, nil
 }
 
 func (s *Server) getReceipt(w http.ResponseWriter, r *http.Request) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -77,6 +76,11 @@ type Replica interface {
 	// writes ended while the database stays reachable (its session alone
 	// was ended); the function closes that conversation's engine.
 	OnLeaseLost(func(id string))
+
+	// Blobs is where the database keeps conversations' attachments and
+	// artifacts, so each replica reads what another received or made
+	// (blobs.go).
+	Blobs() history.Blobs
 }
 
 // forwardClaimWait is how long a forwarded command waits for an owner to
@@ -245,7 +249,10 @@ func (s *Server) bindReplica() {
 	if r == nil {
 		return
 	}
-	r.OnDeleted(func(id string) { go s.announceDeleted(id) })
+	r.OnDeleted(func(id string) {
+		s.deleteLocalBlobs(id) // the database dropped them with it
+		go s.announceDeleted(id)
+	})
 	r.OnCommand(s.runForwarded)
 	r.OnReceipt(s.forwardedReceipt)
 	r.OnStatus(s.storeStatus)
@@ -357,7 +364,7 @@ func (s *Server) deleteReplica(w http.ResponseWriter, id string) bool {
 	if r == nil {
 		return false
 	}
-	err := r.Delete(id)
+	err := r.Delete(id) // the database drops its blobs with it
 	if errors.Is(err, history.ErrLocked) {
 		httpError(w, http.StatusConflict, "locked", lockedText(err))
 		return true
@@ -367,7 +374,7 @@ func (s *Server) deleteReplica(w http.ResponseWriter, id string) bool {
 		httpError(w, http.StatusInternalServerError, "internal", "cannot delete the conversation")
 		return true
 	}
-	os.RemoveAll(s.attachmentDir(id))
+	s.deleteLocalBlobs(id)
 	s.announceDeleted(id)
 	w.WriteHeader(http.StatusNoContent)
 	return true

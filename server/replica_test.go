@@ -32,15 +32,15 @@ type replicaServer struct {
 	turns  *Turns
 }
 
-func newReplicaServer(t *testing.T, url string, rate float64) *replicaServer {
+func newReplicaServer(t *testing.T, url string, rate float64, configure ...func(*Options, *TurnsOptions)) *replicaServer {
 	t.Helper()
-	return newReplicaServerSaving(t, url, rate, 0)
+	return newReplicaServerSaving(t, url, rate, 0, configure...)
 }
 
 // newReplicaServerSaving is newReplicaServer whose engine saves a
 // streaming answer every saveEvery (0: the engine's default, as folio
 // serve --store).
-func newReplicaServerSaving(t *testing.T, url string, rate float64, saveEvery time.Duration) *replicaServer {
+func newReplicaServerSaving(t *testing.T, url string, rate float64, saveEvery time.Duration, configure ...func(*Options, *TurnsOptions)) *replicaServer {
 	t.Helper()
 	st, err := pgstore.Open(context.Background(), url)
 	if err != nil {
@@ -51,17 +51,23 @@ func newReplicaServerSaving(t *testing.T, url string, rate float64, saveEvery ti
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { m.Run(ctx); close(done) }()
-	turns, err := NewTurns(TurnsOptions{
+	topts := TurnsOptions{
 		Provider:        demo.New(demo.Options{TokensPerSecond: rate}),
 		Model:           "demo",
 		Workspace:       t.TempDir(),
 		IdleAfter:       time.Second,
 		StreamSaveEvery: saveEvery,
-	})
+	}
+	opts := Options{DataDir: data, Replica: m}
+	for _, c := range configure {
+		c(&opts, &topts)
+	}
+	turns, err := NewTurns(topts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := newTestServer(t, Options{Engine: turns, DataDir: data, Replica: m})
+	opts.Engine = turns
+	ts := newTestServer(t, opts)
 	t.Cleanup(func() { cancel(); <-done; st.Close() })
 	return &replicaServer{testServer: ts, mirror: m, store: st, turns: turns}
 }

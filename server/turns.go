@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -401,7 +400,8 @@ func (s *runner) start() error {
 	s.saved.Store(&saveState{doc: conv.Document})
 	s.touch()
 	s.store = transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))
-	s.host = toolview.New(toolview.WithArtifactDir(filepath.Join(s.srv.opts.DataDir, "artifacts")))
+	s.host = toolview.New(toolview.WithArtifactDir(s.srv.engineArtifactDir(s.id)),
+		toolview.WithArtifactKept(s.srv.keepArtifact(s.id))) // on a replica, copied to the database (blobs.go)
 	sp := &spawner{}
 	set, err := tools.Builtin(s.t.opts.Workspace, sp)
 	if err == nil && len(s.t.opts.Tools) > 0 {

@@ -875,8 +875,15 @@ func (s *Server) do(ctx context.Context, cmd Command) Receipt {
 	}
 	for i, a := range cmd.Attachments {
 		full, err := s.attachment(cmd.Conversation, a.ID)
-		if err != nil {
+		if errors.Is(err, ErrNotFound) {
 			return rejection(cmd, fmt.Errorf("attachment %q: %w", clip(a.ID), ErrNotFound))
+		}
+		if err != nil {
+			if down := s.storeReachable(); down != nil {
+				return rejection(cmd, down)
+			}
+			s.opts.Logger.Error("cannot read an attachment from the database", "conversation", cmd.Conversation, "err", err)
+			return rejection(cmd, fmt.Errorf("attachment %q cannot be read", clip(a.ID)))
 		}
 		cmd.Attachments[i] = full
 	}

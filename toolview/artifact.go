@@ -197,6 +197,8 @@ func (inv *Invocation) closeArtifacts(it *item, keep string) {
 		w.mu.Unlock()
 		if ref != keep {
 			inv.host.removeFile(w.path)
+		} else if inv.host.kept != nil {
+			inv.host.kept(ref, w.path)
 		}
 	}
 	it.artifacts = nil

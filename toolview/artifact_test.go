@@ -3,6 +3,8 @@ package toolview
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -102,4 +104,51 @@ func TestActiveArtifactDoesNotKeepTimerRunning(t *testing.T) {
 			t.Fatalf("write after closure: %v", err)
 		}
 	})
+}
+
+// WithArtifactKept hears of the artifact an item keeps at closure, with its
+// synced file, before the closure record is out; an artifact the retained
+// checkpoint does not refer to is removed, not reported.
+func TestArtifactKeptHook(t *testing.T) {
+	dir := t.TempDir()
+	type kept struct {
+		ref  string
+		data string
+	}
+	var got []kept
+	h := New(WithCadence(0), WithArtifactDir(dir), WithArtifactKept(func(ref, path string) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Errorf("kept artifact %s: %v", ref, err)
+		}
+		got = append(got, kept{ref, string(b)})
+	}))
+	inv := mustOpen(t, h, Spec{Tool: "echo", Producer: testManifest(t)})
+	p := inv.Presentation()
+	dropped, err := p.NewArtifact("text/plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped.Write([]byte("dropped"))
+	w, err := p.NewArtifact("text/plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("kept output"))
+	if _, err := p.ReplaceArtifact(w.Checkpoint(schemaText, 1, true)); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Fatalf("reported before closure: %+v", got)
+	}
+	rec, err := inv.Close(Outcome{Status: transcript.ToolOK}, Result{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].ref != w.Ref() || got[0].data != "kept output" || rec.Presentation.Artifact.Ref != w.Ref() {
+		t.Fatalf("kept %+v, record %+v", got, rec.Presentation)
+	}
+	if _, err := os.Stat(filepath.Join(dir, dropped.Ref())); err == nil {
+		t.Error("the dropped artifact's file is still there")
+	}
 }

@@ -32,6 +32,7 @@ type Host struct {
 	rangeLimit  int64
 	artifactDir string
 	artifactMax int64
+	kept        func(ref, path string)
 	gen         Generation
 	log         *slog.Logger
 	keepClosed  int
@@ -70,6 +71,14 @@ func WithRangeLimit(n int64) Option { return func(h *Host) { h.rangeLimit = n } 
 // WithArtifactDir gives the host the folder where artifacts live (the data
 // folder next to the conversation log). Without it, artifacts are refused.
 func WithArtifactDir(dir string) Option { return func(h *Host) { h.artifactDir = dir } }
+
+// WithArtifactKept has the host call fn with each artifact an invocation
+// keeps at closure (the one its retained checkpoint refers to), once the
+// file is synced and closed and before the closure is published: a server
+// whose replicas share a database copies the file there, so the artifact is
+// readable wherever the entry that refers to it is. fn runs under the
+// invocation's lock and must not call back into the host.
+func WithArtifactKept(fn func(ref, path string)) Option { return func(h *Host) { h.kept = fn } }
 
 // WithArtifactMax bounds the size of one artifact in bytes.
 func WithArtifactMax(n int64) Option { return func(h *Host) { h.artifactMax = n } }

@@ -11,22 +11,34 @@ import (
 )
 
 func newLogExportCmd(stdio IO) *cobra.Command {
-	var format, store string
+	var format, store, to string
 	cmd := &cobra.Command{
 		Use:   "export --format jazz|markdown|log FILE|ID",
 		Short: "Write the conversation for Jazz, as Markdown, or as its stored log",
 		Long: "Write a conversation log to standard output as a version 3 log Jazz opens (--format jazz), as a Markdown transcript with its receipts (--format markdown), " +
 			"or as the log exactly as stored (--format log), which copies a conversation out of PostgreSQL into a file. " +
 			"What Jazz has no place for is mapped to the nearest kind Jazz knows, and standard error lists every mapping. " +
-			"With --store (or FOLIO_DATABASE_URL), an argument that is not a file names a conversation in that PostgreSQL store.",
+			"With --store (or FOLIO_DATABASE_URL), an argument that is not a file names a conversation in that PostgreSQL store; " +
+			"--format log --to DIR then copies it into the data folder DIR instead, with its receipts, attachments and artifacts (again changes nothing).",
 		Example: `folio log export --format jazz conversations/20260304-050607-a1b2c3.jsonl > conv.jsonl
 folio log export --format markdown conversations/20260304-050607-a1b2c3.jsonl
-folio log export --store "$FOLIO_DATABASE_URL" --format log 20260304-050607-a1b2c3 > 20260304-050607-a1b2c3.jsonl`,
+folio log export --store "$FOLIO_DATABASE_URL" --format log 20260304-050607-a1b2c3 > 20260304-050607-a1b2c3.jsonl
+folio log export --store "$FOLIO_DATABASE_URL" --format log --to ~/.local/share/folio 20260304-050607-a1b2c3`,
 		Args: oneArg("FILE"),
-		RunE: func(cmd *cobra.Command, args []string) error { return logExport(cmd, args[0], format, store, stdio) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if to != "" {
+				url := storeURL(store)
+				if format != "log" || url == "" {
+					return usage(cmd, "--to copies a conversation out of a --store database into a data folder; it needs --format log and --store (or FOLIO_DATABASE_URL)")
+				}
+				return exportTo(cmd, url, args[0], to, stdio)
+			}
+			return logExport(cmd, args[0], format, store, stdio)
+		},
 	}
 	cmd.Flags().StringVar(&format, "format", "", "jazz, markdown or log (required)")
 	storeFlag(cmd.Flags(), &store)
+	cmd.Flags().StringVar(&to, "to", "", "with --format log and --store: the data folder to copy the conversation into, with its attachments and artifacts")
 	return cmd
 }
 

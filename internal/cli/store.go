@@ -110,6 +110,14 @@ func (singleFile) Open(string) (history.Medium, error)      { return nil, errors
 func (singleFile) List() ([]history.Summary, error)         { return nil, errors.ErrUnsupported }
 func (singleFile) Delete(string) error                      { return errors.ErrUnsupported }
 func (singleFile) Close() error                             { return nil }
+func (singleFile) PutBlob(string, history.Blob, []byte) (history.Blob, error) {
+	return history.Blob{}, errors.ErrUnsupported
+}
+func (singleFile) GetBlob(string, history.BlobKind, string) (history.Blob, []byte, error) {
+	return history.Blob{}, nil, errors.ErrUnsupported
+}
+func (singleFile) DeleteBlob(string, history.BlobKind, string) error { return errors.ErrUnsupported }
+func (singleFile) ListBlobs(string) ([]history.Blob, error)          { return nil, errors.ErrUnsupported }
 
 func init() { register("log", newLogImportCmd) }
 
@@ -118,7 +126,8 @@ func newLogImportCmd(stdio IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import --to postgres://… FILES|DIR",
 		Short: "Copy conversation logs into PostgreSQL, idempotently",
-		Long: "Copy log files into a PostgreSQL store, byte for byte, each under its file name's ID, with its command receipts. " +
+		Long: "Copy log files into a PostgreSQL store, byte for byte, each under its file name's ID, with its command receipts, " +
+			"and the attachments and artifacts its data folder holds for it. " +
 			"A DIR is a data folder (its conversations/) or a folder of .jsonl files. Running it again changes nothing; a log that grew since is appended to; " +
 			"a conversation the store holds differently is refused and left as it is.",
 		Example: `folio log import --to postgres://folio@db/folio ~/.local/share/folio
@@ -186,9 +195,11 @@ func logImport(cmd *cobra.Command, to string, args []string, stdio IO) error {
 		return err
 	}
 	defer s.Close()
-	var failed, created, appended, same int
+	var failed, created, appended, same, blobs, blobsSame int
 	for _, f := range files {
-		res, err := importOne(s, f)
+		res, br, err := importOne(s, f)
+		blobs, blobsSame = blobs+br.Copied, blobsSame+br.Same
+		leftOut(stdio, f.Path, br)
 		switch {
 		case err != nil:
 			failed++
@@ -205,24 +216,97 @@ func logImport(cmd *cobra.Command, to string, args []string, stdio IO) error {
 			fmt.Fprintf(stdio.Err, "folio: %s: left out an unfinished last line (%d bytes), as readers do\n", f.Path, res.Torn)
 		}
 	}
-	fmt.Fprintf(stdio.Out, "imported %d log(s) into %s: %d new, %d appended to, %d already there\n",
-		created+appended+same, redactURL(url), created, appended, same)
+	fmt.Fprintf(stdio.Out, "imported %d log(s) into %s: %d new, %d appended to, %d already there; attachments and artifacts: %d copied, %d already there\n",
+		created+appended+same, redactURL(url), created, appended, same, blobs, blobsSame)
 	if failed > 0 {
 		return ExitError{Code: 1, Msg: fmt.Sprintf("log import: %d of %d log(s) were not imported", failed, len(files))}
 	}
 	return nil
 }
 
-func importOne(s history.Store, f history.LogFile) (history.ImportResult, error) {
+// importOne imports one log with its receipts, then the attachments and
+// artifacts its data folder holds for it (none for a log outside one).
+func importOne(s history.Store, f history.LogFile) (res history.ImportResult, br history.CopyResult, err error) {
 	data, err := os.ReadFile(f.Path)
 	if err != nil {
-		return history.ImportResult{}, err
+		return res, br, err
 	}
 	cmds, err := os.ReadFile(history.CommandsPath(f.Path))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return history.ImportResult{}, err
+		return res, br, err
 	}
-	return history.Import(s, f.ID, data, cmds)
+	res, err = history.Import(s, f.ID, data, cmds)
+	if err != nil {
+		return res, br, err
+	}
+	if dir := dataFolderOf(f.Path); dir != "" {
+		br, err = history.CopyBlobs(history.Files{Dir: dir}, s, f.ID)
+		if err != nil {
+			err = fmt.Errorf("attachments and artifacts: %w", err)
+		}
+	}
+	return res, br, err
+}
+
+// leftOut tells of the blobs a copy left out as too large.
+func leftOut(stdio IO, where string, br history.CopyResult) {
+	for _, b := range br.TooLarge {
+		fmt.Fprintf(stdio.Err, "folio: %s: left out %s %s: %d bytes, over what the store keeps\n", where, b.Kind, b.Name, b.Size)
+	}
+}
+
+// dataFolderOf is the data folder a log file is in (conversations/<id>.jsonl,
+// or Jazz's conversations/<agent>/<id>.jsonl), or "" for a log elsewhere.
+func dataFolderOf(path string) string {
+	dir := filepath.Dir(path)
+	for range 2 {
+		if filepath.Base(dir) == "conversations" {
+			return filepath.Dir(dir)
+		}
+		dir = filepath.Dir(dir)
+	}
+	return ""
+}
+
+// exportTo copies conversation id out of the database at url into the data
+// folder dir, as import copies it in: its log (exactly, and again changes
+// nothing), receipts, attachments and artifacts.
+func exportTo(cmd *cobra.Command, url, id, dir string, stdio IO) error {
+	s, err := openStore(cmd, url)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	data, _, err := s.ReadLog(id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return failure(cmd, fmt.Errorf("no conversation %q in %s", id, redactURL(url)))
+	}
+	if err != nil {
+		return failure(cmd, err)
+	}
+	cmds, err := s.Commands(id)
+	if err != nil {
+		return failure(cmd, err)
+	}
+	to := history.Files{Dir: dir}
+	res, err := history.Import(to, id, data, cmds)
+	if err != nil {
+		return failure(cmd, err)
+	}
+	br, err := history.CopyBlobs(s, to, id)
+	leftOut(stdio, id, br)
+	if err != nil {
+		return failure(cmd, fmt.Errorf("attachments and artifacts: %w", err))
+	}
+	what := "already there"
+	switch {
+	case res.Created:
+		what = "new"
+	case res.Appended:
+		what = "appended to"
+	}
+	fmt.Fprintf(stdio.Out, "exported %s into %s: log %s; attachments and artifacts: %d copied, %d already there\n", id, dir, what, br.Copied, br.Same)
+	return nil
 }
 
 // writeRaw writes a log's exact bytes (folio log export --format log).

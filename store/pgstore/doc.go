@@ -13,6 +13,9 @@
 // NOTIFYs AppendsChannel with the conversation and its new sequence
 // number; Follow reads what came after a sequence a reader last saw, and a
 // Mirror keeps a replica's local copies of the logs current with both.
+// Attachments and artifacts are bytea rows by conversation and digest
+// (blob.go), written through the pool without the lease, so a replica that
+// does not own a conversation stores what it received.
 //
 // Concurrency: a *Store is safe for concurrent use; a Medium it hands out
 // is used by one goroutine at a time, as history.Log requires.

@@ -64,7 +64,28 @@ var migrations = []string{
 		created_at      timestamptz NOT NULL DEFAULT now(),
 		PRIMARY KEY (conversation_id, command_id)
 	);`,
-	// 4 (pgblob's 3 comes first): streaming messages too large for NOTIFY's
+	// 3: attachments and artifacts. Bytes are stored once per
+	// conversation by digest; names refer to them. Both go with their
+	// conversation.
+	`CREATE TABLE folio_blobs (
+		conversation_id text   NOT NULL REFERENCES folio_conversations (id) ON DELETE CASCADE,
+		digest          text   NOT NULL, -- sha256 of body, lowercase hex
+		size            bigint NOT NULL,
+		body            bytea  NOT NULL,
+		PRIMARY KEY (conversation_id, digest)
+	);
+	CREATE TABLE folio_blob_names (
+		conversation_id text  NOT NULL,
+		kind            text  NOT NULL CHECK (kind IN ('attachment', 'artifact')),
+		name            text  NOT NULL,
+		digest          text  NOT NULL,
+		meta            bytea,          -- the owner's description (an attachment's JSON)
+		created_at      timestamptz NOT NULL DEFAULT now(),
+		PRIMARY KEY (conversation_id, kind, name),
+		FOREIGN KEY (conversation_id, digest) REFERENCES folio_blobs (conversation_id, digest) ON DELETE CASCADE
+	);
+	CREATE INDEX folio_blob_names_digest ON folio_blob_names (conversation_id, digest);`,
+	// 4: streaming messages too large for NOTIFY's
 	// payload (live.go), kept a minute.
 	`CREATE TABLE folio_live (
 		n               bigserial PRIMARY KEY,
