@@ -170,12 +170,16 @@ func BenchmarkStreamFanOut(b *testing.B) {
 	for len(got) > 0 {
 		<-got
 	}
-	msg := []byte(`{"e":"entry-0001","r":12,"b":11,"o":4096,"t":"` + strings.Repeat("x", 50) + `"}`)
+	// Distinct, as real ones are (PostgreSQL delivers one of identical
+	// notifications sent in one transaction).
+	msg := func(i int) []byte {
+		return fmt.Appendf(nil, `{"e":"entry-0001","r":%d,"b":%d,"o":4096,"t":"%s"}`, i+1, i, strings.Repeat("x", 50))
+	}
 	least := func() int { return min(counts[0], counts[1], counts[2]) }
 	b.ResetTimer()
 	for sent := 0; sent < b.N; {
 		if sent-least() < 256 {
-			sender.Stream("s", msg)
+			sender.Stream("s", msg(sent))
 			sent++
 			continue
 		}

@@ -87,8 +87,8 @@ func (m *Mirror) OnLive(f func(id string, msg []byte)) {
 	m.out.mu.Unlock()
 }
 
-// send runs until ctx ends, sending Stream's messages one at a time, so
-// that they arrive in order.
+// send runs until ctx ends, sending Stream's messages in order: what
+// waits when it is free goes in one round trip.
 func (m *Mirror) send(ctx context.Context) {
 	o := &m.out
 	o.mu.Lock()
@@ -111,25 +111,48 @@ func (m *Mirror) send(ctx context.Context) {
 			if len(q) == 0 {
 				break
 			}
-			for _, n := range q {
-				if err := m.sendLive(ctx, n); err != nil && ctx.Err() == nil {
-					m.log.Debug("streaming message not sent", "conversation", n.Conversation, "err", err)
-				}
+			if err := m.sendLive(ctx, q); err != nil && ctx.Err() == nil {
+				m.log.Debug("streaming messages not sent", "err", err)
 			}
 		}
 	}
 }
 
-// sendLive notifies one message, through folio_live when it is too large.
-func (m *Mirror) sendLive(ctx context.Context, n liveNote) error {
-	b, err := json.Marshal(n)
-	if err != nil {
+// sendLive notifies messages in order: the small ones that come together
+// in one statement (one round trip; notifications of one transaction are
+// delivered in order, and identical ones only once, which messages never
+// are: each names its revision), a large one through folio_live.
+func (m *Mirror) sendLive(ctx context.Context, q []liveNote) error {
+	var batch []string
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		_, err := m.s.pool.Exec(ctx, `SELECT pg_notify($1, p) FROM unnest($2::text[]) WITH ORDINALITY AS t(p, i) ORDER BY i`, LiveChannel, batch)
+		batch = batch[:0]
 		return err
 	}
-	if len(b) <= maxNotify {
-		_, err = m.s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, LiveChannel, string(b))
-		return err
+	for _, n := range q {
+		b, err := json.Marshal(n)
+		if err != nil {
+			return err
+		}
+		if len(b) <= maxNotify {
+			batch = append(batch, string(b))
+			continue
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		if err := m.sendLarge(ctx, n); err != nil {
+			return err
+		}
 	}
+	return flush()
+}
+
+// sendLarge writes a message to folio_live and notifies its row.
+func (m *Mirror) sendLarge(ctx context.Context, n liveNote) error {
 	// The row and the notification commit together, so a listener told of
 	// the row finds it.
 	ref, err := json.Marshal(liveNote{Conversation: n.Conversation, From: n.From})
@@ -142,6 +165,7 @@ func (m *Mirror) sendLive(ctx context.Context, n liveNote) error {
 	if err != nil {
 		return err
 	}
+	// Only this goroutine (send) touches swept.
 	if time.Since(m.out.swept) > liveKeep {
 		m.out.swept = time.Now()
 		_, err = m.s.pool.Exec(ctx, `DELETE FROM folio_live WHERE created_at < now() - $1::interval`, strconv.Itoa(int(liveKeep.Seconds()))+" seconds")
