@@ -128,7 +128,7 @@ func TestResumeLogSavedMidStream(t *testing.T) {
 		if n := len(p2.reqs()); n != 0 {
 			t.Fatalf("resume sent %d requests", n)
 		}
-		if len(h2.eng.Approvals()) != 0 {
+		if h2.store.Snapshot().Live.Approvals.Len() != 0 {
 			t.Error("resume restarted an approval")
 		}
 		h2.send("c2", "continue")
@@ -152,8 +152,12 @@ func TestResumeAfterFailureOffersRetry(t *testing.T) {
 			t.Fatal(err)
 		}
 		synctest.Wait()
-		if len(p2.reqs()) != 0 || !h2.eng.Live().CanRetry {
-			t.Fatalf("requests %d, live %+v", len(p2.reqs()), h2.eng.Live())
+		// What a view offers retry from: the failure is the last entry and
+		// no turn runs.
+		snap := h2.store.Snapshot()
+		_, running := snap.Live.Turn()
+		if len(p2.reqs()) != 0 || running || snap.Document.At(snap.Document.Len()-1).Content.Kind() != transcript.KindFailure {
+			t.Fatalf("requests %d, running %v, entries %s", len(p2.reqs()), running, kinds(snap.Document.Entries()))
 		}
 		if _, err := h2.eng.Retry("r1"); err != nil {
 			t.Fatal(err)

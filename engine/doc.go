@@ -27,6 +27,6 @@
 // except Wait, which is meant to. Everything a view shows reaches it through
 // the store's snapshots, including the engine's command queue, pending
 // steers and approvals (transcript.Live.Queue, Steers and Approvals), which
-// it publishes whenever they change. Engine.Live reads the same state,
-// plus the running turn, directly; Changed signals when it moves.
+// it publishes whenever they change, together with the running turn
+// (transcript.Live.Turn). Changed signals when they move.
 package engine

@@ -344,7 +344,6 @@ type Engine struct {
 	queue      []*command
 	wake       chan struct{}
 	changed    chan struct{}
-	bcast      chan struct{} // closed and replaced at every change, for Idle
 	turn       *turn
 	approvals  []*pendingApproval
 	lastFailed bool
@@ -386,7 +385,6 @@ func New(store *transcript.Store, prov provider.Provider, opts ...Option) *Engin
 		commands:  map[string]*command{},
 		wake:      make(chan struct{}, 1),
 		changed:   make(chan struct{}, 1),
-		bcast:     make(chan struct{}),
 		loopDone:  make(chan struct{}),
 		bridges:   map[string]*bridge{},
 	}
@@ -665,73 +663,6 @@ func (e *Engine) stopLocked() bool {
 	return true
 }
 
-// Turn identifies the running turn.
-type Turn struct {
-	// CommandID is the command that started it.
-	CommandID string
-	// UserEntryID is its user entry (for a Retry, the user entry of the
-	// turn it runs again), "" before it is written.
-	UserEntryID string
-	// ReplyEntryID is its first answer entry, once the model wrote text.
-	ReplyEntryID string
-}
-
-// Running returns the running turn, if any.
-func (e *Engine) Running() (Turn, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.turn == nil {
-		return Turn{}, false
-	}
-	return Turn{CommandID: e.turn.cmd.id, UserEntryID: e.turn.userID, ReplyEntryID: e.turn.replyID}, true
-}
-
-// Live is the engine's own shown-but-not-saved state, read in one piece:
-// what the store's snapshot does not carry.
-type Live struct {
-	// Running is the running turn, if Busy.
-	Running Turn
-	Busy    bool
-	// Stopping is set between Stop and the turn's end.
-	Stopping bool
-	// Queue is the commands waiting behind the turn, in dispatch order.
-	Queue []Receipt
-	// Approvals are the calls waiting for a decision.
-	Approvals []Approval
-	// CanRetry is set when the last turn failed and Retry would run it.
-	CanRetry bool
-}
-
-// Live returns the engine's live state. Changed signals when it moves.
-func (e *Engine) Live() Live {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	l := Live{CanRetry: e.lastFailed && e.turn == nil && len(e.queue) == 0}
-	if t := e.turn; t != nil {
-		l.Busy, l.Stopping = true, t.stopping
-		l.Running = Turn{CommandID: t.cmd.id, UserEntryID: t.userID, ReplyEntryID: t.replyID}
-	}
-	for _, c := range e.queue {
-		l.Queue = append(l.Queue, e.receiptLocked(c))
-	}
-	for _, a := range e.approvals {
-		l.Approvals = append(l.Approvals, a.Approval)
-	}
-	return l
-}
-
-// Queue lists the commands waiting behind the running turn, in the order
-// they will run.
-func (e *Engine) Queue() []Receipt {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := make([]Receipt, len(e.queue))
-	for i, c := range e.queue {
-		out[i] = e.receiptLocked(c)
-	}
-	return out
-}
-
 // StopTurn stops the running turn only if it is the one the caller saw:
 // id is its user entry or command ID, and reply, when not empty, its first
 // answer entry. A stop that arrives after its turn ended must not stop the
@@ -794,17 +725,6 @@ func (e *Engine) Allowed() []string {
 	return out
 }
 
-// Approvals lists the calls waiting for a decision.
-func (e *Engine) Approvals() []Approval {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := make([]Approval, len(e.approvals))
-	for i, a := range e.approvals {
-		out[i] = a.Approval
-	}
-	return out
-}
-
 // Retry runs the failed last turn again from its last request: no new user
 // entry, the same messages. It is the explicit action a failure entry
 // offers; the engine never retries a failed turn by itself.
@@ -829,25 +749,6 @@ func (e *Engine) Retry(commandID string, opts ...CommandOption) (Receipt, error)
 	e.commands[commandID] = c
 	e.order = append(e.order, c)
 	e.queue = append(e.queue, c)
-	e.signalLocked()
-	return e.receiptLocked(c), nil
-}
-
-// Edit changes the text of a command still waiting in the queue.
-func (e *Engine) Edit(commandID, text string) (Receipt, error) {
-	if strings.TrimSpace(text) == "" {
-		return Receipt{}, ErrEmpty
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	c, ok := e.commands[commandID]
-	if !ok {
-		return Receipt{}, fmt.Errorf("%w: %q", ErrUnknownCommand, commandID)
-	}
-	if c.state != Queued || c.retry {
-		return Receipt{}, ErrNotEditable
-	}
-	c.text = text
 	e.signalLocked()
 	return e.receiptLocked(c), nil
 }
@@ -967,26 +868,6 @@ func (e *Engine) Wait(ctx context.Context, commandID string) (Receipt, error) {
 	return e.Status(commandID)
 }
 
-// Idle blocks until no turn is running and the queue is empty.
-func (e *Engine) Idle(ctx context.Context) error {
-	for {
-		e.mu.Lock()
-		idle := e.turn == nil && len(e.queue) == 0
-		changed := e.bcast
-		e.mu.Unlock()
-		if idle {
-			return nil
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-e.loopDone:
-			return ErrClosed
-		}
-	}
-}
-
 // Changed returns a channel that receives a value (coalesced) whenever a
 // command or approval changes state. There is one channel per engine; use it
 // from one place.
@@ -1033,8 +914,6 @@ func (e *Engine) receiptLocked(c *command) Receipt {
 
 func (e *Engine) signalLocked() {
 	e.publishLocked()
-	close(e.bcast)
-	e.bcast = make(chan struct{})
 	select {
 	case e.wake <- struct{}{}:
 	default:

@@ -22,8 +22,9 @@ var ErrCancelled = errors.New("engine: the turn was stopped; the instruction was
 // one the caller meant to stop (it finished and another began).
 var ErrStopConflict = errors.New("engine: a different turn is running")
 
-// ErrNotEditable is returned by Edit and Remove for a command that is no
-// longer waiting in the queue.
+// ErrNotEditable is returned by Remove for a command that is no longer
+// waiting in the queue, and by Outbox.Edit and Outbox.Remove for a draft
+// the engine has accepted.
 var ErrNotEditable = errors.New("engine: the command already started")
 
 // ErrConflict is returned when a command ID the engine knows is sent again

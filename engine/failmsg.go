@@ -89,7 +89,8 @@ type prompt struct {
 // with user messages from the end (a compacted log has lost its oldest
 // messages, never its newest): a user message answers a prompt when it
 // starts with the prompt's text, as folio's and Jazz's do (attachments and
-// tags are appended after it).
+// tags are appended after it). A compaction's summary message, first in
+// msgs, answers no prompt (isSummary).
 func legacyFailures(doc transcript.Document, msgs []message.Message) []splice {
 	var ps []prompt
 	for i := range doc.Len() {
@@ -162,11 +163,20 @@ func promptOf(e transcript.Entry, i int) (prompt, bool) {
 	return prompt{}, false
 }
 
-// isPrompt reports whether e is a prompt: what legacyFailures pairs with
-// user messages.
-func isPrompt(e transcript.Entry) bool {
-	_, ok := promptOf(e, 0)
-	return ok
+// promptKinds are the kinds of the prompts: what legacyFailures pairs
+// with user messages.
+var promptKinds = []transcript.Kind{transcript.KindUser, transcript.KindSteering}
+
+// summaryLead starts the user message compaction puts first in the
+// messages (maybeCompact).
+const summaryLead = "Summary of the earlier conversation:\n\n"
+
+// isSummary reports whether msgs[k] is the summary a compaction left: the
+// first message, a user message starting with summaryLead. It stands for
+// the turns it covers and answers no prompt, so pairing stops at it
+// instead of trying every older prompt against its text.
+func isSummary(msgs []message.Message, k int) bool {
+	return k == 0 && msgs[0].Role == message.User && strings.HasPrefix(msgs[0].Content, summaryLead)
 }
 
 // pair pairs prompts with the user messages of msgs from the end, setting
@@ -175,7 +185,7 @@ func isPrompt(e transcript.Entry) bool {
 func pair(ps []prompt, msgs []message.Message) int {
 	var users []int
 	for k, m := range msgs {
-		if m.Role == message.User {
+		if m.Role == message.User && !isSummary(msgs, k) {
 			users = append(users, k)
 		}
 	}
@@ -191,20 +201,24 @@ func pair(ps []prompt, msgs []message.Message) int {
 }
 
 // pairedStart returns the index of the first entry legacyFailures needs
-// of a document whose prompts (with their indices) are given: the first
-// prompt paired with a user message of msgs, or an earlier prompt whose
-// failed turn, which msgs lack, would be placed before it (when its
-// message is the first). Failures before it cannot reach a request. With
-// nothing paired it is the first prompt whose turn could be placed, or
-// the end.
-func pairedStart(picked []history.Picked, msgs []message.Message) int {
+// of a document whose prompts at index from or later (with their indices)
+// are given: the first prompt paired with a user message of msgs, or an
+// earlier prompt whose failed turn, which msgs lack, would be placed
+// before it (when its message is the first). Failures before it cannot
+// reach a request. With nothing paired it is the first prompt whose turn
+// could be placed, or the end. more says the prompts before from could
+// change the answer: a user message is still unpaired, or the first
+// paired one is msgs' first (history.TailStart).
+func pairedStart(picked []history.Picked, from int, msgs []message.Message) (start int, more bool) {
 	ps := make([]prompt, 0, len(picked))
 	for _, p := range picked {
 		if pr, ok := promptOf(p.Entry, p.Index); ok {
 			ps = append(ps, pr)
 		}
 	}
-	pair(ps, msgs)
+	if pair(ps, msgs) > 0 && from > 0 {
+		return 0, true
+	}
 	first, at := len(ps), len(msgs)
 	for k, p := range ps {
 		if p.msg >= 0 {
@@ -213,16 +227,19 @@ func pairedStart(picked []history.Picked, msgs []message.Message) int {
 		}
 	}
 	if at == 0 {
+		if from > 0 {
+			return 0, true
+		}
 		for _, p := range ps[:first] {
 			if p.user && !isJazzCommand(p.text) {
-				return p.entry
+				return p.entry, false
 			}
 		}
 	}
 	if first < len(ps) {
-		return ps[first].entry
+		return ps[first].entry, false
 	}
-	return 1 << 62
+	return 1 << 62, false
 }
 
 // failedTurn reports whether the entries [from, to) of one turn end in a

@@ -54,8 +54,8 @@ func TestFailureAfterPartialOutputLiveAndReloaded(t *testing.T) {
 				t.Errorf("entry %d differs after reload:\n live %+v\nsaved %+v", i, live[i].Content, saved[i].Content)
 			}
 		}
-		if l := h.eng.Live(); !l.CanRetry || l.Busy {
-			t.Errorf("live after failure %+v", l)
+		if _, running := h.store.Snapshot().Live.Turn(); running {
+			t.Error("a turn still runs after the failure")
 		}
 		// A failed turn can be retried explicitly, from the same messages.
 		before := len(h.eng.Messages())
@@ -165,26 +165,26 @@ func TestApprovals(t *testing.T) {
 		h := newHarness(t, p, engine.WithTools(toolSet(t, tool)))
 		h.eng.Send(context.Background(), "c1", "go", nil)
 		synctest.Wait()
-		aps := h.eng.Approvals()
-		if l := h.eng.Live(); !l.Busy || len(l.Approvals) != 1 {
-			t.Errorf("live %+v", l)
+		snap := h.store.Snapshot()
+		aps := snap.Live.Approvals
+		if _, running := snap.Live.Turn(); !running {
+			t.Error("no turn runs while its call waits for approval")
 		}
-		if len(aps) != 1 || aps[0].Tool != "danger" || aps[0].Args != `{"n":1}` {
+		if aps.Len() != 1 || aps.At(0).Tool != "danger" || aps.At(0).Args != `{"n":1}` {
 			t.Fatalf("approvals %+v", aps)
 		}
-		snap := h.store.Snapshot()
-		i, _ := snap.Document.Index(aps[0].ID)
+		i, _ := snap.Document.Index(aps.At(0).ID)
 		if !snap.Document.IsOpen(i) || snap.Document.At(i).Content.(transcript.Tool).Receipt.Reason != "awaiting_approval" ||
 			snap.Live.Activity != transcript.ActivityWaiting {
 			t.Errorf("pending approval not visible: %+v", snap.Document.At(i).Content)
 		}
-		h.eng.Approve(aps[0].ID, engine.Deny)
+		h.eng.Approve(aps.At(0).ID, engine.Deny)
 		synctest.Wait()
-		aps = h.eng.Approvals()
-		if len(aps) != 1 {
+		aps = h.store.Snapshot().Live.Approvals
+		if aps.Len() != 1 {
 			t.Fatalf("second approval %+v", aps)
 		}
-		h.eng.Approve(aps[0].ID, engine.AllowSession)
+		h.eng.Approve(aps.At(0).ID, engine.AllowSession)
 		h.eng.Wait(context.Background(), "c1")
 		if got := tool.calls(); len(got) != 2 || got[0] != `{"n":2}` {
 			t.Errorf("tool calls %q", got)
@@ -208,12 +208,12 @@ func TestStopDuringApproval(t *testing.T) {
 		h := newHarness(t, p, engine.WithTools(toolSet(t, tool)))
 		h.eng.Send(context.Background(), "c1", "go", nil)
 		synctest.Wait()
-		if len(h.eng.Approvals()) != 1 {
+		if h.store.Snapshot().Live.Approvals.Len() != 1 {
 			t.Fatal("no pending approval")
 		}
 		h.eng.Stop()
 		h.eng.Wait(context.Background(), "c1")
-		if n := len(h.eng.Approvals()); n != 0 {
+		if n := h.store.Snapshot().Live.Approvals.Len(); n != 0 {
 			t.Errorf("%d approvals still pending", n)
 		}
 		if len(tool.calls()) != 0 {

@@ -59,6 +59,33 @@ func (h *harness) send(id, text string) engine.Receipt {
 	return r
 }
 
+// idle waits until the store's snapshot shows no running turn and no
+// command running or queued: the engine at rest, as every view sees it.
+// A queued Retry is not in Live.Queue (it has no text), so idle does not
+// wait for one that has not started.
+func (h *harness) idle() {
+	h.t.Helper()
+	sub := h.store.Subscribe()
+	defer sub.Close()
+	for snap := range sub.C() {
+		if idleLive(snap.Live) {
+			return
+		}
+	}
+}
+
+func idleLive(l transcript.Live) bool {
+	if _, running := l.Turn(); running {
+		return false
+	}
+	for _, c := range l.Queue.All() {
+		if c.State == transcript.CommandRunning || c.State == transcript.CommandQueued {
+			return false
+		}
+	}
+	return true
+}
+
 func (h *harness) entries() []transcript.Entry { return h.store.Snapshot().Document.Entries() }
 
 func kinds(es []transcript.Entry) string {

@@ -18,7 +18,7 @@ func (e *Engine) rejectLocked(c *command, reason string) {
 	}
 	c.close(Rejected, reason)
 	if c.retry {
-		return // a Retry has no text to give back; CanRetry offers it again
+		return // a Retry has no text to give back; the failure entry offers it again
 	}
 	e.dropped = append(e.dropped, c)
 	if n := len(e.dropped) - maxDropped; n > 0 {

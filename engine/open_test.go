@@ -92,9 +92,20 @@ type opened struct {
 func openAndTurn(t *testing.T, data []byte, tail bool, opts ...engine.Option) opened {
 	var out opened
 	synctest.Test(t, func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "c1.jsonl")
+		// In a data folder, with its page index built, as folio's writer
+		// leaves a log: Open reads through the index where it can.
+		path := filepath.Join(t.TempDir(), "data", "conversations", "c1.jsonl")
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
+		}
+		if f, err := os.Open(path); err == nil {
+			if ix, err := history.OpenIndex(path, f, 0); err == nil {
+				ix.Close()
+			}
+			f.Close()
 		}
 		l, err := history.Open(path)
 		if err != nil {
@@ -210,9 +221,20 @@ func TestOpenEdits(t *testing.T) {
 	// pair with; find it by opening once.
 	var elided int
 	synctest.Test(t, func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "c1.jsonl")
+		// In a data folder, with its page index built, as folio's writer
+		// leaves a log: Open reads through the index where it can.
+		path := filepath.Join(t.TempDir(), "data", "conversations", "c1.jsonl")
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
+		}
+		if f, err := os.Open(path); err == nil {
+			if ix, err := history.OpenIndex(path, f, 0); err == nil {
+				ix.Close()
+			}
+			f.Close()
 		}
 		l, err := history.Open(path)
 		if err != nil {

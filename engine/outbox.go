@@ -154,7 +154,7 @@ func (o *Outbox) Edit(id, text string) error {
 	case Pending, Uncertain:
 		return ErrInFlight
 	case Accepted:
-		return ErrNotEditable // edit it in the engine's queue instead
+		return ErrNotEditable // the engine holds it now
 	}
 	it.Text = text
 	o.publishLocked()

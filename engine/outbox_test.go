@@ -47,7 +47,7 @@ func TestOutboxDeliveryStates(t *testing.T) {
 		if err := ob.Remove(id); !errors.Is(err, engine.ErrInFlight) {
 			t.Errorf("remove of uncertain: %v", err)
 		}
-		h.eng.Idle(ctx)
+		h.idle()
 		ob.Confirm(ctx, h.eng.StatusFunc())
 		if it := ob.Items()[0]; it.Delivery != engine.Accepted || it.Receipt.State != engine.Done {
 			t.Errorf("after confirm: %+v", it)
@@ -89,7 +89,7 @@ func TestOutboxSteerRejectedByStop(t *testing.T) {
 			t.Fatalf("steer %+v", it)
 		}
 		h.eng.Stop()
-		h.eng.Idle(ctx)
+		h.idle()
 		ob.Confirm(ctx, h.eng.StatusFunc())
 		it := ob.Items()[1]
 		if it.Delivery != engine.Draft || it.Text != "redirect" {

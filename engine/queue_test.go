@@ -32,23 +32,14 @@ func TestQueueOrderAndDuplicateCommandIDs(t *testing.T) {
 		if err != nil || !r.Duplicate || r.State != engine.Queued || r.Position != 1 || r.Text != "two" {
 			t.Fatalf("duplicate send: %+v %v", r, err)
 		}
-		if q := h.eng.Queue(); len(q) != 2 || q[0].CommandID != "b" || q[1].CommandID != "c" {
-			t.Errorf("queue %+v", q)
+		if q := h.store.Snapshot().Live.Queue; commandsOf(q) != "a:running b:queued c:queued" || q.At(1).Preview != "two" {
+			t.Errorf("queue %q, b %+v", commandsOf(q), q.At(1))
 		}
 		if r, _ := h.eng.Status("c"); r.Position != 2 {
 			t.Errorf("c position %d", r.Position)
 		}
-		// Queued commands can still be edited; a started one cannot.
-		if _, err := h.eng.Edit("c", "three, edited"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := h.eng.Edit("a", "x"); !errors.Is(err, engine.ErrNotEditable) {
-			t.Errorf("edit running: %v", err)
-		}
 		close(release)
-		if err := h.eng.Idle(ctx); err != nil {
-			t.Fatal(err)
-		}
+		h.idle()
 		// A retry after the turn finished is still the same command.
 		if r, _ := h.eng.Send(ctx, "a", "one", nil); !r.Duplicate || r.State != engine.Done {
 			t.Errorf("late duplicate: %+v", r)
@@ -63,7 +54,7 @@ func TestQueueOrderAndDuplicateCommandIDs(t *testing.T) {
 				users = append(users, u.Text)
 			}
 		}
-		if len(users) != 3 || users[0] != "one" || users[1] != "two" || users[2] != "three, edited" {
+		if len(users) != 3 || users[0] != "one" || users[1] != "two" || users[2] != "three" {
 			t.Errorf("user entries %q", users)
 		}
 		h.wantKinds("user agent turn-receipt user agent turn-receipt user agent turn-receipt")
@@ -87,7 +78,7 @@ func TestRemoveQueuedCommand(t *testing.T) {
 			t.Errorf("remove running: %v", err)
 		}
 		close(release)
-		h.eng.Idle(ctx)
+		h.idle()
 		h.wantKinds("user agent turn-receipt user agent turn-receipt")
 		if _, err := h.eng.Send(ctx, "", "x", nil); !errors.Is(err, engine.ErrEmpty) {
 			t.Errorf("empty id: %v", err)
@@ -150,7 +141,7 @@ func TestStopRejectsQueuedMessages(t *testing.T) {
 			t.Fatalf("queued %+v", it)
 		}
 		h.eng.Stop()
-		h.eng.Idle(ctx)
+		h.idle()
 		synctest.Wait()
 		if n := len(p.reqs()); n != 1 {
 			t.Errorf("%d requests: a queued message started a turn after stop", n)

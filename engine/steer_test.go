@@ -293,23 +293,23 @@ func TestStopTurnComparesTheTurn(t *testing.T) {
 		firstUser := h.entries()[0].ID
 		h.eng.Send(ctx, "b", "second", nil)
 		synctest.Wait()
-		run, ok := h.eng.Running()
-		if !ok || run.CommandID != "b" || run.UserEntryID == "" || run.UserEntryID == firstUser {
+		run, ok := h.store.Snapshot().Live.Turn()
+		if !ok || run.CommandID != "b" || run.Entry == "" || run.Entry == firstUser {
 			t.Fatalf("running %+v", run)
 		}
 		if err := h.eng.StopTurn(firstUser, ""); !errors.Is(err, engine.ErrStopConflict) {
 			t.Fatalf("stale stop: %v", err)
 		}
-		if run.ReplyEntryID == "" || h.eng.StopTurn(run.UserEntryID, h.entries()[1].ID) == nil {
-			t.Fatalf("reply %q: a stop naming another reply was accepted", run.ReplyEntryID)
+		if run.Reply == "" || h.eng.StopTurn(run.Entry, h.entries()[1].ID) == nil {
+			t.Fatalf("reply %q: a stop naming another reply was accepted", run.Reply)
 		}
-		if err := h.eng.StopTurn(run.UserEntryID, run.ReplyEntryID); err != nil {
+		if err := h.eng.StopTurn(run.Entry, run.Reply); err != nil {
 			t.Fatal(err)
 		}
 		if r, _ := h.eng.Wait(ctx, "b"); r.State != engine.Stopped {
 			t.Errorf("state %s", r.State)
 		}
-		if err := h.eng.StopTurn(run.UserEntryID, ""); !errors.Is(err, engine.ErrNoTurn) {
+		if err := h.eng.StopTurn(run.Entry, ""); !errors.Is(err, engine.ErrNoTurn) {
 			t.Errorf("no turn: %v", err)
 		}
 	})

@@ -96,6 +96,11 @@ type Scanner struct {
 	// resumed: set up from a page index, so entries before the offset it
 	// started at carry only their IDs.
 	resumed bool
+	// light, when not nil, says main's first entries are not held at all
+	// (ResumeScanner through resumeLight): each line is checked against
+	// the index's ID table before it applies, and whatever needs them
+	// reads them from the index first (materialize).
+	light *lightState
 }
 
 // NewScanner returns a Scanner positioned before a log's first line.
@@ -125,10 +130,21 @@ func (s *Scanner) Head() string { return s.r.tree.head }
 // only their IDs.
 func (s *Scanner) Resumed() bool { return s.resumed }
 
+// Partial reports whether the Scanner holds only the end of main's
+// document, having resumed from a page index without reading the entries
+// before (ResumeScanner). Document then reads them from the index first;
+// a caller that only needs to know the Scanner resumed can ask this.
+func (s *Scanner) Partial() bool { return s.light != nil }
+
 // Document returns the head's document as it stands: its settled entries,
 // then the provisional tail, or the entries derived from its messages when
 // it has no UI records. The slice is the caller's; the entries are shared.
 func (s *Scanner) Document() []transcript.Entry {
+	if s.light != nil {
+		if err := s.materialize(); err != nil {
+			s.err = err
+		}
+	}
 	entries, _, _, _, _ := s.r.stateOf(s.r.tree.head)
 	return slices.Clone(entries)
 }
@@ -258,6 +274,12 @@ func (s *Scanner) line(raw []byte, terminated bool) (Record, bool) {
 		s.advance(raw, terminated)
 		return rec, true
 	}
+	if s.light != nil && !s.light.judges(line) {
+		if err := s.materialize(); err != nil {
+			s.err = err
+			return rec, false
+		}
+	}
 	before := s.headState()
 	nProblems := len(r.conv.Problems)
 	r.cur = line
@@ -268,6 +290,9 @@ func (s *Scanner) line(raw []byte, terminated bool) (Record, bool) {
 		r.conv.Problems = r.conv.Problems[:nProblems]
 		s.torn = &p
 		return rec, false
+	}
+	if s.light != nil && r.ids != s.light.ids {
+		s.light = nil // a snapshot replaced main's document: all of it is held
 	}
 	if s.track {
 		info.start, info.end = int(start), int(end)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -108,11 +109,16 @@ func (l *Log) Load() (*Conversation, error) {
 }
 
 // LoadTail is Load for a writer that needs only the end of the document,
-// such as an engine about to take a turn. Every record is read and checked
-// as Load does, but the Document holds only the last n entries of each
-// branch (more when the provisional tail is longer); Document.Elided says
-// how many come before them. Messages, Title, Head, Problems and the
-// branch list are as Load gives them.
+// such as an engine about to take a turn. The Document holds only the last
+// n entries of each branch (more when the provisional tail is longer);
+// Document.Elided says how many come before them. Messages, Title, Head,
+// Problems and the branch list are as Load gives them.
+//
+// On a file log whose page index matches it, and whose index records one
+// branch, no problem and a written document, the read goes through the
+// index and costs the tail: the messages since the last rewrite and the
+// window's entries (tailindex.go). Otherwise every record is read and
+// checked as Load does. The two give the same result.
 //
 // The next Save may pass a document that starts where this one does (one
 // that grew from it) or a whole one; the entries left out stay on disk as
@@ -124,7 +130,10 @@ func (l *Log) LoadTail(n int, widen *TailStart) (*Conversation, error) {
 	if l.closed {
 		return nil, ErrClosed
 	}
-	st, _, err := l.readWith(func(data []byte) (*reader, error) { return parseTail(data, max(n, 1), widen) })
+	st, err := l.tailFromIndex(max(n, 1), widen)
+	if err != nil {
+		st, _, err = l.readWith(func(data []byte) (*reader, error) { return parseTail(data, max(n, 1), widen) })
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -199,12 +208,36 @@ func (l *Log) readWith(parse func([]byte) (*reader, error)) (*reader, []byte, er
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", l.m.Name(), err)
 	}
+	l.adopt(st, int64(len(data)))
+	return st, data, nil
+}
+
+// tailFromIndex is LoadTail's read through a file log's page index
+// (tailindex.go); an error says to read the log instead.
+func (l *Log) tailFromIndex(n int, widen *TailStart) (*reader, error) {
+	fm, ok := l.m.(*fileMedium)
+	if !ok {
+		return nil, errNoIndexTail // PostgreSQL keeps no page index
+	}
+	st, err := tailFromIndex(fm.path, n, widen)
+	if err != nil {
+		slog.Debug("history: reading the log for its tail", "log", fm.path, "reason", err)
+		return nil, err
+	}
+	fm.size = int64(st.size)
+	l.adopt(st, int64(st.size))
+	return st, nil
+}
+
+// adopt makes what a read of the log's size bytes gave the writer's view
+// of it.
+func (l *Log) adopt(st *reader, size int64) {
 	if st.conv.Header.ConversationID == "" {
 		st.conv.Header.ConversationID = l.id
 	}
 	l.loaded, l.exists = true, true
 	l.header = st.conv.Header
-	l.size = int64(len(data))
+	l.size = size
 	l.terminated = st.terminated
 	l.doc, l.base, l.saved = st.conv.Document, st.conv.Document.Elided(), st.settledLen
 	l.tail = nil
@@ -219,7 +252,6 @@ func (l *Log) readWith(parse func([]byte) (*reader, error)) (*reader, []byte, er
 	// Having read the whole log, refresh its summary: a log last written by
 	// another program lists cheaply again from here on.
 	l.m.Noted(summaryOfConv(st.conv))
-	return st, data, nil
 }
 
 func (l *Log) reset() {

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -23,7 +24,7 @@ import (
 //
 // The file is append-only between rebuilds:
 //
-//	"FOLIOIX\x01"
+//	"FOLIOIX\x02"
 //	frame*  where frame = u32 n | u8 kind | n bytes | u32 CRC-32C(kind, bytes)
 //	trailer = "FIXT" | u64 offset of the last state frame | u32 CRC-32C
 //
@@ -43,16 +44,18 @@ const indexSuffix = ".index"
 func IndexPath(logPath string) string { return logPath + indexSuffix }
 
 var (
-	indexMagic   = []byte("FOLIOIX\x01")
+	indexMagic   = []byte("FOLIOIX\x02")
 	trailerMagic = []byte("FIXT")
 	castagnoli   = crc32.MakeTable(crc32.Castagnoli)
 )
 
 const (
-	frameEntries = 'E'
-	frameState   = 'S'
-	trailerLen   = 16
-	frameHeadLen = 5 // u32 length, u8 kind
+	frameEntries  = 'E'
+	frameState    = 'S'
+	frameMessages = 'M'
+	frameTable    = 'T'
+	trailerLen    = 16
+	frameHeadLen  = 5 // u32 length, u8 kind
 )
 
 // Ref is one entry of a branch's document as the page index records it.
@@ -68,6 +71,9 @@ type Ref struct {
 	User  bool
 	// Compaction marks a compaction entry.
 	Compaction bool
+	// Kind is the entry's content kind ("" for a kind this folio's index
+	// has no code for).
+	Kind transcript.Kind
 	// Before is the page bytes of the groups before this entry's, each
 	// followed by its comma; GroupLen and GroupN are the stored bytes and
 	// the number of the entries of its group up to and including this one.
@@ -136,6 +142,30 @@ func digits(v int64) int {
 	return n
 }
 
+// entryKinds numbers the content kinds in the index (code i+1 is
+// entryKinds[i]; 0 is a kind not listed, which a reader must decode the
+// entry to learn). Codes are never reused: a new kind goes at the end.
+var entryKinds = []transcript.Kind{
+	transcript.KindUser, transcript.KindAgent, transcript.KindReasoning, transcript.KindTool,
+	transcript.KindNotice, transcript.KindReport, transcript.KindHeader, transcript.KindTurnReceipt,
+	transcript.KindStopped, transcript.KindExpanded, transcript.KindFailure, transcript.KindSteering,
+	transcript.KindCompaction,
+}
+
+func kindCode(k transcript.Kind) uint8 {
+	if i := slices.Index(entryKinds, k); i >= 0 {
+		return uint8(i + 1)
+	}
+	return 0
+}
+
+func kindFromCode(c uint8) transcript.Kind {
+	if c == 0 || int(c) > len(entryKinds) {
+		return ""
+	}
+	return entryKinds[c-1]
+}
+
 // link points at the end of a run of entries: the first take refs of the
 // entries frame at pos (size bytes, framing included). pos 0 is no run.
 type link struct {
@@ -149,9 +179,10 @@ type ixBranch struct {
 	info    Branch
 	uiLines int
 	msgs    int
-	last    link // the settled entries' run
-	count   int  // settled entries
-	lastRef Ref  // the last settled entry (when count > 0)
+	last    link   // the settled entries' run
+	count   int    // settled entries
+	lastRef Ref    // the last settled entry (when count > 0)
+	first   string // the first settled entry's ID (when count > 0)
 	tail    []Ref
 	// cov and tailCov are the compactions among the settled entries and
 	// the tail, resolved to groups.
@@ -186,6 +217,21 @@ type ixState struct {
 	// when the log was not made by a rewrite.
 	rewriteIno  uint64
 	rewriteSize int64
+	// What Log.LoadTail returns besides the documents (tailindex.go):
+	// how many problems the log has (LoadTail reads it whole unless 0),
+	// the newest title, the newest record's at and meta updatedAt, main's
+	// model messages since its last rewrite (a chain of message frames)
+	// and whether main ever had one (a reader's list is then not nil).
+	problems         int
+	title            string
+	lastAt, metaTime time.Time
+	msgs             link
+	msgsMade         bool
+	// idTable is the ID table frame of main's first idTableN settled
+	// entries (idtable.go); pos 0 when there is none or a snapshot made
+	// it stale.
+	idTable  link
+	idTableN int
 }
 
 func (st *ixState) branch(id string) *ixBranch {
@@ -213,6 +259,16 @@ func (e *enc) flag(v bool) {
 		e.u8(0)
 	}
 }
+
+// time writes t as a zero flag, Unix seconds and nanoseconds; a reader
+// gets it back in UTC, as the log reader gives every instant.
+func (e *enc) time(t time.Time) {
+	e.flag(t.IsZero())
+	if !t.IsZero() {
+		e.i64(t.Unix())
+		e.u32(uint32(t.Nanosecond()))
+	}
+}
 func (e *enc) link(l link) { e.i64(l.pos); e.u32(l.size); e.u32(l.take) }
 func (e *enc) ref(r Ref) {
 	e.i64(r.Start)
@@ -226,6 +282,7 @@ func (e *enc) ref(r Ref) {
 		f |= 2
 	}
 	e.u8(f)
+	e.u8(kindCode(r.Kind))
 	e.i64(r.Before)
 	e.i64(r.GroupLen)
 	e.u32(uint32(r.GroupN))
@@ -283,13 +340,27 @@ func (d *dec) str() string {
 	return s
 }
 func (d *dec) flag() bool { return d.u8() != 0 }
+func (d *dec) time() time.Time {
+	if d.flag() {
+		return time.Time{}
+	}
+	sec, ns := d.i64(), d.u32()
+	if d.err == nil && ns >= 1e9 {
+		d.err = fmt.Errorf("%w: an impossible instant", ErrIndexDamaged)
+	}
+	return time.Unix(sec, int64(ns)).UTC()
+}
 func (d *dec) link() link { return link{pos: d.i64(), size: d.u32(), take: d.u32()} }
 func (d *dec) ref() Ref {
 	r := Ref{Start: d.i64(), Len: int32(d.u32()), Group: int32(d.u32())}
 	f := d.u8()
 	r.User, r.Compaction = f&1 != 0, f&2 != 0
+	r.Kind = kindFromCode(d.u8())
 	r.Before, r.GroupLen, r.GroupN = d.i64(), d.i64(), int32(d.u32())
 	r.ID = d.str()
+	if d.err == nil && (r.User != (r.Kind == transcript.KindUser) || r.Compaction != (r.Kind == transcript.KindCompaction)) {
+		d.err = fmt.Errorf("%w: an entry's kind contradicts its flags", ErrIndexDamaged)
+	}
 	if d.err == nil && (r.Start < 0 || r.Len <= 0 || r.Group < 0 || r.ID == "" || r.Before < 0 || r.GroupN < 1 || r.GroupLen < int64(r.Len)) {
 		d.err = fmt.Errorf("%w: an entry reference is impossible", ErrIndexDamaged)
 	}
@@ -342,6 +413,14 @@ func encodeState(st *ixState) []byte {
 	e.str(st.head)
 	e.u64(st.rewriteIno)
 	e.i64(st.rewriteSize)
+	e.u64(uint64(st.problems))
+	e.str(st.title)
+	e.time(st.lastAt)
+	e.time(st.metaTime)
+	e.link(st.msgs)
+	e.flag(st.msgsMade)
+	e.link(st.idTable)
+	e.u32(uint32(st.idTableN))
 	e.u32(uint32(len(st.branches)))
 	for _, b := range st.branches {
 		e.str(b.info.ID)
@@ -357,6 +436,7 @@ func encodeState(st *ixState) []byte {
 		e.u32(uint32(b.count))
 		if b.count > 0 {
 			e.ref(b.lastRef)
+			e.str(b.first)
 		}
 		e.u32(uint32(len(b.tail)))
 		for _, r := range b.tail {
@@ -403,7 +483,15 @@ func (d *dec) covs() []Cov {
 func decodeState(p []byte, indexEnd int64) (*ixState, error) {
 	d := dec{b: p}
 	st := &ixState{prev: d.i64(), logSize: d.i64(), inode: d.u64(), lastStart: d.i64(), lastSum: d.u32(),
-		lines: int(d.u64()), skipNL: d.flag(), head: d.str(), rewriteIno: d.u64(), rewriteSize: d.i64()}
+		lines: int(d.u64()), skipNL: d.flag(), head: d.str(), rewriteIno: d.u64(), rewriteSize: d.i64(),
+		problems: int(d.u64()), title: d.str(), lastAt: d.time(), metaTime: d.time(), msgs: d.link(), msgsMade: d.flag(),
+		idTable: d.link(), idTableN: int(d.u32())}
+	if d.err == nil && (st.idTable.pos < 0 || st.idTable.pos >= indexEnd || (st.idTable.pos != 0 && st.idTable.pos < int64(len(indexMagic)))) {
+		return nil, fmt.Errorf("%w: the state is impossible", ErrIndexDamaged)
+	}
+	if d.err == nil && (st.problems < 0 || st.msgs.pos < 0 || st.msgs.pos >= indexEnd || (st.msgs.pos != 0 && st.msgs.pos < int64(len(indexMagic)))) {
+		return nil, fmt.Errorf("%w: the state is impossible", ErrIndexDamaged)
+	}
 	n := d.u32()
 	if d.err == nil && uint64(n) > uint64(len(d.b)) {
 		return nil, fmt.Errorf("%w: impossible branch count", ErrIndexDamaged)
@@ -421,6 +509,7 @@ func decodeState(p []byte, indexEnd int64) (*ixState, error) {
 		b.count = int(d.u32())
 		if b.count > 0 {
 			b.lastRef = d.ref()
+			b.first = d.str()
 		}
 		nt := d.u32()
 		if d.err == nil && uint64(nt) > uint64(len(d.b)) {
@@ -489,6 +578,65 @@ func decodeEntries(p []byte, at int64) (entriesFrame, error) {
 	return f, nil
 }
 
+// msgRef is one model message of main since its last rewrite: the bytes
+// of its record's line in the log, without the newline.
+type msgRef struct {
+	start int64
+	len   int32
+}
+
+func encodeMessages(prev link, ordinal int, refs []msgRef) []byte {
+	var e enc
+	e.link(prev)
+	e.u32(uint32(ordinal))
+	e.u32(uint32(len(refs)))
+	for _, r := range refs {
+		e.i64(r.start)
+		e.u32(uint32(r.len))
+	}
+	return e.b
+}
+
+// walkMessages reads the count message refs a chain of message frames
+// ends with, first to last.
+func walkMessages(src frameSource, l link, count int) ([]msgRef, error) {
+	out := make([]msgRef, count)
+	next := count
+	for l.pos != 0 {
+		b, err := src(l)
+		if err != nil {
+			return nil, err
+		}
+		kind, payload, err := parseFrame(b)
+		if err != nil {
+			return nil, err
+		}
+		if kind != frameMessages {
+			return nil, fmt.Errorf("%w: a link does not point at messages", ErrIndexDamaged)
+		}
+		d := dec{b: payload}
+		prev, ord, n := d.link(), int(d.u32()), d.u32()
+		take := int(l.take)
+		if d.err != nil || take == 0 || uint32(take) > n || ord+take != next || prev.pos < 0 || prev.pos >= l.pos || (prev.pos == 0) != (ord == 0) {
+			return nil, fmt.Errorf("%w: a run of messages does not continue the one after it", ErrIndexDamaged)
+		}
+		for i := range take {
+			out[ord+i] = msgRef{start: d.i64(), len: int32(d.u32())}
+			if d.err == nil && (out[ord+i].start <= 0 || out[ord+i].len <= 0) {
+				d.err = fmt.Errorf("%w: an impossible message", ErrIndexDamaged)
+			}
+		}
+		if d.err != nil {
+			return nil, d.err
+		}
+		next, l = ord, prev
+	}
+	if next != 0 {
+		return nil, fmt.Errorf("%w: a chain of messages ends before its first", ErrIndexDamaged)
+	}
+	return out, nil
+}
+
 // decodeIndex checks a whole page index file held in memory and returns
 // its last commit and every branch's document (the fuzz target). It reads
 // every frame the commit's documents reach, so anything it accepts pages
@@ -506,6 +654,20 @@ func decodeIndex(data []byte) (*ixState, [][]Ref, error) {
 			return nil, nil, err
 		}
 		docs[i] = refs
+	}
+	if _, err := walkMessages(src, st.msgs, st.branches[0].msgs); err != nil && st.msgs.pos != 0 {
+		return nil, nil, err
+	}
+	if st.idTable.pos != 0 {
+		t, err := openIDTable(bytes.NewReader(data), int64(len(data)), st.idTable)
+		if err != nil {
+			return nil, nil, err
+		}
+		for b := range t.n {
+			if _, err := t.bucket(b); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	return st, docs, nil
 }
@@ -656,6 +818,19 @@ type indexBuilder struct {
 	// stateBytes is its size with the trailer's.
 	statePos   int64
 	stateBytes int
+	// msgN is how many messages main's chain holds, msgPending the ones
+	// not yet in a frame (written at the commit).
+	msgN       int
+	msgPending []msgRef
+	// mainRuns are the entries frames of main's chain this builder wrote,
+	// by their first ordinal, for the ID table.
+	mainRuns []runAt
+}
+
+// runAt is an entries frame of a chain and the ordinal of its first entry.
+type runAt struct {
+	ord int
+	pos int64
 }
 
 func newIndexBuilder() *indexBuilder {
@@ -685,7 +860,7 @@ func refsOf(batch []Stored, prev Ref, have bool) []Ref {
 	for i, s := range batch {
 		k := s.Entry.Content.Kind()
 		prev = follow(prev, have, Ref{ID: s.Entry.ID, Start: s.Start, Len: int32(s.End - s.Start),
-			User: k == transcript.KindUser, Compaction: k == transcript.KindCompaction})
+			User: k == transcript.KindUser, Compaction: k == transcript.KindCompaction, Kind: kindFromCode(kindCode(k))})
 		have = true
 		refs[i] = prev
 	}
@@ -697,8 +872,14 @@ func (b *indexBuilder) appendRun(br *ixBranch, refs []Ref) {
 	if len(refs) == 0 {
 		return
 	}
+	if br.count == 0 {
+		br.first = refs[0].ID
+	}
 	pos := b.base + int64(len(b.pending))
 	n := len(b.pending)
+	if br.info.ID == Main {
+		b.mainRuns = append(b.mainRuns, runAt{ord: br.count, pos: pos})
+	}
 	b.pending = appendFrame(b.pending, frameEntries, encodeEntries(br.last, br.count, refs))
 	br.last = link{pos: pos, size: uint32(len(b.pending) - n), take: uint32(len(refs))}
 	br.count += len(refs)
@@ -760,7 +941,10 @@ func (b *indexBuilder) apply(s *Scanner, rec Record) error {
 			return fmt.Errorf("history: index: record of unknown branch %q", rec.Branch)
 		}
 		if rec.Type == TypeUITranscript {
-			br.last, br.count, br.lastRef, br.cov, br.groups = link{}, 0, Ref{}, nil, nil
+			if br.info.ID == Main {
+				b.st.idTable, b.st.idTableN, b.mainRuns = link{}, 0, nil
+			}
+			br.last, br.count, br.lastRef, br.first, br.cov, br.groups = link{}, 0, Ref{}, "", nil, nil
 		}
 		refs := refsOf(rec.Batch, br.lastRef, br.count > 0)
 		if rec.Type == TypeUIOpen {
@@ -809,7 +993,7 @@ func (b *indexBuilder) apply(s *Scanner, rec Record) error {
 				}
 				if ord < k {
 					nb.last = link{pos: l.pos, size: l.size, take: uint32(k - ord)}
-					nb.count, nb.lastRef = k, refs[k-ord-1]
+					nb.count, nb.lastRef, nb.first = k, refs[k-ord-1], parent.first
 					break
 				}
 				l = prev
@@ -817,7 +1001,7 @@ func (b *indexBuilder) apply(s *Scanner, rec Record) error {
 		default:
 			// The fork point is in the parent's provisional tail: the
 			// shared tail entries become settled ones of the branch.
-			nb.last, nb.count, nb.lastRef = parent.last, parent.count, parent.lastRef
+			nb.last, nb.count, nb.lastRef, nb.first = parent.last, parent.count, parent.lastRef, parent.first
 			if k-parent.count > len(parent.tail) {
 				return fmt.Errorf("history: index: branch %q forks past its parent's end", info.ID)
 			}
@@ -826,6 +1010,21 @@ func (b *indexBuilder) apply(s *Scanner, rec Record) error {
 		b.st.branches = append(b.st.branches, nb)
 	}
 	return nil
+}
+
+// message folds what an applied record did to main's messages into the
+// chain: grew is whether it added one (lines: its bytes).
+func (b *indexBuilder) message(rec Record, grew bool) {
+	if !rec.Accepted || rec.Branch != Main {
+		return
+	}
+	switch {
+	case rec.Type == TypeRewrite:
+		b.st.msgs, b.msgN, b.msgPending = link{}, 0, b.msgPending[:0]
+	case rec.Type == TypeMessage && grew:
+		b.msgPending = append(b.msgPending, msgRef{start: rec.Start, len: int32(rec.End - rec.Start)})
+		b.msgN++
+	}
 }
 
 // groupAt is the group of entry i of a branch's document, tail included.
@@ -843,6 +1042,14 @@ func (b *indexBuilder) commit(s *Scanner, inode uint64, lastStart int64, lastSum
 	r := s.r
 	st.logSize, st.inode, st.lastStart, st.lastSum = s.off, inode, lastStart, lastSum
 	st.lines, st.skipNL, st.head = s.lineNo, s.skipNL, r.tree.head
+	st.title, st.lastAt, st.metaTime, st.msgsMade = r.conv.Title, r.lastAt, r.metaTime, r.conv.Messages != nil
+	if len(b.msgPending) > 0 {
+		pos := b.base + int64(len(b.pending))
+		n := len(b.pending)
+		b.pending = appendFrame(b.pending, frameMessages, encodeMessages(st.msgs, b.msgN-len(b.msgPending), b.msgPending))
+		st.msgs = link{pos: pos, size: uint32(len(b.pending) - n), take: uint32(len(b.msgPending))}
+		b.msgPending = b.msgPending[:0]
+	}
 	for _, br := range st.branches {
 		if br.info.ID == Main {
 			br.uiLines, br.msgs = r.uiLines, len(r.conv.Messages)
@@ -1204,10 +1411,15 @@ func lastRecordSum(f io.ReaderAt, start, end int64) (uint32, error) {
 	return crc32.Checksum(b, castagnoli), nil
 }
 
-// Find returns the index of entry id in the document, or -1. The first
-// call reads the whole document's refs.
+// Find returns the index of entry id in the document, or -1. On main's
+// document with an ID table it reads the entries indexed since the table
+// and at most the frames the table points id at; otherwise the first call
+// reads the whole document's refs.
 func (d *IndexDoc) Find(id string) (int, error) {
 	if d.ids == nil {
+		if i, ok := d.findByTable(id); ok {
+			return i, nil
+		}
 		refs, err := d.Refs(0, d.Len())
 		if err != nil {
 			return -1, err
@@ -1222,6 +1434,72 @@ func (d *IndexDoc) Find(id string) (int, error) {
 		return -1, nil
 	}
 	return int(i), nil
+}
+
+// findByTable is Find through the index's ID table; ok is false when the
+// table cannot answer (another branch, no table, a damaged frame).
+func (d *IndexDoc) findByTable(id string) (int, bool) {
+	st := d.ix.st
+	if d.br != st.branches[0] || st.idTable.pos == 0 || st.idTableN > d.br.count {
+		return -1, false
+	}
+	// The entries since the table (the provisional tail included).
+	if d.br.count+len(d.br.tail)-st.idTableN > 4096 {
+		return -1, false
+	}
+	refs, err := d.Refs(st.idTableN, d.Len())
+	if err != nil {
+		return -1, false
+	}
+	for i, r := range refs {
+		if r.ID == id {
+			return st.idTableN + i, true
+		}
+	}
+	var src io.ReaderAt = d.ix.f
+	if d.ix.mem != nil {
+		src = bytes.NewReader(d.ix.mem)
+	}
+	t, err := openIDTable(src, d.ix.end, st.idTable)
+	if err != nil {
+		return -1, false
+	}
+	frames, err := t.lookup(id)
+	if err != nil {
+		return -1, false
+	}
+	for _, pos := range frames {
+		f, err := readEntriesFrame(d.ix.frames(), pos)
+		if err != nil {
+			return -1, false
+		}
+		for j, r := range f.refs {
+			if r.ID == id && f.ordinal+j < st.idTableN {
+				return f.ordinal + j, true
+			}
+		}
+	}
+	return -1, true
+}
+
+// readEntriesFrame reads and checks the entries frame at pos.
+func readEntriesFrame(src frameSource, pos int64) (entriesFrame, error) {
+	hd, err := src(link{pos: pos, size: frameHeadLen})
+	if err != nil {
+		return entriesFrame{}, err
+	}
+	b, err := src(link{pos: pos, size: frameHeadLen + binary.LittleEndian.Uint32(hd) + 4})
+	if err != nil {
+		return entriesFrame{}, err
+	}
+	kind, payload, err := parseFrame(b)
+	if err == nil && kind != frameEntries {
+		err = fmt.Errorf("%w: an ID table entry does not point at entries", ErrIndexDamaged)
+	}
+	if err != nil {
+		return entriesFrame{}, err
+	}
+	return decodeEntries(payload, pos)
 }
 
 // Close closes the index the document was read from.

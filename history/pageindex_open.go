@@ -17,8 +17,14 @@ import (
 )
 
 // indexRebuilds counts full-pass rebuilds of page indexes in this process,
-// so tests can tell an extension from a rebuild.
-var indexRebuilds atomic.Int64
+// so tests can tell an extension from a rebuild; indexCompactions counts
+// those a writer made to drop superseded commits.
+var indexRebuilds, indexCompactions atomic.Int64
+
+// indexLightResumes counts writers' index goroutines that resumed without
+// reading every ID back (resumeLight), and indexFullResumes those that
+// then met a record only resume can judge.
+var indexLightResumes, indexFullResumes atomic.Int64
 
 // OpenIndex returns the page index of the log at path as of the first
 // size bytes of log, an open handle on that log file (size 0: its current
@@ -159,6 +165,7 @@ func (b *indexBuilder) scan(s *Scanner, log io.ReaderAt, from, to int64, ino uin
 	if from > 0 {
 		lastStart, lastEnd = b.st.lastStart, from
 	}
+	problems, msgs := len(s.r.conv.Problems), len(s.r.conv.Messages)
 	for rec, err := range s.Records(io.NewSectionReader(log, from, to-from)) {
 		if err != nil {
 			return nil, err
@@ -169,12 +176,25 @@ func (b *indexBuilder) scan(s *Scanner, log io.ReaderAt, from, to int64, ino uin
 		if err := b.apply(s, rec); err != nil {
 			return nil, err
 		}
+		n := len(s.r.conv.Messages)
+		b.message(rec, n == msgs+1)
+		b.st.problems += len(s.r.conv.Problems) - problems
+		problems, msgs = len(s.r.conv.Problems), n
 		lastStart = rec.Start
 	}
 	if s.lineNo == 0 {
 		return nil, fmt.Errorf("%w: the log has no complete first line", ErrNoHeader)
 	}
 	lastEnd = s.off
+	if frames, ok := b.mainFrames(s); ok && b.st.idTable.pos == 0 {
+		// This pass wrote every entry of main's chain (a pass over the
+		// whole log, or one that read a snapshot) and knows their IDs:
+		// keep them as a table.
+		pos := b.base + int64(len(b.pending))
+		n := len(b.pending)
+		b.pending = appendFrame(b.pending, frameTable, encodeIDTable(s.r.ids.keys, frames))
+		b.st.idTable, b.st.idTableN = link{pos: pos, size: uint32(len(b.pending) - n)}, s.r.ids.len()
+	}
 	sum, err := lastRecordSum(log, lastStart, lastEnd)
 	if err != nil {
 		return nil, err
@@ -184,6 +204,30 @@ func (b *indexBuilder) scan(s *Scanner, log io.ReaderAt, from, to int64, ino uin
 		return append(bytes.Clone(indexMagic), b.pending...), nil
 	}
 	return b.pending, nil
+}
+
+// mainFrames returns, for each of main's settled entries as s holds
+// their IDs, the entries frame this builder wrote it in; false when it
+// did not write them all (or a frame lies past 4 GiB).
+func (b *indexBuilder) mainFrames(s *Scanner) ([]uint32, bool) {
+	main := b.st.branches[0]
+	if s.r.ids == nil || s.r.ids.len() == 0 || s.r.ids.len() != main.count || len(b.mainRuns) == 0 || b.mainRuns[0].ord != 0 {
+		return nil, false
+	}
+	out := make([]uint32, main.count)
+	for k, run := range b.mainRuns {
+		end := main.count
+		if k+1 < len(b.mainRuns) {
+			end = b.mainRuns[k+1].ord
+		}
+		if run.pos >= 1<<32 || end > main.count || run.ord > end {
+			return nil, false
+		}
+		for i := run.ord; i < end; i++ {
+			out[i] = uint32(run.pos)
+		}
+	}
+	return out, true
 }
 
 // memIndex serves an index held in memory (one that could not be written).
@@ -202,7 +246,7 @@ func (ix *Index) extend(ipath string, log io.ReaderAt, size int64, persist bool)
 	if err != nil {
 		return nil, err
 	}
-	b := &indexBuilder{st: ix.st, src: ix.frames(), base: ix.end, statePos: ix.pos}
+	b := &indexBuilder{st: ix.st, src: ix.frames(), base: ix.end, statePos: ix.pos, msgN: ix.st.branches[0].msgs}
 	b.st.rewriteIno, b.st.rewriteSize = 0, 0 // the log grew: it is no longer what the rewrite left
 	tail, err := b.scan(s, log, ix.st.logSize, size, ix.st.inode)
 	if err != nil {
@@ -368,6 +412,9 @@ func (ix *Index) resume() (*Scanner, error) {
 			return nil, err
 		}
 		msgs, msgAt := make([]message.Message, b.msgs), make([]time.Time, b.msgs)
+		if b.info.ID == Main && b.msgs == 0 && !st.msgsMade {
+			msgs, msgAt = nil, nil
+		}
 		if b.info.ID == Main {
 			r.entries, r.tail, r.ids, r.uiLines = es, tail, ids, b.uiLines
 			r.conv.Messages, r.msgAt = msgs, msgAt
@@ -381,6 +428,7 @@ func (ix *Index) resume() (*Scanner, error) {
 		r.tree.order = append(r.tree.order, b.info.ID)
 	}
 	r.tree.head = st.head
+	r.conv.Title, r.lastAt, r.metaTime = st.title, st.lastAt, st.metaTime
 	return s, nil
 }
 
@@ -396,6 +444,9 @@ type indexWriter struct {
 	log  *os.File // read handle on the log
 	ix   *Index
 	s    *Scanner // nil until opened, and after a failure
+	// table, while s came from resumeLight, is the index's ID table that
+	// the records s applies are checked against first (lightOK).
+	table *idTable
 	// live estimates the bytes of the index that are not superseded: all
 	// of it when opened, then each commit's entries frames. Each commit's
 	// state frame supersedes the one before, so the file outgrows live by
@@ -467,6 +518,13 @@ func (w *indexWriter) step() {
 		if err != nil {
 			return
 		}
+		if w.openLight(f) {
+			if err := w.catchUp(); err != nil {
+				slog.Debug("history: extending a page index", "log", w.path, "err", err)
+				w.closeFiles()
+			}
+			return
+		}
 		ix, err := OpenIndex(w.path, f, 0)
 		if err != nil {
 			f.Close()
@@ -487,6 +545,32 @@ func (w *indexWriter) step() {
 	}
 }
 
+// openLight starts from an index that matches the log and has an ID
+// table, without reading every entry's ID back (resumeLight).
+func (w *indexWriter) openLight(f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	ix, err := readIndexFile(IndexPath(w.path))
+	if err != nil {
+		return false
+	}
+	if ix.matches(f, Inode(fi), fi.Size()) != nil {
+		ix.Close()
+		return false
+	}
+	s, table, err := ix.resumeLight()
+	if err != nil {
+		ix.Close()
+		return false
+	}
+	ix.path, ix.log = w.path, f
+	w.log, w.ix, w.s, w.table, w.live = f, ix, s, table, ix.end
+	indexLightResumes.Add(1)
+	return true
+}
+
 func (w *indexWriter) closeFiles() {
 	if w.ix != nil {
 		w.ix.Close()
@@ -494,7 +578,7 @@ func (w *indexWriter) closeFiles() {
 	if w.log != nil {
 		w.log.Close()
 	}
-	w.log, w.ix, w.s = nil, nil, nil
+	w.log, w.ix, w.s, w.table = nil, nil, nil, nil
 }
 
 // catchUp indexes what the log holds past the Scanner, appending one
@@ -507,7 +591,23 @@ func (w *indexWriter) catchUp() error {
 	if fi.Size() <= w.s.off {
 		return nil
 	}
-	b := &indexBuilder{st: w.ix.st, src: w.ix.frames(), base: w.ix.end, statePos: w.ix.pos}
+	if w.table != nil {
+		data := make([]byte, fi.Size()-w.s.off)
+		if _, err := w.log.ReadAt(data, w.s.off); err != nil {
+			return err
+		}
+		if !lightOK(w.table, data) {
+			// Something the light Scanner cannot judge: read every
+			// entry's ID back, as a resume always did.
+			indexFullResumes.Add(1)
+			s, err := w.ix.resume()
+			if err != nil {
+				return err
+			}
+			w.s, w.table = s, nil
+		}
+	}
+	b := &indexBuilder{st: w.ix.st, src: w.ix.frames(), base: w.ix.end, statePos: w.ix.pos, msgN: w.ix.st.branches[0].msgs}
 	b.st.rewriteIno, b.st.rewriteSize = 0, 0
 	frames, err := b.scan(w.s, w.log, w.s.off, fi.Size(), w.ix.st.inode)
 	if err != nil {
@@ -522,6 +622,9 @@ func (w *indexWriter) catchUp() error {
 	w.ix.data = nil
 	w.ix.mu.Unlock()
 	w.live += int64(len(frames) - b.stateBytes)
+	if w.table != nil && w.ix.st.idTable.pos == 0 {
+		w.table = nil // a snapshot replaced main's document: s holds all of it
+	}
 	if w.ix.end > 2*w.live+indexSlack {
 		return w.compact(fi)
 	}
@@ -535,6 +638,7 @@ const indexSlack = 256 << 10
 // compact rebuilds the index from the log, dropping superseded commits.
 func (w *indexWriter) compact(fi os.FileInfo) error {
 	ino, _ := changeStamp(fi)
+	indexCompactions.Add(1)
 	ix, err := rebuildIndex(IndexPath(w.path), w.log, ino, w.s.off, errors.New("superseded commits outgrew the index"), true)
 	if err != nil {
 		return err
@@ -545,7 +649,7 @@ func (w *indexWriter) compact(fi os.FileInfo) error {
 		return err
 	}
 	w.ix.Close()
-	w.ix, w.s, w.live = ix, s, ix.end
+	w.ix, w.s, w.table, w.live = ix, s, nil, ix.end
 	return nil
 }
 
@@ -561,6 +665,19 @@ func ResumeScanner(path string, log *os.File, size int64) (*Scanner, error) {
 		return nil, err
 	}
 	defer ix.Close()
+	if ix.f != nil && ix.st.logSize == size {
+		// An index file with an ID table: hold only the entries indexed
+		// since the table, and read the others back only if a line
+		// needs them (Scanner.Partial).
+		ifi, err := ix.f.Stat()
+		if err == nil {
+			if s, _, err := ix.resumeLight(); err == nil {
+				s.quiet = false
+				s.light = &lightState{index: IndexPath(path), ifi: ifi, statePos: ix.pos, table: ix.st.idTable, k: ix.st.idTableN, ids: s.r.ids}
+				return s, nil
+			}
+		}
+	}
 	return ix.resume()
 }
 

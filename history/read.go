@@ -205,17 +205,27 @@ func parseWith(data []byte, track, scan bool) (*reader, error) {
 }
 
 // TailStart lets the caller of Log.LoadTail start the window earlier than
-// its last n entries, from what the document and messages say: Pick
-// chooses the entries Start is shown (read whole, not only checked), and
-// Start, given those of the whole document with their indices and the
-// messages, returns the index the window must start at (or later: the
-// window never starts after its last n entries).
+// its last n entries, from what the document and messages say. The
+// entries of Kinds are shown to Start (read whole, not only checked).
+//
+// Start is given those at index from or later, in document order with
+// their indices, and the messages. It returns the index the window must
+// start at (or later: the window never starts after its last n entries),
+// or more when the entries before from could change the answer; it is
+// then called again with an earlier from. With from 0 it has seen them
+// all, and more is ignored. A read through the page index starts near the
+// end, so a Start that decides from the last entries costs only those.
 type TailStart struct {
-	Pick  func(transcript.Entry) bool
-	Start func(picked []Picked, msgs []message.Message) int
+	Kinds []transcript.Kind
+	Start func(picked []Picked, from int, msgs []message.Message) (start int, more bool)
 }
 
-// Picked is an entry TailStart.Pick chose, and its index in the document.
+// picks reports whether e is of one of w's kinds.
+func (w *TailStart) picks(e transcript.Entry) bool {
+	return slices.Contains(w.Kinds, e.Content.Kind())
+}
+
+// Picked is an entry of TailStart.Kinds, and its index in the document.
 // It is valid only during the call to Start.
 type Picked struct {
 	Index int
@@ -288,7 +298,7 @@ func (r *reader) hold(e transcript.Entry) transcript.Entry {
 		}
 		return e
 	}
-	if r.widen != nil && r.widen.Pick(e) {
+	if r.widen != nil && r.widen.picks(e) {
 		return e // read in place: copied if it ends up in the window
 	}
 	if start := r.offset(unsafe.String(unsafe.SliceData(r.cur), len(r.cur))); len(r.stubLines) == 0 || r.stubLines[len(r.stubLines)-1].start != start {
@@ -411,11 +421,12 @@ func (r *reader) finishHead() error {
 		if w := r.widen; w != nil && w.Start != nil {
 			var picked []Picked
 			for i, e := range entries {
-				if e.Content != nil && w.Pick(e) {
+				if e.Content != nil && w.picks(e) {
 					picked = append(picked, Picked{Index: i, Entry: e})
 				}
 			}
-			from = max(0, min(from, w.Start(picked, c.Messages)))
+			start, _ := w.Start(picked, 0, c.Messages)
+			from = max(0, min(from, start))
 		}
 		first := ""
 		if len(entries) > 0 {

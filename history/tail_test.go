@@ -118,12 +118,14 @@ func sameAsWhole(t *testing.T, data []byte, n int) {
 	t.Helper()
 	whole, werr := parse(bytes.Clone(data), false)
 	asked := -1
-	widen := &TailStart{Pick: isUser, Start: func(picked []Picked, _ []message.Message) int {
+	widen := &TailStart{Kinds: []transcript.Kind{transcript.KindUser}, Start: func(picked []Picked, from int, _ []message.Message) (int, bool) {
 		asked = 1 << 30
 		if len(picked) >= 3 {
 			asked = picked[len(picked)-3].Index
+		} else if from > 0 {
+			return 0, true
 		}
-		return asked
+		return asked, false
 	}}
 	light, lerr := parseTail(bytes.Clone(data), n, widen)
 	if (werr == nil) != (lerr == nil) || werr != nil && werr.Error() != lerr.Error() {
@@ -432,7 +434,7 @@ func TestTailFreesTheLogBytes(t *testing.T) {
 	data := bytes.Clone(mixedLog(t, 2, 400))
 	var freed atomic.Bool
 	runtime.AddCleanup(&data[0], func(f *atomic.Bool) { f.Store(true) }, &freed)
-	r, err := parseTail(data, 16, &TailStart{Pick: isUser, Start: func(p []Picked, _ []message.Message) int { return len(p) / 2 }})
+	r, err := parseTail(data, 16, &TailStart{Kinds: []transcript.Kind{transcript.KindUser}, Start: func(p []Picked, _ int, _ []message.Message) (int, bool) { return len(p) / 2, false }})
 	if err != nil {
 		t.Fatal(err)
 	}

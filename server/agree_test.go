@@ -13,7 +13,9 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/foliodev/folio/engine"
 	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/provider/demo"
 	"github.com/foliodev/folio/server/pager"
 	"github.com/foliodev/folio/transcript"
 )
@@ -146,7 +148,7 @@ func captureEntries(t testing.TB, srv *Server, id string, data []byte) ([]string
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c := newConv(srv, id, path)
+	c := newConversation(srv, id, path)
 	cp, err := c.capture("", nil)
 	if err != nil {
 		return nil, err
@@ -461,14 +463,20 @@ func TestHandoverBetweenProducers(t *testing.T) {
 
 	// The engine takes over; what it saves is published by it, not read
 	// back from the log.
-	cv.acquire(nil)
+	eng := engine.New(transcript.NewStore(), demo.New(demo.Options{}))
+	defer eng.Close()
+	cv.mu.Lock()
+	cv.acquireLocked(eng)
+	cv.mu.Unlock()
 	u2 := transcript.Entry{ID: "u2", Content: transcript.User{Text: "more"}, Timestamp: tsAt(3)}
 	must(t, ts.Publish(id, Change{Op: OpSettle, Entry: u2, After: "a1"}))
 	raw, _ := transcript.EncodeEntry(u2)
 	f.WriteString(agreeRec("ui-append", string(raw)) + "\n")
 	poll()
 	follow()
-	cv.release()
+	cv.mu.Lock()
+	cv.releaseLocked()
+	cv.mu.Unlock()
 	follow()
 
 	// The follower again.

@@ -144,13 +144,21 @@ func (c *artifactCache) put(key string, fi os.FileInfo, a transcript.Artifact) {
 
 // liveArtifact looks for ref in the open engine's current document.
 func (t *Turns) liveArtifact(conv, ref string) (transcript.Artifact, bool) {
-	t.mu.Lock()
-	s := t.sessions[conv]
-	t.mu.Unlock()
-	if s == nil || !s.ready() || s.err != nil {
+	srv := t.server()
+	if srv == nil {
 		return transcript.Artifact{}, false
 	}
-	doc := s.store.Snapshot().Document
+	c := srv.lookupConv(conv)
+	if c == nil {
+		return transcript.Artifact{}, false
+	}
+	c.mu.Lock()
+	eng := c.eng
+	c.mu.Unlock()
+	if eng == nil {
+		return transcript.Artifact{}, false
+	}
+	doc := eng.Store().Snapshot().Document
 	return artifactIn(doc.Len(), doc.At, ref)
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"os"
 	"strings"
@@ -45,7 +46,8 @@ func TestIdleConversationsAreEvicted(t *testing.T) {
 	ts.writeGen(t, "c", 10, 1)
 	c := ts.dial(t)
 	c.open("c")
-	if ts.lookupConv("c") == nil {
+	gone := ts.lookupConv("c")
+	if gone == nil {
 		t.Fatal("a followed conversation has no live state")
 	}
 	if f := c.call(map[string]any{"type": "unfollow", "conversation": "c"}); f.Type == "error" {
@@ -53,6 +55,15 @@ func TestIdleConversationsAreEvicted(t *testing.T) {
 	}
 	if ts.lookupConv("c") != nil {
 		t.Fatal("an unfollowed conversation kept its live state")
+	}
+	// Whoever found it just before it went must look it up again: a
+	// follower or an engine on it would be on a conversation nobody
+	// publishes to.
+	if gone.subscribe(&conn{}) {
+		t.Fatal("an evicted conversation took a subscriber")
+	}
+	if _, err := gone.engine(nil); !errors.Is(err, errEvicted) {
+		t.Fatalf("an evicted conversation opened an engine: %v", err)
 	}
 	// Opening it again reads the log again, under a new generation.
 	if s := c.open("c"); s.Entries == 0 {

@@ -26,27 +26,36 @@ import (
 var _ engine.Brancher = saver{}
 
 // Head returns the branch the log's saves go to.
-func (w saver) Head() (string, error) {
-	w.s.logMu.Lock()
-	defer w.s.logMu.Unlock()
-	return w.s.log.Head()
+func (w saver) Head() (string, error) { return w.c.logHead() }
+
+// logHead is the branch the open log's saves go to.
+func (c *conversation) logHead() (head string, err error) {
+	err = c.useLog(func(l *history.Log) (err error) {
+		head, err = l.Head()
+		return err
+	})
+	return head, err
 }
 
-// Fork writes a branch record through the session's log.
-func (w saver) Fork(parent, afterEntry string, afterMessage int, title string) (string, error) {
-	w.s.logMu.Lock()
-	defer w.s.logMu.Unlock()
-	return w.s.log.Fork(parent, afterEntry, afterMessage, title)
+// Fork writes a branch record through the conversation's log.
+func (w saver) Fork(parent, afterEntry string, afterMessage int, title string) (branch string, err error) {
+	err = w.c.useLog(func(l *history.Log) (err error) {
+		branch, err = l.Fork(parent, afterEntry, afterMessage, title)
+		return err
+	})
+	return branch, err
 }
 
 // SetHead switches the log's head. It runs under the engine's lock. The
 // saved document stays the old branch's until the next save: it only
 // decides how long a failure entry waits, and waiting for a save is the
 // safe side.
-func (w saver) SetHead(branch string) (*history.Conversation, error) {
-	w.s.logMu.Lock()
-	defer w.s.logMu.Unlock()
-	return w.s.log.SetHead(branch)
+func (w saver) SetHead(branch string) (conv *history.Conversation, err error) {
+	err = w.c.useLog(func(l *history.Log) (err error) {
+		conv, err = l.SetHead(branch)
+		return err
+	})
+	return conv, err
 }
 
 // branchErr turns the engine's branch refusals into the server's.
@@ -63,8 +72,8 @@ func branchErr(err error) error {
 }
 
 // edit runs an edit command: edit-and-resend on a new branch.
-func (s *runner) edit(ctx context.Context, cmd Command, tag []engine.CommandOption) (Receipt, error) {
-	r, err := s.eng.EditAndResend(ctx, cmd.CommandID, cmd.EntryID, cmd.Text, tag...)
+func (c *conversation) edit(ctx context.Context, e *engine.Engine, cmd Command, tag []engine.CommandOption) (Receipt, error) {
+	r, err := e.EditAndResend(ctx, cmd.CommandID, cmd.EntryID, cmd.Text, tag...)
 	if errors.Is(err, engine.ErrEmpty) {
 		return Receipt{State: transcript.CommandRejected, Code: "bad-request", Reason: "edit: the text is empty"}, nil
 	}
@@ -74,29 +83,29 @@ func (s *runner) edit(ctx context.Context, cmd Command, tag []engine.CommandOpti
 	if err != nil {
 		return Receipt{}, branchErr(err)
 	}
-	head, err := saver{s}.Head()
+	head, err := c.logHead()
 	if err != nil {
 		return Receipt{}, err
 	}
 	if !r.Duplicate {
-		_ = s.srv.Publish(s.id, Change{Op: OpHead, Head: head})
+		_ = c.srv.Publish(c.id, Change{Op: OpHead, Head: head})
 	}
-	rc := receiptOf(s.id, r)
+	rc := receiptOf(c.id, r)
 	rc.Head = head
 	return rc, nil
 }
 
 // selectBranch runs a select-branch command.
-func (s *runner) selectBranch(cmd Command, tag []engine.CommandOption) (Receipt, error) {
-	r, err := s.eng.Once(cmd.CommandID, func() error {
-		cur, err := saver{s}.Head()
+func (c *conversation) selectBranch(e *engine.Engine, cmd Command, tag []engine.CommandOption) (Receipt, error) {
+	r, err := e.Once(cmd.CommandID, func() error {
+		cur, err := c.logHead()
 		if err != nil || cmd.Head == cur {
 			return err
 		}
-		if err := s.eng.SelectBranch(cmd.Head); err != nil {
+		if err := e.SelectBranch(cmd.Head); err != nil {
 			return branchErr(err)
 		}
-		_ = s.srv.Publish(s.id, Change{Op: OpHead, Head: cmd.Head})
+		_ = c.srv.Publish(c.id, Change{Op: OpHead, Head: cmd.Head})
 		return nil
 	}, tag...)
 	if errors.Is(err, engine.ErrConflict) {
@@ -105,7 +114,7 @@ func (s *runner) selectBranch(cmd Command, tag []engine.CommandOption) (Receipt,
 	if err != nil {
 		return Receipt{}, err
 	}
-	rc := receiptOf(s.id, r)
+	rc := receiptOf(c.id, r)
 	rc.Head = cmd.Head
 	return rc, nil
 }

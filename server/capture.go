@@ -26,7 +26,7 @@ var errNoIndex = errors.New("no page index for this log")
 // the offset it describes, without reading the log: the follower resumes a
 // history.Scanner from the index when the log first grows past it
 // (resumeLocked). A log the index cannot describe is read whole.
-func (c *liveState) firstOpen() error {
+func (c *conversation) firstOpen() error {
 	f, err := os.Open(c.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return c.firstRead()
@@ -87,7 +87,7 @@ func (c *liveState) firstOpen() error {
 // there is nothing to read; else it resumes a Scanner at the index's offset
 // (or, when the file was replaced or the index is gone, leaves the follower
 // to read the log whole).
-func (c *liveState) resumeLocked(fi os.FileInfo) bool {
+func (c *conversation) resumeLocked(fi os.FileInfo) bool {
 	if c.resumeAt == 0 || c.sc != nil {
 		return false
 	}
@@ -111,7 +111,7 @@ func (c *liveState) resumeLocked(fi os.FileInfo) bool {
 // checked the head against the follower's): the snapshot is the log file,
 // opened again, and the index's document; nothing is copied. fi is the
 // file the follower read, which the snapshot must be.
-func (c *liveState) snapshotIndexed(off int64, fi os.FileInfo) (*pager.Snapshot, error) {
+func (c *conversation) snapshotIndexed(off int64, fi os.FileInfo) (*pager.Snapshot, error) {
 	if off == 0 || fi == nil {
 		return nil, errNoIndex
 	}
@@ -143,7 +143,7 @@ func (c *liveState) snapshotIndexed(off int64, fi os.FileInfo) (*pager.Snapshot,
 // follower that started from the index holds only IDs; then the log was
 // replaced under the first attempt, and the capture tries the index again
 // at what the follower reads now.
-func (c *liveState) snapshotFull(head string, opts []pager.Option) (*pager.Snapshot, int64, int64, int64, error) {
+func (c *conversation) snapshotFull(head string, opts []pager.Option) (*pager.Snapshot, int64, int64, int64, error) {
 	c.mu.Lock()
 	c.pollLocked()
 	if head != c.head {
@@ -154,7 +154,10 @@ func (c *liveState) snapshotFull(head string, opts []pager.Option) (*pager.Snaps
 	gen, seq, off, fi := c.gen.Load(), c.seq, c.off(), c.fi
 	idsOnly := c.sc == nil && c.resumeAt > 0
 	var entries []transcript.Entry
-	if c.sc != nil {
+	switch {
+	case c.sc != nil && c.sc.Partial():
+		idsOnly = true // it holds only the end of the document
+	case c.sc != nil:
 		entries = c.sc.Document()
 		if c.sc.Resumed() {
 			idsOnly = slices.ContainsFunc(entries, func(e transcript.Entry) bool { return e.Content == nil })
@@ -177,7 +180,7 @@ func (c *liveState) snapshotFull(head string, opts []pager.Option) (*pager.Snaps
 // replaced: the generation, and so every token, stays valid, and open
 // snapshots keep reading the old file. It always reports false, so the
 // poll goes on.
-func (c *liveState) rewrittenLocked(fi os.FileInfo) bool {
+func (c *conversation) rewrittenLocked(fi os.FileInfo) bool {
 	if !c.synced || c.fi == nil || c.f == nil || os.SameFile(c.fi, fi) {
 		return false
 	}

@@ -39,7 +39,7 @@ func BenchmarkOpen(b *testing.B) {
 			for range b.N {
 				b.StopTimer()
 				dropCache(b, path, history.IndexPath(path))
-				c := newConv(ts.Server, "c", path)
+				c := newConversation(ts.Server, "c", path)
 				b.StartTimer()
 				cp, err := c.capture("", nil)
 				if err != nil {
@@ -85,8 +85,8 @@ func dropCache(b *testing.B, paths ...string) {
 
 // BenchmarkFirstAppendAfterOpen measures what the follower pays the first
 // time the log grows after an open through the page index: resuming a
-// history.Scanner from the index (every entry's ID, not the log) and
-// reading the appended record.
+// history.Scanner from the index (light: the entries indexed since its ID
+// table, checked against the table) and reading the appended record.
 //
 //	go test -run '^$' -bench FirstAppendAfterOpen -benchtime 5x ./server
 func BenchmarkFirstAppendAfterOpen(b *testing.B) {
@@ -107,7 +107,7 @@ func BenchmarkFirstAppendAfterOpen(b *testing.B) {
 			b.ResetTimer()
 			for i := range b.N {
 				b.StopTimer()
-				c := newConv(ts.Server, "c", path)
+				c := newConversation(ts.Server, "c", path)
 				if err := c.firstOpen(); err != nil {
 					b.Fatal(err)
 				}
@@ -134,13 +134,25 @@ func BenchmarkFirstAppendAfterOpen(b *testing.B) {
 }
 
 // BenchmarkFirstAnchoredPage measures the first page a tab asks for by an
-// entry ID (scrolling back past the first page): the snapshot then reads
-// its document's whole index once to find IDs, then pages in O(page).
+// entry ID (scrolling back past the first page): the snapshot finds the
+// entry through the index's ID table, then learns the groups from the end
+// back to it, so an anchor in the middle costs half the document's refs and
+// one near the end a few pages'.
 //
 //	go test -run '^$' -bench FirstAnchoredPage -benchtime 10x ./server
 func BenchmarkFirstAnchoredPage(b *testing.B) {
 	for _, n := range []int{3000, 300000} {
-		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+		for _, at := range []string{"middle", "near-end"} {
+			benchmarkFirstAnchoredPage(b, n, at)
+		}
+	}
+}
+
+// benchmarkFirstAnchoredPage pages before an entry in the middle of the
+// document, or 1,000 entries before its end (a few pages back).
+func benchmarkFirstAnchoredPage(b *testing.B, n int, at string) {
+	{
+		b.Run(fmt.Sprintf("entries=%d/anchor=%s", n, at), func(b *testing.B) {
 			ts := newTestServer(b, Options{})
 			path := ts.writeGen(b, "c", n, 1)
 			f, err := os.Open(path)
@@ -155,7 +167,11 @@ func BenchmarkFirstAnchoredPage(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			refs, err := d.Refs(d.Len()/2, d.Len()/2+1)
+			i := d.Len() / 2
+			if at == "near-end" {
+				i = d.Len() - 1000
+			}
+			refs, err := d.Refs(i, i+1)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -165,7 +181,7 @@ func BenchmarkFirstAnchoredPage(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				b.StopTimer()
-				c := newConv(ts.Server, "c", path)
+				c := newConversation(ts.Server, "c", path)
 				cp, err := c.capture("", nil)
 				if err != nil {
 					b.Fatal(err)

@@ -20,7 +20,7 @@ func BenchmarkDeltaBytes(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cv := newConv(srv, "c", srv.logPath("c"))
+		cv := newConversation(srv, "c", srv.logPath("c"))
 		cn := &conn{srv: srv, out: make(chan outFrame, 16), closed: make(chan struct{})}
 		cv.subs[cn] = struct{}{}
 		var early, late int
@@ -59,7 +59,7 @@ func TestStreamedBytesPerTokenStayConstant(t *testing.T) {
 	srv, err := New(Options{DataDir: t.TempDir(), TempDir: t.TempDir()})
 	must(t, err)
 	defer srv.Close()
-	cv := newConv(srv, "c", srv.logPath("c"))
+	cv := newConversation(srv, "c", srv.logPath("c"))
 	cn := &conn{srv: srv, out: make(chan outFrame, 16), closed: make(chan struct{})}
 	cv.subs[cn] = struct{}{}
 	const tokens, window = 20000, 1000

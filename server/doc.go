@@ -5,9 +5,9 @@
 // It owns, per connection, an LRU of snapshots (package server/pager) that
 // serve byte-budgeted pages of any conversation without loading it, each
 // the log's open file plus its page index as of a length (capture.go); per
-// open conversation, one live state (liveState) fed by one producer at a
-// time: a follower that reads only the bytes other processes append to its
-// log, or the server's own engine while it holds the log.
+// open conversation, one conversation value (conversation.go) fed by one
+// producer at a time: a follower that reads only the bytes other processes
+// append to its log, or the server's own engine while it holds the log.
 // Commands go to an Engine, which is their only authority: it makes them
 // idempotent and keeps their receipts; the server keeps none. Turns is the
 // Engine that runs real turns: one engine.Engine per conversation, opened on
@@ -20,8 +20,10 @@
 //
 // Concurrency: a Server is safe for concurrent use. Each WebSocket
 // connection has one reading goroutine and one writing goroutine; snapshot
-// captures run on their own goroutines. Each conversation's live state is
-// guarded by its own mutex, so conversations never wait on each other.
-// Publish may be called from any goroutine. Each open engine of Turns has
-// one publishing goroutine; its turns run on the engine's own goroutine.
+// captures run on their own goroutines, one at a time per conversation.
+// Each conversation is guarded by its one mutex, so conversations never
+// wait on each other; the engine's saves never run under it. Publish may
+// be called from any goroutine. Each open engine of Turns has one
+// publishing goroutine and one goroutine that owns its log; its turns run
+// on the engine's own goroutines.
 package server

@@ -33,7 +33,7 @@ func FuzzFrame(f *testing.F) {
 	f.Cleanup(func() { srv.Close() })
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := &conn{srv: srv, out: make(chan outFrame, 16), closed: make(chan struct{}), opens: make(chan struct{}, 1),
-			lru: nil, tokens: map[string]tokenScope{}, expired: map[string]bool{}, follows: map[string]*liveState{}, hello: true}
+			lru: nil, tokens: map[string]tokenScope{}, expired: map[string]bool{}, follows: map[string]*conversation{}, hello: true}
 		c.lru = newTestLRU()
 		defer c.lru.Close()
 		c.handle(data)

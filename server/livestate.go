@@ -7,18 +7,22 @@ import (
 	"io/fs"
 	"iter"
 	"os"
-	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/foliodev/folio/engine"
 	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/server/pager"
 	"github.com/foliodev/folio/transcript"
 )
+
+// This file is a conversation's live side: its subscribers, the follower
+// of its log, the live events and the checkpoints a reconnect gets, and
+// captures (with capture.go). Everything here runs under the
+// conversation's mutex, except a capture's reads of the log.
 
 // maxLive bounds the changed entries a conversation remembers for
 // reconnect checkpoints. A client that missed more gets "replaced".
@@ -30,134 +34,24 @@ const maxLiveBytes = 32 << 20
 // defaultHead is the single head of a linear conversation.
 const defaultHead = "main"
 
-// liveState is the live state of one conversation: its generation and change
-// sequence, the entries changed in this generation, its subscribers, and the
-// follower of its log file.
-type liveState struct {
-	srv  *Server
-	id   string
-	path string
-
-	gen atomic.Int64 // read without mu by token checks
-
-	buildMu sync.Mutex // one capture at a time, so concurrent opens share
-	shared  struct {
-		snap     *pager.Snapshot
-		gen, seq int64
-		off      int64
-		head     string // another head is another document, whatever the generation
-	}
-
-	mu        sync.Mutex
-	seq       int64
-	head      string
-	subs      map[*conn]struct{}
-	live      map[string]*liveEntry
-	ring      []ringItem // changes in seq order; stale items are skipped
-	forgotten int64      // highest seq dropped from live
-	liveBytes int        // bytes of the entries in live
-	lastID    string     // the document's last entry, for "after"
-	deleted   bool
-	// engine is set while the server's engine holds the conversation open:
-	// it alone produces live changes then, and the follower only keeps its
-	// reading of the log current (see handover). store is that engine's
-	// store, whose live state is the conversation's queue, turn and
-	// approvals (nil while the follower produces).
-	engine bool
-	store  *transcript.Store
-
-	// The follower: the log file and the reader that has read it so far.
-	f       *os.File         // open only while followed
-	fi      os.FileInfo      // the file sc read
-	sc      *history.Scanner // nil until the first read, or while the log is missing
-	synced  bool             // sc (or its absence) describes the file
-	syncing bool             // a capture is doing the first read
-	stop    chan struct{}
-
-	// remote: open entries other replicas' streaming messages reached
-	// (replica_live.go).
-	remote map[string]*remoteEntry
-
-	// resumeAt, while sc is nil, is the offset up to which the follower's
-	// reading is the log's page index (capture.go): sc is resumed from the
-	// index when the log grows past it.
-	resumeAt int64
-}
-
-type ringItem struct {
-	id  string
-	rev int64
-}
-
-func newConv(s *Server, id, path string) *liveState {
-	c := &liveState{srv: s, id: id, path: path, head: defaultHead, subs: map[*conn]struct{}{}, live: map[string]*liveEntry{}}
-	// Generations start from the clock, so a conversation evicted and read
-	// again (or a restarted server) never reuses one a client still holds.
-	c.gen.Store(time.Now().UnixMicro())
-	return c
-}
-
-// convIdle is how long a conversation's live state outlives its last
-// follower and its engine: long enough for a dropped tab to reconnect and
-// get only what it missed.
-const convIdle = 2 * time.Minute
-
-// evictLater evicts c once it has been idle for convIdle.
-func (s *Server) evictLater(c *liveState) {
-	if s.convIdle == 0 {
-		s.evict(c)
-		return
-	}
-	time.AfterFunc(s.convIdle, func() { s.evict(c) })
-}
-
-// evict forgets a conversation's live state once nothing needs it: no
-// connection follows it and no engine holds it. A later open reads the log
-// again, under a new generation.
-func (s *Server) evict(c *liveState) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.subs) > 0 || c.engine || c.syncing || s.convs[c.id] != c {
-		return
-	}
-	for _, le := range c.live {
-		if le.open {
-			return // an open entry only the live state knows
-		}
-	}
-	delete(s.convs, c.id)
-	if r := s.opts.Replica; r != nil {
-		r.Release(c.id)
-	}
-	if c.f != nil {
-		c.f.Close()
-		c.f = nil
-	}
-	c.sc = nil
-}
-
-// lookupConv returns a conversation's live state when it has one.
-func (s *Server) lookupConv(id string) *liveState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.convs[id]
-}
-
 // subscribe adds cn to the followers and starts the file follower with the
-// first one.
-func (c *liveState) subscribe(cn *conn) {
+// first one. It reports false, and adds nothing, when the server has
+// forgotten the conversation (evict): the caller looks it up again.
+func (c *conversation) subscribe(cn *conn) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.evicted {
+		return false
+	}
 	c.subs[cn] = struct{}{}
 	if c.stop == nil {
 		c.stop = make(chan struct{})
 		go c.follow(c.stop)
 	}
+	return true
 }
 
-func (c *liveState) unsubscribe(cn *conn) {
+func (c *conversation) unsubscribe(cn *conn) {
 	defer c.srv.evictLater(c)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -178,7 +72,7 @@ func (c *liveState) unsubscribe(cn *conn) {
 
 // follow polls the log on a tick while the conversation has followers. The
 // cost per tick is one stat; only appended bytes are read.
-func (c *liveState) follow(stop chan struct{}) {
+func (c *conversation) follow(stop chan struct{}) {
 	t := time.NewTicker(c.srv.opts.FollowInterval)
 	defer t.Stop()
 	for {
@@ -195,7 +89,7 @@ func (c *liveState) follow(stop chan struct{}) {
 				return // Close has released the files; do not reopen them
 			default:
 			}
-			if !c.syncing {
+			if !c.firstReadingLocked() {
 				c.pollLocked()
 			}
 			c.mu.Unlock()
@@ -203,34 +97,36 @@ func (c *liveState) follow(stop chan struct{}) {
 	}
 }
 
-// acquire hands live changes over from the follower to the server's
-// engine, which has just taken the log's lock: the follower first
-// publishes whatever the log gained before (another writer's last
-// records), and from then on only keeps its reading current.
-func (c *liveState) acquire(store *transcript.Store) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.synced && !c.syncing {
+// acquireLocked hands live changes over from the follower to eng, which
+// has just taken the log's lock: the follower first publishes whatever the
+// log gained before (another writer's last records), and from then on only
+// keeps its reading current.
+func (c *conversation) acquireLocked(eng *engine.Engine) {
+	if c.synced {
 		c.pollLocked()
 	}
-	c.engine, c.store = true, store
+	c.eng = eng
 }
 
-// release hands live changes back to the follower once the engine has
-// closed the log: what the engine wrote (and published) is read quietly,
-// so the follower publishes only what comes after it.
-func (c *liveState) release() {
-	defer c.srv.evictLater(c)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.synced && !c.syncing {
+// releaseLocked hands live changes back to the follower once the engine
+// has closed the log: what the engine wrote (and published) is read
+// quietly, so the follower publishes only what comes after it.
+func (c *conversation) releaseLocked() {
+	if c.synced {
 		c.pollLocked()
 	}
-	c.engine, c.store = false, nil
+	c.eng = nil
+}
+
+// firstReadingLocked reports whether a capture is reading the log for the
+// first time (capture): the follower waits for that reading rather than
+// read the whole log beside it.
+func (c *conversation) firstReadingLocked() bool {
+	return c.building != nil && !c.synced
 }
 
 // off is how far the follower has read the log.
-func (c *liveState) off() int64 {
+func (c *conversation) off() int64 {
 	if c.sc == nil {
 		return c.resumeAt
 	}
@@ -240,7 +136,7 @@ func (c *liveState) off() int64 {
 // pollLocked reads what was appended to the log since the last poll and
 // publishes it. A log that was replaced (renamed over, or shrunk) advances
 // the generation.
-func (c *liveState) pollLocked() {
+func (c *conversation) pollLocked() {
 	fi, err := os.Stat(c.path)
 	if err != nil {
 		return // not there (yet); a deleted conversation is announced by its handler
@@ -276,7 +172,7 @@ func (c *liveState) pollLocked() {
 		return
 	}
 	if fi.Size() > c.off() {
-		c.readLocked(!c.engine)
+		c.readLocked(c.eng == nil)
 	}
 }
 
@@ -284,7 +180,7 @@ func (c *liveState) pollLocked() {
 // history's reader. With emit, each change of the head's document becomes
 // live events; without, it only brings the follower's reading up to date
 // (the engine has published those changes, or nobody needs them).
-func (c *liveState) readLocked(emit bool) {
+func (c *conversation) readLocked(emit bool) {
 	start := c.sc.Offset()
 	for rec, err := range c.sc.Records(io.NewSectionReader(c.f, start, 1<<62)) {
 		if err != nil {
@@ -300,7 +196,7 @@ func (c *liveState) readLocked(emit bool) {
 
 // applyRecordLocked turns one record's change of the head's document into
 // live events.
-func (c *liveState) applyRecordLocked(rec history.Record, emit bool) {
+func (c *conversation) applyRecordLocked(rec history.Record, emit bool) {
 	ch := rec.Change
 	switch ch.Kind {
 	case history.Replaced:
@@ -350,7 +246,7 @@ func lastOf(es []transcript.Entry) string {
 }
 
 // replaceLocked starts a new generation: the document was replaced.
-func (c *liveState) replaceLocked() {
+func (c *conversation) replaceLocked() {
 	g := c.gen.Add(1)
 	c.seq = 0
 	c.live = map[string]*liveEntry{}
@@ -364,10 +260,10 @@ func (c *liveState) replaceLocked() {
 // read from the log, is the offset just past its record.
 //
 // There is one producer at a time (the engine while it holds the
-// conversation, else the follower; see acquire and release), so an entry's
+// conversation, else the follower; see acquireLocked and releaseLocked), so an entry's
 // state is taken as it comes: nothing is merged with what clients received
 // before, and nothing needs de-duplicating.
-func (c *liveState) applyLocked(ch Change, durableAt int64) error {
+func (c *conversation) applyLocked(ch Change, durableAt int64) error {
 	switch ch.Op {
 	case OpUpsert, OpSettle:
 		open := ch.Op == OpUpsert
@@ -532,7 +428,7 @@ func utf16Len(s string) int {
 
 // remember records a change in the ring and forgets the oldest settled
 // entries past maxLive.
-func (c *liveState) remember(id string) {
+func (c *conversation) remember(id string) {
 	c.ring = append(c.ring, ringItem{id, c.seq})
 	// Each pass looks at every ring item at most once, so a ring of only
 	// open entries cannot spin.
@@ -592,15 +488,15 @@ type eventFrame struct {
 // controlLocked is the conversation's queue, turn and approvals, read from
 // the store of the engine that holds it, as the terminal reads them; idle
 // and empty while no engine of this server does.
-func (c *liveState) controlLocked() *controlState {
-	if c.store == nil {
+func (c *conversation) controlLocked() *controlState {
+	if c.eng == nil {
 		return &controlState{Turn: &TurnState{State: TurnIdle}, Queue: []QueueItem{}, Approvals: []ApprovalItem{}}
 	}
-	cs := controlOf(c.store.Snapshot().Live)
+	cs := controlOf(c.eng.Store().Snapshot().Live)
 	return &cs
 }
 
-func (c *liveState) broadcastLocked(ev eventFrame) {
+func (c *conversation) broadcastLocked(ev eventFrame) {
 	ev.Type = "event"
 	ev.Conversation = c.id
 	ev.Generation = c.gen.Load()
@@ -669,7 +565,7 @@ type Since struct {
 // past snapOff, the log offset the snapshot was read to) is in neither the
 // snapshot nor, by its revision, above the snapshot's seq: it goes in the
 // checkpoint too, so nothing published is lost between the two.
-func (c *liveState) checkpointLocked(since *Since, snapSeq, snapOff int64) *checkpoint {
+func (c *conversation) checkpointLocked(since *Since, snapSeq, snapOff int64) *checkpoint {
 	cp := &checkpoint{Entries: []checkpointEntry{}, Presentations: []checkpointPres{}}
 	after := snapSeq
 	if since != nil {
@@ -718,21 +614,39 @@ type captured struct {
 // the offset it read to is what the snapshot pages, so a capture shows
 // exactly what package history reads. The first capture does that first
 // read without holding the conversation's lock.
-func (c *liveState) capture(head string, since *Since, opts ...pager.Option) (captured, error) {
-	c.buildMu.Lock()
-	defer c.buildMu.Unlock()
+func (c *conversation) capture(head string, since *Since, opts ...pager.Option) (captured, error) {
+	// One capture at a time: a later one waits for the one in progress and
+	// then shares what it left (shared), when that still fits.
+	c.mu.Lock()
+	for c.building != nil {
+		wait := c.building
+		c.mu.Unlock()
+		<-wait
+		c.mu.Lock()
+	}
+	built := make(chan struct{})
+	c.building = built
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.building = nil
+		c.mu.Unlock()
+		close(built)
+	}()
+	return c.build(head, since, opts)
+}
 
+// build is capture's work; only the capture in progress runs it.
+func (c *conversation) build(head string, since *Since, opts []pager.Option) (captured, error) {
 	c.mu.Lock()
 	explicit := head != ""
 	if head == "" {
 		head = c.head
 	}
 	if !c.synced {
-		c.syncing = true
 		c.mu.Unlock()
 		err := c.firstOpen()
 		c.mu.Lock()
-		c.syncing = false
 		if err != nil {
 			c.mu.Unlock()
 			return captured{}, err
@@ -794,7 +708,7 @@ func (c *liveState) capture(head string, since *Since, opts ...pager.Option) (ca
 
 // firstRead reads the log whole, without the conversation's lock, and
 // makes that reading the follower's.
-func (c *liveState) firstRead() error {
+func (c *conversation) firstRead() error {
 	f, err := os.Open(c.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		c.mu.Lock()

@@ -266,7 +266,7 @@ func (s *Server) bindReplica() {
 				return
 			}
 			c.mu.Lock()
-			if c.stop != nil && c.synced && !c.syncing {
+			if c.stop != nil && c.synced {
 				c.pollLocked()
 			}
 			c.mu.Unlock()

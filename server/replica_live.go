@@ -173,7 +173,7 @@ func (s *Server) streamIn(id string, b []byte) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.engine || !c.synced || c.syncing || len(c.subs) == 0 {
+	if c.eng != nil || c.changing != nil || !c.synced || len(c.subs) == 0 {
 		return
 	}
 	if le := c.live[msg.Entry]; le != nil && !le.open {
@@ -217,7 +217,7 @@ func (s *Server) streamIn(id string, b []byte) {
 
 // remoteOpenLocked applies an entry's upsert message once the entry it
 // follows is here, then the messages held since.
-func (c *liveState) remoteOpenLocked(re *remoteEntry) {
+func (c *conversation) remoteOpenLocked(re *remoteEntry) {
 	msg := *re.opened
 	e, err := transcript.DecodeEntry(msg.Open)
 	if err != nil || e.ID != msg.Entry {
@@ -254,7 +254,7 @@ func (c *liveState) remoteOpenLocked(re *remoteEntry) {
 // continues the text held (a record may have taken the entry past its
 // start: the rest is applied), and reports false when it starts past that
 // text (something is missing).
-func (c *liveState) remoteAppendLocked(re *remoteEntry, msg liveMsg) bool {
+func (c *conversation) remoteAppendLocked(re *remoteEntry, msg liveMsg) bool {
 	le := c.live[msg.Entry]
 	if le == nil || !le.open {
 		return true // nothing to continue any more
@@ -278,7 +278,7 @@ func (c *liveState) remoteAppendLocked(re *remoteEntry, msg liveMsg) bool {
 }
 
 // replayLocked applies the held messages that continue the text now held.
-func (c *liveState) replayLocked(re *remoteEntry) {
+func (c *conversation) replayLocked(re *remoteEntry) {
 	held := re.held
 	re.held = nil
 	for _, msg := range held {
@@ -303,7 +303,7 @@ func (re *remoteEntry) hold(msg liveMsg) {
 // messages that continue it. A record that brings a new entry while an
 // entry known only from messages is open withdraws that one (the log
 // moved past it): the document is replaced.
-func (c *liveState) remoteRecordLocked(e transcript.Entry, open, emit bool) (skip bool) {
+func (c *conversation) remoteRecordLocked(e transcript.Entry, open, emit bool) (skip bool) {
 	if len(c.remote) == 0 {
 		return false
 	}
@@ -349,7 +349,7 @@ func (c *liveState) remoteRecordLocked(e transcript.Entry, open, emit bool) (ski
 // dropRemoteLocked forgets the streaming messages' state, withdrawing
 // what only they showed: this replica's engine publishes the conversation
 // from now on, or the database was lost meanwhile.
-func (c *liveState) dropRemoteLocked() {
+func (c *conversation) dropRemoteLocked() {
 	for id, r := range c.remote {
 		if l := c.live[id]; l != nil && l.open && !r.logged {
 			c.withdrawLocked()
@@ -361,7 +361,7 @@ func (c *liveState) dropRemoteLocked() {
 
 // withdrawLocked drops what streaming messages showed: the log is the
 // document again, read afresh by every tab.
-func (c *liveState) withdrawLocked() {
+func (c *conversation) withdrawLocked() {
 	// The log's last entry is the one the first message-only entry
 	// followed.
 	for id, r := range c.remote {

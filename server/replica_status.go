@@ -43,13 +43,7 @@ func (s *Server) storeStatus(reachable bool, lost []string) {
 		}
 		// What other replicas streamed before the outage may never have
 		// been saved.
-		s.mu.Lock()
-		convs := make([]*liveState, 0, len(s.convs))
-		for _, c := range s.convs {
-			convs = append(convs, c)
-		}
-		s.mu.Unlock()
-		for _, c := range convs {
+		for _, c := range s.conversations() {
 			c.mu.Lock()
 			if c.remote != nil {
 				c.dropRemoteLocked()

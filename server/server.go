@@ -64,9 +64,9 @@ type Server struct {
 	closeMu2 sync.Once // releases snapLock
 
 	mu    sync.Mutex
-	convs map[string]*liveState
-	// convIdle is how long an unfollowed conversation's live state stays
-	// (convIdle; tests set 0 to evict at once).
+	convs map[string]*conversation
+	// convIdle is how long an unfollowed conversation stays (convIdle;
+	// tests set 0 to evict at once).
 	convIdle time.Duration
 	conns    map[*conn]struct{}
 	tokens   map[string]*conn // every live snapshot token → its connection
@@ -120,7 +120,7 @@ func New(opts Options) (*Server, error) {
 		snapLock: unlock,
 		slots:    make(chan struct{}, maxConns),
 		done:     make(chan struct{}),
-		convs:    map[string]*liveState{},
+		convs:    map[string]*conversation{},
 		convIdle: convIdle,
 		conns:    map[*conn]struct{}{},
 		tokens:   map[string]*conn{},
@@ -245,21 +245,6 @@ func (s *Server) Handler() http.Handler {
 		mux.Handle("/", placeholder())
 	}
 	return s.admit(mux)
-}
-
-// conv returns the live state of a conversation, creating it.
-func (s *Server) conv(id string) *liveState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c, ok := s.convs[id]
-	if !ok {
-		c = newConv(s, id, s.localPath(id))
-		s.convs[id] = c
-		if r := s.opts.Replica; r != nil {
-			r.Hold(id) // released by evict
-		}
-	}
-	return c
 }
 
 // logPath is the log of conversation id, found by history's one rule

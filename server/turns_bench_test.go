@@ -19,12 +19,12 @@ func BenchmarkPublishStreamingUpdate(b *testing.B) {
 	ts := newTestServer(b, Options{})
 	id := "bench"
 	store := transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))
-	s := &runner{t: &Turns{}, srv: ts.Server, id: id, pub: map[string]pubState{}, gen: store.Snapshot().Generation}
 	sink := &conn{out: make(chan outFrame, 16), closed: make(chan struct{})}
-	cv := ts.conv(id)
-	cv.mu.Lock()
-	cv.subs[sink] = struct{}{}
-	cv.mu.Unlock()
+	s := ts.conv(id)
+	s.resetMarks(store.Snapshot())
+	s.mu.Lock()
+	s.subs[sink] = struct{}{}
+	s.mu.Unlock()
 	var w *transcript.StreamWriter
 	// Every 256 updates the answer settles and a new one starts at 4 KiB,
 	// so an op publishes a 4-5 KiB answer however long the run.

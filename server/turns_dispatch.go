@@ -15,8 +15,7 @@ import (
 // This file dispatches commands to a conversation's engine and maps the
 // engine's receipts onto the protocol's.
 
-func (s *runner) do(ctx context.Context, cmd Command) (Receipt, error) {
-	e := s.eng
+func (c *conversation) do(ctx context.Context, t *Turns, e *engine.Engine, cmd Command) (Receipt, error) {
 	// The engine keeps every command's receipt, durable across restarts: it
 	// answers a repeated command ID, refuses one reused for another body,
 	// and is what receipt requests read.
@@ -27,12 +26,12 @@ func (s *runner) do(ctx context.Context, cmd Command) (Receipt, error) {
 	)
 	switch cmd.Kind {
 	case CmdEdit:
-		return s.edit(ctx, cmd, tag)
+		return c.edit(ctx, e, cmd, tag)
 	case CmdSelectBranch:
-		return s.selectBranch(cmd, tag)
+		return c.selectBranch(e, cmd, tag)
 	case CmdSend:
 		if cmd.Head != "" {
-			if cur, herr := (saver{s}).Head(); herr != nil || cmd.Head != cur {
+			if cur, herr := c.logHead(); herr != nil || cmd.Head != cur {
 				return Receipt{}, fmt.Errorf("%w: head %q is not the selected head %q", ErrNotFound, clip(cmd.Head), cur)
 			}
 		}
@@ -40,7 +39,7 @@ func (s *runner) do(ctx context.Context, cmd Command) (Receipt, error) {
 		if aerr != nil {
 			return Receipt{}, aerr
 		}
-		choice, merr := s.t.modelFor(s.id, cmd.Model)
+		choice, merr := t.modelFor(c.id, cmd.Model)
 		if merr != nil {
 			return Receipt{}, merr
 		}
@@ -81,7 +80,7 @@ func (s *runner) do(ctx context.Context, cmd Command) (Receipt, error) {
 		}
 		r, err = e.Once(cmd.CommandID, func() error {
 			if err := e.Approve(cmd.InvocationID, d); err != nil {
-				if _, running := s.store.Snapshot().Live.Turn(); !running {
+				if _, running := e.Store().Snapshot().Live.Turn(); !running {
 					return fmt.Errorf("%w: nothing waits for approval", ErrNotRunning)
 				}
 				return fmt.Errorf("%w: no call %q waits for approval", ErrNotFound, clip(cmd.InvocationID))
@@ -89,8 +88,8 @@ func (s *runner) do(ctx context.Context, cmd Command) (Receipt, error) {
 			return nil
 		}, tag...)
 	case CmdRetry:
-		if last := lastFailure(s.store.Snapshot().Document); last == "" || last != cmd.FailureID {
-			if rc, known := s.known(cmd); known {
+		if last := lastFailure(e.Store().Snapshot().Document); last == "" || last != cmd.FailureID {
+			if rc, known := known(c.id, e, cmd); known {
 				return rc, nil // a repeated retry: the failure is no longer the last entry
 			}
 			return Receipt{}, fmt.Errorf("%w: %q is not the failure of the last turn", ErrNotFound, clip(cmd.FailureID))
@@ -108,16 +107,16 @@ func (s *runner) do(ctx context.Context, cmd Command) (Receipt, error) {
 	if err != nil {
 		return Receipt{}, err
 	}
-	return receiptOf(s.id, r), nil
+	return receiptOf(c.id, r), nil
 }
 
 // known answers a command ID the engine already has with its receipt.
-func (s *runner) known(cmd Command) (Receipt, bool) {
-	r, err := s.eng.Status(cmd.CommandID)
+func known(conversation string, e *engine.Engine, cmd Command) (Receipt, bool) {
+	r, err := e.Status(cmd.CommandID)
 	if err != nil {
 		return Receipt{}, false
 	}
-	return receiptOf(s.id, r), true
+	return receiptOf(conversation, r), true
 }
 
 // receiptOf is the engine's receipt as the protocol sends it: the same

@@ -8,9 +8,10 @@ import (
 	"github.com/foliodev/folio/transcript"
 )
 
-// This file is the engine's side of live changes: one goroutine per open
-// conversation publishes its store's snapshots and the engine's turn,
-// queue, approvals and receipts through Server.Publish.
+// This file is the engine's side of live changes: while a conversation's
+// engine is open, one goroutine (publish) publishes its store's snapshots
+// and the turn, queue, approvals and receipts through Server.Publish. It
+// owns the publisher's marks on the conversation.
 
 // liveCadence bounds how often streaming changes are published. Text
 // travels as appends, so the bytes do not grow with the answer, but each
@@ -18,11 +19,23 @@ import (
 // into at most 30 updates a second, which still reads as streaming.
 const liveCadence = 33 * time.Millisecond
 
-// run publishes the store's snapshots (at most once per liveCadence; the
-// latest one always goes out) and the engine's command changes until the
-// session closes, then once more so nothing written last is left out.
-func (s *runner) run() {
-	defer close(s.done)
+// resetMarks starts the publisher's marks at snap, the store's hydrated
+// snapshot: what it holds is in the log already. It runs before the
+// publishing goroutine starts.
+func (c *conversation) resetMarks(snap transcript.Snapshot) {
+	c.pubGen, c.published, c.pub = snap.Generation, snap.Document.Len(), map[string]pubState{}
+	c.lastTurn, c.lastQueue, c.lastAppr = TurnState{}, nil, nil
+	c.control, c.receipts = false, 0
+}
+
+// publish is the publishing goroutine of an open engine: it publishes the
+// store's snapshots (at most once per liveCadence; the latest one always
+// goes out) and the engine's command changes until quit is closed, then
+// once more so nothing written last is left out. saved signals a save.
+func (c *conversation) publish(eng *engine.Engine, sub *transcript.Subscription, saved, quit <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	defer sub.Close()
+	store := eng.Store()
 	var (
 		last    time.Time
 		timer   *time.Timer
@@ -35,20 +48,20 @@ func (s *runner) run() {
 		}
 	}()
 	publish := func(snap transcript.Snapshot) {
-		s.publishDoc(snap)
+		c.publishDoc(snap)
 		last, pending = time.Now(), false
 	}
 	for {
 		select {
-		case snap, ok := <-s.sub.C():
+		case snap, ok := <-sub.C():
 			if !ok {
 				return
 			}
 			// The store's snapshot in which the turn's user or reply
 			// entry becomes known is the moment to say so: the entries
 			// go out first, then the turn event.
-			if s.control && turnOf(snap.Live) != s.lastTurn {
-				s.publishControl()
+			if c.control && turnOf(snap.Live) != c.lastTurn {
+				c.publishControl(eng)
 				last, pending = time.Now(), false
 				continue
 			}
@@ -64,15 +77,15 @@ func (s *runner) run() {
 		case <-timerC:
 			timerC = nil
 			if pending {
-				publish(s.store.Snapshot())
+				publish(store.Snapshot())
 			}
-		case <-s.saveC:
-			publish(s.store.Snapshot())
-		case <-s.eng.Changed():
-			s.publishControl()
+		case <-saved:
+			publish(store.Snapshot())
+		case <-eng.Changed():
+			c.publishControl(eng)
 			last, pending = time.Now(), false
-		case <-s.quit:
-			s.publishControl()
+		case <-quit:
+			c.publishControl(eng)
 			return
 		}
 	}
@@ -83,31 +96,31 @@ func (s *runner) run() {
 // settles, in document order. A failure entry (and what follows it) waits
 // until a save holds it, so its event never overtakes the log: a reload
 // right after the event shows the same notice.
-func (s *runner) publishDoc(snap transcript.Snapshot) {
-	if snap.Generation != s.gen {
+func (c *conversation) publishDoc(snap transcript.Snapshot) {
+	if snap.Generation != c.pubGen {
 		// Replaced or cleared: clients rebuild from a new snapshot of the
 		// log, which the engine's next save rewrites. Its settled entries
 		// reach them that way, not as a flood of events; what is open or
 		// comes later is published as usual.
-		s.gen, s.published, s.pub = snap.Generation, snap.Document.Settled(), map[string]pubState{}
-		_ = s.srv.Publish(s.id, Change{Op: OpReplaced})
+		c.pubGen, c.published, c.pub = snap.Generation, snap.Document.Settled(), map[string]pubState{}
+		_ = c.srv.Publish(c.id, Change{Op: OpReplaced})
 	}
 	doc := snap.Document
 	var (
 		saved   transcript.Document
 		saveErr error
 	)
-	if last := s.saved.Load(); last != nil {
+	if last := c.saved.Load(); last != nil {
 		saved, saveErr = last.doc, last.err
 	}
-	for i := s.published; i < doc.Len(); i++ {
+	for i := c.published; i < doc.Len(); i++ {
 		e, open, fp := doc.At(i), doc.IsOpen(i), doc.Fingerprint(i)
-		if p, ok := s.pub[e.ID]; ok && p.fp == fp && p.open == open {
+		if p, ok := c.pub[e.ID]; ok && p.fp == fp && p.open == open {
 			continue
 		}
 		if _, failure := e.Content.(transcript.Failure); failure && saveErr == nil {
 			if _, ok := saved.Index(e.ID); !ok {
-				if h := s.t.hooks.held; h != nil {
+				if h := c.hooks().held; h != nil {
 					h(e.ID)
 				}
 				break // not saved yet: the save's signal brings us back
@@ -121,20 +134,20 @@ func (s *runner) publishDoc(snap transcript.Snapshot) {
 		if open {
 			op = OpUpsert
 		}
-		_ = s.srv.Publish(s.id, Change{Op: op, Entry: e, After: after})
-		s.pub[e.ID] = pubState{fp: fp, open: open}
-		if h := s.t.hooks.published; h != nil {
+		_ = c.srv.Publish(c.id, Change{Op: op, Entry: e, After: after})
+		c.pub[e.ID] = pubState{fp: fp, open: open}
+		if h := c.hooks().published; h != nil {
 			h(e)
 		}
 	}
 	// Settled entries never change again: stop looking at them.
-	for s.published < doc.Settled() {
-		id := doc.At(s.published).ID
-		if p, ok := s.pub[id]; !ok || p.open {
+	for c.published < doc.Settled() {
+		id := doc.At(c.published).ID
+		if p, ok := c.pub[id]; !ok || p.open {
 			break
 		}
-		delete(s.pub, id)
-		s.published++
+		delete(c.pub, id)
+		c.published++
 	}
 }
 
@@ -151,31 +164,31 @@ func turnOf(l transcript.Live) TurnState {
 // live state, the snapshot the terminal reads them from) when they changed,
 // and the engine's receipts that changed since the last call. The document
 // goes first, so a receipt never announces a turn's end before its entries.
-func (s *runner) publishControl() {
+func (c *conversation) publishControl(eng *engine.Engine) {
 	// Receipts are read before the snapshot: a turn's entries are in the
 	// store before its command settles, so every entry of a receipt read
 	// here is in the snapshot taken after it and goes out first.
 	var changed []engine.Receipt
-	changed, s.receipts = s.eng.Receipts(s.receipts)
-	snap := s.store.Snapshot()
-	s.publishDoc(snap)
+	changed, c.receipts = eng.Receipts(c.receipts)
+	snap := eng.Store().Snapshot()
+	c.publishDoc(snap)
 	cs := controlOf(snap.Live)
-	if !s.control || *cs.Turn != s.lastTurn {
-		_ = s.srv.Publish(s.id, Change{Op: OpTurn, Turn: cs.Turn})
-		s.lastTurn = *cs.Turn
+	if !c.control || *cs.Turn != c.lastTurn {
+		_ = c.srv.Publish(c.id, Change{Op: OpTurn, Turn: cs.Turn})
+		c.lastTurn = *cs.Turn
 	}
-	if !s.control || !slices.Equal(cs.Queue, s.lastQueue) {
-		_ = s.srv.Publish(s.id, Change{Op: OpQueue, Queue: cs.Queue})
-		s.lastQueue = cs.Queue
+	if !c.control || !slices.Equal(cs.Queue, c.lastQueue) {
+		_ = c.srv.Publish(c.id, Change{Op: OpQueue, Queue: cs.Queue})
+		c.lastQueue = cs.Queue
 	}
-	if !s.control || !slices.Equal(cs.Approvals, s.lastAppr) {
-		_ = s.srv.Publish(s.id, Change{Op: OpApprovals, Approvals: cs.Approvals})
-		s.lastAppr = cs.Approvals
+	if !c.control || !slices.Equal(cs.Approvals, c.lastAppr) {
+		_ = c.srv.Publish(c.id, Change{Op: OpApprovals, Approvals: cs.Approvals})
+		c.lastAppr = cs.Approvals
 	}
-	s.control = true
+	c.control = true
 
 	for _, r := range changed {
-		rc := receiptOf(s.id, r)
-		_ = s.srv.Publish(s.id, Change{Op: OpReceipt, Receipt: &rc})
+		rc := receiptOf(c.id, r)
+		_ = c.srv.Publish(c.id, Change{Op: OpReceipt, Receipt: &rc})
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -722,6 +724,76 @@ func TestCloseStopsTurnsAndReleasesLocks(t *testing.T) {
 	}
 }
 
+// A command that arrives while its conversation's idle engine is being
+// closed waits for the close and runs on an engine opened after it: it is
+// never refused "locked" by the engine still letting go of the log.
+func TestCommandDuringAnIdleCloseReopens(t *testing.T) {
+	ts, turns := newTurnsServer(t, 0, "")
+	id := ts.create(t)
+	var armed atomic.Bool
+	closing, release, waiting := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	turns.hooks.closing = func(string) {
+		if armed.Load() {
+			close(closing)
+			<-release
+		}
+	}
+	turns.hooks.waiting = func(string) {
+		if armed.Load() {
+			close(waiting)
+		}
+	}
+	ctx := context.Background()
+	if _, err := turns.Do(ctx, Command{Kind: CmdSend, Conversation: id, CommandID: "c1", Text: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	cv := ts.conv(id)
+	cv.mu.Lock()
+	first := cv.eng
+	cv.mu.Unlock()
+	if _, err := first.Wait(ctx, "c1"); err != nil {
+		t.Fatal(err)
+	}
+
+	armed.Store(true)
+	closed := make(chan struct{})
+	go func() {
+		turns.closeIdle(time.Now().Add(time.Hour))
+		close(closed)
+	}()
+	<-closing // the idle engine is letting go, still holding the log
+	type result struct {
+		rc  Receipt
+		err error
+	}
+	sent := make(chan result, 1)
+	go func() {
+		rc, err := turns.Do(ctx, Command{Kind: CmdSend, Conversation: id, CommandID: "c2", Text: "again"})
+		sent <- result{rc, err}
+	}()
+	select {
+	case <-waiting: // the command waits for the close
+	case r := <-sent:
+		t.Fatalf("a command during an idle close did not wait for it: %+v, %v", r.rc, r.err)
+	}
+	armed.Store(false)
+	close(release)
+	<-closed
+	r := <-sent
+	if r.err != nil || r.rc.State == transcript.CommandRejected {
+		t.Fatalf("a command during an idle close: %+v, %v", r.rc, r.err)
+	}
+	cv.mu.Lock()
+	second := cv.eng
+	cv.mu.Unlock()
+	if second == nil || second == first {
+		t.Fatal("the command did not run on a newly opened engine")
+	}
+	if _, err := second.Wait(ctx, "c2"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // An entry the engine published before its save reached the log is in no
 // snapshot read before that save: the snapshot's checkpoint carries it.
 // Once the log holds it, a new capture has it in its pages instead.
@@ -927,7 +999,8 @@ func TestReplacedStoreDocumentIsAnnounced(t *testing.T) {
 	c := ts.dial(t)
 	first := c.open(id)
 	store := transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))
-	s := &runner{t: &Turns{}, srv: ts.Server, id: id, pub: map[string]pubState{}, gen: store.Snapshot().Generation}
+	s := ts.conv(id) // publishing as an open engine's publisher does
+	s.resetMarks(store.Snapshot())
 	if _, err := store.Lease().Append(transcript.User{Text: "one"}); err != nil {
 		t.Fatal(err)
 	}
@@ -1061,9 +1134,10 @@ func TestReceiptsAreTheEngines(t *testing.T) {
 		}
 		return rc
 	}
-	turns.mu.Lock()
-	eng := turns.sessions[id].eng
-	turns.mu.Unlock()
+	cv := ts.conv(id)
+	cv.mu.Lock()
+	eng := cv.eng
+	cv.mu.Unlock()
 	want := map[string]Receipt{}
 	for _, cmd := range ids {
 		got := polled(ts, cmd)
@@ -1082,10 +1156,10 @@ func TestReceiptsAreTheEngines(t *testing.T) {
 	}
 
 	turns.closeIdle(time.Now().Add(time.Hour))
-	turns.mu.Lock()
-	open := len(turns.sessions)
-	turns.mu.Unlock()
-	if open != 0 {
+	cv.mu.Lock()
+	open := cv.eng != nil
+	cv.mu.Unlock()
+	if open {
 		t.Fatal("the engine is still open")
 	}
 	cold, _ := newTurnsServer(t, 0, ts.data)

@@ -58,11 +58,11 @@ type conn struct {
 	hello     bool
 	tokens    map[string]tokenScope // live tokens of this connection
 	expired   map[string]bool       // tokens evicted from the LRU
-	follows   map[string]*liveState
+	follows   map[string]*conversation
 }
 
 type tokenScope struct {
-	conv *liveState
+	conv *conversation
 	head string
 	gen  int64
 	seq  int64
@@ -102,7 +102,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		opens:   make(chan struct{}, maxOpens),
 		tokens:  map[string]tokenScope{},
 		expired: map[string]bool{},
-		follows: map[string]*liveState{},
+		follows: map[string]*conversation{},
 	}
 	s.mu.Lock()
 	s.conns[c] = struct{}{}
@@ -166,7 +166,7 @@ func (c *conn) close(code websocket.StatusCode, reason string) {
 		c.ws.Close(code, reason)
 		c.mu.Lock()
 		follows := c.follows
-		c.follows = map[string]*liveState{}
+		c.follows = map[string]*conversation{}
 		tokens := c.tokens
 		c.tokens = map[string]tokenScope{}
 		c.mu.Unlock()
@@ -370,21 +370,33 @@ type welcomeFrame struct {
 	Limits     limits `json:"limits"`
 }
 
-// follow subscribes the connection to a conversation's live events.
-func (c *conn) follow(cv *liveState) error {
-	c.mu.Lock()
-	if _, ok := c.follows[cv.id]; ok {
+// follow subscribes the connection to a conversation's live events and
+// returns the conversation it follows.
+func (c *conn) follow(id string) (*conversation, error) {
+	for {
+		cv := c.srv.conv(id)
+		c.mu.Lock()
+		if cur, ok := c.follows[id]; ok {
+			c.mu.Unlock()
+			return cur, nil
+		}
+		if len(c.follows) >= maxFollows {
+			c.mu.Unlock()
+			return nil, errors.New("too-many")
+		}
+		c.follows[id] = cv
 		c.mu.Unlock()
-		return nil
-	}
-	if len(c.follows) >= maxFollows {
+		if cv.subscribe(c) {
+			return cv, nil
+		}
+		// Evicted between the lookup and the subscription: the registry
+		// has (or makes) its successor.
+		c.mu.Lock()
+		if c.follows[id] == cv {
+			delete(c.follows, id)
+		}
 		c.mu.Unlock()
-		return errors.New("too-many")
 	}
-	c.follows[cv.id] = cv
-	c.mu.Unlock()
-	cv.subscribe(c)
-	return nil
 }
 
 type snapshotFrame struct {
@@ -427,8 +439,8 @@ func (c *conn) onOpen(env envelope, frame []byte) {
 		c.protoError(env.ID, "not-found", "no conversation "+m.Conversation, false)
 		return
 	}
-	cv := c.srv.conv(m.Conversation)
-	if err := c.follow(cv); err != nil {
+	cv, err := c.follow(m.Conversation)
+	if err != nil {
 		c.protoError(env.ID, "too-many", fmt.Sprintf("a connection may follow at most %d conversations", maxFollows), false)
 		return
 	}
@@ -863,7 +875,7 @@ func (c *conn) inOrder(conversation string, fn func()) bool {
 }
 
 // do hands a command to the engine, which makes it idempotent by command
-// ID. A conversation that does not exist gets no live state: the command is
+// ID. A conversation that does not exist is not opened: the command is
 // refused.
 func (s *Server) do(ctx context.Context, cmd Command) Receipt {
 	if s.opts.Engine == nil {

@@ -598,9 +598,11 @@ func (a *App) rule() string {
 	return a.finish(a.pal.faint.Render(strings.Repeat("─", a.width)))
 }
 
-// running reports whether a turn is running.
+// running reports whether a top-level turn is running, read from the
+// store's live state as every view reads it (the server's too), not from
+// the engine.
 func (a *App) running() bool {
-	_, ok := a.eng.Running()
+	_, ok := a.store.Snapshot().Live.Turn()
 	return ok
 }
 

@@ -61,6 +61,13 @@ func newPacedChatRig(t *testing.T, o Options, w, h int, prov *demo.Provider, p t
 
 func (r *chatRig) send(msg tea.Msg) { r.app.Update(msg) }
 
+// running reports whether a turn runs, read where the program reads it:
+// the store's live state.
+func (r *chatRig) running() bool {
+	_, ok := r.store.Snapshot().Live.Turn()
+	return ok
+}
+
 // typeText types s into the editor, key by key.
 func (r *chatRig) typeText(s string) {
 	for _, c := range s {
@@ -165,8 +172,7 @@ func TestAppFrames(t *testing.T) {
 		}
 		r.send(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}) // clear the draft
 		r.until("both turns finish", func() bool {
-			_, running := r.eng.Running()
-			return !running && len(r.app.draftLines()) == 0 && len(r.eng.Commands()) == 2 && r.eng.Commands()[1].State == engine.Done
+			return !r.running() && len(r.app.draftLines()) == 0 && len(r.eng.Commands()) == 2 && r.eng.Commands()[1].State == engine.Done
 		})
 		grid = r.grid()
 		golden(t, "app_settled", grid)
@@ -198,7 +204,7 @@ func TestAppQueueSteerStop(t *testing.T) {
 		})
 		r.until("the steered answer streams", func() bool { return r.store.Snapshot().Live.Activity == transcript.ActivityResponding })
 		r.send(tea.KeyPressMsg{Code: tea.KeyEscape})
-		r.until("the turn stops", func() bool { _, ok := r.eng.Running(); return !ok })
+		r.until("the turn stops", func() bool { return !r.running() })
 		var stopped bool
 		for _, e := range r.store.Snapshot().Document.All() {
 			_, stopped = e.Content.(transcript.Stopped)
@@ -274,7 +280,7 @@ func TestAppFramePlainAndNoColor(t *testing.T) {
 		r := newChatRig(t, Options{Theme: DetectTheme([]string{"TERM=dumb"}, true), Notice: "demo model"}, 70, 20, demoProvider())
 		r.typeText("hello")
 		r.enter()
-		r.until("the turn finishes", func() bool { _, ok := r.eng.Running(); return !ok && r.store.Snapshot().Document.Len() >= 3 })
+		r.until("the turn finishes", func() bool { return !r.running() && r.store.Snapshot().Document.Len() >= 3 })
 		if got := r.app.View().Content; strings.Contains(got, "\x1b") {
 			t.Fatalf("a dumb terminal got escape sequences: %q", got)
 		}
@@ -283,7 +289,7 @@ func TestAppFramePlainAndNoColor(t *testing.T) {
 		r := newChatRig(t, Options{Theme: DetectTheme([]string{"TERM=xterm-256color", "NO_COLOR=1"}, true), Notice: "demo model"}, 70, 20, demoProvider())
 		r.typeText("hello")
 		r.enter()
-		r.until("the turn finishes", func() bool { _, ok := r.eng.Running(); return !ok && r.store.Snapshot().Document.Len() >= 3 })
+		r.until("the turn finishes", func() bool { return !r.running() && r.store.Snapshot().Document.Len() >= 3 })
 		got := r.app.View().Content
 		if strings.Contains(got, "38;5;") || strings.Contains(got, "38;2;") {
 			t.Fatalf("NO_COLOR got foreground colors: %q", got)
@@ -304,7 +310,7 @@ func TestAppCopyAnswer(t *testing.T) {
 		r := newChatRig(t, Options{Theme: PlainTheme}, 60, 20, demoProvider())
 		r.typeText("hello")
 		r.enter()
-		r.until("the turn finishes", func() bool { _, ok := r.eng.Running(); return !ok && r.store.Snapshot().Document.Len() >= 3 })
+		r.until("the turn finishes", func() bool { return !r.running() && r.store.Snapshot().Document.Len() >= 3 })
 		cmd := r.app.key(tea.KeyPressMsg{Code: 'y', Mod: tea.ModCtrl})
 		if cmd == nil {
 			t.Fatal("ctrl+y gave no command in the fullscreen view")
@@ -323,7 +329,7 @@ func TestAppCopyAnswer(t *testing.T) {
 		r := newChatRig(t, Options{Theme: PlainTheme, Classic: true, Output: out}, 60, 20, demoProvider())
 		r.typeText("hello")
 		r.enter()
-		r.until("the turn finishes", func() bool { _, ok := r.eng.Running(); return !ok && r.store.Snapshot().Document.Len() >= 3 })
+		r.until("the turn finishes", func() bool { return !r.running() && r.store.Snapshot().Document.Len() >= 3 })
 		raw.Reset()
 		before := strings.Count(strings.Join(allRows(term), "\n"), source)
 		r.send(tea.KeyPressMsg{Code: 'y', Mod: tea.ModCtrl})
@@ -394,7 +400,7 @@ func TestAppClassicFrame(t *testing.T) {
 		r := newChatRig(t, Options{Theme: DarkTheme, Classic: true, Output: writerFunc(term.write), Notice: "demo model — see docs/providers.md"}, 70, 16, demoProvider())
 		r.typeText("show me a table")
 		r.enter()
-		r.until("the turn finishes", func() bool { _, ok := r.eng.Running(); return !ok && r.store.Snapshot().Document.Len() >= 4 })
+		r.until("the turn finishes", func() bool { return !r.running() && r.store.Snapshot().Document.Len() >= 4 })
 		grid := term.grid()
 		golden(t, "app_classic", grid)
 		rows := allRows(term)
@@ -474,7 +480,7 @@ func TestAppReturnedDraft(t *testing.T) {
 			r.enter()
 			r.catchUp()
 			r.send(tea.KeyPressMsg{Code: tea.KeyEscape})
-			r.until("the turn stops", func() bool { _, ok := r.eng.Running(); return !ok && len(rejected()) == 1 })
+			r.until("the turn stops", func() bool { return !r.running() && len(rejected()) == 1 })
 			if grid := r.grid(); !strings.Contains(grid, "· ctrl+r sends it: "+text) {
 				t.Fatalf("the returned draft is not shown:\n%s", grid)
 			}
@@ -492,7 +498,7 @@ func TestAppReturnedDraft(t *testing.T) {
 
 		old := stopWithQueued("and a poem")
 		r.send(tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl})
-		r.until("the resent message's turn finishes", func() bool { _, ok := r.eng.Running(); return !ok && users("and a poem") == 1 })
+		r.until("the resent message's turn finishes", func() bool { return !r.running() && users("and a poem") == 1 })
 		if got := rejected(); len(got) != 0 {
 			t.Fatalf("after ctrl+r the live state still lists returned drafts: %+v", got)
 		}
@@ -645,7 +651,7 @@ func TestAppClassicNewAndClear(t *testing.T) {
 			r = newChatRig(t, o, 60, 20, demoProvider())
 			r.typeText("hello")
 			r.enter()
-			r.until("the turn finishes", func() bool { _, ok := r.eng.Running(); return !ok && r.store.Snapshot().Document.Len() >= 3 })
+			r.until("the turn finishes", func() bool { return !r.running() && r.store.Snapshot().Document.Len() >= 3 })
 			r.catchUp()
 			r.typeText(cmd)
 			r.enter()
@@ -680,4 +686,35 @@ func TestAppMouseModeIsOptIn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The terminal knows a turn runs from the store's live state, the fact
+// the server's tabs are sent too, not from asking the engine: a turn the
+// snapshot names makes tab a steer, which the engine (running nothing)
+// gives back as a draft instead of starting a turn with it.
+func TestRunningTurnIsTheSnapshots(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newChatRig(t, Options{Theme: PlainTheme}, 80, 24, demoProvider())
+		if r.app.running() {
+			t.Fatal("a turn runs before any was sent")
+		}
+		if err := r.store.Lease().Do(func(tx *transcript.Tx) error {
+			tx.SetTurn(&transcript.Turn{CommandID: "c-1", Entry: "u-1"})
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if !r.app.running() {
+			t.Fatal("the snapshot names a running turn; the terminal does not see it")
+		}
+		r.typeText("shorter, please")
+		r.send(tea.KeyPressMsg{Code: tea.KeyTab})
+		r.catchUp()
+		if !strings.HasPrefix(r.app.status, "not steered") {
+			t.Fatalf("tab with a running turn in the snapshot: status %q", r.app.status)
+		}
+		if cmds := r.eng.Commands(); len(cmds) != 0 {
+			t.Fatalf("the steer became a command: %+v", cmds)
+		}
+	})
 }

@@ -1,0 +1,341 @@
+package history
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"hash/fnv"
+	"io"
+	"os"
+	"time"
+
+	"github.com/foliodev/folio/message"
+	"github.com/foliodev/folio/transcript"
+)
+
+// The ID table. A page index written in one pass over its log (a rebuild)
+// also holds an ID table frame ('T'): a hash table of the IDs of main's
+// first idTableN settled entries, each with where its entries frame is.
+// A writer or reader that resumes after more records were appended tells
+// from it that their IDs are new without reading every entry's ID back
+// (resumeLight), and IndexDoc.Find finds an entry by reading one frame.
+// A fingerprint match is only a "maybe": the frame it points at says.
+//
+// Its payload is u32 bucket count (a power of two) and the buckets, each
+// tableSlots slots of u32 fingerprint (0 empty) and u32 entries frame
+// position, then a u32 CRC-32C of the bucket's index and slots, so one
+// bucket can be read and checked on its own. An ID goes in the first
+// bucket from its hash's, in order, with an empty slot.
+
+const (
+	tableSlots     = 15
+	tableBucketLen = tableSlots*8 + 4
+)
+
+// idHash is the table's hash of an ID: FNV-1a, fixed across processes.
+func idHash(id string) (bucket uint64, print uint32) {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	v := h.Sum64()
+	print = uint32(v >> 32)
+	if print == 0 {
+		print = 1
+	}
+	return v, print
+}
+
+// encodeIDTable builds a table payload holding ids, entry i in the entries
+// frame at frames[i] (positions below 4 GiB).
+func encodeIDTable(ids []string, frames []uint32) []byte {
+	n := 1
+	for n*tableSlots < 2*len(ids) {
+		n *= 2
+	}
+	slots := make([]uint32, 2*n*tableSlots)
+	for i, id := range ids {
+		h, p := idHash(id)
+		for b := h & uint64(n-1); ; b = (b + 1) & uint64(n-1) {
+			free := -1
+			for j := range tableSlots {
+				if slots[2*(int(b)*tableSlots+j)] == 0 {
+					free = 2 * (int(b)*tableSlots + j)
+					break
+				}
+			}
+			if free >= 0 {
+				slots[free], slots[free+1] = p, frames[i]
+				break
+			}
+		}
+	}
+	out := make([]byte, 4, 4+n*tableBucketLen)
+	binary.LittleEndian.PutUint32(out, uint32(n))
+	for b := range n {
+		start := len(out)
+		out = binary.LittleEndian.AppendUint32(out, uint32(b))
+		for _, v := range slots[2*b*tableSlots : 2*(b+1)*tableSlots] {
+			out = binary.LittleEndian.AppendUint32(out, v)
+		}
+		sum := crc32.Checksum(out[start:], castagnoli)
+		out = append(out[:start], out[start+4:]...)
+		out = binary.LittleEndian.AppendUint32(out, sum)
+	}
+	return out
+}
+
+// idTable reads buckets of a table frame at a link.
+type idTable struct {
+	src     io.ReaderAt
+	payload int64 // where the payload starts
+	n       uint64
+}
+
+// openIDTable opens the table frame l points at, in an index file of size
+// end held by src.
+func openIDTable(src io.ReaderAt, end int64, l link) (*idTable, error) {
+	if l.pos < int64(len(indexMagic)) || l.pos+int64(l.size) > end || l.size < frameHeadLen+4+4 {
+		return nil, fmt.Errorf("%w: an ID table link points outside the file", ErrIndexDamaged)
+	}
+	hd := make([]byte, frameHeadLen+4)
+	if _, err := src.ReadAt(hd, l.pos); err != nil {
+		return nil, fmt.Errorf("read the page index: %w", err)
+	}
+	n := binary.LittleEndian.Uint32(hd[frameHeadLen:])
+	if hd[4] != frameTable || uint64(binary.LittleEndian.Uint32(hd)) != 4+uint64(n)*tableBucketLen ||
+		uint64(l.size) != frameHeadLen+4+4+uint64(n)*tableBucketLen || n == 0 || n&(n-1) != 0 {
+		return nil, fmt.Errorf("%w: an ID table's size is impossible", ErrIndexDamaged)
+	}
+	return &idTable{src: src, payload: l.pos + frameHeadLen, n: uint64(n)}, nil
+}
+
+// maybe reports whether id may be in the table; false is certain.
+func (t *idTable) maybe(id string) (bool, error) {
+	frames, err := t.lookup(id)
+	return len(frames) > 0, err
+}
+
+// lookup returns the entries frames of the entries whose fingerprint is
+// id's: id is in the table only if it is in one of them.
+func (t *idTable) lookup(id string) ([]int64, error) {
+	h, p := idHash(id)
+	var out []int64
+	for i, b := uint64(0), h&(t.n-1); i < t.n; i, b = i+1, (b+1)&(t.n-1) {
+		slots, err := t.bucket(b)
+		if err != nil {
+			return nil, err
+		}
+		for s := 0; s < len(slots); s += 2 {
+			switch slots[s] {
+			case p:
+				out = append(out, int64(slots[s+1]))
+			case 0:
+				return out, nil
+			}
+		}
+	}
+	return out, nil
+}
+
+// bucket reads and checks bucket b: its fingerprints and frame positions,
+// interleaved.
+func (t *idTable) bucket(b uint64) ([2 * tableSlots]uint32, error) {
+	var out [2 * tableSlots]uint32
+	buf := make([]byte, tableBucketLen)
+	if _, err := t.src.ReadAt(buf, t.payload+4+int64(b)*tableBucketLen); err != nil {
+		return out, fmt.Errorf("read the page index: %w", err)
+	}
+	var idx [4]byte
+	binary.LittleEndian.PutUint32(idx[:], uint32(b))
+	sum := crc32.Update(crc32.Checksum(idx[:], castagnoli), castagnoli, buf[:tableSlots*8])
+	if sum != binary.LittleEndian.Uint32(buf[tableSlots*8:]) {
+		return out, fmt.Errorf("%w: an ID table bucket fails its checksum", ErrIndexDamaged)
+	}
+	for s := range out {
+		out[s] = binary.LittleEndian.Uint32(buf[s*4:])
+	}
+	return out, nil
+}
+
+// resumeLight is resume for a writer's index that has an ID table and
+// one branch: main's entries covered by the table are left out of the
+// Scanner (neither stubs nor IDs), so it costs the entries indexed since
+// the table was written, not the document. The Scanner is exact for every
+// record newIDs accepts (lightOK); any other needs resume.
+func (ix *Index) resumeLight() (*Scanner, *idTable, error) {
+	st := ix.st
+	if len(st.branches) != 1 || st.idTable.pos == 0 {
+		return nil, nil, fmt.Errorf("%w: no ID table", errNoIndexTail)
+	}
+	br := st.branches[0]
+	if br.uiLines == 0 && br.msgs > 0 || st.idTableN > br.count {
+		return nil, nil, fmt.Errorf("%w: the ID table does not fit", errNoIndexTail)
+	}
+	var src io.ReaderAt = ix.f
+	if ix.mem != nil {
+		src = bytes.NewReader(ix.mem)
+	}
+	table, err := openIDTable(src, ix.end, st.idTable)
+	if err != nil {
+		return nil, nil, err
+	}
+	doc, err := ix.Document(Main)
+	if err != nil {
+		return nil, nil, err
+	}
+	refs, err := doc.Refs(st.idTableN, br.count)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := newScanner(false, 0)
+	s.resumed, s.quiet = true, true
+	r := s.r
+	r.version = Version
+	r.conv.Header.Version = Version
+	s.lineNo, s.off, s.size, s.skipNL, s.last = st.lines, st.logSize, st.logSize, st.skipNL, '\n'
+	if st.skipNL {
+		s.last = 0
+	}
+	r.ids = newIDSet(len(refs))
+	for _, ref := range refs {
+		r.entries = append(r.entries, transcript.Entry{ID: ref.ID})
+		if !r.ids.add(ref.ID) {
+			return nil, nil, fmt.Errorf("%w: entry %q is in the document twice", ErrIndexDamaged, ref.ID)
+		}
+	}
+	for _, ref := range br.tail {
+		r.tail = append(r.tail, transcript.Entry{ID: ref.ID})
+	}
+	br.groups = nil // only compactions and forks read them, which take resume
+	r.uiLines = br.uiLines
+	if br.msgs > 0 || st.msgsMade {
+		r.conv.Messages, r.msgAt = make([]message.Message, br.msgs), make([]time.Time, br.msgs)
+	}
+	r.tree.head = st.head
+	r.conv.Title, r.lastAt, r.metaTime = st.title, st.lastAt, st.metaTime
+	return s, table, nil
+}
+
+// lightOK reports whether a Scanner from resumeLight applies the records
+// of data (complete lines the log gained) exactly: each is a message,
+// meta, rewrite or UI record of main, none holds a compaction entry, and
+// no entry's ID may be among those the table holds.
+func lightOK(t *idTable, data []byte) bool {
+	if t == nil {
+		return false
+	}
+	s := newScanner(false, 0)
+	r := s.r
+	r.version, r.scan = Version, true
+	ok := true
+	splitLines(data, func(line []byte) {
+		if !ok || len(line) == 0 {
+			return
+		}
+		rec, err := r.decodeRecord(trimLine(line))
+		if err != nil || rec.bad != nil || rec.entriesBad != nil {
+			ok = false
+			return
+		}
+		switch rec.typ {
+		case TypeMessage, TypeMeta, TypeRewrite, TypeUITranscript:
+		case TypeUIAppend, TypeUIOpen:
+			for _, e := range rec.entries {
+				if e.Content.Kind() == transcript.KindCompaction {
+					ok = false
+					return
+				}
+				if maybe, err := t.maybe(e.ID); err != nil || maybe {
+					ok = false
+					return
+				}
+			}
+		default:
+			ok = false
+		}
+	})
+	return ok
+}
+
+// lightState is what a Scanner from ResumeScanner's light resume keeps to
+// check lines against the index's ID table and to read the entries it
+// left out when a line needs them. Both come from the index file it
+// resumed from, whose frames never change while the file is not
+// replaced: a rebuilt index may describe a later document.
+type lightState struct {
+	index    string      // the index file's path
+	ifi      os.FileInfo // the index file resumed from
+	statePos int64       // its commit the Scanner resumed at
+	table    link        // its ID table
+	k        int         // main's entries left out
+	ids      *idSet      // main's ID set as resumed (a snapshot replaces it)
+}
+
+// open opens the index file resumed from, or fails if it was replaced.
+func (l *lightState) open() (*os.File, int64, error) {
+	f, err := os.Open(l.index)
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := f.Stat()
+	if err != nil || !os.SameFile(fi, l.ifi) {
+		f.Close()
+		return nil, 0, fmt.Errorf("%w: the page index the Scanner resumed from was replaced", ErrIndexStale)
+	}
+	return f, fi.Size(), nil
+}
+
+// judges reports whether the light Scanner applies line exactly: the ID
+// table says none of its entries' IDs is among main's first k.
+func (l *lightState) judges(line []byte) bool {
+	f, size, err := l.open()
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	t, err := openIDTable(f, size, l.table)
+	if err != nil {
+		return false
+	}
+	return lightOK(t, line)
+}
+
+// materialize reads main's entries the light resume left out from the
+// page index (their IDs, as resume holds them) and puts them before the
+// ones held, so the Scanner is as resume would have made it.
+func (s *Scanner) materialize() error {
+	l := s.light
+	s.light = nil
+	f, size, err := l.open()
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	src := fileFrames(f, size)
+	st, err := readState(src, l.statePos)
+	if err != nil {
+		return err
+	}
+	b := st.branches[0]
+	refs, err := walk(src, b.last, b.count, b.lastRef)
+	if err != nil {
+		return err
+	}
+	if len(refs) < l.k {
+		return fmt.Errorf("%w: the commit resumed from has %d entries, not %d", ErrIndexDamaged, len(refs), l.k)
+	}
+	r := s.r
+	entries := make([]transcript.Entry, 0, l.k+len(r.entries))
+	for _, ref := range refs[:l.k] {
+		entries = append(entries, transcript.Entry{ID: ref.ID})
+	}
+	entries = append(entries, r.entries...)
+	ids := newIDSet(len(entries))
+	for _, e := range entries {
+		if !ids.add(e.ID) {
+			return fmt.Errorf("%w: entry %q is in the document twice", ErrIndexDamaged, e.ID)
+		}
+	}
+	r.entries, r.ids = entries, ids
+	return nil
+}
