@@ -38,12 +38,12 @@ func TestMirrorDropsCopiesNobodyUses(t *testing.T) {
 		}
 	}
 	b.m.setBounds(copyIdle, 2)
+	b.m.Hold("c1")
 	for _, id := range ids {
 		if err := b.m.Sync(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 	}
-	b.m.Hold("c1")
 	have := func(m *Mirror) string {
 		var s []string
 		for _, id := range ids {

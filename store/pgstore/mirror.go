@@ -297,9 +297,6 @@ func (t *teeMedium) write(data []byte, replace bool) error {
 	defer c.mu.Unlock()
 	pos, err := t.Medium.writeAt(data, replace)
 	if err != nil {
-		if !t.Medium.alive(context.Background()) {
-			go t.m.leaseLost(t)
-		}
 		return err
 	}
 	tail := Tail{Epoch: pos.newEpoch, Seq: pos.seq}

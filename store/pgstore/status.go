@@ -75,11 +75,12 @@ func (m *Mirror) lostWriters(ctx context.Context) []string {
 
 // A lease can also end while the listener stays connected: its session
 // alone was ended (pg_terminate_backend, an idle-session timeout, a
-// proxy). A writer notices when a write fails, and the listener asks
-// every writer's connection every recoverEvery; either way the owner is
-// told (OnLeaseLost) so it closes that writer, and the conversation is
-// then loaded under a new lease, which records an answer the writer left
-// half-saved as interrupted.
+// proxy). The listener asks every writer's connection every recoverEvery
+// whether it answers (on its own goroutine, so never while an outage's
+// recovery runs); the owner of one that does not is told (OnLeaseLost) so
+// it closes that writer, and the conversation is then loaded under a new
+// lease, which records an answer the writer left half-saved as
+// interrupted.
 
 // OnLeaseLost sets the function told that the lease of a writer this
 // replica opened on conversation id ended while the database answers. It
@@ -108,18 +109,23 @@ func (m *Mirror) probeWriters(ctx context.Context) {
 // leaseLost tells the owner, once per writer, that w's lease ended, and
 // records what w left unfinished.
 func (m *Mirror) leaseLost(w *teeMedium) {
-	if m.down.Load() || w.closed.Load() || w.told.Swap(true) {
-		// The outage's recovery (setUp) handles it, or the writer's owner
-		// closed it already (and the function would close its successor).
+	if w.told.Swap(true) {
+		return
+	}
+	// Under statusMu, as the outage's recovery (setUp) tells its lost
+	// leases: whichever comes second finds the writer closed.
+	m.statusMu.Lock()
+	if m.down.Load() || w.closed.Load() {
+		// The outage's recovery handles it, or the writer's owner closed
+		// it already (and the function would close its successor).
+		m.statusMu.Unlock()
 		return
 	}
 	m.log.Warn("a writer lease ended", "conversation", w.id)
-	m.statusMu.Lock()
-	f := m.onLeaseLost
-	m.statusMu.Unlock()
-	if f != nil {
-		f(w.id)
+	if m.onLeaseLost != nil {
+		m.onLeaseLost(w.id)
 	}
+	m.statusMu.Unlock()
 	if err := m.recoverOne(w.id); err != nil {
 		m.log.Warn("replica recovery", "conversation", w.id, "err", err)
 	}
