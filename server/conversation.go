@@ -49,9 +49,11 @@ type conversation struct {
 	// evicted is set when the server forgot the conversation (evict): a
 	// caller that found it before must look it up again.
 	evicted bool
-	// remote: open entries other replicas' streaming messages reached
-	// (replica_live.go).
-	remote map[string]*remoteEntry
+	// remote: open entries other replicas' streaming messages reached;
+	// streamed: what this replica's engine streamed to the others, by
+	// entry (replica_live.go).
+	remote   map[string]*remoteEntry
+	streamed map[string]*streamSent
 
 	// Captures, one at a time so concurrent opens share: building is
 	// closed when the capture in progress ends; a later capture waits for

@@ -2,7 +2,6 @@ package server
 
 import (
 	"strings"
-	"sync"
 	"unicode/utf16"
 
 	"github.com/go-json-experiment/json"
@@ -45,13 +44,7 @@ type liveMsg struct {
 	After string         `json:"a,omitzero"`
 }
 
-// streamOut is the owner's side: per conversation, per open entry, what
-// the last message left.
-type streamOut struct {
-	mu    sync.Mutex
-	convs map[string]map[string]*streamSent
-}
-
+// streamSent is what the last message of an entry left, on the owner.
 type streamSent struct {
 	entry transcript.Entry
 	rev   int64
@@ -59,21 +52,18 @@ type streamSent struct {
 	after string
 }
 
-// streamLive sends a change the engine published for conversation id to
-// the other replicas, when it is streaming: an open agent or reasoning
-// entry, or the last text of one that settled.
-func (s *Server) streamLive(id string, ch Change) {
-	r := s.opts.Replica
+// streamLiveLocked sends a change this replica's engine published to the
+// other replicas, when it is streaming: an open agent or reasoning entry,
+// or the last text of one that settled.
+func (c *conversation) streamLiveLocked(ch Change) {
+	r := c.srv.opts.Replica
 	if r == nil {
 		return
 	}
-	o := &s.streamOut
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	sent := o.convs[id]
+	id, sent := c.id, c.streamed
 	switch ch.Op {
 	case OpReplaced:
-		delete(o.convs, id)
+		c.streamed = nil
 		return
 	case OpSettle:
 		prev := sent[ch.Entry.ID]
@@ -81,9 +71,6 @@ func (s *Server) streamLive(id string, ch Change) {
 			return
 		}
 		delete(sent, ch.Entry.ID)
-		if len(sent) == 0 {
-			delete(o.convs, id)
-		}
 		// The text that came with the settling (a settled entry differs
 		// in more than its text): the record settles the rest.
 		before, after := textOf(prev.entry), textOf(ch.Entry)
@@ -103,11 +90,8 @@ func (s *Server) streamLive(id string, ch Change) {
 		return
 	}
 	if sent == nil {
-		if o.convs == nil {
-			o.convs = map[string]map[string]*streamSent{}
-		}
 		sent = map[string]*streamSent{}
-		o.convs[id] = sent
+		c.streamed = sent
 	}
 	prev := sent[e.ID]
 	next := &streamSent{entry: e, after: ch.After, n16: utf16Len(textOf(e)), rev: 1}

@@ -78,8 +78,7 @@ type Server struct {
 
 	turns *Turns // the bound engine, when it is the server's own (closed by Close)
 
-	fwd       forwards  // commands crossing replicas (replica.go)
-	streamOut streamOut // streaming changes sent to other replicas (replica_live.go)
+	fwd forwards // commands crossing replicas (replica.go)
 }
 
 // setOnConnClosed installs the test hook.
@@ -279,10 +278,10 @@ func (s *Server) Publish(conversation string, ch Change) error {
 	if ch.Op == OpReceipt && ch.Receipt != nil && s.opts.Replica != nil {
 		s.answer(conversation, *ch.Receipt) // a command another replica sent
 	}
-	s.streamLive(conversation, ch)
 	c := s.conv(conversation)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.streamLiveLocked(ch)
 	if c.remote != nil {
 		c.dropRemoteLocked() // another replica's streaming is over
 	}
