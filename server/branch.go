@@ -88,6 +88,7 @@ func (c *conversation) edit(ctx context.Context, e *engine.Engine, cmd Command, 
 		return Receipt{}, err
 	}
 	if !r.Duplicate {
+		c.catchUp() // the new branch's generation, before its head event
 		_ = c.srv.Publish(c.id, Change{Op: OpHead, Head: head})
 	}
 	rc := receiptOf(c.id, r)
@@ -105,6 +106,9 @@ func (c *conversation) selectBranch(e *engine.Engine, cmd Command, tag []engine.
 		if err := e.SelectBranch(cmd.Head); err != nil {
 			return branchErr(err)
 		}
+		// The new generation goes out before the head event and the
+		// receipt, not after them from the publisher's own pace.
+		c.catchUp()
 		_ = c.srv.Publish(c.id, Change{Op: OpHead, Head: cmd.Head})
 		return nil
 	}, tag...)

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -137,6 +139,71 @@ func TestEditAndSelectBranchOverTheWire(t *testing.T) {
 	conv, err := history.ReadFile(ts.logOf(id))
 	if err != nil || conv.Head != "main" || len(conv.Problems) != 0 {
 		t.Fatalf("log: head %q problems %v err %v", conv.Head, conv.Problems, err)
+	}
+}
+
+// A select-branch receipt is final only once the head switch's new
+// generation is announced: a tab that opens after the receipt holds a token
+// that stays valid until something new happens. The publisher is held at
+// the announcement until the tab has opened, unless the command itself
+// waits for it (then holding it longer would hold the receipt too); on the
+// old ordering the announcement came after the receipt, moved the
+// generation under the fresh token, and this failed every time.
+func TestSelectBranchMovesTheGenerationBeforeItsReceipt(t *testing.T) {
+	ts, turns := newTurnsServer(t, 0, "")
+	var armed atomic.Bool
+	hold := make(chan struct{})
+	release := sync.OnceFunc(func() { close(hold) })
+	turns.hooks.replacing = func(string) {
+		if armed.Load() {
+			<-hold
+		}
+	}
+	turns.hooks.catchUp = func(string) {
+		if armed.Load() {
+			release()
+		}
+	}
+	id := ts.create(t)
+	c := ts.dial(t)
+	c.open(id)
+	c.send(id, "k1", "first")
+	c.finished("k1")
+	var first string
+	for _, e := range c.pageAll(t, id) {
+		if u, ok := e.Content.(transcript.User); ok && u.Text == "first" {
+			first = e.ID
+		}
+	}
+	ed := c.call(map[string]any{"type": "edit", "conversation": id, "commandId": "e1", "entryId": first, "text": "first, edited"})
+	if ed.Receipt == nil || ed.Receipt.Head != "b1" {
+		t.Fatalf("edit: %s", ed.raw)
+	}
+	c.finished("e1")
+
+	armed.Store(true)
+	sel := c.call(map[string]any{"type": "select-branch", "conversation": id, "commandId": "s1", "head": "main"})
+	if sel.Receipt == nil || sel.Receipt.State != transcript.CommandDone || sel.Receipt.Head != "main" {
+		t.Fatalf("select main: %s", sel.raw)
+	}
+	snap := c.open(id)
+	release()
+	// Something new: a turn on main. Its final receipt goes out after
+	// everything the publisher had left to announce.
+	c.send(id, "k2", "again")
+	done := c.await(func(f frame) bool {
+		return f.Type == "event" && f.Op == "receipt" && f.Receipt.CommandID == "k2" && f.Receipt.State.Final()
+	})
+	if done.Generation != snap.Generation {
+		t.Fatalf("the generation moved after the select's final receipt: snapshot %d, later events %d", snap.Generation, done.Generation)
+	}
+	if p := c.page(snap.Token, id, "earliest", "after", 1<<20); p.Type == "error" {
+		t.Fatalf("the token of an open after the select's final receipt: %s", p.raw)
+	}
+	for _, f := range c.held {
+		if f.Type == "event" && f.Op == "replaced" && f.Generation > snap.Generation {
+			t.Fatalf("replaced after the select's final receipt: %s", f.raw)
+		}
 	}
 }
 

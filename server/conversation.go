@@ -87,10 +87,12 @@ type conversation struct {
 	openErr  error
 	eng      *engine.Engine
 	// The open engine's goroutines: logOps reaches the one that owns the
-	// log (keepLog), quit stops both, pubDone and logClosed say they ended.
+	// log (keepLog), quit stops both, pubDone and logClosed say they ended,
+	// and pubSync asks the publisher to catch up (catchUp).
 	logOps    chan<- logOp
 	quit      chan struct{}
 	pubDone   chan struct{}
+	pubSync   chan chan struct{}
 	logClosed chan error
 
 	// Written whole, read without mu.

@@ -89,6 +89,8 @@ type turnsHooks struct {
 	published  func(e transcript.Entry) // an entry went to Publish
 	closing    func(id string)          // an engine's close began
 	waiting    func(id string)          // a command waits for an open or close
+	replacing  func(id string)          // the publisher announces a new generation of the store
+	catchUp    func(id string)          // a command waits for the publisher to announce its head switch
 }
 
 var _ Engine = (*Turns)(nil)

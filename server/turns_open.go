@@ -171,14 +171,14 @@ func (c *conversation) open(t *Turns) error {
 	// and its subscription taken before the engine takes any command.
 	c.resetMarks(store.Snapshot())
 	sub := store.Subscribe()
-	pubDone := make(chan struct{})
+	pubDone, pubSync := make(chan struct{}), make(chan chan struct{})
 	c.mu.Lock()
-	c.pubDone = pubDone
+	c.pubDone, c.pubSync = pubDone, pubSync
 	// From here the engine is the conversation's one producer of live
 	// changes; closeEngine hands them back to the log follower.
 	c.acquireLocked(eng)
 	c.mu.Unlock()
-	go c.publish(eng, sub, saveC, quit, pubDone)
+	go c.publish(eng, sub, saveC, pubSync, quit, pubDone)
 	return nil
 }
 
@@ -215,7 +215,7 @@ func (c *conversation) closeEngine(wait bool, when func(*engine.Engine) bool) er
 
 	c.mu.Lock()
 	c.releaseLocked()
-	c.logOps, c.quit, c.pubDone, c.logClosed = nil, nil, nil, nil
+	c.logOps, c.quit, c.pubDone, c.pubSync, c.logClosed = nil, nil, nil, nil, nil
 	c.changing, c.openErr = nil, nil
 	c.mu.Unlock()
 	close(closed)

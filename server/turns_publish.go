@@ -31,8 +31,10 @@ func (c *conversation) resetMarks(snap transcript.Snapshot) {
 // publish is the publishing goroutine of an open engine: it publishes the
 // store's snapshots (at most once per liveCadence; the latest one always
 // goes out) and the engine's command changes until quit is closed, then
-// once more so nothing written last is left out. saved signals a save.
-func (c *conversation) publish(eng *engine.Engine, sub *transcript.Subscription, saved, quit <-chan struct{}, done chan<- struct{}) {
+// once more so nothing written last is left out. saved signals a save;
+// each channel received on syncs is closed once the store's current
+// snapshot is published (catchUp).
+func (c *conversation) publish(eng *engine.Engine, sub *transcript.Subscription, saved <-chan struct{}, syncs <-chan chan struct{}, quit <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	defer sub.Close()
 	store := eng.Store()
@@ -81,6 +83,9 @@ func (c *conversation) publish(eng *engine.Engine, sub *transcript.Subscription,
 			}
 		case <-saved:
 			publish(store.Snapshot())
+		case ack := <-syncs:
+			publish(store.Snapshot())
+			close(ack)
 		case <-eng.Changed():
 			c.publishControl(eng)
 			last, pending = time.Now(), false
@@ -88,6 +93,30 @@ func (c *conversation) publish(eng *engine.Engine, sub *transcript.Subscription,
 			c.publishControl(eng)
 			return
 		}
+	}
+}
+
+// catchUp returns once the publisher has published the engine store's
+// snapshot as it is now, or has ended. A head switch hydrates the store
+// with the new head's document, a new generation the publisher announces
+// as "replaced"; a command that switched heads waits for that here, so the
+// generation moves once, before its receipt and head event, and a tab that
+// opens after the receipt keeps a token valid until something new happens.
+func (c *conversation) catchUp() {
+	c.mu.Lock()
+	syncs, done := c.pubSync, c.pubDone
+	c.mu.Unlock()
+	if syncs == nil {
+		return
+	}
+	if h := c.hooks().catchUp; h != nil {
+		h(c.id)
+	}
+	ack := make(chan struct{})
+	select {
+	case syncs <- ack:
+		<-ack
+	case <-done: // it ended with a last publish of everything
 	}
 }
 
@@ -102,6 +131,9 @@ func (c *conversation) publishDoc(snap transcript.Snapshot) {
 		// log, which the engine's next save rewrites. Its settled entries
 		// reach them that way, not as a flood of events; what is open or
 		// comes later is published as usual.
+		if h := c.hooks().replacing; h != nil {
+			h(c.id)
+		}
 		c.pubGen, c.published, c.pub = snap.Generation, snap.Document.Settled(), map[string]pubState{}
 		_ = c.srv.Publish(c.id, Change{Op: OpReplaced})
 	}
