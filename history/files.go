@@ -242,6 +242,9 @@ type Summary struct {
 	StartedAt time.Time
 	// Branched is set when the log has branches besides main.
 	Branched bool
+	// Size is the log's length in bytes where the listing knows it
+	// (store/pgstore's); 0 otherwise.
+	Size int64
 	// Head is the branch the log writes to (Main for a linear log); set
 	// by writers' summaries, empty in listings that do not know it.
 	Head string

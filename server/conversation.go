@@ -49,6 +49,11 @@ type conversation struct {
 	// evicted is set when the server forgot the conversation (evict): a
 	// caller that found it before must look it up again.
 	evicted bool
+	// remote: open entries other replicas' streaming messages reached;
+	// streamed: what this replica's engine streamed to the others, by
+	// entry (replica_live.go).
+	remote   map[string]*remoteEntry
+	streamed map[string]*streamSent
 
 	// Captures, one at a time so concurrent opens share: building is
 	// closed when the capture in progress ends; a later capture waits for
@@ -145,6 +150,9 @@ func (s *Server) conv(id string) *conversation {
 	if !ok {
 		c = newConversation(s, id, s.localPath(id))
 		s.convs[id] = c
+		if r := s.opts.Replica; r != nil {
+			r.Hold(id) // released by evict
+		}
 	}
 	return c
 }
@@ -200,6 +208,9 @@ func (s *Server) evict(c *conversation) {
 	}
 	delete(s.convs, c.id)
 	c.evicted = true
+	if r := s.opts.Replica; r != nil {
+		r.Release(c.id)
+	}
 	if c.f != nil {
 		c.f.Close()
 		c.f = nil

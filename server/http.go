@@ -169,7 +169,7 @@ func (s *Server) metaAt(id, p string) (Meta, error) {
 func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) {
 	// Both layouts, one entry per ID: the log the ID opens (history.Logs
 	// follows history.Locate, as logPath does).
-	logs, err := s.logFiles()
+	logs, err := s.listing()
 	if err != nil {
 		if s.storeUnavailable(w) {
 			return
@@ -181,6 +181,13 @@ func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) {
 	for _, l := range logs {
 		if validConversationID(l.ID) != nil {
 			continue
+		}
+		if l.Listed != nil {
+			out = append(out, *l.Listed)
+			continue
+		}
+		if l.Path == "" {
+			l.Path = s.logPath(l.ID)
 		}
 		if m, err := s.metaAt(l.ID, l.Path); err == nil {
 			out = append(out, m)

@@ -214,6 +214,10 @@ func (c *conversation) applyRecordLocked(rec history.Record, emit bool) {
 	case history.Appended, history.Opened:
 		open := ch.Kind == history.Opened
 		for _, e := range ch.Entries {
+			if c.remoteRecordLocked(e, open, emit) {
+				c.lastID = e.ID
+				continue // streamed messages showed it (replica_live.go)
+			}
 			if emit {
 				op := OpSettle
 				if open {

@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/transcript"
 )
 
 // Replica keeps the conversations in a database that several servers
@@ -39,6 +40,11 @@ type Replica interface {
 	Create(id string, header []byte) error
 	// Delete removes a conversation under its lease.
 	Delete(id string) error
+	// Hold keeps id's copy while the server has live state for it;
+	// Release lets it go (copies nobody holds or names are dropped after
+	// a while).
+	Hold(id string)
+	Release(id string)
 	// OnChange sets the function told after a copy changed; OnDeleted
 	// after a copy was dropped because the conversation was deleted.
 	OnChange(func(id string))
@@ -55,11 +61,21 @@ type Replica interface {
 	OnCommand(func(id string, body []byte))
 	OnReceipt(func(id string, receipt []byte))
 
+	// Stream sends a streaming change of an answer not yet saved to the
+	// other replicas, best effort and in order (replica_live.go); OnLive
+	// is told of theirs, for the conversations this replica serves.
+	Stream(id string, msg []byte)
+	OnLive(func(id string, msg []byte))
+
 	// Reachable reports whether the database answers (see
 	// replica_status.go); OnStatus is told when that changes, and on
 	// recovery which conversations' leases this replica lost meanwhile.
 	Reachable() bool
 	OnStatus(func(reachable bool, lost []string))
+	// OnLeaseLost is told when the lease of a conversation this replica
+	// writes ended while the database stays reachable (its session alone
+	// was ended); the function closes that conversation's engine.
+	OnLeaseLost(func(id string))
 
 	// Blobs is where the database keeps conversations' attachments and
 	// artifacts, so each replica reads what another received or made
@@ -240,6 +256,8 @@ func (s *Server) bindReplica() {
 	r.OnCommand(s.runForwarded)
 	r.OnReceipt(s.forwardedReceipt)
 	r.OnStatus(s.storeStatus)
+	r.OnLive(s.streamIn)
+	r.OnLeaseLost(s.lockLost)
 	r.OnChange(func(id string) {
 		// Not under the mirror's lock: the poll takes the conversation's.
 		go func() {
@@ -275,25 +293,58 @@ func (s *Server) openLog(id, p string) (*history.Log, error) {
 	return history.Open(p)
 }
 
-// logFiles lists the conversations: the data folder's logs, or on a
-// replica the database's conversations, each at its copy.
-func (s *Server) logFiles() ([]history.LogFile, error) {
+// listed is one conversation of a listing: its Meta when the listing
+// gives it, else the log to read it from (Path; "" on a replica: its
+// copy, made when read).
+type listed struct {
+	ID     string
+	Path   string
+	Listed *Meta
+}
+
+// listing lists the conversations: the data folder's logs, or on a
+// replica the database's rows, which give a conversation's Meta without
+// its log unless it has branches (their labels are read from a copy).
+func (s *Server) listing() ([]listed, error) {
 	r := s.opts.Replica
 	if r == nil {
-		return history.Logs(s.opts.DataDir)
+		logs, err := history.Logs(s.opts.DataDir)
+		out := make([]listed, 0, len(logs))
+		for _, l := range logs {
+			out = append(out, listed{ID: l.ID, Path: l.Path})
+		}
+		return out, err
 	}
 	list, err := r.List()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]history.LogFile, 0, len(list))
+	out := make([]listed, 0, len(list))
 	for _, sum := range list {
 		if validConversationID(sum.ID) != nil {
 			continue
 		}
-		out = append(out, history.LogFile{ID: sum.ID, Path: s.logPath(sum.ID)})
+		if sum.Err != nil || sum.Branched {
+			out = append(out, listed{ID: sum.ID})
+			continue
+		}
+		out = append(out, listed{ID: sum.ID, Listed: metaOfSummary(sum)})
 	}
 	return out, nil
+}
+
+// metaOfSummary is the Meta of a linear conversation's listing.
+func metaOfSummary(sum history.Summary) *Meta {
+	var started string
+	if !sum.StartedAt.IsZero() {
+		started = string(transcript.AppendInstant(nil, sum.StartedAt))
+	}
+	updated := started
+	if !sum.UpdatedAt.IsZero() {
+		updated = string(transcript.AppendInstant(nil, sum.UpdatedAt))
+	}
+	return &Meta{ID: sum.ID, Title: sum.Title, StartedAt: started, UpdatedAt: updated, Bytes: sum.Size,
+		Head: defaultHead, Branches: []Branch{{Head: defaultHead, Label: defaultHead}}, Alternatives: []Alternative{}}
 }
 
 // createLog writes a new log's header line on a replica; false without

@@ -41,6 +41,15 @@ func (s *Server) storeStatus(reachable bool, lost []string) {
 		for _, id := range lost {
 			s.lockLost(id)
 		}
+		// What other replicas streamed before the outage may never have
+		// been saved.
+		for _, c := range s.conversations() {
+			c.mu.Lock()
+			if c.remote != nil {
+				c.dropRemoteLocked()
+			}
+			c.mu.Unlock()
+		}
 	}
 	s.opts.Logger.Warn("conversation store", "state", st, "lost leases", len(lost))
 	s.mu.Lock()

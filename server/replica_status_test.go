@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/store/pgstore/pgtest"
@@ -294,6 +295,72 @@ func TestReplicaSessionsTerminated(t *testing.T) {
 	stored := storedEntries(t, a, id)
 	if got := userTexts(stored); got != "long|after" {
 		t.Fatalf("user entries %q; want long and after, once each:\n%s", got, data)
+	}
+	for name, tab := range tabs {
+		tab.awaitDocument(t, name, stored)
+	}
+}
+
+// A lease that ends while the database stays reachable (its session alone
+// is ended) is noticed by the replica without any command: it closes the
+// conversation's engine, which had stopped being able to save, records the
+// answer as far as it was saved under an "interrupted" notice, and its tab,
+// told the document was replaced, holds the database's document, with no
+// save failure shown. The next send runs under a new lease.
+func TestReplicaLeaseEndedAloneIsRecoveredWithoutACommand(t *testing.T) {
+	url := pgtest.URL(t)
+	a := newReplicaServerSaving(t, url, 60, 250*time.Millisecond)
+	b := newReplicaServer(t, url, 400)
+	id := a.create(t)
+	ca, cb := a.dial(t), b.dial(t)
+	tabs := map[string]*tabDoc{"A": followTab(t, ca, id), "B": followTab(t, cb, id)}
+	if r := ca.send(id, "k1", "long"); r.State == transcript.CommandRejected {
+		t.Fatalf("send on A: %+v", r)
+	}
+	// Once part of the answer is saved, end the lease's session.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) { // a hang guard, not a measure
+		if es := storedEntries(t, a, id); len(es) > 0 {
+			if x, ok := es[len(es)-1].Content.(transcript.Agent); ok && x.Markdown != "" {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("A never saved its streaming answer")
+		}
+	}
+	var pid int32
+	must(t, a.store.Pool().QueryRow(context.Background(),
+		`SELECT backend_pid FROM folio_leases WHERE conversation_id = $1`, id).Scan(&pid))
+	var ended bool
+	must(t, a.store.Pool().QueryRow(context.Background(), `SELECT pg_terminate_backend($1, 10000)`, pid).Scan(&ended))
+	if !ended {
+		t.Fatal("the lease's session did not end")
+	}
+	ca.await(func(f frame) bool { return f.Type == "event" && f.Op == string(OpReplaced) })
+	for _, tab := range []*client{ca, cb} {
+		tab.await(func(f frame) bool {
+			if f.Type != "event" || f.Open || (f.Op != string(OpUpsert) && f.Op != string(OpSettle)) {
+				return false
+			}
+			e, err := transcript.DecodeEntry(f.Entry)
+			n, ok := e.Content.(transcript.Notice)
+			return err == nil && ok && n.Text == history.InterruptedNotice
+		})
+	}
+	stored := storedEntries(t, a, id)
+	for name, tab := range tabs {
+		tab.awaitDocument(t, name, stored)
+	}
+	if r := ca.send(id, "k2", "after"); r.State == transcript.CommandRejected {
+		t.Fatalf("send on A after its lease ended: %+v", r)
+	}
+	if r := ca.finished("k2"); r.State != transcript.CommandDone {
+		t.Fatalf("A's turn: %+v", r)
+	}
+	waitEqual(t, id, a, b)
+	stored = storedEntries(t, a, id)
+	if got := userTexts(stored); got != "long|after" {
+		t.Fatalf("user entries %q; want long and after, once each", got)
 	}
 	for name, tab := range tabs {
 		tab.awaitDocument(t, name, stored)

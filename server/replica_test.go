@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -33,6 +34,14 @@ type replicaServer struct {
 
 func newReplicaServer(t *testing.T, url string, rate float64, configure ...func(*Options, *TurnsOptions)) *replicaServer {
 	t.Helper()
+	return newReplicaServerSaving(t, url, rate, 0, configure...)
+}
+
+// newReplicaServerSaving is newReplicaServer whose engine saves a
+// streaming answer every saveEvery (0: the engine's default, as folio
+// serve --store).
+func newReplicaServerSaving(t *testing.T, url string, rate float64, saveEvery time.Duration, configure ...func(*Options, *TurnsOptions)) *replicaServer {
+	t.Helper()
 	st, err := pgstore.Open(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +56,7 @@ func newReplicaServer(t *testing.T, url string, rate float64, configure ...func(
 		Model:           "demo",
 		Workspace:       t.TempDir(),
 		IdleAfter:       time.Second,
-		StreamSaveEvery: 250 * time.Millisecond,
+		StreamSaveEvery: saveEvery,
 	}
 	opts := Options{DataDir: data, Replica: m}
 	for _, c := range configure {
@@ -167,6 +176,18 @@ func TestThreeReplicas(t *testing.T) {
 	cb.await(func(f frame) bool {
 		return f.Type == "event" && f.Op == string(OpAppend) && f.EntryID == open.entry(t).ID && f.Text != ""
 	})
+	// B's tab sees the answer as D streams it, ahead of D's saves; D is
+	// killed once the database holds part of it, which the recovery keeps.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) { // a hang guard, not a measure
+		conv, err := history.ReadStore(a.store, id)
+		must(t, err)
+		if i, ok := conv.Document.Index(open.entry(t).ID); ok && textOf(conv.Document.At(i)) != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("D never saved its streaming answer")
+		}
+	}
 	var pid int32
 	if err := a.store.Pool().QueryRow(context.Background(),
 		`SELECT backend_pid FROM folio_leases WHERE conversation_id = $1`, id).Scan(&pid); err != nil {
@@ -279,7 +300,7 @@ func (p *replicaProcess) kill(t *testing.T) {
 }
 
 // serveReplica is the child process: a replica with the demo model at 20
-// tokens per second, serving until its standard input closes.
+// tokens per second (FOLIO_TEST_REPLICA_RATE), serving until its standard input closes.
 func serveReplica(data, url string) int {
 	fail := func(err error) int { fmt.Fprintln(os.Stderr, err); return 1 }
 	st, err := pgstore.Open(context.Background(), url)
@@ -290,8 +311,15 @@ func serveReplica(data, url string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go m.Run(ctx)
-	turns, err := NewTurns(TurnsOptions{Provider: demo.New(demo.Options{TokensPerSecond: 20}), Model: "demo", Workspace: data,
-		StreamSaveEvery: 250 * time.Millisecond})
+	rate := 20.0
+	if r, err := strconv.ParseFloat(os.Getenv("FOLIO_TEST_REPLICA_RATE"), 64); err == nil {
+		rate = r
+	}
+	// FOLIO_TEST_REPLICA_SAVE: how often a streaming answer is saved
+	// (default: the engine's, as folio serve --store does).
+	save, _ := time.ParseDuration(os.Getenv("FOLIO_TEST_REPLICA_SAVE"))
+	turns, err := NewTurns(TurnsOptions{Provider: demo.New(demo.Options{TokensPerSecond: rate}), Model: "demo", Workspace: data,
+		StreamSaveEvery: save})
 	if err != nil {
 		return fail(err)
 	}

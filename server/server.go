@@ -281,5 +281,9 @@ func (s *Server) Publish(conversation string, ch Change) error {
 	c := s.conv(conversation)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.streamLiveLocked(ch)
+	if c.remote != nil {
+		c.dropRemoteLocked() // another replica's streaming is over
+	}
 	return c.applyLocked(ch, 0)
 }

@@ -55,8 +55,7 @@ type TurnsOptions struct {
 	// (default DefaultIdleAfter).
 	IdleAfter time.Duration
 	// StreamSaveEvery, when set, is how often a streaming answer is saved
-	// at the latest (engine.WithStreamSaveEvery): replicas save often, so
-	// other replicas' tabs follow the answer from the log.
+	// at the latest (engine.WithStreamSaveEvery; default the engine's).
 	StreamSaveEvery time.Duration
 	// Models are the models a send may switch to (see models.go); the
 	// Default one is Provider and Model. Empty: only Provider and Model.

@@ -63,10 +63,6 @@ folio serve --store postgres://folio@db/folio --data /var/lib/folio-replica-1`,
 // engine, and so its lease, after a turn.
 const replicaIdleAfter = 2 * time.Second
 
-// replicaStreamSaveEvery is how often a replica's engine saves a streaming
-// answer: other replicas' tabs see it grow at this pace.
-const replicaStreamSaveEvery = 250 * time.Millisecond
-
 func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 	ctx := cmd.Context()
 	switch {
@@ -139,7 +135,6 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 		// A conversation's engine holds its lease: on a replica it lets go
 		// soon after a turn, so a send that reaches another replica runs.
 		topts.IdleAfter = replicaIdleAfter
-		topts.StreamSaveEvery = replicaStreamSaveEvery
 	}
 	turns, err := server.NewTurns(topts)
 	if err != nil {

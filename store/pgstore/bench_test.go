@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -114,4 +115,80 @@ func benchFanOut(b *testing.B, replicas int) {
 	el := time.Since(start)
 	b.ReportMetric(float64(b.N)/el.Seconds(), "appends/s")
 	b.ReportMetric(float64(b.N*replicas)/el.Seconds(), "deliveries/s")
+}
+
+// BenchmarkStreamFanOut measures streaming messages per second through
+// one PostgreSQL's NOTIFY with three replicas listening: one sender
+// (Stream), 100-byte messages (a few tokens of an answer), at most 256
+// under way, the clock stopping when every replica got every message.
+//
+//	eval "$(.ci/pg-start --export)"; go test -run '^$' -bench StreamFanOut -benchtime 20000x ./store/pgstore
+func BenchmarkStreamFanOut(b *testing.B) {
+	u := freshURL(b)
+	ctx := context.Background()
+	run := func(m *Mirror) {
+		rctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { m.Run(rctx); close(done) }()
+		b.Cleanup(func() { cancel(); <-done })
+	}
+	open := func() *Mirror {
+		s, err := Open(ctx, u)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		m := NewMirror(s, b.TempDir(), nil)
+		if err := m.Sync(ctx, "s"); err != nil {
+			b.Fatal(err)
+		}
+		return m
+	}
+	sender := open()
+	run(sender)
+	const replicas = 3
+	got := make(chan int, 1<<16)
+	var counts [replicas]int
+	for i := range replicas {
+		m := open()
+		m.OnLive(func(string, []byte) { got <- i })
+		run(m)
+	}
+	// Once a probe reached every replica, all listen.
+	for seen := map[int]bool{}; len(seen) < replicas; {
+		sender.Stream("s", []byte(`"probe"`))
+		select {
+		case i := <-got:
+			seen[i] = true
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	for len(got) > 0 {
+		<-got
+	}
+	time.Sleep(100 * time.Millisecond) // let the last probes arrive
+	for len(got) > 0 {
+		<-got
+	}
+	// Distinct, as real ones are (PostgreSQL delivers one of identical
+	// notifications sent in one transaction).
+	msg := func(i int) []byte {
+		return fmt.Appendf(nil, `{"e":"entry-0001","r":%d,"b":%d,"o":4096,"t":"%s"}`, i+1, i, strings.Repeat("x", 50))
+	}
+	least := func() int { return min(counts[0], counts[1], counts[2]) }
+	b.ResetTimer()
+	for sent := 0; sent < b.N; {
+		if sent-least() < 256 {
+			sender.Stream("s", msg(sent))
+			sent++
+			continue
+		}
+		counts[<-got]++
+	}
+	for least() < b.N {
+		counts[<-got]++
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "messages/s")
+	b.ReportMetric(float64(b.N*replicas)/b.Elapsed().Seconds(), "deliveries/s")
 }

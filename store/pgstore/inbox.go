@@ -116,11 +116,13 @@ func (m *Mirror) Answer(ctx context.Context, id, commandID string, receipt []byt
 	return m.notify(ctx, ReceiptsChannel, note{Conversation: id, Command: commandID, Receipt: receipt})
 }
 
-// claim takes a forwarded command for this replica, once.
+// claim takes a forwarded command for this replica, once. A command this
+// replica forwarded itself (its own recovery held the lease a moment) is
+// left for it to take back and run.
 func (m *Mirror) claim(ctx context.Context, id, commandID string) ([]byte, bool) {
 	var body []byte
 	err := m.s.pool.QueryRow(ctx, `UPDATE folio_inbox SET claimed_by = $3
-		WHERE conversation_id = $1 AND command_id = $2 AND claimed_by IS NULL RETURNING body`, id, commandID, m.s.owner).Scan(&body)
+		WHERE conversation_id = $1 AND command_id = $2 AND claimed_by IS NULL AND sender <> $3 RETURNING body`, id, commandID, m.s.owner).Scan(&body)
 	return body, err == nil
 }
 

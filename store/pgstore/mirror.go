@@ -45,11 +45,16 @@ type Mirror struct {
 	dir string // the replica's data folder
 	log *slog.Logger
 
-	in inbox // forwarded commands (inbox.go)
+	in  inbox   // forwarded commands (inbox.go)
+	out liveOut // streaming messages (live.go)
 
 	listener atomic.Uint32 // the listening connection's server process (tests end it)
 	// recoverEvery is how often Run calls Recover (tests shorten it).
 	recoverEvery time.Duration
+	// copyIdle and maxCopies bound the copies kept (bound.go); guarded
+	// by mu.
+	copyIdle  time.Duration
+	maxCopies int
 
 	mu    sync.Mutex
 	convs map[string]*mirrored
@@ -64,9 +69,10 @@ type Mirror struct {
 
 	// down: the listener lost the database and has not reconnected yet
 	// (status.go).
-	down     atomic.Bool
-	statusMu sync.Mutex // serializes onStatus calls
-	onStatus func(reachable bool, lost []string)
+	down        atomic.Bool
+	statusMu    sync.Mutex // serializes onStatus calls
+	onStatus    func(reachable bool, lost []string)
+	onLeaseLost func(id string) // status.go
 }
 
 // mirrored is one conversation's copy: how far it has applied the log.
@@ -74,7 +80,9 @@ type mirrored struct {
 	mu         sync.Mutex
 	epoch, seq int64
 	size       int64
-	synced     bool // epoch and seq describe the local file
+	synced     bool      // epoch and seq describe the local file
+	used       time.Time // the last Sync (a request that named it)
+	holds      int       // Hold minus Release
 }
 
 // NewMirror keeps copies under dir/conversations.
@@ -82,7 +90,8 @@ func NewMirror(s *Store, dir string, log *slog.Logger) *Mirror {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Mirror{s: s, dir: dir, log: log, convs: map[string]*mirrored{}, recoverEvery: recoverEvery}
+	return &Mirror{s: s, dir: dir, log: log, convs: map[string]*mirrored{}, recoverEvery: recoverEvery,
+		copyIdle: copyIdle, maxCopies: maxCopies}
 }
 
 // OnDeleted sets the function told after a copy was dropped because its
@@ -130,6 +139,16 @@ func (m *Mirror) Path(id string) (string, error) { return history.Path(m.dir, id
 // from then on (Run). A conversation the database does not have has no
 // copy: one left from before is removed.
 func (m *Mirror) Sync(ctx context.Context, id string) error {
+	c := m.conv(id)
+	c.mu.Lock()
+	c.used = time.Now()
+	c.mu.Unlock()
+	return m.sync(ctx, id)
+}
+
+// sync is Sync without counting it as a use of the copy (the listener's
+// catch-up).
+func (m *Mirror) sync(ctx context.Context, id string) error {
 	p, err := m.Path(id)
 	if err != nil {
 		return err
@@ -253,7 +272,8 @@ type teeMedium struct {
 	m      *Mirror
 	id     string
 	path   string
-	closed bool
+	closed atomic.Bool
+	told   atomic.Bool // leaseLost was told about this writer
 }
 
 func (t *teeMedium) Append(records []byte) error { return t.write(records, false) }
@@ -261,8 +281,7 @@ func (t *teeMedium) Append(records []byte) error { return t.write(records, false
 // Close releases the lease; this replica no longer owns the conversation.
 func (t *teeMedium) Close() error {
 	err := t.Medium.Close()
-	if !t.closed {
-		t.closed = true
+	if !t.closed.Swap(true) {
 		t.m.own(t.id, -1)
 		t.m.mu.Lock()
 		delete(t.m.writers, t)
@@ -352,6 +371,9 @@ func (m *Mirror) Create(id string, header []byte) error {
 // five seconds) and catches every copy up before listening on. Every
 // recoverEvery it also runs Recover.
 func (m *Mirror) Run(ctx context.Context) error {
+	sent := make(chan struct{})
+	defer func() { <-sent }()
+	go func() { m.send(ctx); close(sent) }()
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		listened, err := m.listen(ctx)
@@ -382,7 +404,7 @@ func (m *Mirror) listen(ctx context.Context) (listened bool, err error) {
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	m.listener.Store(conn.PgConn().PID())
-	for _, ch := range []string{AppendsChannel, InboxChannel, ReceiptsChannel} {
+	for _, ch := range []string{AppendsChannel, InboxChannel, ReceiptsChannel, LiveChannel} {
 		if _, err := conn.Exec(ctx, `LISTEN `+ch); err != nil {
 			return false, err
 		}
@@ -395,7 +417,7 @@ func (m *Mirror) listen(ctx context.Context) (listened bool, err error) {
 	}
 	m.mu.Unlock()
 	for _, id := range ids {
-		if err := m.Sync(ctx, id); err != nil {
+		if err := m.sync(ctx, id); err != nil {
 			m.log.Warn("replica catch-up", "conversation", id, "err", err)
 		}
 	}
@@ -404,6 +426,8 @@ func (m *Mirror) listen(ctx context.Context) (listened bool, err error) {
 	next := time.Now().Add(m.recoverEvery)
 	for {
 		if time.Now().After(next) {
+			m.probeWriters(ctx)
+			m.sweep()
 			if err := m.Recover(ctx); err != nil {
 				m.log.Warn("replica recovery", "err", err)
 			}
@@ -428,6 +452,10 @@ func (m *Mirror) listen(ctx context.Context) (listened bool, err error) {
 		if err != nil {
 			return true, err
 		}
+		if n.Channel == LiveChannel {
+			m.liveNoteIn(ctx, n.Payload)
+			continue
+		}
 		if n.Channel != AppendsChannel {
 			var in note
 			if json.Unmarshal([]byte(n.Payload), &in) == nil {
@@ -451,7 +479,7 @@ func (m *Mirror) listen(ctx context.Context) (listened bool, err error) {
 		if current {
 			continue // this replica wrote it, or already read it
 		}
-		if err := m.Sync(ctx, id); err != nil {
+		if err := m.sync(ctx, id); err != nil {
 			m.log.Warn("replica sync", "conversation", id, "err", err)
 		}
 	}
@@ -501,22 +529,26 @@ func (m *Mirror) Recover(ctx context.Context) error {
 		m.mu.Lock()
 		_, served := m.convs[id]
 		m.mu.Unlock()
-		if !served {
-			continue
+		if served {
+			errs = append(errs, m.recoverOne(id))
 		}
-		l, err := m.OpenLog(id)
-		if errors.Is(err, history.ErrLocked) {
-			continue // taken over already
-		}
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		c, err := l.Load()
-		if err == nil && c.Interrupted {
-			m.log.Info("recorded an answer its writer left unfinished", "conversation", id, "writer", l.TookOverFrom())
-		}
-		errs = append(errs, err, l.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// recoverOne loads conversation id under its lease, which its last writer
+// lost, so that an answer it left half-written is recorded as interrupted.
+func (m *Mirror) recoverOne(id string) error {
+	l, err := m.OpenLog(id)
+	if errors.Is(err, history.ErrLocked) {
+		return nil // taken over already
+	}
+	if err != nil {
+		return err
+	}
+	c, err := l.Load()
+	if err == nil && c.Interrupted {
+		m.log.Info("recorded an answer its writer left unfinished", "conversation", id, "writer", l.TookOverFrom())
+	}
+	return errors.Join(err, l.Close())
 }

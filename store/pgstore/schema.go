@@ -85,6 +85,20 @@ var migrations = []string{
 		FOREIGN KEY (conversation_id, digest) REFERENCES folio_blobs (conversation_id, digest) ON DELETE CASCADE
 	);
 	CREATE INDEX folio_blob_names_digest ON folio_blob_names (conversation_id, digest);`,
+	// 4: streaming messages too large for NOTIFY's
+	// payload (live.go), kept a minute.
+	`CREATE TABLE folio_live (
+		n               bigserial PRIMARY KEY,
+		conversation_id text  NOT NULL,
+		body            bytea NOT NULL,
+		created_at      timestamptz NOT NULL DEFAULT now()
+	);
+	CREATE INDEX folio_live_created ON folio_live (created_at);
+	-- The listing's remaining columns, so a replica lists without reading
+	-- logs; NULL until the next writer notes them. The log's start and
+	-- last update as RFC 3339 text, to the nanosecond the log holds
+	-- (timestamptz keeps microseconds).
+	ALTER TABLE folio_conversations ADD COLUMN started text, ADD COLUMN updated text, ADD COLUMN branched boolean;`,
 }
 
 // schemaLock is the advisory lock key that serializes migrations.

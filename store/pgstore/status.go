@@ -72,3 +72,61 @@ func (m *Mirror) lostWriters(ctx context.Context) []string {
 	slices.Sort(lost)
 	return slices.Compact(lost)
 }
+
+// A lease can also end while the listener stays connected: its session
+// alone was ended (pg_terminate_backend, an idle-session timeout, a
+// proxy). The listener asks every writer's connection every recoverEvery
+// whether it answers (on its own goroutine, so never while an outage's
+// recovery runs); the owner of one that does not is told (OnLeaseLost) so
+// it closes that writer, and the conversation is then loaded under a new
+// lease, which records an answer the writer left half-saved as
+// interrupted.
+
+// OnLeaseLost sets the function told that the lease of a writer this
+// replica opened on conversation id ended while the database answers. It
+// must close that writer (the one whose lease ended) before it returns.
+func (m *Mirror) OnLeaseLost(f func(id string)) {
+	m.statusMu.Lock()
+	m.onLeaseLost = f
+	m.statusMu.Unlock()
+}
+
+// probeWriters asks each open writer's connection whether it answers.
+func (m *Mirror) probeWriters(ctx context.Context) {
+	m.mu.Lock()
+	ws := make([]*teeMedium, 0, len(m.writers))
+	for w := range m.writers {
+		ws = append(ws, w)
+	}
+	m.mu.Unlock()
+	for _, w := range ws {
+		if !w.Medium.alive(ctx) {
+			go m.leaseLost(w)
+		}
+	}
+}
+
+// leaseLost tells the owner, once per writer, that w's lease ended, and
+// records what w left unfinished.
+func (m *Mirror) leaseLost(w *teeMedium) {
+	if w.told.Swap(true) {
+		return
+	}
+	// Under statusMu, as the outage's recovery (setUp) tells its lost
+	// leases: whichever comes second finds the writer closed.
+	m.statusMu.Lock()
+	if m.down.Load() || w.closed.Load() {
+		// The outage's recovery handles it, or the writer's owner closed
+		// it already (and the function would close its successor).
+		m.statusMu.Unlock()
+		return
+	}
+	m.log.Warn("a writer lease ended", "conversation", w.id)
+	if m.onLeaseLost != nil {
+		m.onLeaseLost(w.id)
+	}
+	m.statusMu.Unlock()
+	if err := m.recoverOne(w.id); err != nil {
+		m.log.Warn("replica recovery", "conversation", w.id, "err", err)
+	}
+}

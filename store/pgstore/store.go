@@ -271,8 +271,8 @@ func (s *Store) Follow(ctx context.Context, id string, epoch, seq int64) (Tail, 
 func (s *Store) List() ([]history.Summary, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	rows, err := s.pool.Query(ctx, `SELECT id, title, head, version, entries, messages, problems, listed_at
-		FROM folio_conversations ORDER BY id`)
+	rows, err := s.pool.Query(ctx, `SELECT id, title, head, version, entries, messages, problems, listed_at,
+		started, updated, branched, size FROM folio_conversations ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: list: %w", err)
 	}
@@ -282,17 +282,23 @@ func (s *Store) List() ([]history.Summary, error) {
 		var sum history.Summary
 		var version, entries, messages, problems *int32
 		var at *time.Time
-		if err := rows.Scan(&sum.ID, &sum.Title, &sum.Head, &version, &entries, &messages, &problems, &at); err != nil {
+		var started, updated *string
+		var branched *bool
+		if err := rows.Scan(&sum.ID, &sum.Title, &sum.Head, &version, &entries, &messages, &problems, &at,
+			&started, &updated, &branched, &sum.Size); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("pgstore: list: %w", err)
 		}
-		if entries == nil || version == nil || messages == nil || problems == nil || at == nil {
+		if entries == nil || version == nil || messages == nil || problems == nil || at == nil ||
+			started == nil || updated == nil || branched == nil {
 			unknown = append(unknown, sum.ID)
 			continue
 		}
+		sum.StartedAt, _ = time.Parse(time.RFC3339Nano, *started)
+		sum.Branched = *branched
 		sum.Path = Name(sum.ID)
 		sum.Version, sum.Entries, sum.Messages, sum.Problems = int(*version), int(*entries), int(*messages), int(*problems)
-		sum.UpdatedAt = *at
+		sum.UpdatedAt, _ = time.Parse(time.RFC3339Nano, *updated)
 		out = append(out, sum)
 	}
 	rows.Close()
@@ -305,7 +311,9 @@ func (s *Store) List() ([]history.Summary, error) {
 			out = append(out, history.Summary{ID: id, Path: name, Err: err})
 			continue
 		}
-		out = append(out, history.SummarizeLog(id, name, data))
+		sum := history.SummarizeLog(id, name, data)
+		sum.Size = int64(len(data))
+		out = append(out, sum)
 	}
 	history.SortSummaries(out)
 	return out, nil
@@ -557,8 +565,19 @@ func (m *Medium) Noted(s history.Summary) {
 		head = history.Main
 	}
 	_, _ = m.conn.Exec(ctx, `UPDATE folio_conversations SET title = $2, head = $3, version = $4, entries = $5,
-		messages = $6, problems = $7, listed_at = $8 WHERE id = $1`,
-		m.id, s.Title, head, s.Version, s.Entries, s.Messages, s.Problems, s.UpdatedAt)
+		messages = $6, problems = $7, listed_at = $8, started = $9, updated = $10, branched = $11 WHERE id = $1`,
+		m.id, s.Title, head, s.Version, s.Entries, s.Messages, s.Problems, s.UpdatedAt,
+		instant(s.StartedAt), instant(s.UpdatedAt), s.Branched)
+}
+
+// instant is t as the listing's text columns keep it; NULL for a zero t
+// (a log without the date), so List reads the log.
+func instant(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := t.UTC().Format(time.RFC3339Nano)
+	return &s
 }
 
 // RecordCommand appends a receipt row.

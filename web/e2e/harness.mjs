@@ -182,6 +182,8 @@ export async function setupHarness({ messages = 300_000 } = {}) {
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   return {
+    /** bin is the folio binary. */
+    bin,
     /** url is the printed URL with the token in its fragment; base is the server's root. */
     url,
     base,

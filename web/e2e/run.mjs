@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { assert, browserPath, closeHarness, item, openApp, required, setupHarness, shots } from './harness.mjs';
 import { branchTests } from './branches.mjs';
 import { mcpTests } from './mcp.mjs';
+import { outageTests } from './outage.mjs';
 import { openBeside, productTests } from './product.mjs';
 
 if (!existsSync(browserPath)) {
@@ -734,6 +735,7 @@ test('the app opened from the printed URL works, and again after a reload; witho
 branchTests(test);
 productTests(test);
 mcpTests(test);
+outageTests(test);
 
 let passed = 0;
 let failed = 0;

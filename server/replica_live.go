@@ -1,0 +1,360 @@
+package server
+
+import (
+	"strings"
+	"unicode/utf16"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/foliodev/folio/transcript"
+)
+
+// Streaming across replicas. The replica whose engine writes an answer
+// sends its streaming changes to the other replicas as they are published
+// (Replica.Stream), before they are saved: an open agent or reasoning
+// entry whole when it opens or changes other than by appended text, and
+// after that only the text appended, against the length the last message
+// left. The other replicas put them into their conversation's live state
+// as the engine's changes are put into the owner's, so their tabs get the
+// same append events at about the same time.
+//
+// The saved records still come, and stay the authority: a record of an
+// open entry that is behind what the messages already showed is passed
+// over, and a settled record replaces whatever the messages built. A
+// message that does not continue what the receiver holds (one was lost:
+// see pgstore's live.go) is dropped, and the entry then grows by its saved
+// records until a message continues the text a record left. An entry known
+// only from messages that the log moves past without it (the owner died
+// before saving it) is withdrawn by replacing the document.
+
+// liveMsg is a streaming message between replicas.
+type liveMsg struct {
+	Entry string `json:"e"`
+	// Rev numbers the sender's messages for the entry; Base is the one
+	// this append continues.
+	Rev  int64 `json:"r"`
+	Base int64 `json:"b,omitzero"`
+	// An append: Text goes after the first Offset UTF-16 units of the
+	// entry's text.
+	Offset int    `json:"o,omitzero"`
+	Text   string `json:"t,omitzero"`
+	// The open entry whole, and the entry it follows.
+	Open  jsontext.Value `json:"x,omitzero"`
+	After string         `json:"a,omitzero"`
+}
+
+// streamSent is what the last message of an entry left, on the owner.
+type streamSent struct {
+	entry transcript.Entry
+	rev   int64
+	n16   int
+	after string
+}
+
+// streamLiveLocked sends a change this replica's engine published to the
+// other replicas, when it is streaming: an open agent or reasoning entry,
+// or the last text of one that settled.
+func (c *conversation) streamLiveLocked(ch Change) {
+	r := c.srv.opts.Replica
+	if r == nil {
+		return
+	}
+	id, sent := c.id, c.streamed
+	switch ch.Op {
+	case OpReplaced:
+		c.streamed = nil
+		return
+	case OpSettle:
+		prev := sent[ch.Entry.ID]
+		if prev == nil {
+			return
+		}
+		delete(sent, ch.Entry.ID)
+		// The text that came with the settling (a settled entry differs
+		// in more than its text): the record settles the rest.
+		before, after := textOf(prev.entry), textOf(ch.Entry)
+		if len(after) > len(before) && strings.HasPrefix(after, before) {
+			msg := liveMsg{Entry: ch.Entry.ID, Rev: prev.rev + 1, Base: prev.rev, Offset: prev.n16, Text: after[len(before):]}
+			if b, err := json.Marshal(msg); err == nil {
+				r.Stream(id, b)
+			}
+		}
+		return
+	case OpUpsert:
+	default:
+		return
+	}
+	e := ch.Entry
+	if k := e.Content.Kind(); k != transcript.KindAgent && k != transcript.KindReasoning {
+		return
+	}
+	if sent == nil {
+		sent = map[string]*streamSent{}
+		c.streamed = sent
+	}
+	prev := sent[e.ID]
+	next := &streamSent{entry: e, after: ch.After, n16: utf16Len(textOf(e)), rev: 1}
+	msg := liveMsg{Entry: e.ID}
+	if prev != nil {
+		next.after, next.rev = prev.after, prev.rev+1
+		if grown, ok := appended(prev.entry, e); ok {
+			msg.Base, msg.Offset, msg.Text = prev.rev, prev.n16, grown
+		}
+	}
+	if msg.Base == 0 {
+		raw, err := transcript.EncodeEntry(e)
+		if err != nil {
+			return
+		}
+		msg.Open, msg.After = raw, next.after
+	}
+	msg.Rev = next.rev
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return
+	}
+	sent[e.ID] = next
+	r.Stream(id, b)
+}
+
+// remoteEntry is a receiver's state of an entry streaming messages
+// reached.
+type remoteEntry struct {
+	rev    int64 // the sender's revision the text is at; 0: the chain broke; fromRecord: a saved record set it
+	logged bool  // a record of the entry was read
+	// opened: the upsert message of an entry whose place (the entry it
+	// follows) is not here yet; held: append messages that did not
+	// continue the text held, kept for the next record (or the upsert) to
+	// catch up with.
+	opened *liveMsg
+	held   []liveMsg
+}
+
+// fromRecord marks text a saved record set, which a message continues by
+// its offset alone.
+const fromRecord = -1
+
+// maxHeld bounds the messages a receiver holds for an entry while it waits
+// for a record to continue from: more than a streaming answer sends
+// between two saves.
+const maxHeld = 256
+
+// maxRemote bounds the entries a conversation keeps streaming state for.
+const maxRemote = 64
+
+// streamIn puts another replica's streaming message into conversation
+// id's live state, when this replica has one with tabs following it and
+// its own engine does not hold the conversation.
+func (s *Server) streamIn(id string, b []byte) {
+	c := s.lookupConv(id)
+	if c == nil {
+		return
+	}
+	var msg liveMsg
+	if json.Unmarshal(b, &msg) != nil || msg.Entry == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.eng != nil || c.changing != nil || !c.synced || len(c.subs) == 0 {
+		return
+	}
+	if le := c.live[msg.Entry]; le != nil && !le.open {
+		delete(c.remote, msg.Entry) // settled: the record has the last word
+		return
+	}
+	re := c.remote[msg.Entry]
+	if re == nil {
+		if len(c.remote) >= maxRemote {
+			for id := range c.remote {
+				if l := c.live[id]; l == nil || !l.open {
+					delete(c.remote, id)
+				}
+			}
+		}
+		if c.remote == nil {
+			c.remote = map[string]*remoteEntry{}
+		}
+		re = &remoteEntry{rev: fromRecord}
+		c.remote[msg.Entry] = re
+	}
+	if msg.Open != nil {
+		re.opened, re.held = &msg, nil // it starts over
+		c.remoteOpenLocked(re)
+		return
+	}
+	if c.live[msg.Entry] == nil && re.opened != nil {
+		c.remoteOpenLocked(re)
+	}
+	if c.live[msg.Entry] == nil {
+		re.hold(msg)
+		return
+	}
+	if re.rev != msg.Base && re.rev != fromRecord {
+		re.rev = 0 // one went missing: wait for a record
+	}
+	if re.rev == 0 || !c.remoteAppendLocked(re, msg) {
+		re.hold(msg)
+	}
+}
+
+// remoteOpenLocked applies an entry's upsert message once the entry it
+// follows is here, then the messages held since.
+func (c *conversation) remoteOpenLocked(re *remoteEntry) {
+	msg := *re.opened
+	e, err := transcript.DecodeEntry(msg.Open)
+	if err != nil || e.ID != msg.Entry {
+		re.opened = nil
+		return
+	}
+	le := c.live[msg.Entry]
+	if le == nil && msg.After != c.lastID {
+		// The listener wrote the records before this message to the copy
+		// already: read them.
+		c.pollLocked()
+		if le = c.live[msg.Entry]; le == nil && msg.After != c.lastID {
+			return // its place is not here yet
+		}
+	}
+	re.opened = nil
+	if le != nil && !le.open {
+		return
+	}
+	if le != nil {
+		if _, behind := appended(e, le.entry); behind || transcript.FingerprintOf(e) == transcript.FingerprintOf(le.entry) {
+			re.rev = msg.Rev // a record showed as much already
+			c.replayLocked(re)
+			return
+		}
+	}
+	if c.applyLocked(Change{Op: OpUpsert, Entry: e, After: msg.After}, 0) == nil {
+		re.rev = msg.Rev
+		c.replayLocked(re)
+	}
+}
+
+// remoteAppendLocked applies an append message to its open entry when it
+// continues the text held (a record may have taken the entry past its
+// start: the rest is applied), and reports false when it starts past that
+// text (something is missing).
+func (c *conversation) remoteAppendLocked(re *remoteEntry, msg liveMsg) bool {
+	le := c.live[msg.Entry]
+	if le == nil || !le.open {
+		return true // nothing to continue any more
+	}
+	have, end := le.n16, msg.Offset+utf16Len(msg.Text)
+	if msg.Offset > have {
+		re.rev = 0
+		return false
+	}
+	if end > have {
+		text := msg.Text
+		if msg.Offset < have {
+			text = string(utf16.Decode(utf16.Encode([]rune(text))[have-msg.Offset:]))
+		}
+		if c.applyLocked(Change{Op: OpUpsert, Entry: withText(le.entry, textOf(le.entry)+text)}, 0) != nil {
+			return true
+		}
+	}
+	re.rev = msg.Rev
+	return true
+}
+
+// replayLocked applies the held messages that continue the text now held.
+func (c *conversation) replayLocked(re *remoteEntry) {
+	held := re.held
+	re.held = nil
+	for _, msg := range held {
+		if !c.remoteAppendLocked(re, msg) {
+			re.held = append(re.held, msg)
+		}
+	}
+}
+
+// hold keeps a message that could not be applied yet.
+func (re *remoteEntry) hold(msg liveMsg) {
+	if len(re.held) == maxHeld {
+		re.held = re.held[1:]
+	}
+	re.held = append(re.held, msg)
+}
+
+// remoteRecordLocked is told of each entry of a record the follower reads,
+// before it is applied, and reports whether it is done with it: a record
+// of an open entry that streaming messages already took further is passed
+// over, and one that is not is applied here, followed by the held
+// messages that continue it. A record that brings a new entry while an
+// entry known only from messages is open withdraws that one (the log
+// moved past it): the document is replaced.
+func (c *conversation) remoteRecordLocked(e transcript.Entry, open, emit bool) (skip bool) {
+	if len(c.remote) == 0 {
+		return false
+	}
+	re := c.remote[e.ID]
+	le := c.live[e.ID]
+	if le == nil {
+		for id, r := range c.remote {
+			l := c.live[id]
+			switch {
+			case id == e.ID || l == nil:
+			case !l.open:
+				delete(c.remote, id)
+			case !r.logged:
+				c.withdrawLocked()
+				return false
+			}
+		}
+	}
+	if re == nil {
+		return false
+	}
+	re.logged = true
+	if !open || !emit || (le != nil && !le.open) {
+		delete(c.remote, e.ID)
+		return false
+	}
+	if le != nil {
+		if _, behind := appended(e, le.entry); behind || transcript.FingerprintOf(e) == transcript.FingerprintOf(le.entry) {
+			return true
+		}
+	}
+	// The record, then what held messages add to it.
+	after := c.lastID
+	if le != nil {
+		after = le.after
+	}
+	c.applyLocked(Change{Op: OpUpsert, Entry: e, After: after}, 0)
+	re.rev, re.opened = fromRecord, nil
+	c.replayLocked(re)
+	return true
+}
+
+// dropRemoteLocked forgets the streaming messages' state, withdrawing
+// what only they showed: this replica's engine publishes the conversation
+// from now on, or the database was lost meanwhile.
+func (c *conversation) dropRemoteLocked() {
+	for id, r := range c.remote {
+		if l := c.live[id]; l != nil && l.open && !r.logged {
+			c.withdrawLocked()
+			return
+		}
+	}
+	c.remote = nil
+}
+
+// withdrawLocked drops what streaming messages showed: the log is the
+// document again, read afresh by every tab.
+func (c *conversation) withdrawLocked() {
+	// The log's last entry is the one the first message-only entry
+	// followed.
+	for id, r := range c.remote {
+		if l := c.live[id]; l != nil && !r.logged {
+			if pr := c.remote[l.after]; pr == nil || pr.logged {
+				c.lastID = l.after
+			}
+		}
+	}
+	c.remote = nil
+	c.replaceLocked()
+}
