@@ -600,31 +600,42 @@ func encodeMessages(prev link, ordinal int, refs []msgRef) []byte {
 // walkMessages reads the count message refs a chain of message frames
 // ends with, first to last.
 func walkMessages(src frameSource, l link, count int) ([]msgRef, error) {
-	out := make([]msgRef, count)
+	return walkChain(src, l, count, frameMessages, "messages", func(d *dec) msgRef {
+		m := msgRef{start: d.i64(), len: int32(d.u32())}
+		if d.err == nil && (m.start <= 0 || m.len <= 0) {
+			d.err = fmt.Errorf("%w: an impossible message", ErrIndexDamaged)
+		}
+		return m
+	})
+}
+
+// walkChain reads the count items a chain of frames of one kind ends
+// with, first to last, decoding each frame's items straight into place;
+// what says what the items are in its errors. Every frame must continue
+// the one after it exactly, or the index is damaged.
+func walkChain[T any](src frameSource, l link, count int, kind byte, what string, item func(*dec) T) ([]T, error) {
+	out := make([]T, count)
 	next := count
 	for l.pos != 0 {
 		b, err := src(l)
 		if err != nil {
 			return nil, err
 		}
-		kind, payload, err := parseFrame(b)
+		k, payload, err := parseFrame(b)
 		if err != nil {
 			return nil, err
 		}
-		if kind != frameMessages {
-			return nil, fmt.Errorf("%w: a link does not point at messages", ErrIndexDamaged)
+		if k != kind {
+			return nil, fmt.Errorf("%w: a link does not point at %s", ErrIndexDamaged, what)
 		}
 		d := dec{b: payload}
 		prev, ord, n := d.link(), int(d.u32()), d.u32()
 		take := int(l.take)
 		if d.err != nil || take == 0 || uint32(take) > n || ord+take != next || prev.pos < 0 || prev.pos >= l.pos || (prev.pos == 0) != (ord == 0) {
-			return nil, fmt.Errorf("%w: a run of messages does not continue the one after it", ErrIndexDamaged)
+			return nil, fmt.Errorf("%w: a run of %s does not continue the one after it", ErrIndexDamaged, what)
 		}
 		for i := range take {
-			out[ord+i] = msgRef{start: d.i64(), len: int32(d.u32())}
-			if d.err == nil && (out[ord+i].start <= 0 || out[ord+i].len <= 0) {
-				d.err = fmt.Errorf("%w: an impossible message", ErrIndexDamaged)
-			}
+			out[ord+i] = item(&d)
 		}
 		if d.err != nil {
 			return nil, d.err
@@ -632,7 +643,7 @@ func walkMessages(src frameSource, l link, count int) ([]msgRef, error) {
 		next, l = ord, prev
 	}
 	if next != 0 {
-		return nil, fmt.Errorf("%w: a chain of messages ends before its first", ErrIndexDamaged)
+		return nil, fmt.Errorf("%w: a chain of %s ends before its first", ErrIndexDamaged, what)
 	}
 	return out, nil
 }
@@ -758,38 +769,11 @@ func readRun(src frameSource, l link) (ordinal int, refs []Ref, prev link, err e
 }
 
 // walk reads the count settled entries a chain ends with, first to last,
-// decoding each frame's refs straight into place.
+// and checks them against the state's last entry and the group rule.
 func walk(src frameSource, l link, count int, last Ref) ([]Ref, error) {
-	out := make([]Ref, count)
-	next := count
-	for l.pos != 0 {
-		b, err := src(l)
-		if err != nil {
-			return nil, err
-		}
-		kind, payload, err := parseFrame(b)
-		if err != nil {
-			return nil, err
-		}
-		if kind != frameEntries {
-			return nil, fmt.Errorf("%w: a link does not point at entries", ErrIndexDamaged)
-		}
-		d := dec{b: payload}
-		prev, ord, n := d.link(), int(d.u32()), d.u32()
-		take := int(l.take)
-		if d.err != nil || take == 0 || uint32(take) > n || ord+take != next || prev.pos < 0 || prev.pos >= l.pos || (prev.pos == 0) != (ord == 0) {
-			return nil, fmt.Errorf("%w: a run does not continue the one after it", ErrIndexDamaged)
-		}
-		for i := range take {
-			out[ord+i] = d.ref()
-		}
-		if d.err != nil {
-			return nil, d.err
-		}
-		next, l = ord, prev
-	}
-	if next != 0 {
-		return nil, fmt.Errorf("%w: a chain ends before its first entry", ErrIndexDamaged)
+	out, err := walkChain(src, l, count, frameEntries, "entries", (*dec).ref)
+	if err != nil {
+		return nil, err
 	}
 	if count > 0 && out[count-1] != last {
 		return nil, fmt.Errorf("%w: the last entry is not the one the state names", ErrIndexDamaged)
