@@ -1146,6 +1146,12 @@ type IndexDoc struct {
 	from   int   // loaded refs are [from, count) of the settled ones
 	loaded []Ref // settled refs from..count
 	ids    map[string]int32
+	// hit is the entries frame the ID table last found an entry in, and
+	// that entry's ordinal: Refs reads the refs up to it backwards from
+	// there, without the chain from the end.
+	hit    entriesFrame
+	hitOrd int
+	hitOK  bool
 }
 
 // Len is the number of entries, the provisional tail included.
@@ -1158,11 +1164,22 @@ func (d *IndexDoc) Coverage() []Cov {
 
 // Refs returns entries lo..hi (hi exclusive) of the document. Reading
 // backwards from the end costs the frames read; a read far from the end
-// reads the whole index file once.
+// reads the whole index file once, unless it ends at or before the entry
+// Find last found through the ID table: then it costs the frames read
+// backwards from that entry's.
 func (d *IndexDoc) Refs(lo, hi int) ([]Ref, error) {
 	n := d.br.count
 	if lo < 0 || hi > d.Len() || lo > hi {
 		return nil, fmt.Errorf("history: index refs %d..%d of %d", lo, hi, d.Len())
+	}
+	if d.hitOK && hi <= d.from && hi <= d.hitOrd+1 && lo < hi {
+		out, err := d.back(lo, hi)
+		if !errors.Is(err, ErrIndexDamaged) {
+			return out, err
+		}
+		// A damaged frame: the chain from the end reaches it too, and
+		// rebuilds the index when it does.
+		d.hitOK = false
 	}
 	if lo < n {
 		err := d.load(lo)
@@ -1240,6 +1257,35 @@ func (d *IndexDoc) load(lo int) error {
 	}
 	d.loaded, d.from = loaded, next
 	return nil
+}
+
+// back reads settled refs lo..hi backwards from the frame the ID table
+// found an entry in (hi-1 at most that entry), so its cost is the frames
+// from there back to lo, however far they are from the end.
+func (d *IndexDoc) back(lo, hi int) ([]Ref, error) {
+	f := d.hit
+	runs := [][]Ref{f.refs[:max(0, hi-f.ordinal)]}
+	next, l := f.ordinal, f.prev
+	src := d.ix.frames()
+	for next > lo {
+		ord, refs, prev, err := readRun(src, l)
+		if err != nil {
+			return nil, err
+		}
+		if ord+len(refs) != next {
+			return nil, fmt.Errorf("%w: a run does not continue the one after it", ErrIndexDamaged)
+		}
+		runs = append(runs, refs)
+		next, l = ord, prev
+	}
+	out := make([]Ref, 0, hi-next)
+	for i := len(runs) - 1; i >= 0; i-- {
+		out = append(out, runs[i]...)
+	}
+	if err := checkGroupsFrom(out, next); err != nil {
+		return nil, err
+	}
+	return out[lo-next : hi-next], nil
 }
 
 // checkGroupsFrom checks the group numbering of refs, which start at
@@ -1459,6 +1505,7 @@ func (d *IndexDoc) findByTable(id string) (int, bool) {
 		}
 		for j, r := range f.refs {
 			if r.ID == id && f.ordinal+j < st.idTableN {
+				d.hit, d.hitOrd, d.hitOK = f, f.ordinal+j, true
 				return f.ordinal + j, true
 			}
 		}

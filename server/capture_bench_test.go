@@ -135,9 +135,9 @@ func BenchmarkFirstAppendAfterOpen(b *testing.B) {
 
 // BenchmarkFirstAnchoredPage measures the first page a tab asks for by an
 // entry ID (scrolling back past the first page): the snapshot finds the
-// entry through the index's ID table, then learns the groups from the end
-// back to it, so an anchor in the middle costs half the document's refs and
-// one near the end a few pages'.
+// entry through the index's ID table and reads the groups before it
+// backwards from the entry's index frame, so an anchor in the middle costs
+// what one near the end does.
 //
 //	go test -run '^$' -bench FirstAnchoredPage -benchtime 10x ./server
 func BenchmarkFirstAnchoredPage(b *testing.B) {

@@ -6,10 +6,13 @@
 // each entry's stored JSON is and which display group it is in. It learns
 // the groups from the end backwards as pages ask for them, so the first
 // page costs the index frames of that page's entries and one ReadAt per run
-// of nearby entries. The first page asked for by an entry ID finds the
-// entry through the index's ID table (on main's document; elsewhere it
-// reads the document's whole index once), then learns the groups back to
-// it from the end. A page's bytes are each
+// of nearby entries. The first page asked for by an entry ID before those
+// finds the entry through the index's ID table (on main's document;
+// elsewhere it reads the document's whole index once) and learns the
+// groups backwards from that entry's index frame instead of from the end,
+// so a page before the anchor costs its own entries' frames wherever the
+// anchor is; a page after or around it extends those refs to the end. A
+// page's bytes are each
 // group's framing around its entries' stored bytes, never re-encoded. A
 // rewrite of the log replaces the file by rename, so the open file keeps
 // the bytes the snapshot points at.

@@ -30,8 +30,8 @@ type Doc interface {
 // log and doc and closes both on its last Release. The returned snapshot
 // holds one reference.
 func FromLog(log *os.File, doc Doc) (*Snapshot, error) {
-	lg := &logPages{f: log, doc: doc, total: doc.Len(), from: doc.Len()}
-	if err := lg.load(min(lg.total, 512)); err != nil {
+	lg := &logPages{f: log, doc: doc, total: doc.Len(), from: doc.Len(), to: doc.Len()}
+	if err := lg.extendBack(512); err != nil {
 		log.Close()
 		doc.Close()
 		return nil, err
@@ -47,8 +47,11 @@ func FromLog(log *os.File, doc Doc) (*Snapshot, error) {
 	return s, nil
 }
 
-// logPages are the display groups of a log-backed snapshot, learned from
-// the end backwards as pages need them.
+// logPages are the display groups of a log-backed snapshot, learned as
+// pages need them: from the end backwards, or, for an anchor before
+// those, backwards from the anchor (a window), so a page there costs the
+// refs it spans rather than the distance from the end. A page past a
+// window's end makes the refs reach the end again.
 type logPages struct {
 	mu     sync.Mutex
 	closed bool
@@ -58,15 +61,46 @@ type logPages struct {
 	groups int   // groups
 	bytes  int64 // the groups' bytes, commas included
 	refs   []history.Ref
-	from   int     // refs are entries from..total
+	from   int     // refs are entries from..to
+	to     int     // total, or the end of a window
 	gLo    int     // groups gLo.. are whole in refs
-	gStart []int32 // refs index of each whole group's first entry
+	gHi    int     // and groups before gHi
+	gStart []int32 // refs index of the first entry of each group from gLo that starts in refs
 	fail   error
 }
 
-// load makes the last n entries' refs known (at least).
-func (l *logPages) load(n int) error {
-	lo := max(0, l.total-n)
+// set makes refs, entries from..to, the known ones.
+func (l *logPages) set(refs []history.Ref, from, to int) {
+	l.refs, l.from, l.to = refs, from, to
+	if len(refs) == 0 {
+		l.gLo, l.gHi, l.gStart = 0, 0, nil
+		return
+	}
+	last := refs[len(refs)-1]
+	l.gHi = int(last.Group) // the last group may go on past a window
+	if to == l.total {
+		l.groups = int(last.Group) + 1
+		l.bytes = last.Before + history.GroupBytes(int(last.Group), last.GroupLen, int(last.GroupN))
+		l.gHi = l.groups
+	}
+	first := refs[0]
+	l.gLo = int(first.Group)
+	if first.GroupN != 1 {
+		l.gLo++ // its group starts before the refs
+	}
+	// A new slice: a page being composed may still hold the old one.
+	l.gStart = make([]int32, 0, int(last.Group)+1-l.gLo)
+	for i, r := range refs {
+		if int(r.Group) >= l.gLo && (i == 0 || refs[i-1].Group != r.Group) {
+			l.gStart = append(l.gStart, int32(i))
+		}
+	}
+}
+
+// extendBack makes n more entries before the known ones known (fewer at
+// the start).
+func (l *logPages) extendBack(n int) error {
+	lo := max(0, l.from-n)
 	if lo >= l.from {
 		return nil
 	}
@@ -74,36 +108,27 @@ func (l *logPages) load(n int) error {
 	if err != nil {
 		return err
 	}
-	l.refs = append(more, l.refs...)
-	l.from = lo
-	if len(l.refs) == 0 {
-		l.groups, l.gLo, l.gStart = 0, 0, nil
-		return nil
-	}
-	last := l.refs[len(l.refs)-1]
-	l.groups = int(last.Group) + 1
-	l.bytes = last.Before + history.GroupBytes(int(last.Group), last.GroupLen, int(last.GroupN))
-	first := l.refs[0]
-	l.gLo = int(first.Group)
-	if first.GroupN != 1 {
-		l.gLo++ // its group starts before the refs
-	}
-	// A new slice: a page being composed may still hold the old one.
-	l.gStart = make([]int32, 0, int(last.Group)+1-l.gLo)
-	for i, r := range l.refs {
-		if int(r.Group) >= l.gLo && (i == 0 || l.refs[i-1].Group != r.Group) {
-			l.gStart = append(l.gStart, int32(i))
-		}
-	}
+	l.set(append(more, l.refs...), lo, l.to)
 	return nil
 }
 
-// ensure makes group g whole in refs.
-func (l *logPages) ensure(g int) bool {
-	for g < l.gLo && l.from > 0 && l.fail == nil {
-		if err := l.load(min(l.total, 2*len(l.refs))); err != nil {
-			l.fail = err
-		}
+// extendToEnd makes every entry after the known ones known.
+func (l *logPages) extendToEnd() error {
+	more, err := l.doc.Refs(l.to, l.total)
+	if err != nil {
+		return err
+	}
+	l.set(append(slices.Clip(l.refs), more...), l.from, l.total)
+	return nil
+}
+
+// ensure makes groups lo..hi whole in refs.
+func (l *logPages) ensure(lo, hi int) bool {
+	if hi >= l.gHi && l.to < l.total && l.fail == nil {
+		l.fail = l.extendToEnd()
+	}
+	for lo < l.gLo && l.from > 0 && l.fail == nil {
+		l.fail = l.extendBack(max(512, len(l.refs)))
 	}
 	return l.fail == nil
 }
@@ -121,7 +146,7 @@ func (l *logPages) lastRef(g int) history.Ref {
 }
 
 func (l *logPages) span(first, last int) int64 {
-	if !l.ensure(first) {
+	if !l.ensure(first, last) {
 		return 0
 	}
 	end := l.lastRef(last)
@@ -137,10 +162,19 @@ func (l *logPages) groupOf(id string) int {
 	if i < 0 {
 		return -1
 	}
-	for i < l.from && l.fail == nil {
-		if err := l.load(l.total - i); err != nil {
+	switch {
+	case i >= l.to:
+		l.fail = l.extendToEnd()
+	case i < l.from:
+		// A window up to the anchor: the pages before it need no more,
+		// and the others extend it.
+		lo := max(0, i+1-512)
+		refs, err := l.doc.Refs(lo, i+1)
+		if err != nil {
 			l.fail = err
+			break
 		}
+		l.set(refs, lo, i+1)
 	}
 	if l.fail != nil {
 		return -1
@@ -151,7 +185,7 @@ func (l *logPages) groupOf(id string) int {
 // pageRefs returns the refs of groups first..last. The slice is never
 // changed afterwards, so it can be read without the lock.
 func (l *logPages) pageRefs(first, last int) ([]history.Ref, error) {
-	if !l.ensure(first) {
+	if !l.ensure(first, last) {
 		return nil, l.fail
 	}
 	lo := int(l.gStart[first-l.gLo])

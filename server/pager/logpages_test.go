@@ -112,19 +112,25 @@ func samePages(t *testing.T, want, got *Snapshot, items []Item) {
 	for _, budget := range []int{MinBudget, 64 << 10, DefaultBudget} {
 		for _, a := range anchors {
 			for _, dir := range []Direction{Before, After, Around} {
-				wp, werr := want.Page(nil, a, dir, budget)
-				gp, gerr := got.Page(nil, a, dir, budget)
-				if (werr == nil) != (gerr == nil) {
-					t.Fatalf("%s %s %d: full pass %v, index %v", a, dir, budget, werr, gerr)
-				}
-				if !bytes.Equal(wp.Bytes, gp.Bytes) || wp.First != gp.First || wp.Last != gp.Last ||
-					wp.HasMoreBefore != gp.HasMoreBefore || wp.HasMoreAfter != gp.HasMoreAfter ||
-					!slices.Equal(wp.Coverage, gp.Coverage) {
-					t.Fatalf("%s %s %d: pages differ:\nfull pass %d..%d %s %v\nindex     %d..%d %s %v", a, dir, budget,
-						wp.First, wp.Last, clip(wp.Bytes), wp.Coverage, gp.First, gp.Last, clip(gp.Bytes), gp.Coverage)
-				}
+				samePage(t, want, got, a, dir, budget)
 			}
 		}
+	}
+}
+
+// samePage requires one page of both snapshots to be identical.
+func samePage(t *testing.T, want, got *Snapshot, a string, dir Direction, budget int) {
+	t.Helper()
+	wp, werr := want.Page(nil, a, dir, budget)
+	gp, gerr := got.Page(nil, a, dir, budget)
+	if (werr == nil) != (gerr == nil) {
+		t.Fatalf("%s %s %d: full pass %v, index %v", a, dir, budget, werr, gerr)
+	}
+	if !bytes.Equal(wp.Bytes, gp.Bytes) || wp.First != gp.First || wp.Last != gp.Last ||
+		wp.HasMoreBefore != gp.HasMoreBefore || wp.HasMoreAfter != gp.HasMoreAfter ||
+		!slices.Equal(wp.Coverage, gp.Coverage) {
+		t.Fatalf("%s %s %d: pages differ:\nfull pass %d..%d %s %v\nindex     %d..%d %s %v", a, dir, budget,
+			wp.First, wp.Last, clip(wp.Bytes), wp.Coverage, gp.First, gp.Last, clip(gp.Bytes), gp.Coverage)
 	}
 }
 
@@ -273,6 +279,41 @@ func writeRandom(t testing.TB, path string, seed uint64, steps int) {
 		}
 		if err := l.Save(d, []message.Message{message.Text(message.User, "m")}); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// A page asked for first around an anchor before the last entries a
+// snapshot starts with is read from a window of refs up to the anchor,
+// not from the end back to it. Each anchor here is the first one its
+// snapshot pages, so every direction starts from such a window; the pages
+// must still be the full pass's.
+func TestFirstPageAtEachAnchorMatchesAFullPass(t *testing.T) {
+	p := dataLog(t, "g.jsonl")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gen.Write(f, gen.Options{Messages: 3000, Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	items, _ := storedItems(t, p)
+	if len(items) < 2000 {
+		t.Fatalf("%d entries: too few for anchors before the first refs", len(items))
+	}
+	want := build(t, t.TempDir(), items, ForceGraph())
+	defer want.Release()
+	if !want.Stats().GraphBuilt {
+		want.coverage = nil
+	}
+	for i := 0; i < len(items); i += 7 {
+		for _, budget := range []int{MinBudget, DefaultBudget} {
+			for _, dir := range []Direction{Before, After, Around} {
+				got := openLogSnapshot(t, p)
+				samePage(t, want, got, items[i].ID, dir, budget)
+				got.Release()
+			}
 		}
 	}
 }
