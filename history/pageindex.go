@@ -545,6 +545,7 @@ type entriesFrame struct {
 	prev    link
 	ordinal int
 	refs    []Ref
+	size    uint32 // the frame's, framing included (when read by position)
 }
 
 func encodeEntries(prev link, ordinal int, refs []Ref) []byte {
@@ -1149,9 +1150,11 @@ type IndexDoc struct {
 	// hit is the entries frame the ID table last found an entry in, and
 	// that entry's ordinal: Refs reads the refs up to it backwards from
 	// there, without the chain from the end.
-	hit    entriesFrame
-	hitOrd int
-	hitOK  bool
+	hit     entriesFrame
+	hitOrd  int
+	hitOK   bool
+	hitAt   link     // where the hit frame is (take unused)
+	hitFrom *idTable // the table that found it
 }
 
 // Len is the number of entries, the provisional tail included.
@@ -1164,22 +1167,22 @@ func (d *IndexDoc) Coverage() []Cov {
 
 // Refs returns entries lo..hi (hi exclusive) of the document. Reading
 // backwards from the end costs the frames read; a read far from the end
-// reads the whole index file once, unless it ends at or before the entry
-// Find last found through the ID table: then it costs the frames read
-// backwards from that entry's.
+// reads the whole index file once, unless Find last found an entry
+// through the ID table: then it costs the frames from that entry's back to
+// lo and, past it, forwards to hi (near).
 func (d *IndexDoc) Refs(lo, hi int) ([]Ref, error) {
 	n := d.br.count
 	if lo < 0 || hi > d.Len() || lo > hi {
 		return nil, fmt.Errorf("history: index refs %d..%d of %d", lo, hi, d.Len())
 	}
-	if d.hitOK && hi <= d.from && hi <= d.hitOrd+1 && lo < hi {
-		out, err := d.back(lo, hi)
-		if !errors.Is(err, ErrIndexDamaged) {
+	if d.hitOK && hi <= d.from && lo < hi {
+		out, err := d.near(lo, hi)
+		if out != nil || err != nil && !errors.Is(err, ErrIndexDamaged) {
 			return out, err
 		}
-		// A damaged frame: the chain from the end reaches it too, and
-		// rebuilds the index when it does.
-		d.hitOK = false
+		// A damaged frame, or frames the hit cannot reach: the chain from
+		// the end reaches them too (and rebuilds a damaged index).
+		d.hitOK = err == nil
 	}
 	if lo < n {
 		err := d.load(lo)
@@ -1257,6 +1260,111 @@ func (d *IndexDoc) load(lo int) error {
 	}
 	d.loaded, d.from = loaded, next
 	return nil
+}
+
+// near reads settled refs lo..hi around the hit: backwards from its frame
+// up to it, forwards from there past it. It returns nil refs when the
+// frames after the hit cannot be told apart from other branches' there.
+func (d *IndexDoc) near(lo, hi int) ([]Ref, error) {
+	if hi <= d.hitOrd+1 {
+		return d.back(lo, hi)
+	}
+	var out []Ref
+	from := max(lo, d.hit.ordinal)
+	if lo < from {
+		b, err := d.back(lo, from)
+		if err != nil {
+			return nil, err
+		}
+		out = b
+	}
+	a, err := d.ahead(from, hi)
+	if err != nil || a == nil {
+		return nil, err
+	}
+	out = append(out, a...)
+	if err := checkGroupsFrom(out, lo); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ahead reads settled refs lo..hi (lo at or past the hit frame's first)
+// forwards from the hit frame. The index links frames only backwards, so
+// it scans the file after each of main's frames for the next one: the
+// entries frame that links to it and that the ID table names for its
+// first entry (only main's entries are in the table, each with the frame
+// main reads it from). It returns nil refs when that cannot be told: past
+// the table's entries, or a frame it cannot read where it expects one.
+func (d *IndexDoc) ahead(lo, hi int) ([]Ref, error) {
+	st := d.ix.st
+	src := d.ix.frames()
+	cur, at := d.hit, d.hitAt
+	var out []Ref
+	for {
+		take, succ, succAt := -1, entriesFrame{}, link{}
+		if at.pos == d.br.last.pos {
+			take = int(d.br.last.take)
+		} else {
+			var err error
+			succ, succAt, err = d.successor(src, at)
+			if err != nil || succAt.pos == 0 {
+				return nil, err
+			}
+			take = int(succ.prev.take)
+		}
+		if take == 0 || take > len(cur.refs) {
+			return nil, fmt.Errorf("%w: a link takes more entries than its frame has", ErrIndexDamaged)
+		}
+		if a, b := max(lo, cur.ordinal), min(hi, cur.ordinal+take); a < b {
+			out = append(out, cur.refs[a-cur.ordinal:b-cur.ordinal]...)
+		}
+		if cur.ordinal+take >= hi {
+			return out, nil
+		}
+		if succAt.pos == 0 || succ.ordinal != cur.ordinal+take || succ.ordinal >= st.idTableN {
+			return nil, nil
+		}
+		cur, at = succ, succAt
+	}
+}
+
+// successor finds main's entries frame after the one at at, scanning the
+// index file forwards from it; a zero link when it is not found.
+func (d *IndexDoc) successor(src frameSource, at link) (entriesFrame, link, error) {
+	for p := at.pos + int64(at.size); p+frameHeadLen <= d.ix.end; {
+		hd, err := src(link{pos: p, size: frameHeadLen})
+		if err != nil {
+			return entriesFrame{}, link{}, err
+		}
+		if bytes.Equal(hd[:4], trailerMagic) {
+			p += trailerLen
+			continue
+		}
+		size := int64(frameHeadLen) + int64(binary.LittleEndian.Uint32(hd)) + 4
+		if hd[4] != frameEntries {
+			p += size
+			continue
+		}
+		if p+size > d.ix.end {
+			return entriesFrame{}, link{}, nil
+		}
+		f, err := readEntriesFrame(src, p)
+		if err != nil {
+			return entriesFrame{}, link{}, err
+		}
+		if f.prev.pos == at.pos && len(f.refs) > 0 && f.ordinal < d.ix.st.idTableN {
+			frames, err := d.hitFrom.lookup(f.refs[0].ID)
+			if err != nil {
+				return entriesFrame{}, link{}, err
+			}
+			if slices.Contains(frames, p) {
+				return f, link{pos: p, size: uint32(size)}, nil
+			}
+		}
+		p += size
+	}
+	return entriesFrame{}, link{}, nil
 }
 
 // back reads settled refs lo..hi backwards from the frame the ID table
@@ -1505,7 +1613,8 @@ func (d *IndexDoc) findByTable(id string) (int, bool) {
 		}
 		for j, r := range f.refs {
 			if r.ID == id && f.ordinal+j < st.idTableN {
-				d.hit, d.hitOrd, d.hitOK = f, f.ordinal+j, true
+				d.hit, d.hitOrd, d.hitOK, d.hitFrom = f, f.ordinal+j, true, t
+				d.hitAt = link{pos: pos, size: f.size}
 				return f.ordinal + j, true
 			}
 		}
@@ -1530,7 +1639,9 @@ func readEntriesFrame(src frameSource, pos int64) (entriesFrame, error) {
 	if err != nil {
 		return entriesFrame{}, err
 	}
-	return decodeEntries(payload, pos)
+	f, err := decodeEntries(payload, pos)
+	f.size = uint32(len(b))
+	return f, err
 }
 
 // Close closes the index the document was read from.

@@ -499,3 +499,107 @@ func writeRandomSaves(t *testing.T, path string, n int) (first int64) {
 	}
 	return first
 }
+
+// Refs around an entry Find found through the ID table are read from
+// that entry's frame, backwards and (scanning the file for main's next
+// frames) forwards. Forks from the ends of main's frames put frames that
+// link to the same frame as main's next one in the file; the refs must
+// still be main's, as a walk from the end reads them.
+func TestRefsAroundAnEntryFoundByTheTable(t *testing.T) {
+	path := logPath(t)
+	l := open(t, path)
+	n := 0
+	next := func(i int) transcript.Entry {
+		n++
+		if i%3 == 0 {
+			return user(fmt.Sprintf("u%d", n), "q")
+		}
+		return agent(fmt.Sprintf("a%d", n), "answer")
+	}
+	for step := range 120 {
+		c, err := l.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Save(appendAll(t, c.Document, next(step), next(step+1), next(step+2)), c.Messages); err != nil {
+			t.Fatal(err)
+		}
+		if step%5 == 4 {
+			c, err = l.Load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := c.Document
+			b, err := l.Fork(c.Head, d.At(d.Len()-1).ID, 0, "b")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c, err = l.SetHead(b); err != nil {
+				t.Fatal(err)
+			}
+			for range 2 { // frames of the fork's own, one after another
+				if err := l.Save(appendAll(t, c.Document, next(1), next(2)), c.Messages); err != nil {
+					t.Fatal(err)
+				}
+				if c, err = l.Load(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := l.SetHead(Main); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	l.Close()
+	if err := os.Remove(IndexPath(path)); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	document := func() *IndexDoc {
+		ix, err := OpenIndex(path, f, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := ix.Document(Main)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	whole := document()
+	defer whole.Close()
+	all, err := whole.Refs(0, whole.Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 300 {
+		t.Fatalf("main has %d entries", len(all))
+	}
+	for i := range all {
+		for _, w := range [][2]int{{-40, 1}, {0, 1}, {0, 4}, {-3, 60}, {1, 200}, {-200, 200}} {
+			lo, hi := max(0, i+w[0]), min(len(all), i+w[1])
+			if lo >= hi {
+				continue
+			}
+			d := document()
+			if got, err := d.Find(all[i].ID); err != nil || got != i {
+				t.Fatalf("find %s: %d, %v; want %d", all[i].ID, got, err, i)
+			}
+			if !d.hitOK {
+				t.Fatalf("find %s: not through the table", all[i].ID)
+			}
+			got, err := d.Refs(lo, hi)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, all[lo:hi]) {
+				t.Fatalf("refs %d..%d around %d differ from the walk from the end", lo, hi, i)
+			}
+			d.Close()
+		}
+	}
+}

@@ -9,10 +9,9 @@
 // of nearby entries. The first page asked for by an entry ID before those
 // finds the entry through the index's ID table (on main's document;
 // elsewhere it reads the document's whole index once) and learns the
-// groups backwards from that entry's index frame instead of from the end,
-// so a page before the anchor costs its own entries' frames wherever the
-// anchor is; a page after or around it extends those refs to the end. A
-// page's bytes are each
+// groups around that entry's index frame instead of from the end, so a
+// page before, after or around the anchor costs its own entries' frames
+// wherever the anchor is. A page's bytes are each
 // group's framing around its entries' stored bytes, never re-encoded. A
 // rewrite of the log replaces the file by rename, so the open file keeps
 // the bytes the snapshot points at.

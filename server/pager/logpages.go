@@ -112,20 +112,22 @@ func (l *logPages) extendBack(n int) error {
 	return nil
 }
 
-// extendToEnd makes every entry after the known ones known.
-func (l *logPages) extendToEnd() error {
-	more, err := l.doc.Refs(l.to, l.total)
+// extendAhead makes n more entries after the known ones known (fewer at
+// the end).
+func (l *logPages) extendAhead(n int) error {
+	hi := min(l.total, l.to+n)
+	more, err := l.doc.Refs(l.to, hi)
 	if err != nil {
 		return err
 	}
-	l.set(append(slices.Clip(l.refs), more...), l.from, l.total)
+	l.set(append(slices.Clip(l.refs), more...), l.from, hi)
 	return nil
 }
 
 // ensure makes groups lo..hi whole in refs.
 func (l *logPages) ensure(lo, hi int) bool {
-	if hi >= l.gHi && l.to < l.total && l.fail == nil {
-		l.fail = l.extendToEnd()
+	for hi >= l.gHi && l.to < l.total && l.fail == nil {
+		l.fail = l.extendAhead(max(512, len(l.refs)))
 	}
 	for lo < l.gLo && l.from > 0 && l.fail == nil {
 		l.fail = l.extendBack(max(512, len(l.refs)))
@@ -162,17 +164,14 @@ func (l *logPages) groupOf(id string) int {
 	if i < 0 {
 		return -1
 	}
-	switch {
-	case i >= l.to:
-		l.fail = l.extendToEnd()
-	case i < l.from:
+	if i < l.from || i >= l.to {
 		// A window up to the anchor: the pages before it need no more,
 		// and the others extend it.
 		lo := max(0, i+1-512)
 		refs, err := l.doc.Refs(lo, i+1)
 		if err != nil {
 			l.fail = err
-			break
+			return -1
 		}
 		l.set(refs, lo, i+1)
 	}

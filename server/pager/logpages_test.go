@@ -298,8 +298,14 @@ func TestFirstPageAtEachAnchorMatchesAFullPass(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
+	firstPages(t, p, 2000, 7)
+}
+
+// firstPages pages every step-th anchor of the log at path (at least min
+// entries) first from a fresh snapshot, in each direction.
+func firstPages(t *testing.T, p string, least, step int) {
 	items, _ := storedItems(t, p)
-	if len(items) < 2000 {
+	if len(items) < least {
 		t.Fatalf("%d entries: too few for anchors before the first refs", len(items))
 	}
 	want := build(t, t.TempDir(), items, ForceGraph())
@@ -307,7 +313,7 @@ func TestFirstPageAtEachAnchorMatchesAFullPass(t *testing.T) {
 	if !want.Stats().GraphBuilt {
 		want.coverage = nil
 	}
-	for i := 0; i < len(items); i += 7 {
+	for i := 0; i < len(items); i += step {
 		for _, budget := range []int{MinBudget, DefaultBudget} {
 			for _, dir := range []Direction{Before, After, Around} {
 				got := openLogSnapshot(t, p)
