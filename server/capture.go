@@ -62,15 +62,9 @@ func (c *conversation) firstOpen() error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.synced { // a poll got there first
-		f.Close()
+	if !c.takeFirstReadingLocked(f, fi, nil, ix.LogSize(), head, lastID) {
 		return nil
 	}
-	if c.f != nil {
-		c.f.Close()
-	}
-	c.f, c.fi, c.sc, c.resumeAt, c.synced = f, fi, nil, ix.LogSize(), true
-	c.head, c.lastID = head, lastID
 	// Entries the engine published that the log already holds.
 	for id, le := range c.live {
 		if le.durableAt == 0 && !le.open {

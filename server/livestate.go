@@ -738,15 +738,9 @@ func (c *conversation) firstRead() error {
 	doc := sc.Document()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.synced { // a poll got there first
-		f.Close()
+	if !c.takeFirstReadingLocked(f, fi, sc, 0, sc.Head(), lastOf(doc)) {
 		return nil
 	}
-	if c.f != nil {
-		c.f.Close()
-	}
-	c.f, c.fi, c.sc, c.synced = f, fi, sc, true
-	c.head, c.lastID = sc.Head(), lastOf(doc)
 	// Entries the engine published that this read found in the log.
 	for _, e := range doc {
 		if le := c.live[e.ID]; le != nil && le.durableAt == 0 && !le.open {
@@ -754,6 +748,23 @@ func (c *conversation) firstRead() error {
 		}
 	}
 	return nil
+}
+
+// takeFirstReadingLocked makes a first reading of the log the follower's:
+// f is the open log, fi the file read, and either sc the Scanner that read
+// it or resumeAt the offset the page index describes (firstOpen). It
+// reports false, closing f, when a poll got there first.
+func (c *conversation) takeFirstReadingLocked(f *os.File, fi os.FileInfo, sc *history.Scanner, resumeAt int64, head, lastID string) bool {
+	if c.synced {
+		f.Close()
+		return false
+	}
+	if c.f != nil {
+		c.f.Close()
+	}
+	c.f, c.fi, c.sc, c.resumeAt, c.synced = f, fi, sc, resumeAt, true
+	c.head, c.lastID = head, lastID
+	return true
 }
 
 // entryItems yields a document's entries as pager items, in the canonical
