@@ -463,3 +463,35 @@ func TestWriterOfAJazzLogKeepsItsIndex(t *testing.T) {
 		t.Fatalf("Jazz's agent folder held %v; now %v", before, after)
 	}
 }
+
+// folio upgrading a version 2 Jazz log (its first save to it) writes the
+// new file's index into jazz-sidecars, as for a flat log, and the agent
+// folder holds only the log once folio is done.
+func TestUpgradeOfAJazzLog(t *testing.T) {
+	data := t.TempDir()
+	path := jazzLog(t, data, "coder", "c1", readFile(t, "export/testdata/jazz/legacy-types.jsonl"))
+	l := open(t, path)
+	c, err := l.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Header.Version != 2 {
+		t.Fatalf("version %d; want a version 2 fixture", c.Header.Version)
+	}
+	if err := l.Save(appendAll(t, c.Document, user("up-u", "after the upgrade")), c.Messages); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(IndexPath(path)); err != nil {
+		t.Fatalf("the upgrade kept no index: %v", err)
+	}
+	if n := rebuilt(func() { checkIndex(t, path) }); n != 0 {
+		t.Fatalf("%d rebuilds after the upgrade wrote the index", n)
+	}
+	tailLikeFullPass(t, path)
+	if names := dirNames(t, filepath.Dir(path)); len(names) != 1 || !strings.HasPrefix(names[0], "c1.jsonl ") {
+		t.Fatalf("Jazz's agent folder holds %v; want only the log", names)
+	}
+}

@@ -197,6 +197,9 @@ func TestJazzLayoutConversation(t *testing.T) {
 	if left, err := os.ReadDir(filepath.Dir(jazzPath)); err != nil || len(left) != 0 {
 		t.Fatalf("the agent folder after the delete holds %v, %v; want the log and its sidecars gone", left, err)
 	}
+	if _, err := os.Stat(filepath.Join(ts.data, "jazz-sidecars", "coder")); !os.IsNotExist(err) {
+		t.Fatalf("the log's index and summary folder after the delete: %v; want it gone", err)
+	}
 	if got := ts.list(t); len(got) != 1 || got["flat-1"].ID == "" {
 		t.Fatalf("listing after the delete: %v", got)
 	}
