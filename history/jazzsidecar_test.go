@@ -339,6 +339,9 @@ func TestJazzSidecarOfAnotherLog(t *testing.T) {
 	data := t.TempDir()
 	x := jazzLog(t, data, "a", "c1", gen1(1))
 	checkIndex(t, x)
+	if _, err := List(data); err != nil { // keeps x's summary
+		t.Fatal(err)
+	}
 
 	// The agent folder a is renamed b; a new a holds another log c1,
 	// moved in from elsewhere with its old modification time.
@@ -353,6 +356,15 @@ func TestJazzSidecarOfAnotherLog(t *testing.T) {
 	}
 	if n := rebuilt(func() { checkIndex(t, y) }); n != 1 {
 		t.Fatalf("another log under a's old index: %d rebuilds; want 1", n)
+	}
+	for _, p := range []string{y, filepath.Join(conv, "b", "c1.jsonl")} {
+		c, err := ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := Summarize(p); s.Entries != c.Document.Len() || s.Messages != len(c.Messages) {
+			t.Fatalf("%s listed with %d entries, %d messages; it has %d, %d", p, s.Entries, s.Messages, c.Document.Len(), len(c.Messages))
+		}
 	}
 	if n := rebuilt(func() { checkIndex(t, y) }); n != 0 {
 		t.Fatalf("a's rebuilt index was not kept: %d rebuilds", n)
