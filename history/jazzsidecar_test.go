@@ -507,3 +507,51 @@ func TestUpgradeOfAJazzLog(t *testing.T) {
 		t.Fatalf("Jazz's agent folder holds %v; want only the log", names)
 	}
 }
+
+// An engine opening a Jazz log folio has no index for (LoadTail) builds
+// the index once, in jazz-sidecars, and reads through it; the next open,
+// and one after Jazz appended, read through the kept index without a
+// rebuild. Each gives what the full pass gives.
+func TestLoadTailOfAJazzLog(t *testing.T) {
+	data := t.TempDir()
+	path := jazzLog(t, data, "coder", "c1", readFile(t, "../engine/testdata/jazz/agent-1/conv-failed.jsonl"))
+	before := dirNames(t, filepath.Dir(path))
+	load := func(step string, wantRebuilds int64) {
+		t.Helper()
+		var c *Conversation
+		rebuilds, tails := tailCounts(func() {
+			l := open(t, path)
+			var err error
+			if c, err = l.LoadTail(4, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if rebuilds != wantRebuilds || tails != 1 {
+			t.Fatalf("%s: %d rebuilds, %d tail reads through the index; want %d and 1", step, rebuilds, tails, wantRebuilds)
+		}
+		full, err := parseTail(readFile(t, path), 4, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Document.Len() != full.conv.Document.Len() || c.Document.Elided() != full.conv.Document.Elided() ||
+			c.Document.FirstID() != full.conv.Document.FirstID() || len(c.Messages) != len(full.conv.Messages) {
+			t.Fatalf("%s: read %d+%d entries, %d messages; the full pass %d+%d, %d", step,
+				c.Document.Elided(), c.Document.Len(), len(c.Messages), full.conv.Document.Elided(), full.conv.Document.Len(), len(full.conv.Messages))
+		}
+		tailLikeFullPass(t, path)
+	}
+	load("first open", 1)
+	if _, err := os.Stat(IndexPath(path)); err != nil {
+		t.Fatalf("no index kept: %v", err)
+	}
+	load("second open", 0)
+	at := `"at":"2026-10-01T10:01:00.000Z"`
+	jazzAppend(t, path, `{"type":"ui-append",`+at+`,"entries":[`+entryJSON(t, user("jz-late", "from jazz"))+`]}`+"\n")
+	load("after Jazz appended", 0)
+	if after := dirNames(t, filepath.Dir(path)); len(after) != len(before) {
+		t.Fatalf("Jazz's agent folder held %v; now %v", before, after)
+	}
+}
