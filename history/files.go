@@ -84,15 +84,20 @@ func inConversations(dir string) bool {
 }
 
 // sidecarDir prepares the folder of a sidecar path (an IndexPath or
-// SummaryPath) for writing: a conversations folder is used as it is, a
-// Jazz agent's folder in jazz-sidecars is created. Any other folder is
-// refused, so that no sidecar is written beside a log outside a data folder.
+// SummaryPath) for writing: a conversations folder is used as it is; an
+// agent's folder in jazz-sidecars is created, if that agent's folder in
+// conversations is there. Any other folder is refused, so that no sidecar
+// is written for a log outside a data folder.
 func sidecarDir(sidecar string) error {
 	dir := filepath.Dir(sidecar)
 	if filepath.Base(dir) == conversationsDirName {
 		return nil
 	}
-	if filepath.Base(filepath.Dir(dir)) != jazzSidecarsDirName || strings.HasPrefix(filepath.Base(dir), ".") {
+	agent, sidecars := filepath.Base(dir), filepath.Dir(dir)
+	if filepath.Base(sidecars) != jazzSidecarsDirName || strings.HasPrefix(agent, ".") {
+		return errNoSidecar
+	}
+	if fi, err := os.Lstat(filepath.Join(ConversationsDir(filepath.Dir(sidecars)), agent)); err != nil || !fi.IsDir() {
 		return errNoSidecar
 	}
 	return os.MkdirAll(dir, 0o700)

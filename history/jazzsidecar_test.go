@@ -98,6 +98,20 @@ func TestSidecarPaths(t *testing.T) {
 			t.Errorf("inConversations(%s) = %v; want %v", dir, got, want)
 		}
 	}
+	// A sidecar folder is made only for an agent folder that is there.
+	tmpData := t.TempDir()
+	for _, p := range []string{
+		filepath.Join(tmpData, "jazz-sidecars", "ghost", "c1.jsonl.index"),
+		filepath.Join(tmpData, "elsewhere", "c1.jsonl.index"),
+		filepath.Join(tmpData, "conversations", ".hidden", "c1.jsonl.index"),
+	} {
+		if err := sidecarDir(p); err == nil {
+			t.Errorf("sidecarDir(%s) accepted", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(tmpData, "jazz-sidecars")); err == nil {
+		t.Error("a sidecar folder was made for no agent folder")
+	}
 	// Neither listing takes the sidecars folder, or what is in it, for a
 	// conversation.
 	tmp := t.TempDir()
