@@ -569,3 +569,50 @@ func TestLoadTailOfAJazzLog(t *testing.T) {
 		t.Fatalf("Jazz's agent folder held %v; now %v", before, after)
 	}
 }
+
+// A reader holding a log that a rewrite is replacing leaves alone the
+// index the rewrite wrote for the new file, both before the rename (that
+// index names the log it was rewritten from) and after it (the path names
+// the new file): the new file's first reader finds its index and rebuilds
+// nothing.
+func TestReaderOfTheOldFileKeepsTheRewritesIndex(t *testing.T) {
+	for _, path := range []string{logPath(t), jazzLog(t, t.TempDir(), "coder", "c1", nil)} {
+		writeGen(t, path, gen.Options{Messages: 60, Seed: 5})
+		checkIndex(t, path)
+		old, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer old.Close()
+		ofi, err := old.Stat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmp := path + ".tmp"
+		writeGen(t, tmp, gen.Options{Messages: 30, Seed: 6})
+		indexRewrite(path, tmp, Inode(ofi), ofi.Size())
+		written, err := os.Stat(IndexPath(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := func(step string) {
+			t.Helper()
+			ix, err := OpenIndex(path, old, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ix.Close()
+			if now, err := os.Stat(IndexPath(path)); err != nil || !os.SameFile(now, written) || now.Size() != written.Size() {
+				t.Fatalf("%s: the old file's reader replaced the rewrite's index (%v)", step, err)
+			}
+		}
+		same("before the rename")
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+		same("after the rename")
+		if n := rebuilt(func() { checkIndex(t, path) }); n != 0 {
+			t.Fatalf("the new file's reader: %d rebuilds; want the rewrite's index used", n)
+		}
+	}
+}
