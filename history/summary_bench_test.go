@@ -25,17 +25,7 @@ func BenchmarkList(b *testing.B) {
 			if layout == "jazz" {
 				path = filepath.Join(ConversationsDir(data), "coder", "big.jsonl")
 			}
-			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-				b.Fatal(err)
-			}
-			f, err := os.Create(path)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := gen.Write(f, gen.Options{Messages: 300_000, Seed: 1}); err != nil {
-				b.Fatal(err)
-			}
-			f.Close()
+			writeGen(b, path, gen.Options{Messages: 300_000, Seed: 1})
 			list := func(b *testing.B) {
 				got, err := List(data)
 				if err != nil || len(got) != 1 || got[0].Entries != 300_000 || got[0].Err != nil {

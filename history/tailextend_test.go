@@ -123,17 +123,7 @@ func TestLoadTailBuildsAMissingIndexOnce(t *testing.T) {
 //	go test ./history -run '^$' -bench LoadTailIndex -benchtime 3x -benchmem
 func BenchmarkLoadTailIndex(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "data", conversationsDirName, "big.jsonl")
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		b.Fatal(err)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := gen.Write(f, gen.Options{Messages: 300_000, Seed: 1}); err != nil {
-		b.Fatal(err)
-	}
-	f.Close()
+	writeGen(b, path, gen.Options{Messages: 300_000, Seed: 1})
 	data, err := os.ReadFile(path)
 	if err != nil {
 		b.Fatal(err)

@@ -47,20 +47,19 @@ func benchmarkOpen(b *testing.B, n int, branched bool) {
 		forkNearTheEnd(b, path)
 	}
 	// The writer keeps the index; here it is built once up front.
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ix, err := history.OpenIndex(path, f, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ix.Close()
-	f.Close()
+	openAndPage(b, ts, path, n, func() { dropCache(b, path, history.IndexPath(path)) })
+}
+
+// openAndPage builds the page index of the log at path, then times b.N
+// opens of it (a fresh conversation's capture and its first page at
+// "latest"), which must hold n entries; before each, prepare runs
+// untimed.
+func openAndPage(b *testing.B, ts *testServer, path string, n int, prepare func()) {
+	buildIndex(b, path)
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		dropCache(b, path, history.IndexPath(path))
+		prepare()
 		c := newConversation(ts.Server, "c", path)
 		b.StartTimer()
 		cp, err := c.capture("", nil)
@@ -83,6 +82,22 @@ func benchmarkOpen(b *testing.B, n int, branched bool) {
 		c.mu.Unlock()
 		b.StartTimer()
 	}
+}
+
+// buildIndex makes the page index of the log at path, as folio's writer
+// leaves it.
+func buildIndex(b *testing.B, path string) {
+	b.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	ix, err := history.OpenIndex(path, f, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix.Close()
 }
 
 // forkNearTheEnd forks main 10 entries before its end, makes the branch
@@ -143,49 +158,16 @@ func BenchmarkOpenJazz(b *testing.B) {
 					b.Fatal(err)
 				}
 				w.Close()
-				f, err := os.Open(path)
-				if err != nil {
-					b.Fatal(err)
-				}
-				ix, err := history.OpenIndex(path, f, 0)
-				if err != nil {
-					b.Fatal(err)
-				}
-				ix.Close()
-				f.Close()
-				b.ResetTimer()
-				for range b.N {
-					b.StopTimer()
+				openAndPage(b, ts, path, n, func() {
 					if kept {
 						dropCache(b, path, history.IndexPath(path))
-					} else {
-						dropCache(b, path)
-						if err := os.Remove(history.IndexPath(path)); err != nil {
-							b.Fatal(err)
-						}
+						return
 					}
-					c := newConversation(ts.Server, "c", path)
-					b.StartTimer()
-					cp, err := c.capture("", nil)
-					if err != nil {
+					dropCache(b, path)
+					if err := os.Remove(history.IndexPath(path)); err != nil {
 						b.Fatal(err)
 					}
-					p, err := cp.snap.Page(nil, pager.AnchorLatest, pager.Before, pager.DefaultBudget)
-					if err != nil || len(p.Bytes) == 0 {
-						b.Fatalf("first page: %v", err)
-					}
-					b.StopTimer()
-					if cp.snap.Stats().Entries != n {
-						b.Fatalf("captured %d entries", cp.snap.Stats().Entries)
-					}
-					cp.snap.Release()
-					c.mu.Lock()
-					if c.f != nil {
-						c.f.Close()
-					}
-					c.mu.Unlock()
-					b.StartTimer()
-				}
+				})
 			})
 		}
 	}
@@ -220,16 +202,7 @@ func BenchmarkFirstAppendAfterOpen(b *testing.B) {
 		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
 			ts := newTestServer(b, Options{})
 			path := ts.writeGen(b, "c", n, 1)
-			f, err := os.Open(path)
-			if err != nil {
-				b.Fatal(err)
-			}
-			ix, err := history.OpenIndex(path, f, 0)
-			if err != nil {
-				b.Fatal(err)
-			}
-			ix.Close()
-			f.Close()
+			buildIndex(b, path)
 			b.ResetTimer()
 			for i := range b.N {
 				b.StopTimer()
