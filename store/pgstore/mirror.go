@@ -251,6 +251,15 @@ func appendFile(p string, data []byte) error {
 // OpenLog opens conversation id for writing under its lease; what it
 // writes reaches the local copy as soon as the database has it.
 func (m *Mirror) OpenLog(id string, opts ...history.Option) (*history.Log, error) {
+	tm, err := m.openTee(id)
+	if err != nil {
+		return nil, err
+	}
+	return history.OpenMedium(tm, id, opts...), nil
+}
+
+// openTee takes id's lease and returns the medium OpenLog writes through.
+func (m *Mirror) openTee(id string) (*teeMedium, error) {
 	p, err := m.Path(id)
 	if err != nil {
 		return nil, err
@@ -267,7 +276,7 @@ func (m *Mirror) OpenLog(id string, opts ...history.Option) (*history.Log, error
 	}
 	m.writers[tm] = struct{}{}
 	m.mu.Unlock()
-	return history.OpenMedium(tm, id, opts...), nil
+	return tm, nil
 }
 
 // teeMedium is a lease's medium that also writes its committed records to
