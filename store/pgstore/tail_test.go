@@ -98,6 +98,17 @@ func TestReplicaOpensThroughTheCopy(t *testing.T) {
 				if !reflect.DeepEqual(got, want) {
 					t.Fatalf("%s: through the copy:\n%+v\nread whole:\n%+v", step, got, want)
 				}
+				// The open refreshed the listing columns: they count the
+				// whole document, not the window read.
+				list, err := plain.List()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range list {
+					if total := want.Document.Elided() + want.Document.Len(); s.ID == id && s.Entries != total {
+						t.Fatalf("%s: the listing counts %d entries, the log has %d", step, s.Entries, total)
+					}
+				}
 				data, _, err := plain.ReadLog(id)
 				if err != nil {
 					t.Fatal(err)
