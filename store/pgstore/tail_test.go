@@ -3,6 +3,7 @@ package pgstore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -316,4 +317,32 @@ func TestSavesAfterCopyTailLikeWholeRead(t *testing.T) {
 		docs[i] = d
 		return logs[i].Save(d, msgs[i])
 	})
+}
+
+// TestCopyTailAfterLeaseLost: a replica's writer whose lease connection
+// ended reads nothing through its copy either; its open fails as a whole
+// read does, saying the lease was lost.
+func TestCopyTailAfterLeaseLost(t *testing.T) {
+	const id = "c1"
+	r := idleMirror(t, freshURL(t))
+	if _, err := history.Import(r.Store(), id, genLog(t, id, 200, 9, true, 0), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Sync(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	tm, err := r.openTee(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := history.OpenMedium(tm, id)
+	defer l.Close()
+	terminate(t, r.Store(), tm.BackendPID())
+	tails := copyTails.Load()
+	if _, err := engine.LoadTail(l); !errors.Is(err, history.ErrLockLost) {
+		t.Fatalf("open after the lease ended: %v", err)
+	}
+	if copyTails.Load() != tails {
+		t.Fatal("read through the copy without the lease")
+	}
 }
