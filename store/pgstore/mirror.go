@@ -33,7 +33,11 @@ import (
 //     Run listens, and brings the copy of each conversation it mirrors up
 //     to date from the sequence number it last applied (Follow), so a
 //     record is never skipped nor applied twice, and after a reconnect it
-//     catches every mirrored conversation up the same way.
+//     catches every mirrored conversation up the same way;
+//   - a writer on this replica opens the log's tail through the copy and
+//     its page index (ReadCopy), having brought the copy to where the
+//     conversation's row says the log is, instead of reading every record
+//     from the database.
 
 // AppendsChannel is the channel every append notifies.
 const AppendsChannel = "folio_appends"
