@@ -140,6 +140,7 @@ func rebuildFrom(ipath string, log io.ReaderAt, ino uint64, size int64, reason e
 	slog.Debug("history: rebuilding a page index", "index", ipath, "reason", reason)
 	indexRebuilds.Add(1)
 	s := NewScanner()
+	s.r.idsOnly = true
 	b := newIndexBuilder()
 	b.st.rewriteIno, b.st.rewriteSize = oldIno, oldSize
 	data, err := b.scan(s, log, 0, size, ino)

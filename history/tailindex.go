@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/foliodev/folio/message"
@@ -24,11 +25,14 @@ import (
 // a TailStart, the entries of its kinds back to where it decides), not the
 // log.
 //
+// The index is OpenIndex's: one behind the log is extended by the
+// records appended after it, and a missing, damaged or foreign one is
+// rebuilt in one pass and kept, so the next open costs the tail.
+//
 // It answers only for the logs it can answer for exactly as the whole
 // pass does: version 3, one branch, no problem anywhere, a document
-// written as UI records. Anything else — a missing, stale, damaged or
-// behind index included — returns errNoIndexTail and LoadTail reads the
-// log whole.
+// written as UI records. Anything else returns errNoIndexTail and
+// LoadTail reads the log whole.
 
 // errNoIndexTail: the page index cannot stand in for the tail read.
 var errNoIndexTail = errors.New("history: the page index cannot answer this tail read")
@@ -53,13 +57,17 @@ func readTail(path string, window int, widen *TailStart) (*reader, error) {
 	if err != nil {
 		return nil, errNoIndexTail
 	}
-	ix, err := readIndexFile(IndexPath(path))
+	// OpenIndex uses an index that matches the log, extends one the log
+	// grew past (reading only the appended records), and rebuilds a
+	// missing, damaged or foreign one in one pass, keeping the result
+	// beside the log: only the first open of a log pays for its index.
+	ix, err := OpenIndex(path, f, fi.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errNoIndexTail, err)
 	}
 	defer ix.Close()
 	st := ix.st
-	if st.logSize != fi.Size() || ix.matches(f, Inode(fi), fi.Size()) != nil {
+	if st.logSize != fi.Size() {
 		return nil, fmt.Errorf("%w: the index does not describe the whole log", errNoIndexTail)
 	}
 	br := st.branches[0]
@@ -125,8 +133,12 @@ func readTail(path string, window int, widen *TailStart) (*reader, error) {
 	r.uiLines, r.settledLen = br.uiLines, settled-from
 	r.size, r.terminated = int(fi.Size()), !st.skipNL
 	r.rec = rawRecord{}
+	indexTails.Add(1)
 	return r, nil
 }
+
+// indexTails counts tail reads the page index answered (tests).
+var indexTails atomic.Int64
 
 // tailRead reads what tailFromIndex needs of the log file.
 type tailRead struct {

@@ -377,8 +377,9 @@ func (t *teeMedium) ReadCopy(read func(path string, size int64) error) error {
 	if !at {
 		return fmt.Errorf("%w (%s)", errCopyElsewhere, t.Name())
 	}
-	// Outside the copy's lock: a copy without an index takes a pass over
-	// it, which must not hold up the listener.
+	// The tail read would bring the index up itself, but under the
+	// copy's lock; a copy without an index takes a pass over it, which
+	// must not hold up the listener, so it is done here, unlocked.
 	indexCopy(t.path)
 	c.mu.Lock()
 	defer c.mu.Unlock()
