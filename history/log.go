@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/foliodev/folio/message"
@@ -194,6 +195,7 @@ func (l *Log) flushIndex() {
 
 // readWith is read with the parse given.
 func (l *Log) readWith(parse func([]byte) (*reader, error)) (*reader, []byte, error) {
+	wholeReads.Add(1)
 	data, err := l.m.Read()
 	if errors.Is(err, fs.ErrNotExist) {
 		l.reset()
@@ -212,6 +214,9 @@ func (l *Log) readWith(parse func([]byte) (*reader, error)) (*reader, []byte, er
 	l.adopt(st, int64(len(data)))
 	return st, data, nil
 }
+
+// wholeReads counts writers' reads of a whole log (tests).
+var wholeReads atomic.Int64
 
 // tailFromIndex is LoadTail's read through the page index of a file log,
 // or of the local copy a CopyMedium keeps (tailindex.go); an error says to
