@@ -118,7 +118,8 @@ func (l *Log) Load() (*Conversation, error) {
 // On a file log whose page index matches it, and whose index records one
 // branch, no problem and a written document, the read goes through the
 // index and costs the tail: the messages since the last rewrite and the
-// window's entries (tailindex.go). Otherwise every record is read and
+// window's entries (tailindex.go). A CopyMedium's log is read the same way
+// through its local copy's index. Otherwise every record is read and
 // checked as Load does. The two give the same result.
 //
 // The next Save may pass a document that starts where this one does (one
@@ -217,19 +218,34 @@ func (l *Log) readWith(parse func([]byte) (*reader, error)) (*reader, []byte, er
 // wholeReads counts writers' reads of a whole log (tests).
 var wholeReads atomic.Int64
 
-// tailFromIndex is LoadTail's read through a file log's page index
-// (tailindex.go); an error says to read the log instead.
+// tailFromIndex is LoadTail's read through the page index of a file log,
+// or of the local copy a CopyMedium keeps (tailindex.go); an error says to
+// read the log instead.
 func (l *Log) tailFromIndex(n int, widen *TailStart) (*reader, error) {
-	fm, ok := l.m.(*fileMedium)
-	if !ok {
-		return nil, errNoIndexTail // PostgreSQL keeps no page index
+	var st *reader
+	var err error
+	switch m := l.m.(type) {
+	case *fileMedium:
+		if st, err = tailFromIndex(m.path, n, widen); err == nil {
+			m.size = int64(st.size)
+		}
+	case CopyMedium:
+		err = m.ReadCopy(func(path string, size int64) error {
+			r, err := tailFromIndex(path, n, widen)
+			if err == nil && int64(r.size) != size {
+				// The copy is not the log the medium holds.
+				err = fmt.Errorf("%w: the copy has %d bytes, the log %d", errNoIndexTail, r.size, size)
+			}
+			st = r
+			return err
+		})
+	default:
+		return nil, errNoIndexTail // PostgreSQL without a local copy keeps no page index
 	}
-	st, err := tailFromIndex(fm.path, n, widen)
 	if err != nil {
-		slog.Debug("history: reading the log for its tail", "log", fm.path, "reason", err)
+		slog.Debug("history: reading the log for its tail", "log", l.m.Name(), "reason", err)
 		return nil, err
 	}
-	fm.size = int64(st.size)
 	l.adopt(st, int64(st.size))
 	return st, nil
 }

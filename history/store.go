@@ -53,6 +53,21 @@ type Medium interface {
 	Close() error
 }
 
+// CopyMedium is a Medium that also keeps the log, byte for byte, in a local
+// file in a data folder's conversations folder, with a page index beside
+// it like any log there (a replica's copy of a log kept in PostgreSQL).
+// Log.LoadTail reads such a log's tail through the copy's index instead of
+// reading the whole log from the medium.
+type CopyMedium interface {
+	Medium
+	// ReadCopy brings the copy up to the log the medium holds and calls
+	// read with the copy's path and the log's size, keeping the copy as
+	// it is until read returns. When read returns nil the medium is left
+	// as Read would leave it, so the next Append continues that log. An
+	// error, from read or ReadCopy, says to Read the log instead.
+	ReadCopy(read func(path string, size int64) error) error
+}
+
 // Store holds conversation logs by ID. Its methods are safe for concurrent
 // use.
 type Store interface {

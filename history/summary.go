@@ -126,11 +126,12 @@ func (l *Log) storeSummary() {
 // derived from messages, so it does not hold the entries a reader counts.
 var errDerived = errors.New("history: the document is derived from messages")
 
-// summaryOfConv is what a listing shows of a conversation just read whole.
+// summaryOfConv is what a listing shows of a conversation just read, whole
+// or its tail (the entries a tail leaves out count).
 func summaryOfConv(c *Conversation) Summary {
 	return Summary{
 		ID: c.Header.ConversationID, Version: c.Header.Version,
-		Title: DisplayTitle(c.Title, c.Messages), Entries: c.Document.Len(), Messages: len(c.Messages),
+		Title: DisplayTitle(c.Title, c.Messages), Entries: c.Document.Elided() + c.Document.Len(), Messages: len(c.Messages),
 		Problems: len(c.Problems), UpdatedAt: c.UpdatedAt, Head: c.Head,
 		StartedAt: c.Header.StartedAt, Branched: len(c.Branches) > 1,
 	}

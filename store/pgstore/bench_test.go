@@ -1,12 +1,18 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/foliodev/folio/engine"
+	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/internal/gen"
 )
 
 // BenchmarkNotifyFanOut measures appends per second through one
@@ -191,4 +197,119 @@ func BenchmarkStreamFanOut(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "messages/s")
 	b.ReportMetric(float64(b.N*replicas)/b.Elapsed().Seconds(), "deliveries/s")
+}
+
+// BenchmarkReplicaOpen measures an engine opening a conversation on a
+// replica (Mirror.OpenLog, then engine.LoadTail, then Close) on generated
+// logs of 3,000 and 300,000 entries (compacted as folio's engine compacts,
+// with a summary message), the two ways: copy reads the tail through the
+// replica's local copy and its page index, as the replica's writers do;
+// whole reads every record from the database, as a store without a mirror
+// does; lease only takes the conversation's lease and lets it go (a
+// connection of its own, the advisory lock and the lease row), which
+// both pay. The copy is current and its index built, as after the pages
+// a browser read before it sent a command. cpu-ms/op is this process's
+// CPU time per open, the database server's not counted.
+//
+//	eval "$(.ci/pg-start --export)"; go test -run '^$' -bench ReplicaOpen -benchtime 5x ./store/pgstore
+func BenchmarkReplicaOpen(b *testing.B) {
+	u := freshURL(b)
+	ctx := context.Background()
+	st, err := Open(ctx, u)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	m := NewMirror(st, b.TempDir(), nil)
+	for _, n := range []int{3_000, 300_000} {
+		id := fmt.Sprintf("open-%d", n)
+		importGen(b, st, id, n)
+		if err := m.Sync(ctx, id); err != nil {
+			b.Fatal(err)
+		}
+		for _, mode := range []string{"lease", "copy", "whole"} {
+			open := func() *history.Log {
+				if mode == "copy" {
+					l, err := m.OpenLog(id)
+					if err != nil {
+						b.Fatal(err)
+					}
+					return l
+				}
+				l, err := history.OpenStore(st, id)
+				if err != nil {
+					b.Fatal(err)
+				}
+				return l
+			}
+			once := func() {
+				l := open()
+				if mode == "lease" {
+					l.Close()
+					return
+				}
+				c, err := engine.LoadTail(l)
+				l.Close()
+				if err != nil || c.Document.Elided()+c.Document.Len() != n {
+					b.Fatalf("%v, %d+%d entries", err, c.Document.Elided(), c.Document.Len())
+				}
+			}
+			once() // builds the copy's index
+			b.Run(fmt.Sprintf("entries=%d/%s", n, mode), func(b *testing.B) {
+				tails := copyTails.Load()
+				cpu := cpuTime()
+				for b.Loop() {
+					once()
+				}
+				b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+				if through := copyTails.Load() - tails; (mode == "copy") != (through == int64(b.N)) {
+					b.Fatalf("%s: %d opens read through the copy", mode, through)
+				}
+			})
+		}
+	}
+}
+
+// cpuTime is the CPU time this process used so far (the database's is
+// not counted).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// importGen writes a generated log of n entries into st as conversation
+// id, in appends of about 8 MB (one transaction of a 166 MB log is slow to
+// build).
+func importGen(b *testing.B, st *Store, id string, n int) {
+	b.Helper()
+	var buf bytes.Buffer
+	if _, err := gen.Write(&buf, gen.Options{Messages: n, Seed: 1, ConversationID: id, Summaries: true}); err != nil {
+		b.Fatal(err)
+	}
+	pm, err := st.OpenMedium(id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pm.Close()
+	data := buf.Bytes()
+	first := true
+	for len(data) > 0 {
+		cut := min(len(data), 8<<20)
+		if i := bytes.IndexByte(data[cut-1:], '\n'); i >= 0 {
+			cut += i
+		}
+		var err error
+		if first {
+			err = pm.Replace(data[:cut])
+		} else {
+			err = pm.Append(data[:cut])
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		data, first = data[cut:], false
+	}
 }

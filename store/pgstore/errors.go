@@ -24,3 +24,8 @@ var ErrConflict = errors.New("pgstore: the log changed under the writer lease")
 // ErrBadID is returned for a conversation ID that is empty, too long or
 // holds a NUL byte.
 var ErrBadID = errors.New("pgstore: invalid conversation id")
+
+// errCopyElsewhere is returned by a replica writer's ReadCopy when its
+// local copy cannot be brought to where the database's log is; the log is
+// then read from the database.
+var errCopyElsewhere = errors.New("pgstore: the replica's copy is not at the database's log")

@@ -33,7 +33,11 @@ import (
 //     Run listens, and brings the copy of each conversation it mirrors up
 //     to date from the sequence number it last applied (Follow), so a
 //     record is never skipped nor applied twice, and after a reconnect it
-//     catches every mirrored conversation up the same way.
+//     catches every mirrored conversation up the same way;
+//   - a writer on this replica opens the log's tail through the copy and
+//     its page index (ReadCopy), having brought the copy to where the
+//     conversation's row says the log is, instead of reading every record
+//     from the database.
 
 // AppendsChannel is the channel every append notifies.
 const AppendsChannel = "folio_appends"
@@ -156,6 +160,11 @@ func (m *Mirror) sync(ctx context.Context, id string) error {
 	c := m.conv(id)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return m.syncLocked(ctx, id, p, c)
+}
+
+// syncLocked is sync with c (id's copy, at p) locked.
+func (m *Mirror) syncLocked(ctx context.Context, id, p string, c *mirrored) error {
 	epoch, seq := c.epoch, c.seq
 	if !c.synced {
 		epoch = -1 // read it whole: whatever the file holds is rewritten
@@ -246,6 +255,15 @@ func appendFile(p string, data []byte) error {
 // OpenLog opens conversation id for writing under its lease; what it
 // writes reaches the local copy as soon as the database has it.
 func (m *Mirror) OpenLog(id string, opts ...history.Option) (*history.Log, error) {
+	tm, err := m.openTee(id)
+	if err != nil {
+		return nil, err
+	}
+	return history.OpenMedium(tm, id, opts...), nil
+}
+
+// openTee takes id's lease and returns the medium OpenLog writes through.
+func (m *Mirror) openTee(id string) (*teeMedium, error) {
 	p, err := m.Path(id)
 	if err != nil {
 		return nil, err
@@ -262,7 +280,7 @@ func (m *Mirror) OpenLog(id string, opts ...history.Option) (*history.Log, error
 	}
 	m.writers[tm] = struct{}{}
 	m.mu.Unlock()
-	return history.OpenMedium(tm, id, opts...), nil
+	return tm, nil
 }
 
 // teeMedium is a lease's medium that also writes its committed records to
@@ -275,6 +293,8 @@ type teeMedium struct {
 	closed atomic.Bool
 	told   atomic.Bool // leaseLost was told about this writer
 }
+
+var _ history.CopyMedium = (*teeMedium)(nil)
 
 func (t *teeMedium) Append(records []byte) error { return t.write(records, false) }
 
@@ -322,6 +342,75 @@ func (t *teeMedium) write(data []byte, replace bool) error {
 	}
 	t.m.changed(t.id)
 	return nil
+}
+
+// ReadCopy reads the log through this replica's copy of it
+// (history.CopyMedium), so an engine opening the conversation reads its
+// tail through the copy's page index instead of every record from the
+// database. The conversation's row, read under the lease, says where the
+// log is; the copy is brought there from the sequence number it last
+// applied (Follow: only what is new), and its index up to the copy. read
+// then runs under the copy's lock, which every change to the copy takes
+// (the listener's appends and renames, the tee's writes, the sweep), so
+// it reads one whole copy of exactly that log. Under the lease the log
+// cannot move meanwhile; a copy that cannot be brought there (the lease
+// was lost and another writer went on) is errCopyElsewhere, and the log is
+// read from the database, where a lost lease says so.
+func (t *teeMedium) ReadCopy(read func(path string, size int64) error) error {
+	ctx, cancel := t.s.ctx()
+	defer cancel()
+	pos, err := t.Medium.position(ctx)
+	if err != nil {
+		return err
+	}
+	c := t.m.conv(t.id)
+	c.mu.Lock()
+	c.used = time.Now() // an engine opening it: kept as a request's (Sync)
+	if !c.at(pos) {
+		err = t.m.syncLocked(ctx, t.id, t.path, c)
+	}
+	at := c.at(pos)
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if !at {
+		return fmt.Errorf("%w (%s)", errCopyElsewhere, t.Name())
+	}
+	// The tail read would bring the index up itself, but under the
+	// copy's lock; a copy without an index takes a pass over it, which
+	// must not hold up the listener, so it is done here, unlocked.
+	indexCopy(t.path)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.at(pos) {
+		return fmt.Errorf("%w (%s)", errCopyElsewhere, t.Name())
+	}
+	if err := read(t.path, pos.size); err != nil {
+		return err
+	}
+	t.Medium.readAt(pos)
+	copyTails.Add(1)
+	return nil
+}
+
+// at reports whether the copy holds the log at p.
+func (c *mirrored) at(p logPos) bool {
+	return c.synced && c.epoch == p.epoch && c.seq == p.next-1 && c.size == p.size
+}
+
+// indexCopy brings the page index beside the copy at p up to the copy,
+// best effort: by what was appended since (history.OpenIndex extends it),
+// or in one pass over the copy when it has none or one of another file.
+func indexCopy(p string) {
+	f, err := os.Open(p)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if ix, err := history.OpenIndex(p, f, 0); err == nil {
+		ix.Close()
+	}
 }
 
 // Commands reads conversation id's command receipts from the database,

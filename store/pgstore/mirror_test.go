@@ -154,7 +154,19 @@ func TestRecoverRecordsADeadWritersAnswer(t *testing.T) {
 	if err := b.m.Recover(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// The replicas' listeners run Recover too: when one of them holds the
+	// lease, this Recover leaves the conversation to it, and its save
+	// comes a moment later (b copies it, which wakes this loop).
+	deadline := time.After(20 * time.Second) // a hang guard, not a measure
 	c, err := history.ReadStore(b.m.Store(), id)
+	for err == nil && c.Document.Len() == 2 {
+		select {
+		case <-b.changes:
+		case <-deadline:
+			t.Fatal("no replica recorded the dead writer's answer")
+		}
+		c, err = history.ReadStore(b.m.Store(), id)
+	}
 	if err != nil || c.Document.Len() != 3 {
 		t.Fatalf("after Recover: %v, %d entries", err, c.Document.Len())
 	}

@@ -53,6 +53,48 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestConformanceThroughReplicaCopies runs the suite on the media a
+// replica's writers use (Mirror.OpenLog's), which write the local copy
+// after each commit and read a log's tail through it (ReadCopy).
+func TestConformanceThroughReplicaCopies(t *testing.T) {
+	pgtest.BaseURL(t) // skips here without a database, not in each subtest
+	tails := copyTails.Load()
+	defer func() {
+		if copyTails.Load() == tails {
+			t.Error("no tail was read through a copy")
+		}
+	}()
+	storetest.Run(t, storetest.Harness{
+		New: func(t *testing.T) history.Store {
+			s := newTestStore(t)
+			return replicaStore{s, NewMirror(s, t.TempDir(), nil)}
+		},
+		Crash: func(t *testing.T, hs history.Store, k int) func() bool {
+			s := hs.(replicaStore).Store
+			var fired bool
+			s.step = func(m *Medium, i int) {
+				if i == k && !fired {
+					fired = true
+					terminate(t, s, m.BackendPID())
+				}
+			}
+			return func() bool { s.step = nil; return fired }
+		},
+		Kill: func(t *testing.T, m history.Medium) {
+			pm := m.(*teeMedium).Medium
+			terminate(t, pm.s, pm.BackendPID())
+		},
+	})
+}
+
+// replicaStore is a Store whose media are a replica's writers'.
+type replicaStore struct {
+	*Store
+	m *Mirror
+}
+
+func (r replicaStore) Open(id string) (history.Medium, error) { return r.m.openTee(id) }
+
 // Replicas starting at once migrate the schema once, and each sees it
 // complete.
 func TestMigrationsFromManyReplicasAtOnce(t *testing.T) {

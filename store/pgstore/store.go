@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -384,6 +385,7 @@ func (m *Medium) fail(err error) error {
 
 // Read reads the whole log on the lease connection.
 func (m *Medium) Read() ([]byte, error) {
+	wholeReads.Add(1)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.lost || m.conn.IsClosed() {
@@ -409,6 +411,42 @@ func (m *Medium) Read() ([]byte, error) {
 		return nil, m.fail(err)
 	}
 	return data, err
+}
+
+// wholeReads counts Medium.Read calls, copyTails the tail reads a
+// replica's writer made through its local copy instead (ReadCopy), so
+// tests can tell which way a log was opened.
+var wholeReads, copyTails atomic.Int64
+
+// logPos is where a log is: its size in bytes, the sequence number its
+// next record takes and its epoch, as the conversation's row says.
+type logPos struct{ size, next, epoch int64 }
+
+// position reads the log's position on the lease connection: what Read
+// reads besides the records. A log without records is fs.ErrNotExist.
+func (m *Medium) position(ctx context.Context) (logPos, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var p logPos
+	if m.lost || m.conn.IsClosed() {
+		return p, ErrLeaseLost
+	}
+	err := m.conn.QueryRow(ctx, `SELECT size, next_seq, epoch FROM folio_conversations WHERE id = $1`, m.id).Scan(&p.size, &p.next, &p.epoch)
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && p.size == 0 {
+		return p, fmt.Errorf("%s: %w", m.Name(), fs.ErrNotExist)
+	}
+	if err != nil {
+		return p, m.fail(fmt.Errorf("pgstore: read %s: %w", m.id, err))
+	}
+	return p, nil
+}
+
+// readAt makes p what this writer last read, as Read does: its writes
+// continue the log there, and fail with ErrConflict if it moved.
+func (m *Medium) readAt(p logPos) {
+	m.mu.Lock()
+	m.known, m.size, m.next, m.epoc = true, p.size, p.next, p.epoch
+	m.mu.Unlock()
 }
 
 // step runs the test hook before statement i of a write.
