@@ -456,24 +456,49 @@ func (l *Log) branchView(branch, entry string) (forkView, error) {
 	return v, nil
 }
 
-// branchViewIndexed is branchView through the page index; ok is false
-// when the index cannot answer.
+// branchViewIndexed is branchView through the page index of a file log,
+// or of the local copy a CopyMedium keeps; ok is false when the index
+// cannot answer.
 func (l *Log) branchViewIndexed(branch, entry string) (v forkView, ok bool, err error) {
-	fm, isFile := l.m.(*fileMedium)
-	if !isFile || !l.exists || l.size == 0 {
+	if !l.exists || l.size == 0 {
 		return forkView{}, false, nil
 	}
-	f, err := os.Open(fm.path)
+	switch m := l.m.(type) {
+	case *fileMedium:
+		return viewInIndex(m.path, l.size, branch, entry)
+	case CopyMedium:
+		rerr := m.ReadCopy(func(path string, size int64) error {
+			if size != l.size {
+				return errNoIndexTail // the log is not the one this writer knows
+			}
+			v, ok, err = viewInIndex(path, size, branch, entry)
+			if !ok {
+				return errNoIndexTail
+			}
+			return nil
+		})
+		if rerr != nil {
+			return forkView{}, false, nil
+		}
+		return v, ok, err
+	}
+	return forkView{}, false, nil
+}
+
+// viewInIndex is branchViewIndexed for the log file at path, of size
+// bytes.
+func viewInIndex(path string, size int64, branch, entry string) (v forkView, ok bool, err error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return forkView{}, false, nil
 	}
 	defer f.Close()
-	ix, err := OpenIndex(fm.path, f, l.size)
+	ix, err := OpenIndex(path, f, size)
 	if err != nil {
 		return forkView{}, false, nil
 	}
 	defer ix.Close()
-	if ix.st.logSize != l.size {
+	if ix.st.logSize != size {
 		return forkView{}, false, nil
 	}
 	br := ix.st.branch(branch)

@@ -3,6 +3,8 @@ package history
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -13,11 +15,37 @@ import (
 // whole where a file log would use its page index.
 type plainMedium struct{ Medium }
 
-// Fork and SetHeadTail on a file log check the fork point and the branches
+// Fork and SetHeadTail on a file log, and on a medium that keeps a local
+// copy of its log (a replica's), check the fork point and the branches
 // through the page index, without reading the log whole, and do exactly
 // what they do on a log read whole: the same refusals, the same records,
 // the same conversation afterwards.
 func TestForkThroughTheIndex(t *testing.T) {
+	t.Run("file", func(t *testing.T) {
+		forkThroughTheIndex(t, func(path string) *Log {
+			l, err := Open(path, WithClock(clock()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		})
+	})
+	t.Run("copy", func(t *testing.T) {
+		forkThroughTheIndex(t, func(path string) *Log {
+			m, err := OpenFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cp := logPath(t)
+			if err := os.MkdirAll(filepath.Dir(cp), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			return OpenMedium(&copyMedium{Medium: m, path: path, copy: cp, refresh: true}, "c1", WithClock(clock()))
+		})
+	})
+}
+
+func forkThroughTheIndex(t *testing.T, open func(path string) *Log) {
 	type fork struct {
 		parent, after string
 		msgs          int
@@ -27,10 +55,7 @@ func TestForkThroughTheIndex(t *testing.T) {
 	writeLog(t, plain, readFile(t, indexed))
 	checkIndex(t, indexed)
 
-	a, err := Open(indexed, WithClock(clock()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := open(indexed)
 	defer a.Close()
 	m, err := OpenFile(plain)
 	if err != nil {
