@@ -208,9 +208,10 @@ func (ix *Index) resumeLight() (*Scanner, *idTable, error) {
 	}
 	br.groups = nil // only compactions and forks read them, which take resume
 	r.uiLines = br.uiLines
-	if br.msgs > 0 || st.msgsMade {
+	if br.msgs > 0 || br.msgsMade {
 		r.conv.Messages, r.msgAt = make([]message.Message, br.msgs), make([]time.Time, br.msgs)
 	}
+	r.reserved = br.reservedSet()
 	r.tree.head = st.head
 	r.conv.Title, r.lastAt, r.metaTime = st.title, st.lastAt, st.metaTime
 	return s, table, nil
