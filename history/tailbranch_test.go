@@ -1,0 +1,345 @@
+package history
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/foliodev/folio/message"
+	"github.com/foliodev/folio/transcript"
+)
+
+// branchedLog writes, through Log as folio's writer does, a conversation
+// that forks at random: turns on whichever branch is the head, forks of
+// any branch after a random entry (or before the first) sharing a random
+// number of its messages, head switches, compactions (a rewrite) on any
+// branch, titles, and, for some seeds, a provisional tail at the end.
+func branchedLog(t testing.TB, seed uint64, steps int) []byte {
+	t.Helper()
+	path := logPath(t)
+	l := open(t, path)
+	defer l.Close()
+	rnd := rand.New(rand.NewPCG(seed, 16))
+	c, err := l.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, m := c.Document, c.Messages
+	n := 0
+	id := func(kind string) string { n++; return fmt.Sprintf("s%d-%s%d", seed, kind, n) }
+	turn := func() {
+		u, a := id("u"), id("a")
+		d = appendAll(t, d, user(u, "question "+u), agent(a, "answer "+a))
+		m = append(m[:len(m):len(m)], msgs("question "+u, "answer "+a)...)
+		if err := l.Save(d, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reload := func(conv *Conversation) { d, m = conv.Document, conv.Messages }
+	turn()
+	for range steps {
+		switch k := rnd.IntN(12); {
+		case k < 5:
+			turn()
+		case k < 7: // a compaction: a summary entry, and the messages rewritten
+			if d.Len() == 0 {
+				continue
+			}
+			d = appendAll(t, d, transcript.Entry{ID: id("c"), Timestamp: t0, Content: transcript.Compaction{Summary: "so far",
+				Covers: transcript.CompactionRange{FromID: d.At(0).ID, ToID: d.At(d.Len() - 1).ID}}})
+			m = msgs("summary " + id("m"))
+			if err := l.Save(d, m); err != nil {
+				t.Fatal(err)
+			}
+		case k < 10: // a fork of a random branch
+			whole, err := l.Load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			parent := whole.Branches[rnd.IntN(len(whole.Branches))].ID
+			pd, pm, err := whole.Branch(parent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after := ""
+			if i := rnd.IntN(pd.Len() + 1); i > 0 {
+				after = pd.At(i - 1).ID
+			}
+			b, err := l.Fork(parent, after, rnd.IntN(len(pm)+1), fmt.Sprintf("fork of %s", parent))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rnd.IntN(3) > 0 {
+				conv, err := l.SetHead(b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				reload(conv)
+			}
+		case k < 11: // back to another branch
+			whole, err := l.Load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			conv, err := l.SetHead(whole.Branches[rnd.IntN(len(whole.Branches))].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reload(conv)
+		default:
+			if err := l.SetTitle(id("title")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if seed%3 == 0 {
+		open, err := d.Open(agent(id("o"), "partial"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Save(open, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return readFile(t, path)
+}
+
+// withProblems puts lines no reader accepts into a log at random places
+// after its header: a batch with an invalid entry (its readable ID is
+// reserved), the same on a branch, an invalid message, a record of an
+// unknown type, a line that is not JSON, a fork of a branch that does not
+// exist; torn adds an incomplete last line.
+func withProblems(data []byte, seed uint64, torn bool) []byte {
+	rnd := rand.New(rand.NewPCG(seed, 61))
+	ls := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	const at = `"at":"2026-03-04T05:06:08.000Z"`
+	bad := []string{
+		`{"type":"ui-append",` + at + `,"entries":[{"id":"rej-%d","content":{"kind":"nope"},"timestamp":"2026-03-04T05:06:07.000Z"}]}`,
+		`{"type":"on-branch",` + at + `,"branch":"b1","record":{"type":"ui-append",` + at + `,"entries":[{"id":"rejb-%d","content":{"kind":"nope"},"timestamp":"2026-03-04T05:06:07.000Z"}]}}`,
+		`{"type":"message",` + at + `,"message":{"role":"bogus","content":"%d"}}`,
+		`{"type":"later-kind",` + at + `,"n":%d}`,
+		`not a record %d`,
+		`{"type":"branch",` + at + `,"branch":"x%d","parent":"nowhere","afterMessage":0}`,
+	}
+	for i := range 2 + rnd.IntN(5) {
+		at := 1 + rnd.IntN(len(ls))
+		line := fmt.Sprintf(bad[rnd.IntN(len(bad))], i)
+		ls = slices.Insert(ls, at, line)
+	}
+	out := strings.Join(ls, "\n") + "\n"
+	if torn {
+		out += `{"type":"ui-append","entries":[{"id":`
+	}
+	return []byte(out)
+}
+
+// branchTailLogs are branched logs, some with problems, that the tail
+// read through the index must answer for.
+func branchTailLogs(t *testing.T) map[string][]byte {
+	out := map[string][]byte{}
+	for seed := range uint64(10) {
+		data := branchedLog(t, seed, 20+int(seed)*4)
+		out[fmt.Sprintf("branched/%d", seed)] = data
+		out[fmt.Sprintf("branched/%d/problems", seed)] = withProblems(data, seed, false)
+		out[fmt.Sprintf("branched/%d/torn", seed)] = withProblems(data, seed, true)
+		out[fmt.Sprintf("branched/%d/only-torn", seed)] = append(bytes.Clone(data), `{"type":"message","at":`...)
+	}
+	// A fork before main's first entry, after a rewrite, a compaction on
+	// the fork and a fork of the fork, head on the last.
+	base := branchedLog(t, 100, 0)
+	at := `"at":"2026-03-04T05:06:08.000Z"`
+	onB := func(b, rec string) string {
+		return `{"type":"on-branch",` + at + `,"branch":"` + b + `","record":` + rec + `}`
+	}
+	msg := func(text string) string {
+		return `{"type":"message",` + at + `,"message":{"role":"user","content":"` + text + `"}}`
+	}
+	out["scripted/forks"] = append(bytes.Clone(base), strings.Join([]string{
+		`{"type":"rewrite",` + at + `}`,
+		msg("after the rewrite"),
+		`{"type":"branch",` + at + `,"branch":"b1","parent":"main","afterMessage":1}`,
+		`{"type":"branch",` + at + `,"branch":"b2","parent":"main","afterEntry":"s100-a2","afterMessage":0,"title":"empty"}`,
+		onB("b1", msg("on b1")),
+		onB("b1", uiRec(TypeUIAppend, entryJSON(t, user("b1-u", "q")), entryJSON(t, agent("b1-a", "a")))),
+		onB("b1", `{"type":"rewrite",`+at+`}`),
+		onB("b1", msg("b1 summary")),
+		onB("b1", uiRec(TypeUIAppend, entryJSON(t, transcript.Entry{ID: "b1-c", Timestamp: t0,
+			Content: transcript.Compaction{Summary: "s", Covers: transcript.CompactionRange{FromID: "b1-u", ToID: "b1-a"}}}))),
+		onB("b1", `{"type":"meta",`+at+`,"title":"b1 renamed"}`),
+		`{"type":"branch",` + at + `,"branch":"b3","parent":"b1","afterEntry":"b1-a","afterMessage":2}`,
+		onB("b3", uiRec(TypeUIOpen, entryJSON(t, agent("b3-o", "partial")))),
+		`{"type":"head",` + at + `,"branch":"b3"}`,
+	}, "\n")+"\n"...)
+	return out
+}
+
+// TestTailThroughIndexBranchedAndProblems extends the differential test
+// to branched logs (random forks of any branch, the head on any, forks
+// before the first entry and after a rewrite, compactions on branches)
+// and to logs with problems (rejected records of main and of branches,
+// unknown and unreadable lines, a torn last line). The index must answer
+// for every one of them, and as the full pass does.
+func TestTailThroughIndexBranchedAndProblems(t *testing.T) {
+	answered, branched, problems := 0, 0, 0
+	var declined []string
+	for name, data := range branchTailLogs(t) {
+		path := filepath.Join(t.TempDir(), "data", conversationsDirName, "c1.jsonl")
+		writeLog(t, path, data)
+		if f, err := os.Open(path); err == nil {
+			if ix, err := OpenIndex(path, f, 0); err == nil {
+				ix.Close()
+			}
+			f.Close()
+		}
+		for _, n := range tailWindows {
+			for _, w := range tailStarts() {
+				t.Run(fmt.Sprintf("%s/window=%d/%s", name, n, w.name), func(t *testing.T) {
+					full, ferr := parseTail(bytes.Clone(data), n, w.start())
+					if ferr != nil {
+						t.Fatal(ferr)
+					}
+					got, err := tailFromIndex(path, n, w.start())
+					if err != nil {
+						declined = append(declined, fmt.Sprintf("%s: %v", name, err))
+						return
+					}
+					answered++
+					if len(full.conv.Branches) > 1 {
+						branched++
+					}
+					if len(full.conv.Problems) > 0 {
+						problems++
+					}
+					sameTail(t, got, full)
+				})
+			}
+		}
+	}
+	if len(declined) > 0 {
+		slices.Sort(declined)
+		t.Fatalf("the index declined %d reads, first: %s", len(declined), declined[0])
+	}
+	if branched < 300 || problems < 300 {
+		t.Fatalf("the index answered %d reads: %d of branched logs, %d of logs with problems", answered, branched, problems)
+	}
+}
+
+// TestTailThroughIndexManyProblems: past the bounds the index keeps of
+// a log's problems, the tail read declines (and LoadTail reads the log
+// whole), and LoadTail still gives what Load gives.
+func TestTailThroughIndexManyProblems(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(v3Header + "\n")
+	b.WriteString(uiRec(TypeUIAppend, entryJSON(t, user("u", "q"))) + "\n")
+	for i := range maxTailProblems + 1 {
+		fmt.Fprintf(&b, "not a record %d\n", i)
+	}
+	path := logPath(t)
+	writeLog(t, path, []byte(b.String()))
+	ix := checkIndex(t, path)
+	if !ix.st.extrasLost || ix.st.problems != maxTailProblems+1 {
+		t.Fatalf("the index keeps the extras of %d problems (lost %v)", ix.st.problems, ix.st.extrasLost)
+	}
+	if _, err := readTail(path, 8, nil); err == nil {
+		t.Fatal("the index answered for more problems than it keeps")
+	}
+	c, err := open(t, path).LoadTail(8, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Problems) != maxTailProblems+1 || len(c.Unknown) != maxTailProblems+1 {
+		t.Fatalf("%d problems, %d unknown lines", len(c.Problems), len(c.Unknown))
+	}
+}
+
+// TestBranchedTailSavesLikeWhole: on a branched log with problems, a
+// writer that read its tail through the index and one that read it
+// whole write the same bytes when they save the same turn, switch heads
+// and save again; and the index those saves extend still answers as the
+// full pass does.
+func TestBranchedTailSavesLikeWhole(t *testing.T) {
+	for _, name := range []string{"branched/4", "branched/5/problems", "branched/6/torn", "scripted/forks"} {
+		t.Run(name, func(t *testing.T) {
+			data := branchTailLogs(t)[name]
+			paths := []string{
+				filepath.Join(t.TempDir(), "data", conversationsDirName, "c1.jsonl"),
+				filepath.Join(t.TempDir(), "data", conversationsDirName, "c1.jsonl"),
+			}
+			var logs [2]*Log
+			var convs [2]*Conversation
+			for i, p := range paths {
+				writeLog(t, p, data)
+				checkIndex(t, p)
+				logs[i] = open(t, p)
+				var err error
+				if i == 0 {
+					convs[i], err = logs[i].Load()
+				} else {
+					if _, err := readTail(p, 8, nil); err != nil {
+						t.Fatalf("the tail read declined: %v", err)
+					}
+					convs[i], err = logs[i].LoadTail(8, nil)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range logs {
+				c := convs[i]
+				d := appendAll(t, c.Document, user("bt-u", "one more"), agent("bt-a", "an answer"))
+				m := append(c.Messages[:len(c.Messages):len(c.Messages)], msgs("one more", "an answer")...)
+				if err := logs[i].Save(d, m); err != nil {
+					t.Fatal(err)
+				}
+				other := Main
+				if c.Head == Main {
+					other = c.Branches[len(c.Branches)-1].ID
+				}
+				if _, err := logs[i].SetHead(other); err != nil {
+					t.Fatal(err)
+				}
+				if err := logs[i].Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a, b := readFile(t, paths[0]), readFile(t, paths[1])
+			if convs[0].Interrupted {
+				// The notice that settles an interrupted answer has an ID
+				// each writer mints afresh.
+				a = bytes.ReplaceAll(a, []byte(noticeID(convs[0])), []byte("notice"))
+				b = bytes.ReplaceAll(b, []byte(noticeID(convs[1])), []byte("notice"))
+			}
+			if !bytes.Equal(a, b) {
+				i := 0
+				for i < min(len(a), len(b)) && a[i] == b[i] {
+					i++
+				}
+				t.Fatalf("the logs differ after a save, from byte %d:\nwhole:\n%s\nindex:\n%s", i, a[max(0, i-300):min(len(a), i+300)], b[max(0, i-300):min(len(b), i+300)])
+			}
+			checkIndex(t, paths[1])
+			got, err := readTail(paths[1], 8, nil)
+			if err != nil {
+				t.Fatalf("after a save: %v", err)
+			}
+			full, err := parseTail(readFile(t, paths[1]), 8, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameTail(t, got, full)
+			if !maps.Equal(got.reserved, full.reserved) {
+				t.Fatal("reserved IDs differ")
+			}
+		})
+	}
+}
+
+var _ = message.User
