@@ -3,6 +3,7 @@ package history
 import (
 	"bytes"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -11,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -342,4 +342,46 @@ func TestBranchedTailSavesLikeWhole(t *testing.T) {
 	}
 }
 
-var _ = message.User
+// TestOldFormatIndexIsRebuilt: an index written in the format before
+// this one (magic FOLIOIX\x02, which kept no branch's messages but
+// main's) is not a page index to this folio: the first open rebuilds it
+// once, saying so at debug level, writes it in the new format, and the
+// tail read then answers through it.
+func TestOldFormatIndexIsRebuilt(t *testing.T) {
+	path := logPath(t)
+	writeLog(t, path, branchTailLogs(t)["branched/2/problems"])
+	checkIndex(t, path)
+	old := readFile(t, IndexPath(path))
+	copy(old, "FOLIOIX\x02")
+	if err := os.WriteFile(IndexPath(path), old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readTail(path, 8, nil); err == nil {
+		t.Fatal("the tail read answered through an index of the old format")
+	}
+	var logged bytes.Buffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	defer slog.SetDefault(prev)
+	before := indexRebuilds.Load()
+	c, err := open(t, path).LoadTail(8, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkIndex(t, path)
+	if got := indexRebuilds.Load() - before; got != 1 {
+		t.Fatalf("%d rebuilds of an old-format index; want 1", got)
+	}
+	if !strings.Contains(logged.String(), "rebuilding a page index") || !strings.Contains(logged.String(), "not a page index") {
+		t.Fatalf("the rebuild was not logged:\n%s", logged.String())
+	}
+	if got := readFile(t, IndexPath(path)); !bytes.HasPrefix(got, indexMagic) {
+		t.Fatalf("the rebuilt index starts %q", got[:8])
+	}
+	if _, err := readTail(path, 8, nil); err != nil {
+		t.Fatalf("the rebuilt index does not answer: %v", err)
+	}
+	if len(c.Branches) < 2 || len(c.Problems) == 0 {
+		t.Fatalf("the log read has %d branches and %d problems", len(c.Branches), len(c.Problems))
+	}
+}

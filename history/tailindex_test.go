@@ -317,6 +317,11 @@ func FuzzTailThroughIndex(f *testing.F) {
 		f.Add(buf.Bytes()[bytes.IndexByte(buf.Bytes(), '\n')+1:])
 	}
 	f.Add([]byte(branchSeed))
+	// A branched log with problems and a torn last line, as a writer and
+	// other programs leave it.
+	if data := withProblems(branchedLog(f, 4, 12), 4, true); true {
+		f.Add(data[bytes.IndexByte(data, '\n')+1:])
+	}
 	f.Add([]byte(`{"type":"message","at":"2026-03-04T05:06:08.000Z","message":{"role":"user","content":"q"}}` + "\n" +
 		`{"type":"rewrite","at":"2026-03-04T05:06:08.000Z"}` + "\n" +
 		`{"type":"ui-open","at":"2026-03-04T05:06:08.000Z","entries":[{"id":"s","content":{"kind":"agent","markdown":"par"},"timestamp":"2026-03-04T05:06:07.000Z"}]}`))
