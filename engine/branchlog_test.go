@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/transcript"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
 // branched returns a version 3 log continued as a person who edits an
-// earlier prompt leaves it: a fork of main just before one of its last
-// user entries, sharing the messages before that turn but two, which
+// earlier prompt leaves it: a fork of main just before its last user
+// entry, sharing the messages before that turn, which
 // becomes the head and gets the edited turn (its messages and entries as
 // on-branch records); and a second fork of main before its first entry,
 // sharing none, that stays a side branch. The log is read whole once, to
@@ -25,15 +26,23 @@ func branched(tb testing.TB, data []byte) []byte {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	// Just before the last prompt, sharing the messages before its turn,
+	// as EditAndResend forks.
 	d := c.Document
 	after := ""
-	for i := d.Len() - 6; i > 0; i-- {
+	for i := d.Len() - 1; i > 0; i-- {
 		if d.At(i).Content.Kind() == transcript.KindUser {
 			after = d.At(i - 1).ID
 			break
 		}
 	}
-	k := max(0, len(c.Messages)-2)
+	k := 0
+	for i := len(c.Messages) - 1; i >= 0; i-- {
+		if c.Messages[i].Role == message.User {
+			k = i
+			break
+		}
+	}
 	const at = `"at":"2026-03-04T05:06:08.000Z"`
 	q := func(s string) string { b, _ := jsontext.AppendQuote(nil, s); return string(b) }
 	entry := func(e transcript.Entry) string {
