@@ -593,7 +593,7 @@ func (w *indexWriter) openLight(f *os.File) bool {
 		ix.Close()
 		return false
 	}
-	s, table, err := ix.resumeLight()
+	s, table, err := ix.resumeLight(true)
 	if err != nil {
 		ix.Close()
 		return false
@@ -704,7 +704,7 @@ func ResumeScanner(path string, log *os.File, size int64) (*Scanner, error) {
 		// needs them (Scanner.Partial).
 		ifi, err := ix.f.Stat()
 		if err == nil {
-			if s, _, err := ix.resumeLight(); err == nil {
+			if s, _, err := ix.resumeLight(false); err == nil {
 				s.quiet = false
 				s.light = &lightState{index: IndexPath(path), ifi: ifi, statePos: ix.pos, table: ix.st.idTable, k: ix.st.idTableN, ids: s.r.ids}
 				return s, nil

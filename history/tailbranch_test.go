@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/foliodev/folio/internal/gen"
+	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -383,5 +385,104 @@ func TestOldFormatIndexIsRebuilt(t *testing.T) {
 	}
 	if len(c.Branches) < 2 || len(c.Problems) == 0 {
 		t.Fatalf("the log read has %d branches and %d problems", len(c.Branches), len(c.Problems))
+	}
+}
+
+// TestWriterIndexesBranchedLightly: a writer on a branched log (the head
+// a fork of main just before its last prompt, a side fork before main's
+// first entry) keeps the index current without reading every ID back,
+// while its saves go to the fork as on-branch records and it switches
+// heads; the index stays what a rebuild gives, and the tail read through
+// it what the full pass gives. A fork, which only resume can judge, then
+// takes the full resume.
+func TestWriterIndexesBranchedLightly(t *testing.T) {
+	path := logPath(t)
+	writeGen(t, path, gen.Options{Messages: 400, Seed: 4, Summaries: true})
+	c := readConv(t, readFile(t, path))
+	last := -1
+	for i := c.Document.Len() - 1; i > 0 && last < 0; i-- {
+		if c.Document.At(i).Content.Kind() == transcript.KindUser {
+			last = i
+		}
+	}
+	k := 0
+	for i, m := range c.Messages {
+		if m.Role == message.User {
+			k = i
+		}
+	}
+	w, err := openAppend(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := `"at":"2026-03-04T05:06:08.000Z"`
+	fmt.Fprintf(w, `{"type":"branch",%s,"branch":"b1","parent":"main","afterEntry":%q,"afterMessage":%d}`+"\n", at, c.Document.At(last-1).ID, k)
+	fmt.Fprintf(w, `{"type":"branch",%s,"branch":"b2","parent":"main","afterMessage":0}`+"\n", at)
+	fmt.Fprintf(w, `{"type":"head",%s,"branch":"b1"}`+"\n", at)
+	w.Close()
+	checkIndex(t, path)
+	l := open(t, path)
+	conv, err := l.LoadTail(16, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	light, full := indexLightResumes.Load(), indexFullResumes.Load()
+	same := func(step string) {
+		t.Helper()
+		l.flushIndex()
+		checkIndex(t, path)
+		got, gerr := readTail(path, 16, nil)
+		want, werr := parseTail(readFile(t, path), 16, nil)
+		if werr != nil || gerr != nil {
+			t.Fatalf("%s: %v %v", step, werr, gerr)
+		}
+		sameTail(t, got, want)
+	}
+	d, m := conv.Document, conv.Messages
+	for i := range 4 {
+		d = appendAll(t, d, user(fmt.Sprintf("wb-u%d", i), "more"), agent(fmt.Sprintf("wb-a%d", i), "answer"))
+		m = append(m[:len(m):len(m)], msgs("more", "answer")...)
+		if err := l.Save(d, m); err != nil {
+			t.Fatal(err)
+		}
+		same(fmt.Sprintf("save %d on the fork", i))
+	}
+	if _, err := l.SetHead(Main); err != nil {
+		t.Fatal(err)
+	}
+	same("head to main")
+	if _, err := l.SetHead("b1"); err != nil {
+		t.Fatal(err)
+	}
+	same("head back to the fork")
+	if got := indexLightResumes.Load() - light; got != 1 {
+		t.Fatalf("%d light resumes; want the writer's one", got)
+	}
+	if got := indexFullResumes.Load() - full; got != 0 {
+		t.Fatalf("%d full resumes after saves on a fork and head switches", got)
+	}
+	// Another program appends a batch to the fork repeating an ID of the
+	// entries it shares with main, which only the table's "maybe" can
+	// catch: rejected, and the writer's next catch-up resumes in full.
+	wr, err := openAppend(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(wr, `{"type":"on-branch",%s,"branch":"b1","record":%s}`+"\n", at, uiRec(TypeUIAppend, entryJSON(t, agent(c.Document.At(0).ID, "again"))))
+	wr.Close()
+	d = appendAll(t, d, agent("wb-after", "after"))
+	if err := l.Save(d, m); err != nil {
+		t.Fatal(err)
+	}
+	same("a repeated ID on the fork")
+	if got := indexFullResumes.Load() - full; got != 1 {
+		t.Fatalf("%d full resumes after a repeated ID; want 1", got)
+	}
+	if _, err := l.Fork("b1", "wb-a0", 2, "again"); err != nil {
+		t.Fatal(err)
+	}
+	same("a fork of the fork")
+	if ix := checkIndex(t, path); ix.st.problems != 1 || len(ix.st.branch("b1").reserved) != 1 {
+		t.Fatalf("the index counts %d problems, b1 reserves %v", ix.st.problems, ix.st.branch("b1").reserved)
 	}
 }
