@@ -17,18 +17,22 @@ import (
 
 // Log.LoadTail through the page index. A file log whose index matches it
 // exactly holds in the index everything LoadTail returns besides what it
-// decodes: the title and times, the problems' count, where main's model
-// messages since the last rewrite are, and every entry's kind, bytes and
+// decodes: the title and times, the problems (while there are few), the
+// lines kept verbatim, each branch's fork point, reserved IDs and model
+// messages since its last rewrite, and every entry's kind, bytes and
 // position. So the tail read costs the index's last commit, the log's
-// header line, those messages' lines and the window's entries (plus, for
-// a TailStart, the entries of its kinds back to where it decides), not the
-// log.
+// header line, those lines, the messages' lines and each branch's window
+// of entries (plus, for a TailStart, the entries of its kinds back to
+// where it decides), not the log.
 //
 // It answers only for the logs it can answer for exactly as the whole
-// pass does: version 3, one branch, no problem anywhere, a document
-// written as UI records. Anything else — a missing, stale, damaged or
-// behind index included — returns errNoIndexTail and LoadTail reads the
-// log whole.
+// pass does: version 3, main's document written as UI records, and no
+// more problems than the index keeps (maxTailProblems, and
+// maxTailReserved reserved IDs). A log whose last line was cut short
+// (not a record) is answered too: the index describes the log up to that
+// line, which is read and judged as the whole pass judges it. Anything
+// else — a missing, stale, damaged or behind index included — returns
+// errNoIndexTail and LoadTail reads the log whole.
 
 // errNoIndexTail: the page index cannot stand in for the tail read.
 var errNoIndexTail = errors.New("history: the page index cannot answer this tail read")
