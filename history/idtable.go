@@ -315,6 +315,13 @@ func lightOK(t *idTable, data []byte) bool {
 	r := s.r
 	r.version, r.scan = Version, true
 	ok := true
+	if i := bytes.LastIndexByte(data, '\n'); i+1 < len(data) {
+		// A last line cut short that is not a record is torn: the
+		// Scanner leaves it unread, so it needs nothing.
+		if _, err := r.decodeRecord(trimLine(data[i+1:])); err != nil {
+			data = data[:i+1]
+		}
+	}
 	splitLines(data, func(line []byte) {
 		if !ok || len(line) == 0 {
 			return

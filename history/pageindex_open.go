@@ -26,6 +26,10 @@ var indexRebuilds, indexCompactions atomic.Int64
 // then met a record only resume can judge.
 var indexLightResumes, indexFullResumes atomic.Int64
 
+// indexLightExtends counts indexes a reader extended from a resumeLight
+// Scanner (tests).
+var indexLightExtends atomic.Int64
+
 // OpenIndex returns the page index of the log at path as of the first
 // size bytes of log, an open handle on that log file (size 0: its current
 // size). An index that matches the log (its inode, and the checksum of the
@@ -140,6 +144,7 @@ func rebuildFrom(ipath string, log io.ReaderAt, ino uint64, size int64, reason e
 	slog.Debug("history: rebuilding a page index", "index", ipath, "reason", reason)
 	indexRebuilds.Add(1)
 	s := NewScanner()
+	s.r.idsOnly = true
 	b := newIndexBuilder()
 	b.st.rewriteIno, b.st.rewriteSize = oldIno, oldSize
 	data, err := b.scan(s, log, 0, size, ino)
@@ -265,7 +270,7 @@ func memIndex(data []byte) (*Index, error) {
 // extend reads what the log gained after the index and appends it to the
 // index file.
 func (ix *Index) extend(ipath string, log io.ReaderAt, size int64, persist bool) (*Index, error) {
-	s, err := ix.resume()
+	s, err := ix.resumeFor(log, size)
 	if err != nil {
 		return nil, err
 	}
@@ -275,21 +280,44 @@ func (ix *Index) extend(ipath string, log io.ReaderAt, size int64, persist bool)
 	if err != nil {
 		return nil, err
 	}
+	if persist {
+		err := appendIndex(ipath, ix, tail)
+		if err == nil {
+			// Served from the file, whose new commit describes size
+			// bytes (unless another writer appended one since).
+			if nix, err := readIndexFile(ipath); err == nil && nix.st.logSize == size {
+				ix.Close()
+				return nix, nil
+			} else if err == nil {
+				nix.Close()
+			}
+		}
+		slog.Debug("history: keeping an extended page index in memory", "index", ipath, "err", err)
+	}
 	data, err := ix.whole()
 	if err != nil {
 		return nil, err
 	}
 	all := append(bytes.Clone(data), tail...)
-	if persist {
-		if err := appendIndex(ipath, ix, tail); err != nil {
-			slog.Debug("history: keeping an extended page index in memory", "index", ipath, "err", err)
+	ix.Close()
+	return memIndex(all)
+}
+
+// resumeFor is a Scanner to apply the log's bytes from the index's end
+// to size with: resumeLight's, which costs the entries indexed since the
+// ID table, when every appended record is one it applies exactly
+// (lightOK), else resume's, which reads every entry's ID back.
+func (ix *Index) resumeFor(log io.ReaderAt, size int64) (*Scanner, error) {
+	if n := size - ix.st.logSize; n > 0 && n <= 16<<20 {
+		if s, table, err := ix.resumeLight(true); err == nil {
+			data := make([]byte, n)
+			if _, err := log.ReadAt(data, ix.st.logSize); err == nil && lightOK(table, data) {
+				indexLightExtends.Add(1)
+				return s, nil
+			}
 		}
 	}
-	ix.Close()
-	if !persist {
-		return memIndex(all)
-	}
-	return memIndexOr(ipath, all)
+	return ix.resume()
 }
 
 // memIndexOr reopens the index file when it holds exactly data, else

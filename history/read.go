@@ -105,8 +105,12 @@ type reader struct {
 	// window entries whole (see parseTail); the others are held as stubs,
 	// entries with only their ID, read in place from data, whose lines
 	// (cur while it is applied) are listed in stubLines.
-	light     bool
-	window    int
+	light  bool
+	window int
+	// idsOnly: the read is for a page index, which needs each record's
+	// batch while it applies and the documents' IDs, never the entries
+	// afterwards; the documents keep each entry as its ID alone.
+	idsOnly   bool
 	data      []byte
 	cur       []byte
 	stubLines []lineRange
@@ -287,6 +291,9 @@ func (r *reader) offset(s string) int {
 // way) becomes a stub: the ID's position in data leads back to its line,
 // and tells it from the line's other entries.
 func (r *reader) hold(e transcript.Entry) transcript.Entry {
+	if r.idsOnly {
+		return transcript.Entry{ID: e.ID}
+	}
 	if !r.light || r.version != 3 {
 		return e
 	}
@@ -592,6 +599,13 @@ func (r *reader) ui(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 	if rec.entriesBad != nil {
 		r.reserveBatch(rec)
 		return reject(rec.entriesBad)
+	}
+	if r.idsOnly {
+		// The IDs outlive the record in the documents and the ID set: a
+		// copy of each keeps the memory the rest was decoded into free.
+		for i := range rec.entries {
+			rec.entries[i].ID = strings.Clone(rec.entries[i].ID)
+		}
 	}
 	if i, j, dup := repeated(rec.entries); dup {
 		r.reserveBatch(rec)

@@ -346,45 +346,48 @@ func TestBranchedTailSavesLikeWhole(t *testing.T) {
 
 // TestOldFormatIndexIsRebuilt: an index written in the format before
 // this one (magic FOLIOIX\x02, which kept no branch's messages but
-// main's) is not a page index to this folio: the first open rebuilds it
-// once, saying so at debug level, writes it in the new format, and the
-// tail read then answers through it.
+// main's) is not a page index to this folio: the first tail read rebuilds
+// it once, saying so at debug level, writes it in the new format and
+// answers through it, as the full pass does; the next read rebuilds
+// nothing.
 func TestOldFormatIndexIsRebuilt(t *testing.T) {
 	path := logPath(t)
-	writeLog(t, path, branchTailLogs(t)["branched/2/problems"])
+	data := branchTailLogs(t)["branched/2/problems"]
+	writeLog(t, path, data)
 	checkIndex(t, path)
 	old := readFile(t, IndexPath(path))
 	copy(old, "FOLIOIX\x02")
 	if err := os.WriteFile(IndexPath(path), old, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := readTail(path, 8, nil); err == nil {
-		t.Fatal("the tail read answered through an index of the old format")
-	}
 	var logged bytes.Buffer
 	prev := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	defer slog.SetDefault(prev)
 	before := indexRebuilds.Load()
-	c, err := open(t, path).LoadTail(8, nil)
+	got, err := readTail(path, 8, nil)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("the tail read declined after rebuilding: %v", err)
 	}
-	checkIndex(t, path)
-	if got := indexRebuilds.Load() - before; got != 1 {
-		t.Fatalf("%d rebuilds of an old-format index; want 1", got)
+	if n := indexRebuilds.Load() - before; n != 1 {
+		t.Fatalf("%d rebuilds of an old-format index; want 1", n)
 	}
 	if !strings.Contains(logged.String(), "rebuilding a page index") || !strings.Contains(logged.String(), "not a page index") {
 		t.Fatalf("the rebuild was not logged:\n%s", logged.String())
 	}
-	if got := readFile(t, IndexPath(path)); !bytes.HasPrefix(got, indexMagic) {
-		t.Fatalf("the rebuilt index starts %q", got[:8])
+	if b := readFile(t, IndexPath(path)); !bytes.HasPrefix(b, indexMagic) {
+		t.Fatalf("the rebuilt index starts %q", b[:8])
 	}
-	if _, err := readTail(path, 8, nil); err != nil {
-		t.Fatalf("the rebuilt index does not answer: %v", err)
+	full, err := parseTail(bytes.Clone(data), 8, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(c.Branches) < 2 || len(c.Problems) == 0 {
-		t.Fatalf("the log read has %d branches and %d problems", len(c.Branches), len(c.Problems))
+	sameTail(t, got, full)
+	if len(full.conv.Branches) < 2 || len(full.conv.Problems) == 0 {
+		t.Fatalf("the log has %d branches and %d problems", len(full.conv.Branches), len(full.conv.Problems))
+	}
+	if _, err := readTail(path, 8, nil); err != nil || indexRebuilds.Load()-before != 1 {
+		t.Fatalf("the next read: %v, %d rebuilds", err, indexRebuilds.Load()-before)
 	}
 }
 
@@ -397,29 +400,8 @@ func TestOldFormatIndexIsRebuilt(t *testing.T) {
 // takes the full resume.
 func TestWriterIndexesBranchedLightly(t *testing.T) {
 	path := logPath(t)
-	writeGen(t, path, gen.Options{Messages: 400, Seed: 4, Summaries: true})
-	c := readConv(t, readFile(t, path))
-	last := -1
-	for i := c.Document.Len() - 1; i > 0 && last < 0; i-- {
-		if c.Document.At(i).Content.Kind() == transcript.KindUser {
-			last = i
-		}
-	}
-	k := 0
-	for i, m := range c.Messages {
-		if m.Role == message.User {
-			k = i
-		}
-	}
-	w, err := openAppend(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := editedLog(t, path)
 	at := `"at":"2026-03-04T05:06:08.000Z"`
-	fmt.Fprintf(w, `{"type":"branch",%s,"branch":"b1","parent":"main","afterEntry":%q,"afterMessage":%d}`+"\n", at, c.Document.At(last-1).ID, k)
-	fmt.Fprintf(w, `{"type":"branch",%s,"branch":"b2","parent":"main","afterMessage":0}`+"\n", at)
-	fmt.Fprintf(w, `{"type":"head",%s,"branch":"b1"}`+"\n", at)
-	w.Close()
 	checkIndex(t, path)
 	l := open(t, path)
 	conv, err := l.LoadTail(16, nil)
@@ -485,4 +467,64 @@ func TestWriterIndexesBranchedLightly(t *testing.T) {
 	if ix := checkIndex(t, path); ix.st.problems != 1 || len(ix.st.branch("b1").reserved) != 1 {
 		t.Fatalf("the index counts %d problems, b1 reserves %v", ix.st.problems, ix.st.branch("b1").reserved)
 	}
+}
+
+// TestTornTailExtendsLightly: a branched log whose index another program
+// left behind by a torn last line (no newline, not a record) is extended
+// from the ID table, not by reading every ID back, and the tail read then
+// reports the torn line as the full pass does.
+func TestTornTailExtendsLightly(t *testing.T) {
+	path := logPath(t)
+	editedLog(t, path)
+	checkIndex(t, path)
+	data := readFile(t, path)
+	data = append(bytes.Clone(data), `{"type":"on-branch","at":"2026-03-04T05:06:08.000Z","branch":"b1","rec`...)
+	writeLog(t, path, data)
+	light := indexLightExtends.Load()
+	got, err := readTail(path, 8, nil)
+	if err != nil {
+		t.Fatalf("the tail read declined a torn log: %v", err)
+	}
+	if indexLightExtends.Load() == light {
+		t.Fatal("the torn line made the index read every ID back")
+	}
+	full, err := parseTail(bytes.Clone(data), 8, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(problemsOf(full.conv, ProblemTorn)) != 1 {
+		t.Fatalf("problems %v", full.conv.Problems)
+	}
+	sameTail(t, got, full)
+}
+
+// editedLog writes at path a generated log continued as EditAndResend
+// leaves it: a fork b1 of main just before its last prompt, sharing the
+// messages before that turn, made the head, and a side fork b2 of main
+// before its first entry. It returns the log as it was before the forks.
+func editedLog(t *testing.T, path string) *Conversation {
+	writeGen(t, path, gen.Options{Messages: 400, Seed: 4, Summaries: true})
+	c := readConv(t, readFile(t, path))
+	last := -1
+	for i := c.Document.Len() - 1; i > 0 && last < 0; i-- {
+		if c.Document.At(i).Content.Kind() == transcript.KindUser {
+			last = i
+		}
+	}
+	k := 0
+	for i, m := range c.Messages {
+		if m.Role == message.User {
+			k = i
+		}
+	}
+	w, err := openAppend(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := `"at":"2026-03-04T05:06:08.000Z"`
+	fmt.Fprintf(w, `{"type":"branch",%s,"branch":"b1","parent":"main","afterEntry":%q,"afterMessage":%d}`+"\n", at, c.Document.At(last-1).ID, k)
+	fmt.Fprintf(w, `{"type":"branch",%s,"branch":"b2","parent":"main","afterMessage":0}`+"\n", at)
+	fmt.Fprintf(w, `{"type":"head",%s,"branch":"b1"}`+"\n", at)
+	w.Close()
+	return c
 }

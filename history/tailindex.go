@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/foliodev/folio/message"
@@ -25,14 +26,17 @@ import (
 // of entries (plus, for a TailStart, the entries of its kinds back to
 // where it decides), not the log.
 //
+// The index is OpenIndex's: one behind the log is extended by the
+// records appended after it, and a missing, damaged or foreign one is
+// rebuilt in one pass and kept, so the next open costs the tail.
+//
 // It answers only for the logs it can answer for exactly as the whole
 // pass does: version 3, main's document written as UI records, and no
 // more problems than the index keeps (maxTailProblems, and
 // maxTailReserved reserved IDs). A log whose last line was cut short
 // (not a record) is answered too: the index describes the log up to that
 // line, which is read and judged as the whole pass judges it. Anything
-// else — a missing, stale, damaged or behind index included — returns
-// errNoIndexTail and LoadTail reads the log whole.
+// else returns errNoIndexTail and LoadTail reads the log whole.
 
 // errNoIndexTail: the page index cannot stand in for the tail read.
 var errNoIndexTail = errors.New("history: the page index cannot answer this tail read")
@@ -57,13 +61,17 @@ func readTail(path string, window int, widen *TailStart) (*reader, error) {
 	if err != nil {
 		return nil, errNoIndexTail
 	}
-	ix, err := readIndexFile(IndexPath(path))
+	// OpenIndex uses an index that matches the log, extends one the log
+	// grew past (reading only the appended records), and rebuilds a
+	// missing, damaged or foreign one in one pass, keeping the result
+	// beside the log: only the first open of a log pays for its index.
+	ix, err := OpenIndex(path, f, fi.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errNoIndexTail, err)
 	}
 	defer ix.Close()
 	st := ix.st
-	if st.logSize > fi.Size() || ix.matches(f, Inode(fi), fi.Size()) != nil {
+	if st.logSize > fi.Size() {
 		return nil, fmt.Errorf("%w: the index does not describe the whole log", errNoIndexTail)
 	}
 	main := st.branches[0]
@@ -141,8 +149,12 @@ func readTail(path string, window int, widen *TailStart) (*reader, error) {
 	r.uiLines, r.settledLen = hb.uiLines, head.settledLen
 	r.size, r.terminated = int(fi.Size()), !st.skipNL && torn == nil
 	r.rec = rawRecord{}
+	indexTails.Add(1)
 	return r, nil
 }
+
+// indexTails counts tail reads the page index answered (tests).
+var indexTails atomic.Int64
 
 // branchTail is what the tail read gives of one branch: its window, its
 // model messages (and their instants) and how many of the window's

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/server/pager"
+	"github.com/foliodev/folio/transcript"
 )
 
 // BenchmarkOpen measures what opening a conversation costs the server: the
@@ -19,49 +21,97 @@ import (
 // Compare the two sizes in one run:
 //
 //	go test -run '^$' -bench 'Open$' -benchtime 20x ./server
+//
+// The branched cases fork main 10 entries before its end and add 5
+// entries on the branch, which becomes the head: the page comes from the
+// branch's document, which shares main's runs up to the fork.
 func BenchmarkOpen(b *testing.B) {
-	for _, n := range []int{3000, 300000} {
-		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
-			ts := newTestServer(b, Options{})
-			path := ts.writeGen(b, "c", n, 1)
-			// The writer keeps the index; here it is built once up front.
-			f, err := os.Open(path)
-			if err != nil {
-				b.Fatal(err)
+	for _, branched := range []bool{false, true} {
+		for _, n := range []int{3000, 300000} {
+			name := fmt.Sprintf("entries=%d", n)
+			if branched {
+				name += "/branched"
 			}
-			ix, err := history.OpenIndex(path, f, 0)
-			if err != nil {
-				b.Fatal(err)
-			}
-			ix.Close()
-			f.Close()
-			b.ResetTimer()
-			for range b.N {
-				b.StopTimer()
-				dropCache(b, path, history.IndexPath(path))
-				c := newConversation(ts.Server, "c", path)
-				b.StartTimer()
-				cp, err := c.capture("", nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				p, err := cp.snap.Page(nil, pager.AnchorLatest, pager.Before, pager.DefaultBudget)
-				if err != nil || len(p.Bytes) == 0 {
-					b.Fatalf("first page: %v", err)
-				}
-				b.StopTimer()
-				if cp.snap.Stats().Entries != n {
-					b.Fatalf("captured %d entries", cp.snap.Stats().Entries)
-				}
-				cp.snap.Release()
-				c.mu.Lock()
-				if c.f != nil {
-					c.f.Close()
-				}
-				c.mu.Unlock()
-				b.StartTimer()
-			}
-		})
+			b.Run(name, func(b *testing.B) { benchmarkOpen(b, n, branched) })
+		}
+	}
+}
+
+func benchmarkOpen(b *testing.B, n int, branched bool) {
+	ts := newTestServer(b, Options{})
+	path := ts.writeGen(b, "c", n, 1)
+	if branched {
+		n -= 5 // 10 of main's entries are not on the branch, 5 of its own are
+		forkNearTheEnd(b, path)
+	}
+	// The writer keeps the index; here it is built once up front.
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix, err := history.OpenIndex(path, f, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix.Close()
+	f.Close()
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		dropCache(b, path, history.IndexPath(path))
+		c := newConversation(ts.Server, "c", path)
+		b.StartTimer()
+		cp, err := c.capture("", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := cp.snap.Page(nil, pager.AnchorLatest, pager.Before, pager.DefaultBudget)
+		if err != nil || len(p.Bytes) == 0 {
+			b.Fatalf("first page: %v", err)
+		}
+		b.StopTimer()
+		if cp.snap.Stats().Entries != n {
+			b.Fatalf("captured %d entries", cp.snap.Stats().Entries)
+		}
+		cp.snap.Release()
+		c.mu.Lock()
+		if c.f != nil {
+			c.f.Close()
+		}
+		c.mu.Unlock()
+		b.StartTimer()
+	}
+}
+
+// forkNearTheEnd forks main 10 entries before its end, makes the branch
+// the head and adds 5 entries to it.
+func forkNearTheEnd(b *testing.B, path string) {
+	b.Helper()
+	l, err := history.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	c, err := l.Load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	k := c.Document.Len() - 10
+	id, err := l.Fork(history.Main, c.Document.At(k-1).ID, 0, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if c, err = l.SetHead(id); err != nil {
+		b.Fatal(err)
+	}
+	d := c.Document
+	for i := range 5 {
+		if d, err = d.Append(transcript.Entry{ID: fmt.Sprintf("branch-%d", i), Content: transcript.Agent{Markdown: "on the branch"}, Timestamp: time.Now().UTC()}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := l.Save(d, nil); err != nil {
+		b.Fatal(err)
 	}
 }
 
