@@ -15,13 +15,15 @@ import (
 // SelectBranch need the engine's saver to be one.
 type Brancher interface {
 	Saver
+	TailLoader
 	// Head is the branch saves go to.
 	Head() (string, error)
 	// Fork writes a new branch of parent sharing its entries through
 	// afterEntry ("" for none) and its first afterMessage messages.
 	Fork(parent, afterEntry string, afterMessage int, title string) (string, error)
-	// SetHead makes branch current and returns the log read afresh.
-	SetHead(branch string) (*history.Conversation, error)
+	// SetHeadTail makes branch current and returns the end of its
+	// conversation read afresh, as LoadTail does.
+	SetHeadTail(branch string, n int, widen *history.TailStart) (*history.Conversation, error)
 }
 
 // Branch switches refuse while anything runs rather than stopping it: a
@@ -68,14 +70,15 @@ func (e *Engine) EditAndResend(ctx context.Context, commandID, userEntryID, text
 	}
 	// The message count comes from the log, which is what the fork is
 	// checked against; the engine's own list may hold answers to dangling
-	// tool calls not saved yet.
-	cur, err := b.SetHead(head)
+	// tool calls not saved yet. The log's tail reaches back to the edited
+	// entry and the one before it.
+	cur, err := b.LoadTail(TailEntries, reachStart(userEntryID))
 	if err != nil {
 		return Receipt{}, err
 	}
 	if !ok && doc.Elided() > 0 {
 		// An engine opened on the log's tail (Open) holds only the end of
-		// the document; the log read whole has the rest.
+		// the document; the log's tail read back to the entry has it.
 		doc = cur.Document
 		i, ok = doc.Index(userEntryID)
 	}
@@ -94,7 +97,7 @@ func (e *Engine) EditAndResend(ctx context.Context, commandID, userEntryID, text
 	if err != nil {
 		return Receipt{}, fmt.Errorf("engine: fork: %w", err)
 	}
-	conv, err := b.SetHead(id)
+	conv, err := b.SetHeadTail(id, TailEntries, tailStart())
 	if err != nil {
 		return Receipt{}, fmt.Errorf("engine: switch to the new branch: %w", err)
 	}
@@ -127,11 +130,24 @@ func (e *Engine) SelectBranch(branch string) error {
 	if err != nil {
 		return err
 	}
-	conv, err := b.SetHead(branch)
+	conv, err := b.SetHeadTail(branch, TailEntries, tailStart())
 	if err != nil {
 		return err
 	}
 	return e.resumeLocked(conv.Document, conv.Messages)
+}
+
+// reachStart is a TailStart that starts the window at the entry before
+// entry id (a user entry), wherever it is, so an edit can fork there.
+func reachStart(id string) *history.TailStart {
+	return &history.TailStart{Kinds: []transcript.Kind{transcript.KindUser}, Start: func(picked []history.Picked, from int, _ []message.Message) (int, bool) {
+		for _, p := range picked {
+			if p.Entry.ID == id {
+				return max(0, p.Index-1), false
+			}
+		}
+		return 1 << 62, from > 0
+	}}
 }
 
 func (e *Engine) brancherLocked() (Brancher, error) {

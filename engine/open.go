@@ -22,7 +22,12 @@ type TailLoader interface {
 // window starts at the first prompt that pairing could use (pairedStart):
 // the turns of the messages since the last compaction, and none before.
 func LoadTail(l TailLoader) (*history.Conversation, error) {
-	return l.LoadTail(TailEntries, &history.TailStart{Kinds: promptKinds, Start: pairedStart})
+	return l.LoadTail(TailEntries, tailStart())
+}
+
+// tailStart is the TailStart of LoadTail.
+func tailStart() *history.TailStart {
+	return &history.TailStart{Kinds: promptKinds, Start: pairedStart}
 }
 
 // Open continues the conversation l holds, like Resume, loading only what a

@@ -277,7 +277,13 @@ func TestOpenEdits(t *testing.T) {
 
 	edit := func(tail bool, target string) (out []byte, editErr error) {
 		synctest.Test(t, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "c1.jsonl")
+			// In a data folder: the tail engine's edit reads the log
+			// through its page index (the fork point, the new branch's
+			// tail), the whole one reads it whole.
+			path := filepath.Join(t.TempDir(), "data", "conversations", "c1.jsonl")
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				t.Fatal(err)
+			}
 			if err := os.WriteFile(path, data, 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -306,6 +312,18 @@ func TestOpenEdits(t *testing.T) {
 			if _, editErr = eng.EditAndResend(ctx, "edit", target, "the same question, put better"); editErr == nil {
 				if r, err := eng.Wait(ctx, "edit"); err != nil || r.State != engine.Done {
 					t.Fatalf("turn: %+v %v", r, err)
+				}
+				// The new branch was loaded as its tail: the engine holds
+				// the end of its document, not all of it.
+				if d := store.Snapshot().Document; tail && d.Elided() == 0 {
+					t.Fatalf("after the edit the engine holds the whole branch (%d entries)", d.Len())
+				}
+				// And back to main, which is read the same way.
+				if err := eng.SelectBranch(history.Main); err != nil {
+					t.Fatal(err)
+				}
+				if d := store.Snapshot().Document; tail && d.Elided() == 0 {
+					t.Fatalf("back on main the engine holds the whole document (%d entries)", d.Len())
 				}
 			}
 			if err := eng.Close(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -344,31 +345,30 @@ func (l *Log) Head() (string, error) {
 // entries up to and including afterEntry ("" shares none) and its first
 // afterMessage model messages. It returns the new branch's ID and does not
 // change the head. The fork point is checked against the log as it is on
-// disk (ErrUnknownBranch, ErrForkPoint); Fork reads the whole log, which is
-// fine for an action a person takes, not for every turn.
+// disk (ErrUnknownBranch, ErrForkPoint): through a file log's page index
+// when it can be, which costs finding afterEntry there, else by reading the
+// whole log.
 func (l *Log) Fork(parent, afterEntry string, afterMessage int, title string) (string, error) {
 	if l.closed {
 		return "", ErrClosed
 	}
-	st, _, err := l.read(false)
+	if err := l.ensureLoaded(); err != nil {
+		return "", err
+	}
+	v, err := l.branchView(parent, afterEntry)
 	if err != nil {
 		return "", err
 	}
-	c := st.conv
-	doc, msgs, err := c.Branch(parent)
-	if err != nil {
-		return "", err
-	}
-	if _, ok := doc.Index(afterEntry); afterEntry != "" && !ok {
+	if afterEntry != "" && !v.has {
 		return "", fmt.Errorf("%w: entry %q is not in branch %q", ErrForkPoint, afterEntry, parent)
 	}
-	if afterMessage < 0 || afterMessage > len(msgs) {
-		return "", fmt.Errorf("%w: branch %q has %d messages, not %d", ErrForkPoint, parent, len(msgs), afterMessage)
+	if afterMessage < 0 || afterMessage > v.msgs {
+		return "", fmt.Errorf("%w: branch %q has %d messages, not %d", ErrForkPoint, parent, v.msgs, afterMessage)
 	}
 	id := ""
-	for n := len(c.Branches); id == ""; n++ {
+	for n := len(v.branches); id == ""; n++ {
 		cand := "b" + strconv.Itoa(n)
-		if _, taken := c.BranchInfo(cand); !taken {
+		if !slices.Contains(v.branches, cand) {
 			id = cand
 		}
 	}
@@ -378,7 +378,7 @@ func (l *Log) Fork(parent, afterEntry string, afterMessage int, title string) (s
 		return "", err
 	}
 	l.noteRecord(at, false, "")
-	l.branches = len(c.Branches) + 1
+	l.branches = len(v.branches) + 1
 	l.storeSummary()
 	return id, nil
 }
@@ -387,23 +387,115 @@ func (l *Log) Fork(parent, afterEntry string, afterMessage int, title string) (s
 // when it already is the head) and the next Save continues that branch. It
 // returns the log read afresh, whose Document and Messages are the branch's.
 func (l *Log) SetHead(branch string) (*Conversation, error) {
+	return l.setHead(branch, l.Load)
+}
+
+// SetHeadTail is SetHead returning what LoadTail(n, widen) returns: the
+// end of the branch's document and its messages, so switching costs the
+// branch's tail, not the log.
+func (l *Log) SetHeadTail(branch string, n int, widen *TailStart) (*Conversation, error) {
+	return l.setHead(branch, func() (*Conversation, error) { return l.LoadTail(n, widen) })
+}
+
+func (l *Log) setHead(branch string, load func() (*Conversation, error)) (*Conversation, error) {
 	if l.closed {
 		return nil, ErrClosed
 	}
-	st, _, err := l.read(false)
+	if err := l.ensureLoaded(); err != nil {
+		return nil, err
+	}
+	v, err := l.branchView(branch, "")
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := st.conv.BranchInfo(branch); !ok {
-		return nil, fmt.Errorf("%w %q", ErrUnknownBranch, branch)
+	if v.head != branch {
+		if err := l.write(appendHeadRecord(nil, l.now(), branch)); err != nil {
+			return nil, err
+		}
 	}
-	if st.conv.Head == branch {
-		return st.conv, nil
+	return load()
+}
+
+// forkView is what Fork and SetHead check against: the log's branches and
+// head, one branch's message count, and whether an entry is in that
+// branch's document.
+type forkView struct {
+	branches []string
+	head     string
+	msgs     int
+	has      bool
+}
+
+// branchView describes branch as the log on disk has it, and whether
+// entry ("": none asked) is in its document: from a file log's page index
+// when it describes the log the writer knows (finding entry costs the ID
+// table's answer on main, else the branch's refs once), else from a read
+// of the whole log (PostgreSQL, a version 2 log, a document derived from
+// messages). A branch the log lacks is
+// ErrUnknownBranch.
+func (l *Log) branchView(branch, entry string) (forkView, error) {
+	if v, ok, err := l.branchViewIndexed(branch, entry); ok {
+		return v, err
 	}
-	if err := l.write(appendHeadRecord(nil, l.now(), branch)); err != nil {
-		return nil, err
+	st, _, err := l.read(false)
+	if err != nil {
+		return forkView{}, err
 	}
-	return l.Load()
+	c := st.conv
+	doc, msgs, err := c.Branch(branch)
+	if err != nil {
+		return forkView{}, err
+	}
+	v := forkView{head: c.Head, msgs: len(msgs)}
+	if entry != "" {
+		_, v.has = doc.Index(entry)
+	}
+	for _, b := range c.Branches {
+		v.branches = append(v.branches, b.ID)
+	}
+	return v, nil
+}
+
+// branchViewIndexed is branchView through the page index; ok is false
+// when the index cannot answer.
+func (l *Log) branchViewIndexed(branch, entry string) (v forkView, ok bool, err error) {
+	fm, isFile := l.m.(*fileMedium)
+	if !isFile || !l.exists || l.size == 0 {
+		return forkView{}, false, nil
+	}
+	f, err := os.Open(fm.path)
+	if err != nil {
+		return forkView{}, false, nil
+	}
+	defer f.Close()
+	ix, err := OpenIndex(fm.path, f, l.size)
+	if err != nil {
+		return forkView{}, false, nil
+	}
+	defer ix.Close()
+	if ix.st.logSize != l.size {
+		return forkView{}, false, nil
+	}
+	br := ix.st.branch(branch)
+	if br == nil {
+		return forkView{}, true, fmt.Errorf("%w %q", ErrUnknownBranch, branch)
+	}
+	if entry != "" {
+		doc, err := ix.Document(branch)
+		if err != nil {
+			return forkView{}, false, nil
+		}
+		i, err := doc.Find(entry)
+		if err != nil {
+			return forkView{}, false, nil
+		}
+		v.has = i >= 0
+	}
+	for _, b := range ix.st.branches {
+		v.branches = append(v.branches, b.info.ID)
+	}
+	v.head, v.msgs = ix.st.head, br.msgs
+	return v, true, nil
 }
 
 func isBranchType(typ string) bool {

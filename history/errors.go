@@ -85,3 +85,7 @@ var ErrBlobDigest = errors.New("blob does not match its digest")
 // ErrBlobConflict is returned by PutBlob when the name already holds other
 // bytes; the stored blob is kept.
 var ErrBlobConflict = errors.New("blob name already holds other bytes")
+
+// errNoSidecar: a page index or summary is kept only for a log in a data
+// folder's conversations folder or one of its agent folders.
+var errNoSidecar = errors.New("history: not a data folder's log, so it gets no sidecar")

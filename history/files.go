@@ -37,6 +37,72 @@ func ConversationsDir(data string) string { return filepath.Join(data, conversat
 // conversationsDirName is the data folder's subfolder holding the logs.
 const conversationsDirName = "conversations"
 
+// jazzSidecarsDirName is the data folder's subfolder where folio keeps the
+// page indexes and listing summaries of Jazz-layout logs, at
+// jazz-sidecars/<agentId>/<id>.jsonl.index and .summary: outside
+// conversations, so that neither folio's listing nor Jazz's takes it for
+// an agent folder, and nothing of folio's lands in Jazz's folders.
+const jazzSidecarsDirName = "jazz-sidecars"
+
+// sidecarBase is the path that a log's index and summary paths add their
+// suffix to: the log's own path, except for a Jazz-layout log
+// (<data>/conversations/<agentId>/<id>.jsonl), whose sidecars live in
+// <data>/jazz-sidecars/<agentId>/<id>.jsonl.
+func sidecarBase(logPath string) string {
+	if data, agent, ok := jazzLayout(logPath); ok {
+		return filepath.Join(data, jazzSidecarsDirName, agent, filepath.Base(logPath))
+	}
+	return logPath
+}
+
+// jazzLayout reports whether the log at logPath is in Jazz's layout, in an
+// agent folder of a data folder's conversations folder, and names that
+// data folder and agent. A log directly in a conversations folder is
+// folio's own, even in an agent folder that is itself named conversations.
+func jazzLayout(logPath string) (data, agent string, ok bool) {
+	dir := filepath.Dir(logPath)
+	agent = filepath.Base(dir)
+	conv := filepath.Dir(dir)
+	if agent == conversationsDirName || strings.HasPrefix(agent, ".") || agent == string(filepath.Separator) ||
+		filepath.Base(conv) != conversationsDirName {
+		return "", "", false
+	}
+	return filepath.Dir(conv), agent, true
+}
+
+// inConversations reports whether dir, a log's folder, is one folio keeps
+// page indexes and summaries for: a data folder's conversations folder
+// (folio's own logs; their sidecars lie beside them) or an agent folder in
+// it (Jazz's; their sidecars lie in jazz-sidecars). A log anywhere else
+// (folio log upgrade ~/old.jsonl) gets none.
+func inConversations(dir string) bool {
+	if filepath.Base(dir) == conversationsDirName {
+		return true
+	}
+	_, _, ok := jazzLayout(filepath.Join(dir, "x.jsonl"))
+	return ok
+}
+
+// sidecarDir prepares the folder of a sidecar path (an IndexPath or
+// SummaryPath) for writing: a conversations folder is used as it is; an
+// agent's folder in jazz-sidecars is created, if that agent's folder in
+// conversations is there. Any other folder is refused, so that no sidecar
+// is written for a log outside a data folder.
+func sidecarDir(sidecar string) error {
+	dir := filepath.Dir(sidecar)
+	if filepath.Base(dir) == conversationsDirName {
+		return nil
+	}
+	agent, sidecars := filepath.Base(dir), filepath.Dir(dir)
+	if filepath.Base(sidecars) != jazzSidecarsDirName || strings.HasPrefix(agent, ".") {
+		return errNoSidecar
+	}
+	if fi, err := os.Lstat(filepath.Join(ConversationsDir(filepath.Dir(sidecars)), agent)); err != nil || !fi.IsDir() {
+		return errNoSidecar
+	}
+	return os.MkdirAll(dir, 0o700)
+}
+
 // Path returns the log file of a conversation in a data folder. The ID must
 // be usable as a file name.
 func Path(data, conversationID string) (string, error) {

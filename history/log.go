@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/foliodev/folio/message"
@@ -193,6 +194,7 @@ func (l *Log) flushIndex() {
 
 // readWith is read with the parse given.
 func (l *Log) readWith(parse func([]byte) (*reader, error)) (*reader, []byte, error) {
+	wholeReads.Add(1)
 	data, err := l.m.Read()
 	if errors.Is(err, fs.ErrNotExist) {
 		l.reset()
@@ -211,6 +213,9 @@ func (l *Log) readWith(parse func([]byte) (*reader, error)) (*reader, []byte, er
 	l.adopt(st, int64(len(data)))
 	return st, data, nil
 }
+
+// wholeReads counts writers' reads of a whole log (tests).
+var wholeReads atomic.Int64
 
 // tailFromIndex is LoadTail's read through a file log's page index
 // (tailindex.go); an error says to read the log instead.

@@ -43,9 +43,11 @@ import (
 // indexSuffix is appended to a log's path to name its page index.
 const indexSuffix = ".index"
 
-// IndexPath returns the path of the page index kept beside the log at
-// logPath. Whoever deletes a log should delete this file too.
-func IndexPath(logPath string) string { return logPath + indexSuffix }
+// IndexPath returns the path of the page index of the log at logPath:
+// beside it (<log>.index), or for a Jazz-layout log in the data folder's
+// jazz-sidecars folder (see sidecarBase). Whoever deletes a log should
+// delete this file too.
+func IndexPath(logPath string) string { return sidecarBase(logPath) + indexSuffix }
 
 var (
 	indexMagic   = []byte("FOLIOIX\x03")

@@ -48,7 +48,7 @@ func OpenIndex(path string, log *os.File, size int64) (*Index, error) {
 		size = fi.Size()
 	}
 	ino, _ := changeStamp(fi)
-	ix, err := openIndex(path, log, ino, size, size == fi.Size(), fi)
+	ix, err := openIndex(path, log, ino, size, size == fi.Size())
 	if err != nil {
 		return nil, err
 	}
@@ -58,15 +58,13 @@ func OpenIndex(path string, log *os.File, size int64) (*Index, error) {
 
 // openIndex is OpenIndex; persist says size is the whole file, so what is
 // built or extended may be written back.
-func openIndex(path string, log io.ReaderAt, ino uint64, size int64, persist bool, logFi fs.FileInfo) (*Index, error) {
+func openIndex(path string, log io.ReaderAt, ino uint64, size int64, persist bool) (*Index, error) {
 	ipath := IndexPath(path)
 	ix, err := readIndexFile(ipath)
-	if err == nil && ix.st.inode != ino {
-		// An index of another file written after this log was: a rewrite
-		// is renaming that file into place. Leave its index alone.
-		if ifi, err := ix.f.Stat(); err == nil && ifi.ModTime().After(logFi.ModTime()) {
-			persist = false
-		}
+	if err == nil && ix.st.inode != ino && rewriteRenaming(path, ino, ix.st) {
+		// The index of the file a rewrite is renaming, or has renamed,
+		// over this log: leave it alone.
+		persist = false
 	}
 	reason := err
 	if err == nil && ix.st.logSize > size {
@@ -91,6 +89,21 @@ func openIndex(path string, log io.ReaderAt, ino uint64, size int64, persist boo
 		ix.Close()
 	}
 	return rebuildIndex(ipath, log, ino, size, reason, persist)
+}
+
+// rewriteRenaming reports whether st, an index of another file than the
+// log at path that the caller holds (inode ino), belongs to a file that a
+// rewrite (compaction, upgrade) is renaming over that log, or has renamed
+// over it: the rewrite wrote st naming this log as the one it was made
+// from, or path no longer names this log. Any other index of another file
+// (left from a log deleted or moved away, or copied with the data folder's
+// sidecars) is stale, and the rebuilt one replaces it.
+func rewriteRenaming(path string, ino uint64, st *ixState) bool {
+	if st.rewriteIno == ino {
+		return true
+	}
+	fi, err := os.Stat(path)
+	return err != nil || Inode(fi) != ino
 }
 
 // recover replaces an index found damaged while reading it with one
@@ -370,13 +383,13 @@ func appendIndex(ipath string, ix *Index, frames []byte) error {
 }
 
 // writeIndexAtomic replaces the index file: temporary file, fsync, rename.
-// Indexes are kept only for logs in a data folder's conversations.
+// Indexes are kept only for logs in a data folder's conversations (see
+// IndexPath and sidecarDir).
 func writeIndexAtomic(ipath string, data []byte) error {
-	dir := filepath.Dir(ipath)
-	if !inConversations(dir) {
-		return fmt.Errorf("not a data folder's log")
+	if err := sidecarDir(ipath); err != nil {
+		return err
 	}
-	f, err := os.CreateTemp(dir, ".index-*")
+	f, err := os.CreateTemp(filepath.Dir(ipath), ".index-*")
 	if err != nil {
 		return err
 	}
@@ -395,13 +408,6 @@ func writeIndexAtomic(ipath string, data []byte) error {
 		os.Remove(tmp)
 	}
 	return err
-}
-
-// inConversations reports whether dir is a data folder's conversations
-// folder, where folio keeps its own logs. Jazz's agent folders get no
-// index file: folio writes nothing there it does not need.
-func inConversations(dir string) bool {
-	return filepath.Base(dir) == conversationsDirName
 }
 
 func (ix *Index) frames() frameSource {

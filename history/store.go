@@ -188,6 +188,11 @@ func (f Files) Delete(id string) error {
 			errs = append(errs, err)
 		}
 	}
+	if sidecarBase(p) != p {
+		// A Jazz agent's sidecar folder goes when its last log's sidecars
+		// do (Remove refuses a folder that still holds some).
+		os.Remove(filepath.Dir(IndexPath(p)))
+	}
 	return errors.Join(append(errs, unlock())...)
 }
 

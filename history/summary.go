@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,9 +15,11 @@ import (
 )
 
 // The listing cache. Listing a data folder used to parse every log whole,
-// which costs about a second per hundred megabytes. Beside each log the
-// writer keeps <id>.jsonl.summary: what List would report for the log,
-// stamped with the log's exact size and modification time. List trusts a
+// which costs about a second per hundred megabytes. For each log the
+// writer, and List when it had to read the log, keeps <id>.jsonl.summary
+// (beside a flat log, in jazz-sidecars for a Jazz-layout one; see
+// SummaryPath): what List would report for the log, stamped with the log's
+// exact size and modification time. List trusts a
 // summary only while both still match the file; anything else (a log written
 // by an older folio or another tool, a summary left from a deleted log, a
 // garbled summary) falls back to reading the log. The summary is a cache:
@@ -32,10 +33,11 @@ const summaryFormat = 3
 // summarySuffix is appended to a log's path to name its summary.
 const summarySuffix = ".summary"
 
-// SummaryPath returns the path of the listing cache kept beside the log at
-// logPath. Whoever deletes a log should delete this file too; a stray one is
-// harmless but wastes space.
-func SummaryPath(logPath string) string { return logPath + summarySuffix }
+// SummaryPath returns the path of the listing cache of the log at logPath:
+// beside it, or for a Jazz-layout log in the data folder's jazz-sidecars
+// folder (see sidecarBase). Whoever deletes a log should delete this file
+// too; a stray one is harmless but wastes space.
+func SummaryPath(logPath string) string { return sidecarBase(logPath) + summarySuffix }
 
 // summaryFile is the JSON of a summary file.
 type summaryFile struct {
@@ -161,7 +163,7 @@ func summaryOf(c *Conversation, data []byte, fi fs.FileInfo) (summaryFile, bool)
 func writeSummary(path string, s summaryFile) {
 	// Summaries serve listings of a data folder; a log opened anywhere
 	// else (folio log upgrade ~/old.jsonl) gets no extra file beside it.
-	if filepath.Base(filepath.Dir(path)) != conversationsDirName {
+	if sidecarDir(path) != nil {
 		return
 	}
 	s.Check = ""

@@ -46,13 +46,22 @@ func (w saver) Fork(parent, afterEntry string, afterMessage int, title string) (
 	return branch, err
 }
 
-// SetHead switches the log's head. It runs under the engine's lock. The
-// saved document stays the old branch's until the next save: it only
+// SetHeadTail switches the log's head. It runs under the engine's lock.
+// The saved document stays the old branch's until the next save: it only
 // decides how long a failure entry waits, and waiting for a save is the
 // safe side.
-func (w saver) SetHead(branch string) (conv *history.Conversation, err error) {
+func (w saver) SetHeadTail(branch string, n int, widen *history.TailStart) (conv *history.Conversation, err error) {
 	err = w.c.useLog(func(l *history.Log) (err error) {
-		conv, err = l.SetHead(branch)
+		conv, err = l.SetHeadTail(branch, n, widen)
+		return err
+	})
+	return conv, err
+}
+
+// LoadTail reads the end of the conversation through its log.
+func (w saver) LoadTail(n int, widen *history.TailStart) (conv *history.Conversation, err error) {
+	err = w.c.useLog(func(l *history.Log) (err error) {
+		conv, err = l.LoadTail(n, widen)
 		return err
 	})
 	return conv, err

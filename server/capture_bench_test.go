@@ -3,12 +3,14 @@ package server
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/internal/gen"
 	"github.com/foliodev/folio/server/pager"
 	"github.com/foliodev/folio/transcript"
 )
@@ -112,6 +114,80 @@ func forkNearTheEnd(b *testing.B, path string) {
 	}
 	if err := l.Save(d, nil); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// BenchmarkOpenJazz is BenchmarkOpen for a log in Jazz's layout
+// (conversations/<agentId>/<id>.jsonl), whose page index folio keeps in
+// jazz-sidecars: "kept" opens with the index the first open left there;
+// "rebuilt" removes it before every open, so each capture rebuilds it in a
+// full pass, as every capture of a Jazz log did while folio kept no index
+// for them. Compare in one run:
+//
+//	go test -run '^$' -bench 'OpenJazz$' -benchtime 5x ./server
+func BenchmarkOpenJazz(b *testing.B) {
+	for _, n := range []int{3000, 300000} {
+		for _, kept := range []bool{true, false} {
+			name := map[bool]string{true: "kept", false: "rebuilt"}[kept]
+			b.Run(fmt.Sprintf("entries=%d/index=%s", n, name), func(b *testing.B) {
+				ts := newTestServer(b, Options{})
+				path := filepath.Join(ts.data, "conversations", "coder", "c.jsonl")
+				if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+					b.Fatal(err)
+				}
+				w, err := os.Create(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := gen.Write(w, gen.Options{Messages: n, Seed: 1, ConversationID: "c"}); err != nil {
+					b.Fatal(err)
+				}
+				w.Close()
+				f, err := os.Open(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ix, err := history.OpenIndex(path, f, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ix.Close()
+				f.Close()
+				b.ResetTimer()
+				for range b.N {
+					b.StopTimer()
+					if kept {
+						dropCache(b, path, history.IndexPath(path))
+					} else {
+						dropCache(b, path)
+						if err := os.Remove(history.IndexPath(path)); err != nil {
+							b.Fatal(err)
+						}
+					}
+					c := newConversation(ts.Server, "c", path)
+					b.StartTimer()
+					cp, err := c.capture("", nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					p, err := cp.snap.Page(nil, pager.AnchorLatest, pager.Before, pager.DefaultBudget)
+					if err != nil || len(p.Bytes) == 0 {
+						b.Fatalf("first page: %v", err)
+					}
+					b.StopTimer()
+					if cp.snap.Stats().Entries != n {
+						b.Fatalf("captured %d entries", cp.snap.Stats().Entries)
+					}
+					cp.snap.Release()
+					c.mu.Lock()
+					if c.f != nil {
+						c.f.Close()
+					}
+					c.mu.Unlock()
+					b.StartTimer()
+				}
+			})
+		}
 	}
 }
 

@@ -197,6 +197,9 @@ func TestJazzLayoutConversation(t *testing.T) {
 	if left, err := os.ReadDir(filepath.Dir(jazzPath)); err != nil || len(left) != 0 {
 		t.Fatalf("the agent folder after the delete holds %v, %v; want the log and its sidecars gone", left, err)
 	}
+	if _, err := os.Stat(filepath.Join(ts.data, "jazz-sidecars", "coder")); !os.IsNotExist(err) {
+		t.Fatalf("the log's index and summary folder after the delete: %v; want it gone", err)
+	}
 	if got := ts.list(t); len(got) != 1 || got["flat-1"].ID == "" {
 		t.Fatalf("listing after the delete: %v", got)
 	}
@@ -311,5 +314,49 @@ func TestUntitledJazzLogListsItsFirstMessage(t *testing.T) {
 	}
 	if m := ts.list(t)["conv-1"]; m.Title != "Portugal" {
 		t.Fatalf("after a rename, listed as %+v", m)
+	}
+}
+
+// Captures of a Jazz-layout conversation keep its page index in the data
+// folder's jazz-sidecars folder: the first builds it; a later one (another
+// server on the same data folder, so a capture anew, not the first one's
+// snapshot shared), after Jazz appended, extends that same file, and one
+// after that uses it as it is. None rebuilds it (a rebuild renames a new
+// file into place), and Jazz's agent folder gets nothing.
+func TestJazzCapturesKeepTheIndex(t *testing.T) {
+	ts := newTestServer(t, Options{})
+	jazzPath := writeJazz(t, ts.data, "coder", "3f1c9a")
+	ipath := history.IndexPath(jazzPath)
+	if want := filepath.Join(ts.data, "jazz-sidecars", "coder", "3f1c9a.jsonl.index"); ipath != want {
+		t.Fatalf("index path %s; want %s", ipath, want)
+	}
+	first := ts.dial(t).rawPage(t, "3f1c9a")
+	built, err := os.Stat(ipath)
+	if err != nil {
+		t.Fatalf("the first capture kept no index: %v", err)
+	}
+
+	f, err := os.OpenFile(jazzPath, os.O_WRONLY|os.O_APPEND, 0)
+	must(t, err)
+	_, err = f.WriteString(`{"type":"ui-append","at":"2026-10-01T10:01:00.000Z","entries":[{"id":"u3","content":{"kind":"user","text":"from jazz"},"timestamp":"2026-10-01T10:01:00.000Z"}]}` + "\n")
+	must(t, err)
+	must(t, f.Close())
+	second := newTestServer(t, Options{DataDir: ts.data}).dial(t).rawPage(t, "3f1c9a")
+	if len(second) != len(first)+1 || !bytes.Contains(second[len(second)-1], []byte(`"u3"`)) {
+		t.Fatalf("the second capture paged %d entries; want the %d of the first and u3", len(second), len(first))
+	}
+	extended, err := os.Stat(ipath)
+	if err != nil || !os.SameFile(built, extended) || extended.Size() <= built.Size() {
+		t.Fatalf("after Jazz's append the index was rebuilt or not extended (%v)", err)
+	}
+
+	if third := newTestServer(t, Options{DataDir: ts.data}).dial(t).rawPage(t, "3f1c9a"); len(third) != len(second) {
+		t.Fatalf("a third capture paged %d entries; want %d", len(third), len(second))
+	}
+	if now, err := os.Stat(ipath); err != nil || !os.SameFile(now, extended) || now.Size() != extended.Size() {
+		t.Fatalf("the third capture rebuilt or changed the index (%v)", err)
+	}
+	if left, err := os.ReadDir(filepath.Dir(jazzPath)); err != nil || len(left) != 1 {
+		t.Fatalf("Jazz's agent folder holds %v, %v; want only the log", left, err)
 	}
 }

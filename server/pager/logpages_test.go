@@ -206,6 +206,71 @@ func TestLogPagesMatchAFullPassOnFixtures(t *testing.T) {
 	}
 }
 
+// Jazz-layout logs (conversations/<agentId>/<id>.jsonl) page like a full
+// pass through the index folio keeps for them in jazz-sidecars: the first
+// snapshot builds it, one after Jazz appended extends the same file, and
+// one after that uses it unchanged (a rebuild would rename a new file into
+// place). Jazz's agent folder gets no file.
+func TestLogPagesOfJazzLayoutLogs(t *testing.T) {
+	var fixtures []string
+	for _, pat := range []string{"../../history/export/testdata/jazz/*.jsonl", "../../engine/testdata/jazz/*/*.jsonl"} {
+		m, _ := filepath.Glob(pat)
+		fixtures = append(fixtures, m...)
+	}
+	paged := 0
+	for _, fx := range fixtures {
+		data, err := os.ReadFile(fx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := history.Read(bytes.NewReader(data))
+		if err != nil || c.Header.Version != 3 || c.Derived || !bytes.HasSuffix(data, []byte("\n")) {
+			continue // not paged from its log, or an append would join its last line
+		}
+		paged++
+		t.Run(fx, func(t *testing.T) {
+			root := t.TempDir()
+			p := filepath.Join(root, "conversations", "coder", "c1.jsonl")
+			if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			ipath := history.IndexPath(p)
+			if want := filepath.Join(root, "jazz-sidecars", "coder", "c1.jsonl.index"); ipath != want {
+				t.Fatalf("index path %s; want %s", ipath, want)
+			}
+			differential(t, p)
+			built, err := os.Stat(ipath)
+			if err != nil {
+				t.Fatalf("no index kept: %v", err)
+			}
+			f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteString(`{"type":"ui-append","at":"2026-10-01T10:01:00.000Z","entries":[{"id":"jazz-late","content":{"kind":"user","text":"from jazz"},"timestamp":"2026-10-01T10:01:00.000Z"}]}` + "\n")
+			f.Close()
+			differential(t, p)
+			extended, err := os.Stat(ipath)
+			if err != nil || !os.SameFile(built, extended) || extended.Size() <= built.Size() {
+				t.Fatalf("after Jazz's append the index was rebuilt or not extended (%v)", err)
+			}
+			differential(t, p)
+			if now, err := os.Stat(ipath); err != nil || !os.SameFile(now, extended) || now.Size() != extended.Size() {
+				t.Fatalf("an unchanged log's index was rebuilt or changed (%v)", err)
+			}
+			if des, err := os.ReadDir(filepath.Dir(p)); err != nil || len(des) != 1 {
+				t.Fatalf("Jazz's agent folder holds %v, %v; want only the log", des, err)
+			}
+		})
+	}
+	if paged < 20 {
+		t.Fatalf("only %d Jazz fixtures paged from their logs", paged)
+	}
+}
+
 // Random conversations written through history.Log: appends, provisional
 // tails, snapshots, forks and head changes.
 func TestLogPagesMatchAFullPassOnRandomBranchedLogs(t *testing.T) {

@@ -1,0 +1,105 @@
+package history
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/foliodev/folio/internal/gen"
+)
+
+// plainMedium hides a file medium's type, so a Log on it reads the log
+// whole where a file log would use its page index.
+type plainMedium struct{ Medium }
+
+// Fork and SetHeadTail on a file log check the fork point and the branches
+// through the page index, without reading the log whole, and do exactly
+// what they do on a log read whole: the same refusals, the same records,
+// the same conversation afterwards.
+func TestForkThroughTheIndex(t *testing.T) {
+	type fork struct {
+		parent, after string
+		msgs          int
+	}
+	indexed, plain := logPath(t), logPath(t)
+	writeGen(t, indexed, gen.Options{Messages: 400, Seed: 5, Summaries: true})
+	writeLog(t, plain, readFile(t, indexed))
+	checkIndex(t, indexed)
+
+	a, err := Open(indexed, WithClock(clock()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	m, err := OpenFile(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := OpenMedium(plainMedium{m}, "c1", WithClock(clock()))
+	defer b.Close()
+	ca, err := a.LoadTail(16, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.LoadTail(16, nil); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := ReadFile(indexed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := whole.Document
+	mid, late := doc.At(doc.Len()/2).ID, doc.At(doc.Len()-3).ID
+	n := len(ca.Messages)
+
+	steps := []struct {
+		fork fork
+		head string // then SetHeadTail to it ("" for none)
+	}{
+		{fork{Main, late, n - 1}, "b1"},
+		{fork{Main, mid, 0}, ""},
+		{fork{"b1", late, 1}, "b3"},
+		{fork{"nope", late, 0}, ""},
+		{fork{Main, "no-such-entry", 0}, ""},
+		{fork{Main, late, n + 1}, ""},
+		{fork{Main, late, -1}, ""},
+		{fork{Main, "", 0}, Main},
+		{fork{"b3", "", 0}, "nope"},
+	}
+	for i, s := range steps {
+		reads := wholeReads.Load()
+		ida, erra := a.Fork(s.fork.parent, s.fork.after, s.fork.msgs, fmt.Sprint("step ", i))
+		if got := wholeReads.Load() - reads; got != 0 {
+			t.Fatalf("step %d: Fork read the log whole %d times", i, got)
+		}
+		idb, errb := b.Fork(s.fork.parent, s.fork.after, s.fork.msgs, fmt.Sprint("step ", i))
+		if ida != idb || fmt.Sprint(erra) != fmt.Sprint(errb) {
+			t.Fatalf("step %d: Fork through the index: %q %v; read whole: %q %v", i, ida, erra, idb, errb)
+		}
+		if erra != nil && !errors.Is(erra, ErrUnknownBranch) && !errors.Is(erra, ErrForkPoint) {
+			t.Fatalf("step %d: %v, want ErrUnknownBranch or ErrForkPoint", i, erra)
+		}
+		if s.head == "" {
+			continue
+		}
+		ca, erra := a.SetHeadTail(s.head, 16, nil)
+		cb, errb := b.SetHeadTail(s.head, 16, nil)
+		if fmt.Sprint(erra) != fmt.Sprint(errb) {
+			t.Fatalf("step %d: SetHeadTail through the index: %v; read whole: %v", i, erra, errb)
+		}
+		if erra != nil {
+			if !errors.Is(erra, ErrUnknownBranch) {
+				t.Fatalf("step %d: %v, want ErrUnknownBranch", i, erra)
+			}
+			continue
+		}
+		if ca.Head != s.head || !reflect.DeepEqual(ca.Messages, cb.Messages) || !reflect.DeepEqual(ca.Branches, cb.Branches) ||
+			ca.Document.ID() != cb.Document.ID() || ca.Document.Elided() != cb.Document.Elided() {
+			t.Fatalf("step %d: the conversations differ after switching to %s", i, s.head)
+		}
+	}
+	if x, y := readFile(t, indexed), readFile(t, plain); string(x) != string(y) {
+		t.Fatalf("the logs differ:\nindex:\n%s\nwhole:\n%s", x[len(x)-600:], y[len(y)-600:])
+	}
+}
