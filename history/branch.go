@@ -501,3 +501,13 @@ func (l *Log) branchViewIndexed(branch, entry string) (v forkView, ok bool, err 
 func isBranchType(typ string) bool {
 	return typ == TypeBranch || typ == TypeOnBranch || typ == TypeHead
 }
+
+// Branches returns the branches the index describes, main first, then in
+// the order they were forked, as Conversation.Branches lists them.
+func (ix *Index) Branches() []Branch {
+	out := make([]Branch, len(ix.st.branches))
+	for i, b := range ix.st.branches {
+		out[i] = b.info
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -39,9 +40,10 @@ func validRef(ref string) bool {
 
 // artifactOf finds the latest checkpoint of ref among the conversation's
 // entries: first the open engine's live document (a running tool's output
-// may not be saved yet), then the log as package history reads it (the
-// follower's reading when the conversation is followed, else the log read
-// once). It reports false when no entry of the conversation refers to ref.
+// may not be saved yet), then the log as package history reads it: the
+// follower's reading when it holds every entry, else the head's document
+// through the log's page index (artifactInIndex), else the log read whole.
+// It reports false when no entry of the conversation refers to ref.
 func (s *Server) artifactOf(id, ref string) (best transcript.Artifact, found bool, err error) {
 	if s.turns != nil {
 		if a, ok := s.turns.liveArtifact(id, ref); ok {
@@ -60,14 +62,16 @@ func (s *Server) artifactOf(id, ref string) (best transcript.Artifact, found boo
 	var entries []transcript.Entry
 	if c := s.lookupConv(id); c != nil {
 		c.mu.Lock()
-		if c.sc != nil && c.fi != nil && os.SameFile(c.fi, fi) {
+		// A follower that resumed from the page index holds the entries
+		// before that point by ID only: it cannot say what they refer to.
+		if c.sc != nil && !c.sc.Resumed() && c.fi != nil && os.SameFile(c.fi, fi) {
 			entries = c.sc.Document()
 		}
 		c.mu.Unlock()
 	}
 	if entries != nil {
 		best, found = artifactIn(len(entries), func(i int) transcript.Entry { return entries[i] }, ref)
-	} else {
+	} else if best, found, err = artifactInIndex(p, fi, ref); err != nil {
 		conv, err := history.ReadFile(p)
 		if err != nil {
 			return transcript.Artifact{}, false, err
@@ -102,6 +106,64 @@ func artifactIn(n int, at func(int) transcript.Entry, ref string) (best transcri
 		}
 	}
 	return best, false
+}
+
+// artifactInIndex is artifactIn over the head's document of the log at p
+// (as fi describes it), read through its page index from the newest entry
+// back: only tool entries whose stored bytes name ref are decoded, so
+// finding a recent artifact costs the entries after it. An error says the
+// index cannot answer and the log must be read.
+func artifactInIndex(p string, fi os.FileInfo, ref string) (best transcript.Artifact, found bool, err error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return best, false, err
+	}
+	defer f.Close()
+	if ffi, err := f.Stat(); err != nil || !os.SameFile(ffi, fi) || ffi.Size() < fi.Size() {
+		return best, false, fmt.Errorf("%s changed while it was read", p)
+	}
+	ix, err := history.OpenIndex(p, f, fi.Size())
+	if err != nil {
+		return best, false, err
+	}
+	defer ix.Close()
+	if ix.LogSize() != fi.Size() {
+		return best, false, fmt.Errorf("the index of %s describes %d bytes of %d", p, ix.LogSize(), fi.Size())
+	}
+	doc, err := ix.Document(ix.Head())
+	if err != nil {
+		return best, false, err
+	}
+	needle := []byte(ref)
+	for hi := doc.Len(); hi > 0; {
+		lo := max(0, hi-256)
+		refs, err := doc.Refs(lo, hi)
+		if err != nil {
+			return best, false, err
+		}
+		for i := len(refs) - 1; i >= 0; i-- {
+			r := refs[i]
+			if r.Kind != transcript.KindTool && r.Kind != "" {
+				continue
+			}
+			raw := make([]byte, r.Len)
+			if _, err := f.ReadAt(raw, r.Start); err != nil {
+				return best, false, err
+			}
+			if !bytes.Contains(raw, needle) {
+				continue
+			}
+			e, err := transcript.DecodeEntry(raw)
+			if err != nil {
+				return best, false, fmt.Errorf("entry %q: %w", r.ID, err)
+			}
+			if best, found = artifactIn(1, func(int) transcript.Entry { return e }, ref); found {
+				return best, true, nil
+			}
+		}
+		hi = lo
+	}
+	return best, false, nil
 }
 
 // maxCachedArtifacts bounds the artifact cache; past it the cache starts

@@ -179,8 +179,9 @@ func TestArtifactCacheFollowsTheLog(t *testing.T) {
 }
 
 // BenchmarkArtifactRange reads a 64 KiB range of an artifact referred to
-// at the end of a 30,000-message log: "cold" scans the log (the first read
-// of an artifact), "cached" is every later read of a final artifact.
+// at the end of a 30,000-message log: "cold" looks the ref up (the first
+// read of an artifact: from the newest entry back through the page index),
+// "cached" is every later read of a final artifact.
 func BenchmarkArtifactRange(b *testing.B) {
 	ts := newTestServer(b, Options{DataDir: b.TempDir()})
 	ts.writeGen(b, "big", 30000, 1)
@@ -298,5 +299,52 @@ func TestDeleteRemovesAttachmentsAndArtifacts(t *testing.T) {
 	}
 	if resp, _ := authed(t, http.MethodDelete, ts.url+"/api/v2/conversations/"+conv, "", nil); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("deleting it again: %d", resp.StatusCode)
+	}
+}
+
+// An artifact of an entry written before a tab opened the conversation is
+// found after the open, when the server follows the log from its page
+// index (which knows the old entries by ID only) and the log has grown.
+func TestArtifactOfAnOldEntryAfterAnOpen(t *testing.T) {
+	ts := newTestServer(t, Options{DataDir: t.TempDir()})
+	conv, ref, _, _ := artifactFixture(t, ts, 1000)
+	l, err := history.Open(ts.logOf(conv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := l.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := c.Document.Append(transcript.Entry{ID: "a2", Content: transcript.Agent{Markdown: "later"}, Timestamp: tsAt(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Save(d, nil); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	ws := ts.dial(t)
+	ws.open(conv)
+	// The log grows after the open, so the server follows it.
+	l, err = history.Open(ts.logOf(conv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err = l.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err = c.Document.Append(transcript.Entry{ID: "a3", Content: transcript.Agent{Markdown: "even later"}, Timestamp: tsAt(4)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Save(d, nil); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	ws.await(func(f frame) bool { return strings.Contains(string(f.raw), "even later") })
+	url := ts.url + "/api/v2/conversations/" + conv + "/artifacts/" + ref
+	if resp, b := getArtifact(t, url); resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s", resp.StatusCode, b)
 	}
 }

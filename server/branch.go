@@ -147,9 +147,9 @@ type Alternative struct {
 }
 
 // branchesOf describes a conversation's branches.
-func branchesOf(c *history.Conversation) []Branch {
-	out := make([]Branch, 0, len(c.Branches))
-	for _, b := range c.Branches {
+func branchesOf(branches []history.Branch) []Branch {
+	out := make([]Branch, 0, len(branches))
+	for _, b := range branches {
 		label := b.Title
 		if label == "" {
 			label = b.ID
@@ -167,16 +167,35 @@ func branchesOf(c *history.Conversation) []Branch {
 // (the entry branches forked after), the heads with their own entry at the
 // position that follows it.
 func alternativesOf(c *history.Conversation) []Alternative {
+	return alternatives(c.Branches, c.Head, func(head string) (branchDoc, error) {
+		d, _, err := c.Branch(head)
+		if err != nil {
+			return nil, err
+		}
+		return convDoc{d}, nil
+	})
+}
+
+// branchDoc is a branch's document as alternatives reads it: where an
+// entry is, and which entry is at a position.
+type branchDoc interface {
+	find(id string) (int, bool)
+	idAt(i int) (string, bool)
+}
+
+// alternatives is alternativesOf for branches whose documents doc gives.
+func alternatives(branches []history.Branch, head string, doc func(head string) (branchDoc, error)) []Alternative {
 	type group struct {
 		after string
+		fork  int // where the first fork put it: after's index + 1 in its parent
 		heads []string
 	}
 	var groups []*group
 	byAfter := map[string]*group{}
-	for _, b := range c.Branches[1:] {
+	for _, b := range branches[1:] {
 		g := byAfter[b.AfterEntry]
 		if g == nil {
-			g = &group{after: b.AfterEntry, heads: []string{b.Parent}}
+			g = &group{after: b.AfterEntry, fork: b.ForkIndex, heads: []string{b.Parent}}
 			byAfter[b.AfterEntry] = g
 			groups = append(groups, g)
 		}
@@ -185,28 +204,82 @@ func alternativesOf(c *history.Conversation) []Alternative {
 		}
 	}
 	out := []Alternative{}
+	cur, err := doc(head)
+	if err != nil {
+		return out
+	}
 	for _, g := range groups {
 		p := 0
 		if g.after != "" {
-			i, ok := c.Document.Index(g.after)
+			// Where the fork point is in the head's document: where the
+			// fork found it in its parent, unless a snapshot moved it.
+			i := g.fork - 1
+			at, found := cur.idAt(i)
+			ok := found && at == g.after
+			if !ok {
+				i, ok = cur.find(g.after)
+			}
 			if !ok {
 				continue // this head does not pass through the fork point
 			}
 			p = i + 1
 		}
-		if p >= c.Document.Len() {
+		id, ok := cur.idAt(p)
+		if !ok {
 			continue
 		}
-		id := c.Document.At(p).ID
 		for i, h := range g.heads {
-			d, _, err := c.Branch(h)
-			if err == nil && p < d.Len() && d.At(p).ID == id {
+			d, err := doc(h)
+			if err != nil {
+				continue
+			}
+			if at, ok := d.idAt(p); ok && at == id {
 				out = append(out, Alternative{EntryID: id, Heads: g.heads, Index: i})
 				break
 			}
 		}
 	}
 	return out
+}
+
+// convDoc is a branch's document read whole.
+type convDoc struct{ d transcript.Document }
+
+func (c convDoc) find(id string) (int, bool) { return c.d.Index(id) }
+func (c convDoc) idAt(i int) (string, bool) {
+	if i < 0 || i >= c.d.Len() {
+		return "", false
+	}
+	return c.d.At(i).ID, true
+}
+
+// indexDoc is a branch's document in the log's page index. A read that
+// fails is kept in fail, so the caller can read the log instead.
+type indexDoc struct {
+	d    *history.IndexDoc
+	fail *error
+}
+
+func (x indexDoc) find(id string) (int, bool) {
+	i, err := x.d.Find(id)
+	if err != nil {
+		*x.fail = err
+	}
+	return i, err == nil && i >= 0
+}
+func (x indexDoc) idAt(i int) (string, bool) {
+	if i < 0 || i >= x.d.Len() {
+		return "", false
+	}
+	refs, err := x.d.Refs(i, i+1)
+	if err == nil && len(refs) != 1 {
+		err = fmt.Errorf("%d refs at %d", len(refs), i)
+	}
+	if err != nil {
+		*x.fail = err
+		return "", false
+	}
+	return refs[0].ID, true
 }
 
 // branchInfo is a branched log's metadata, cached by file identity and size.
@@ -218,18 +291,63 @@ type branchInfo struct {
 	alternatives []Alternative
 }
 
-// branchMeta reads a branched log whole for its metadata, unless the cached
-// reading is still of the same file at the same size.
+// branchMeta gives a branched log's metadata: from its page index, which
+// holds every branch and each branch's entry IDs, else by reading the log
+// whole; the cached answer while the file and its size are the same.
 func (me *metaEntry) branchMeta(path string, fi os.FileInfo) (*branchInfo, error) {
 	if bi := me.branched; bi != nil && os.SameFile(bi.fi, fi) && bi.size == fi.Size() {
 		return bi, nil
 	}
-	c, err := history.ReadFile(path)
+	bi, err := branchMetaIndexed(path, fi)
+	if err != nil {
+		c, err := history.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		bi = &branchInfo{fi: fi, size: fi.Size(), head: c.Head, branches: branchesOf(c.Branches), alternatives: alternativesOf(c)}
+	}
+	me.branched = bi
+	return bi, nil
+}
+
+// branchMetaIndexed is branchMeta through the log's page index (an error
+// when the index cannot describe fi's first fi.Size() bytes).
+func branchMetaIndexed(path string, fi os.FileInfo) (*branchInfo, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	bi := &branchInfo{fi: fi, size: fi.Size(), head: c.Head, branches: branchesOf(c), alternatives: alternativesOf(c)}
-	me.branched = bi
+	defer f.Close()
+	if ffi, err := f.Stat(); err != nil || !os.SameFile(ffi, fi) || ffi.Size() < fi.Size() {
+		return nil, fmt.Errorf("%s changed while it was read", path)
+	}
+	ix, err := history.OpenIndex(path, f, fi.Size())
+	if err != nil {
+		return nil, err
+	}
+	defer ix.Close()
+	if ix.LogSize() != fi.Size() {
+		return nil, fmt.Errorf("the index of %s describes %d bytes of %d", path, ix.LogSize(), fi.Size())
+	}
+	head, branches := ix.Head(), ix.Branches()
+	docs := map[string]branchDoc{}
+	var failed error
+	alts := alternatives(branches, head, func(h string) (branchDoc, error) {
+		if d, ok := docs[h]; ok {
+			return d, nil
+		}
+		d, err := ix.Document(h)
+		if err != nil {
+			failed = err
+			return nil, err
+		}
+		docs[h] = indexDoc{d, &failed}
+		return docs[h], nil
+	})
+	if failed != nil {
+		return nil, failed // a document derived from messages, a damaged index: read it whole
+	}
+	bi := &branchInfo{fi: fi, size: fi.Size(), head: head, branches: branchesOf(branches), alternatives: alts}
 	return bi, nil
 }
 
@@ -237,7 +355,7 @@ func (me *metaEntry) branchMeta(path string, fi os.FileInfo) (*branchInfo, error
 // branches, what each compaction covers in the selected head, and the
 // child conversations it links to.
 func graphOf(id string, c *history.Conversation) Graph {
-	g := Graph{ID: id, Head: c.Head, Branches: branchesOf(c), Compactions: []GraphCover{}, Links: []GraphLink{}}
+	g := Graph{ID: id, Head: c.Head, Branches: branchesOf(c.Branches), Compactions: []GraphCover{}, Links: []GraphLink{}}
 	for _, e := range c.Document.All() {
 		if cp, ok := e.Content.(transcript.Compaction); ok {
 			g.Compactions = append(g.Compactions, GraphCover{EntryID: e.ID, FromID: cp.Covers.FromID, ToID: cp.Covers.ToID})

@@ -329,3 +329,36 @@ func benchmarkFirstAnchoredPage(b *testing.B, n int, at string) {
 		})
 	}
 }
+
+// BenchmarkBranchMeta measures the metadata of a branched 300,000-entry
+// conversation (its branches and the selected head's alternatives) after
+// the log changed, through its page index and by reading the log whole:
+//
+//	go test -run '^$' -bench BranchMeta -benchtime 3x ./server
+func BenchmarkBranchMeta(b *testing.B) {
+	ts := newTestServer(b, Options{})
+	path := ts.writeGen(b, "c", 300000, 1)
+	forkNearTheEnd(b, path)
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("index", func(b *testing.B) {
+		for b.Loop() {
+			if bi, err := branchMetaIndexed(path, fi); err != nil || len(bi.alternatives) != 1 {
+				b.Fatalf("%v %+v", err, bi)
+			}
+		}
+	})
+	b.Run("whole", func(b *testing.B) {
+		for b.Loop() {
+			c, err := history.ReadFile(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if alts := alternativesOf(c); len(alts) != 1 {
+				b.Fatalf("%+v", alts)
+			}
+		}
+	})
+}
