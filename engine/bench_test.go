@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -126,7 +127,9 @@ func BenchmarkStoreOnlyPerToken(b *testing.B) {
 // index); Load reads it whole and hydrates the store with all of it
 // (history.Log.Load, then Resume). The demo model streams as it does by
 // default (no rate set: as fast as the engine reads). The goal:
-// Open at 300,000 within 1.5x of Open at 3,000.
+// Open at 300,000 within 1.5x of Open at 3,000. The -branched logs are
+// the same conversations after an edit of a recent prompt (branched): the
+// head is a fork of main, and another fork stays beside it.
 //
 //	go test ./engine -run '^$' -bench FirstTurn -benchtime 3x
 func BenchmarkFirstTurn(b *testing.B) {
@@ -134,16 +137,27 @@ func BenchmarkFirstTurn(b *testing.B) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		b.Fatal(err)
 	}
-	for _, n := range []int{3_000, 300_000} {
-		path := filepath.Join(dir, strconv.Itoa(n)+".jsonl")
-		f, err := os.Create(path)
-		if err != nil {
+	for _, c := range []struct {
+		n        int
+		branched bool
+	}{{3_000, false}, {300_000, false}, {3_000, true}, {300_000, true}} {
+		n := c.n
+		name := strconv.Itoa(n)
+		if c.branched {
+			name += "-branched"
+		}
+		path := filepath.Join(dir, name+".jsonl")
+		var buf bytes.Buffer
+		if _, err := gen.Write(&buf, gen.Options{Messages: n, Seed: 1, Summaries: true}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := gen.Write(f, gen.Options{Messages: n, Seed: 1, Summaries: true}); err != nil {
+		data := buf.Bytes()
+		if c.branched {
+			data = branched(b, data)
+		}
+		if err := os.WriteFile(path, data, 0o600); err != nil {
 			b.Fatal(err)
 		}
-		f.Close()
 		fi, err := os.Stat(path)
 		if err != nil {
 			b.Fatal(err)
@@ -152,7 +166,7 @@ func BenchmarkFirstTurn(b *testing.B) {
 		// live-MB counts only what the engine holds.
 		index := buildIndex(b, path)
 		for _, mode := range []string{"Open", "Load"} {
-			b.Run(fmt.Sprintf("entries=%d/%s", n, mode), func(b *testing.B) {
+			b.Run(fmt.Sprintf("entries=%s/%s", name, mode), func(b *testing.B) {
 				var live uint64
 				for b.Loop() {
 					// The log and its index as the writer left them, out

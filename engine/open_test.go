@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -69,6 +70,7 @@ func openLogs(t *testing.T) map[string][]byte {
 		}
 		out[fmt.Sprintf("gen/%d/compacted", seed)] = buf.Bytes()
 		out[fmt.Sprintf("gen/%d/compacted/mixed", seed)] = gen.Mix(buf.Bytes(), seed)
+		out[fmt.Sprintf("gen/%d/compacted/branched", seed)] = branched(t, buf.Bytes())
 	}
 	if len(out) < 40 {
 		t.Fatalf("only %d logs", len(out))
@@ -166,7 +168,18 @@ func TestOpenLikeResume(t *testing.T) {
 				opts = append(opts, engine.WithContextWindow(window))
 			}
 			t.Run(fmt.Sprintf("%s/window=%d", name, window), func(t *testing.T) {
-				sameOpen(t, openAndTurn(t, data, false, opts...), openAndTurn(t, data, true, opts...))
+				whole := openAndTurn(t, data, false, opts...)
+				// A branched log opens through its page index too: the
+				// log is then not read for the tail.
+				var logged bytes.Buffer
+				prev := slog.Default()
+				slog.SetDefault(slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug})))
+				tail := openAndTurn(t, data, true, opts...)
+				slog.SetDefault(prev)
+				if strings.HasSuffix(name, "/branched") && strings.Contains(logged.String(), "reading the log for its tail") {
+					t.Fatalf("the branched log was read whole for its tail:\n%s", logged.String())
+				}
+				sameOpen(t, whole, tail)
 			})
 		}
 	}

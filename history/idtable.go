@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/foliodev/folio/message"
@@ -157,14 +158,21 @@ func (t *idTable) bucket(b uint64) ([2 * tableSlots]uint32, error) {
 	return out, nil
 }
 
-// resumeLight is resume for a writer's index that has an ID table and
-// one branch: main's entries covered by the table are left out of the
-// Scanner (neither stubs nor IDs), so it costs the entries indexed since
-// the table was written, not the document. The Scanner is exact for every
-// record newIDs accepts (lightOK); any other needs resume.
-func (ix *Index) resumeLight() (*Scanner, *idTable, error) {
+// resumeLight is resume for a writer's index that has an ID table: main's
+// entries covered by the table are left out of the Scanner (neither stubs
+// nor IDs), so it costs the entries indexed since the table was written,
+// not the document. The Scanner is exact for every record newIDs accepts
+// (lightOK); any other needs resume.
+//
+// With branches set, a log with branches resumes light too when each
+// branch forked from main within the table's entries and still starts
+// with them (no snapshot replaced its document): its shared entries are
+// left out the same way, and it holds only its own. Only the writer's
+// index goroutine, which takes resume for any record lightOK refuses, asks
+// for that: a Scanner's materialize knows only main's entries.
+func (ix *Index) resumeLight(branches bool) (*Scanner, *idTable, error) {
 	st := ix.st
-	if len(st.branches) != 1 || st.idTable.pos == 0 {
+	if len(st.branches) != 1 && !branches || st.idTable.pos == 0 {
 		return nil, nil, fmt.Errorf("%w: no ID table", errNoIndexTail)
 	}
 	br := st.branches[0]
@@ -208,18 +216,97 @@ func (ix *Index) resumeLight() (*Scanner, *idTable, error) {
 	}
 	br.groups = nil // only compactions and forks read them, which take resume
 	r.uiLines = br.uiLines
-	if br.msgs > 0 || st.msgsMade {
+	if br.msgs > 0 || br.msgsMade {
 		r.conv.Messages, r.msgAt = make([]message.Message, br.msgs), make([]time.Time, br.msgs)
+	}
+	r.reserved = br.reservedSet()
+	for _, b := range st.branches[1:] {
+		bs, err := ix.lightBranch(table, b)
+		if err != nil {
+			return nil, nil, err
+		}
+		if r.tree.branches == nil {
+			r.tree.branches = map[string]*branchState{}
+		}
+		r.tree.branches[b.info.ID] = bs
+		r.tree.order = append(r.tree.order, b.info.ID)
 	}
 	r.tree.head = st.head
 	r.conv.Title, r.lastAt, r.metaTime = st.title, st.lastAt, st.metaTime
 	return s, table, nil
 }
 
+// lightBranch is a branch's state for resumeLight: stubs of its entries
+// after those it shares with main's first table entries, when it forked
+// from main within them and its chain still runs through main's frame
+// there.
+func (ix *Index) lightBranch(table *idTable, b *ixBranch) (*branchState, error) {
+	st := ix.st
+	k := b.info.ForkIndex
+	if b.info.Parent != Main || k > st.idTableN || k > b.count || b.uiLines == 0 && b.msgs > 0 {
+		return nil, fmt.Errorf("%w: branch %q does not share main's table entries", errNoIndexTail, b.info.ID)
+	}
+	// The branch's own runs, back to the frame that holds its entry k-1.
+	src := ix.frames()
+	var own [][]Ref
+	next, l := b.count, b.last
+	for next > k {
+		ord, refs, prev, err := readRun(src, l)
+		if err != nil {
+			return nil, err
+		}
+		if ord+len(refs) != next {
+			return nil, fmt.Errorf("%w: a run does not continue the one after it", ErrIndexDamaged)
+		}
+		if ord < k {
+			// A run holding shared and own entries: not a fork's chain.
+			return nil, fmt.Errorf("%w: branch %q's run straddles its fork", errNoIndexTail, b.info.ID)
+		}
+		own = append(own, refs)
+		next, l = ord, prev
+	}
+	if k > 0 {
+		// Entry k-1 must be main's, from main's frame the table names.
+		ord, refs, _, err := readRun(src, l)
+		if err != nil {
+			return nil, err
+		}
+		if ord+len(refs) != k {
+			return nil, fmt.Errorf("%w: a run does not continue the one after it", ErrIndexDamaged)
+		}
+		frames, err := table.lookup(refs[len(refs)-1].ID)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(frames, l.pos) {
+			return nil, fmt.Errorf("%w: branch %q no longer starts with main's entries", errNoIndexTail, b.info.ID)
+		}
+	}
+	bs := &branchState{info: b.info, ids: newIDSet(b.count - k), reserved: b.reservedSet(), uiLines: b.uiLines}
+	for i := len(own) - 1; i >= 0; i-- {
+		for _, ref := range own[i] {
+			bs.entries = append(bs.entries, transcript.Entry{ID: ref.ID})
+			if !bs.ids.add(ref.ID) {
+				return nil, fmt.Errorf("%w: entry %q is in the document twice", ErrIndexDamaged, ref.ID)
+			}
+		}
+	}
+	for _, ref := range b.tail {
+		bs.tail = append(bs.tail, transcript.Entry{ID: ref.ID})
+	}
+	b.groups = nil // only compactions and forks read them, which take resume
+	if b.msgs > 0 || b.msgsMade {
+		bs.msgs, bs.msgAt = make([]message.Message, b.msgs), make([]time.Time, b.msgs)
+	}
+	return bs, nil
+}
+
 // lightOK reports whether a Scanner from resumeLight applies the records
 // of data (complete lines the log gained) exactly: each is a message,
-// meta, rewrite or UI record of main, none holds a compaction entry, and
-// no entry's ID may be among those the table holds.
+// meta, rewrite or UI record, of main or of a branch (on-branch), or a
+// head record; none holds a compaction entry; and no entry's ID may be
+// among those the table holds (so none is among the entries a branch
+// shares with main either).
 func lightOK(t *idTable, data []byte) bool {
 	if t == nil {
 		return false
@@ -228,11 +315,29 @@ func lightOK(t *idTable, data []byte) bool {
 	r := s.r
 	r.version, r.scan = Version, true
 	ok := true
+	if i := bytes.LastIndexByte(data, '\n'); i+1 < len(data) {
+		// A last line cut short that is not a record is torn: the
+		// Scanner leaves it unread, so it needs nothing.
+		if _, err := r.decodeRecord(trimLine(data[i+1:])); err != nil {
+			data = data[:i+1]
+		}
+	}
 	splitLines(data, func(line []byte) {
 		if !ok || len(line) == 0 {
 			return
 		}
 		rec, err := r.decodeRecord(trimLine(line))
+		if err == nil && rec.bad == nil && rec.typ == TypeHead {
+			return
+		}
+		if err == nil && rec.bad == nil && rec.typ == TypeOnBranch && rec.record != nil {
+			inner := rec.record
+			rec, err = r.decodeRecord(inner)
+			if err == nil && !wrappable[rec.typ] {
+				ok = false
+				return
+			}
+		}
 		if err != nil || rec.bad != nil || rec.entriesBad != nil {
 			ok = false
 			return

@@ -188,7 +188,7 @@ func TestJazzLayoutIndexIsKept(t *testing.T) {
 // The engine's tail read answers through the kept index of a Jazz-layout
 // log exactly as the full pass does, for every fixture it does not
 // decline; the ones it declines are those it declines anywhere
-// (version 2, derived documents, branches, problems).
+// (version 2, derived documents, more problems than the index keeps).
 func TestJazzLayoutTailThroughIndex(t *testing.T) {
 	fixtures := jazzFixtures(t)
 	answered, mustAnswer, v3 := map[string]bool{}, map[string]bool{}, 0
@@ -198,8 +198,8 @@ func TestJazzLayoutTailThroughIndex(t *testing.T) {
 		if c, err := ReadFile(path); err == nil && c.Header.Version == Version {
 			v3++
 			// What the tail read is for: version 3, a document written
-			// as UI records, one branch, no problem.
-			mustAnswer[name] = !c.Derived && len(c.Problems) == 0 && len(c.Branches) == 1
+			// as UI records, no more problems than the index keeps.
+			mustAnswer[name] = !c.Derived && len(c.Problems) <= maxTailProblems
 		}
 		if f, err := os.Open(path); err == nil {
 			if ix, err := OpenIndex(path, f, 0); err == nil {

@@ -115,11 +115,12 @@ func (l *Log) Load() (*Conversation, error) {
 // Document.Elided says how many come before them. Messages, Title, Head,
 // Problems and the branch list are as Load gives them.
 //
-// On a file log whose page index matches it, and whose index records one
-// branch, no problem and a written document, the read goes through the
-// index and costs the tail: the messages since the last rewrite and the
-// window's entries (tailindex.go). A CopyMedium's log is read the same way
-// through its local copy's index. Otherwise every record is read and
+// On a file log whose page index matches it, whose main document is
+// written as UI records and which has at most a few problems, the read
+// goes through the index and costs the tail: each branch's messages since
+// its last rewrite and window of entries (tailindex.go). A CopyMedium's
+// log is read the same way through its local copy's index. Otherwise
+// every record is read and
 // checked as Load does. The two give the same result.
 //
 // The next Save may pass a document that starts where this one does (one

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -24,14 +25,17 @@ import (
 //
 // The file is append-only between rebuilds:
 //
-//	"FOLIOIX\x02"
+//	"FOLIOIX\x03"
 //	frame*  where frame = u32 n | u8 kind | n bytes | u32 CRC-32C(kind, bytes)
 //	trailer = "FIXT" | u64 offset of the last state frame | u32 CRC-32C
 //
 // An entries frame ('E') holds a run of one branch's entries and a link to
 // the run before them; a state frame ('S') is a commit: the log it
 // describes (size, inode, checksum of its last record) and each branch's
-// state. Each commit appends its entries frames, one state frame and a
+// state. A message frame ('M') holds a run of one branch's model messages
+// (where their record lines are in the log) and a link to the run before
+// them; a fork's chain shares its parent's up to the messages it forked
+// after, as its entries share the parent's runs. Each commit appends its entries frames, one state frame and a
 // trailer, then fsyncs. A reader trusts the file only when its trailer and
 // state frame check out and every frame it reads matches its checksum; a
 // torn append fails the trailer, so the index is rebuilt.
@@ -46,7 +50,7 @@ const indexSuffix = ".index"
 func IndexPath(logPath string) string { return sidecarBase(logPath) + indexSuffix }
 
 var (
-	indexMagic   = []byte("FOLIOIX\x02")
+	indexMagic   = []byte("FOLIOIX\x03")
 	trailerMagic = []byte("FIXT")
 	castagnoli   = crc32.MakeTable(crc32.Castagnoli)
 )
@@ -192,6 +196,19 @@ type ixBranch struct {
 	// groups holds each settled entry's group while building (not stored:
 	// resume reads it back from the frames).
 	groups []int32
+	// msgChain is the branch's model messages since its last rewrite (a
+	// chain of message frames, msgs of them); msgsMade says whether its
+	// list was ever made (a reader's empty list is then not nil).
+	msgChain link
+	msgsMade bool
+	// reserved is the branch's reserved IDs (rejected batches' since its
+	// last snapshot), sorted; stored only while the state's extras are
+	// kept (ixState.extrasLost).
+	reserved []string
+	// msgN is how many messages the chain and msgPending hold, msgPending
+	// the ones not yet in a frame (written at the commit); not stored.
+	msgN       int
+	msgPending []msgRef
 }
 
 // Cov is a compaction entry of a document resolved to display groups: the
@@ -220,20 +237,44 @@ type ixState struct {
 	rewriteIno  uint64
 	rewriteSize int64
 	// What Log.LoadTail returns besides the documents (tailindex.go):
-	// how many problems the log has (LoadTail reads it whole unless 0),
-	// the newest title, the newest record's at and meta updatedAt, main's
-	// model messages since its last rewrite (a chain of message frames)
-	// and whether main ever had one (a reader's list is then not nil).
+	// how many problems the log has, the newest title, the newest
+	// record's at and meta updatedAt. While the log has few problems
+	// (maxTailProblems) and reserved IDs (maxTailReserved), the problems
+	// themselves, the unknown lines and each branch's reserved IDs are
+	// kept too; past either bound extrasLost is set, for good (until a
+	// rebuild), and LoadTail reads such a log whole.
 	problems         int
 	title            string
 	lastAt, metaTime time.Time
-	msgs             link
-	msgsMade         bool
+	problemList      []Problem
+	unknown          []unknownRef
+	extrasLost       bool
 	// idTable is the ID table frame of main's first idTableN settled
 	// entries (idtable.go); pos 0 when there is none or a snapshot made
 	// it stale.
 	idTable  link
 	idTableN int
+}
+
+// unknownRef is a line the reader keeps verbatim (Conversation.Unknown):
+// its number, type and bytes in the log (without the newline).
+type unknownRef struct {
+	line       int
+	typ        string
+	start, end int64
+}
+
+// The bounds on what a state keeps of a log's problems: past them, the
+// tail read declines and the log is read whole.
+const (
+	maxTailProblems = 64
+	maxTailReserved = 4096 // reserved IDs, over every branch
+)
+
+// extrasOK reports whether the state holds every problem, unknown line and
+// reserved ID of the log.
+func (st *ixState) extrasOK() bool {
+	return !st.extrasLost && len(st.problemList) == st.problems
 }
 
 func (st *ixState) branch(id string) *ixBranch {
@@ -419,8 +460,23 @@ func encodeState(st *ixState) []byte {
 	e.str(st.title)
 	e.time(st.lastAt)
 	e.time(st.metaTime)
-	e.link(st.msgs)
-	e.flag(st.msgsMade)
+	e.flag(st.extrasLost)
+	e.u32(uint32(len(st.problemList)))
+	for _, p := range st.problemList {
+		e.str(string(p.Kind))
+		e.u64(uint64(p.Line))
+		e.str(p.Type)
+		e.i64(int64(p.Entry))
+		e.str(p.Pointer)
+		e.str(p.Msg)
+	}
+	e.u32(uint32(len(st.unknown)))
+	for _, u := range st.unknown {
+		e.u64(uint64(u.line))
+		e.str(u.typ)
+		e.i64(u.start)
+		e.i64(u.end)
+	}
 	e.link(st.idTable)
 	e.u32(uint32(st.idTableN))
 	e.u32(uint32(len(st.branches)))
@@ -434,6 +490,12 @@ func encodeState(st *ixState) []byte {
 		e.i64(b.info.Created.UnixNano())
 		e.u32(uint32(b.uiLines))
 		e.u32(uint32(b.msgs))
+		e.link(b.msgChain)
+		e.flag(b.msgsMade)
+		e.u32(uint32(len(b.reserved)))
+		for _, id := range b.reserved {
+			e.str(id)
+		}
 		e.link(b.last)
 		e.u32(uint32(b.count))
 		if b.count > 0 {
@@ -486,12 +548,34 @@ func decodeState(p []byte, indexEnd int64) (*ixState, error) {
 	d := dec{b: p}
 	st := &ixState{prev: d.i64(), logSize: d.i64(), inode: d.u64(), lastStart: d.i64(), lastSum: d.u32(),
 		lines: int(d.u64()), skipNL: d.flag(), head: d.str(), rewriteIno: d.u64(), rewriteSize: d.i64(),
-		problems: int(d.u64()), title: d.str(), lastAt: d.time(), metaTime: d.time(), msgs: d.link(), msgsMade: d.flag(),
-		idTable: d.link(), idTableN: int(d.u32())}
+		problems: int(d.u64()), title: d.str(), lastAt: d.time(), metaTime: d.time(), extrasLost: d.flag()}
+	np := d.u32()
+	if d.err == nil && (np > maxTailProblems || uint64(np) > uint64(len(d.b))) {
+		return nil, fmt.Errorf("%w: impossible problem count", ErrIndexDamaged)
+	}
+	for i := uint32(0); i < np && d.err == nil; i++ {
+		p := Problem{Kind: ProblemKind(d.str()), Line: int(d.u64()), Type: d.str(), Entry: int(d.i64()), Pointer: d.str(), Msg: d.str()}
+		if d.err == nil && (p.Line < 2 || p.Entry < -1) {
+			d.err = fmt.Errorf("%w: an impossible problem", ErrIndexDamaged)
+		}
+		st.problemList = append(st.problemList, p)
+	}
+	nu := d.u32()
+	if d.err == nil && (nu > np || uint64(nu) > uint64(len(d.b))) {
+		return nil, fmt.Errorf("%w: impossible unknown line count", ErrIndexDamaged)
+	}
+	for i := uint32(0); i < nu && d.err == nil; i++ {
+		u := unknownRef{line: int(d.u64()), typ: d.str(), start: d.i64(), end: d.i64()}
+		if d.err == nil && (u.line < 2 || u.start <= 0 || u.end < u.start) {
+			d.err = fmt.Errorf("%w: an impossible unknown line", ErrIndexDamaged)
+		}
+		st.unknown = append(st.unknown, u)
+	}
+	st.idTable, st.idTableN = d.link(), int(d.u32())
 	if d.err == nil && (st.idTable.pos < 0 || st.idTable.pos >= indexEnd || (st.idTable.pos != 0 && st.idTable.pos < int64(len(indexMagic)))) {
 		return nil, fmt.Errorf("%w: the state is impossible", ErrIndexDamaged)
 	}
-	if d.err == nil && (st.problems < 0 || st.msgs.pos < 0 || st.msgs.pos >= indexEnd || (st.msgs.pos != 0 && st.msgs.pos < int64(len(indexMagic)))) {
+	if d.err == nil && (st.problems < 0 || len(st.problemList) > st.problems) {
 		return nil, fmt.Errorf("%w: the state is impossible", ErrIndexDamaged)
 	}
 	n := d.u32()
@@ -507,6 +591,15 @@ func decodeState(p []byte, indexEnd int64) (*ixState, error) {
 			b.info.Created = time.Unix(0, ns).UTC()
 		}
 		b.uiLines, b.msgs = int(d.u32()), int(d.u32())
+		b.msgN = b.msgs
+		b.msgChain, b.msgsMade = d.link(), d.flag()
+		nr := d.u32()
+		if d.err == nil && (nr > maxTailReserved || uint64(nr) > uint64(len(d.b))) {
+			return nil, fmt.Errorf("%w: impossible reserved count", ErrIndexDamaged)
+		}
+		for j := uint32(0); j < nr && d.err == nil; j++ {
+			b.reserved = append(b.reserved, d.str())
+		}
 		b.last = d.link()
 		b.count = int(d.u32())
 		if b.count > 0 {
@@ -523,6 +616,8 @@ func decodeState(p []byte, indexEnd int64) (*ixState, error) {
 		b.cov, b.tailCov = d.covs(), d.covs()
 		if d.err == nil && (b.last.pos < 0 || b.last.pos >= indexEnd || (b.last.pos == 0) != (b.count == 0) ||
 			(b.last.pos != 0 && int64(len(indexMagic)) > b.last.pos) ||
+			b.msgChain.pos < 0 || b.msgChain.pos >= indexEnd || (b.msgChain.pos != 0 && b.msgChain.pos < int64(len(indexMagic))) ||
+			(b.msgChain.pos == 0) != (b.msgs == 0) ||
 			b.info.ID == "" || st.branch(b.info.ID) != nil) {
 			return nil, fmt.Errorf("%w: branch %q's state is impossible", ErrIndexDamaged, b.info.ID)
 		}
@@ -669,8 +764,10 @@ func decodeIndex(data []byte) (*ixState, [][]Ref, error) {
 		}
 		docs[i] = refs
 	}
-	if _, err := walkMessages(src, st.msgs, st.branches[0].msgs); err != nil && st.msgs.pos != 0 {
-		return nil, nil, err
+	for _, b := range st.branches {
+		if _, err := walkMessages(src, b.msgChain, b.msgs); err != nil {
+			return nil, nil, err
+		}
 	}
 	if st.idTable.pos != 0 {
 		t, err := openIDTable(bytes.NewReader(data), int64(len(data)), st.idTable)
@@ -805,10 +902,6 @@ type indexBuilder struct {
 	// stateBytes is its size with the trailer's.
 	statePos   int64
 	stateBytes int
-	// msgN is how many messages main's chain holds, msgPending the ones
-	// not yet in a frame (written at the commit).
-	msgN       int
-	msgPending []msgRef
 	// mainRuns are the entries frames of main's chain this builder wrote,
 	// by their first ordinal, for the ID table.
 	mainRuns []runAt
@@ -953,6 +1046,9 @@ func (b *indexBuilder) apply(s *Scanner, rec Record) error {
 			return fmt.Errorf("history: index: parent %q of branch %q is unknown", info.Parent, info.ID)
 		}
 		nb := &ixBranch{info: info}
+		if err := b.forkMessages(parent, nb); err != nil {
+			return err
+		}
 		k := info.ForkIndex
 		nb.groups = slices.Clone(parent.groups[:min(k, len(parent.groups))])
 		for _, c := range append(slices.Clone(parent.cov), parent.tailCov...) {
@@ -999,19 +1095,88 @@ func (b *indexBuilder) apply(s *Scanner, rec Record) error {
 	return nil
 }
 
-// message folds what an applied record did to main's messages into the
-// chain: grew is whether it added one (lines: its bytes).
-func (b *indexBuilder) message(rec Record, grew bool) {
-	if !rec.Accepted || rec.Branch != Main {
+// message folds what an applied record did to its branch's messages into
+// the branch's chain: n is how many messages the branch has after it, so
+// a message record grew the list when n is one more than the chain holds
+// (one Jazz skips, a system prompt in its old format, did not). A message
+// is kept as its record's line, on-branch wrapper and all.
+func (b *indexBuilder) message(rec Record, n int) {
+	if !rec.Accepted {
+		return
+	}
+	br := b.st.branch(rec.Branch)
+	if br == nil {
 		return
 	}
 	switch {
 	case rec.Type == TypeRewrite:
-		b.st.msgs, b.msgN, b.msgPending = link{}, 0, b.msgPending[:0]
-	case rec.Type == TypeMessage && grew:
-		b.msgPending = append(b.msgPending, msgRef{start: rec.Start, len: int32(rec.End - rec.Start)})
-		b.msgN++
+		br.msgChain, br.msgN, br.msgPending = link{}, 0, nil
+	case rec.Type == TypeMessage && n == br.msgN+1:
+		br.msgPending = append(br.msgPending, msgRef{start: rec.Start, len: int32(rec.End - rec.Start)})
+		br.msgN++
 	}
+}
+
+// msgCount is how many model messages branch id has in the Scanner.
+func (s *Scanner) msgCount(id string) int {
+	if id == Main {
+		return len(s.r.conv.Messages)
+	}
+	if rb := s.r.tree.branches[id]; rb != nil {
+		return len(rb.msgs)
+	}
+	return 0
+}
+
+// flushMessages writes a branch's pending messages as one message frame.
+func (b *indexBuilder) flushMessages(br *ixBranch) {
+	if len(br.msgPending) == 0 {
+		return
+	}
+	pos := b.base + int64(len(b.pending))
+	n := len(b.pending)
+	b.pending = appendFrame(b.pending, frameMessages, encodeMessages(br.msgChain, br.msgN-len(br.msgPending), br.msgPending))
+	br.msgChain = link{pos: pos, size: uint32(len(b.pending) - n), take: uint32(len(br.msgPending))}
+	br.msgPending = nil
+}
+
+// forkMessages gives a new branch its parent's first AfterMessage
+// messages: a link into the parent's chain, taking the frame that holds
+// the last of them up to it.
+func (b *indexBuilder) forkMessages(parent, nb *ixBranch) error {
+	k := nb.info.AfterMessage
+	nb.msgN = k
+	if k == 0 {
+		return nil
+	}
+	if k > parent.msgN {
+		return fmt.Errorf("history: index: branch %q shares %d of %d messages", nb.info.ID, k, parent.msgN)
+	}
+	b.flushMessages(parent)
+	for l := parent.msgChain; l.pos != 0; {
+		fb, err := b.frame(l)
+		if err != nil {
+			return err
+		}
+		kind, payload, err := parseFrame(fb)
+		if err != nil {
+			return err
+		}
+		if kind != frameMessages {
+			return fmt.Errorf("%w: a link does not point at messages", ErrIndexDamaged)
+		}
+		d := dec{b: payload}
+		prev, ord := d.link(), int(d.u32())
+		if d.err != nil {
+			return d.err
+		}
+		if ord < k {
+			nb.msgChain = link{pos: l.pos, size: l.size, take: uint32(k - ord)}
+			return nil
+		}
+		l = prev
+	}
+	return fmt.Errorf("%w: a chain of messages ends before its first", ErrIndexDamaged)
 }
 
 // groupAt is the group of entry i of a branch's document, tail included.
@@ -1029,22 +1194,27 @@ func (b *indexBuilder) commit(s *Scanner, inode uint64, lastStart int64, lastSum
 	r := s.r
 	st.logSize, st.inode, st.lastStart, st.lastSum = s.off, inode, lastStart, lastSum
 	st.lines, st.skipNL, st.head = s.lineNo, s.skipNL, r.tree.head
-	st.title, st.lastAt, st.metaTime, st.msgsMade = r.conv.Title, r.lastAt, r.metaTime, r.conv.Messages != nil
-	if len(b.msgPending) > 0 {
-		pos := b.base + int64(len(b.pending))
-		n := len(b.pending)
-		b.pending = appendFrame(b.pending, frameMessages, encodeMessages(st.msgs, b.msgN-len(b.msgPending), b.msgPending))
-		st.msgs = link{pos: pos, size: uint32(len(b.pending) - n), take: uint32(len(b.msgPending))}
-		b.msgPending = b.msgPending[:0]
-	}
+	st.title, st.lastAt, st.metaTime = r.conv.Title, r.lastAt, r.metaTime
+	reserved := 0
 	for _, br := range st.branches {
+		b.flushMessages(br)
+		var res map[string]struct{}
 		if br.info.ID == Main {
-			br.uiLines, br.msgs = r.uiLines, len(r.conv.Messages)
-			continue
-		}
-		if rb := r.tree.branches[br.info.ID]; rb != nil {
-			br.uiLines, br.msgs = rb.uiLines, len(rb.msgs)
+			br.uiLines, br.msgs, br.msgsMade, res = r.uiLines, len(r.conv.Messages), r.conv.Messages != nil, r.reserved
+		} else if rb := r.tree.branches[br.info.ID]; rb != nil {
+			br.uiLines, br.msgs, br.msgsMade, res = rb.uiLines, len(rb.msgs), rb.msgs != nil, rb.reserved
 			br.info.Title = rb.info.Title
+		}
+		reserved += len(res)
+		br.reserved = slices.Sorted(maps.Keys(res))
+	}
+	if reserved > maxTailReserved || st.problems > maxTailProblems {
+		st.extrasLost = true
+	}
+	if st.extrasLost {
+		st.problemList, st.unknown = nil, nil
+		for _, br := range st.branches {
+			br.reserved = nil
 		}
 	}
 	pos := b.base + int64(len(b.pending))

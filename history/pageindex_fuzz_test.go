@@ -24,7 +24,8 @@ func indexSeed(f *testing.F) []byte {
 	if err := l.Save(d, msgs("q", "one")); err != nil {
 		f.Fatal(err)
 	}
-	if _, err := l.Fork(Main, "a1", 1, "b"); err != nil {
+	b, err := l.Fork(Main, "a1", 1, "b")
+	if err != nil {
 		f.Fatal(err)
 	}
 	open, err := d.Open(agent("s", "partial"))
@@ -34,7 +35,29 @@ func indexSeed(f *testing.F) []byte {
 	if err := l.Save(open, msgs("q", "one")); err != nil {
 		f.Fatal(err)
 	}
+	// The fork's own messages and a rewrite on it, then a line no reader
+	// accepts (the index keeps it as a problem) and a rejected batch
+	// (whose ID it keeps as reserved).
+	c, err := l.SetHead(b)
+	if err != nil {
+		f.Fatal(err)
+	}
+	if err := l.Save(appendAll(f, c.Document, user("bu", "again")), msgs("q", "again")); err != nil {
+		f.Fatal(err)
+	}
 	l.flushIndex()
+	w, err := openAppend(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	w.WriteString("not a record\n" + uiRec(TypeUIAppend, `{"id":"rej","content":{"kind":"nope"}}`) + "\n")
+	w.Close()
+	ix := checkIndex(f, path)
+	if ix.st.problems != 2 || !ix.st.extrasOK() || len(ix.st.unknown) != 1 || len(ix.st.branches[0].reserved) != 1 {
+		f.Fatalf("the seed's index keeps %d of %d problems, %d unknown lines, reserved %v",
+			len(ix.st.problemList), ix.st.problems, len(ix.st.unknown), ix.st.branches[0].reserved)
+	}
+	ix.Close()
 	data, err := os.ReadFile(IndexPath(path))
 	if err != nil {
 		f.Fatal(err)
@@ -59,6 +82,7 @@ func FuzzIndexDecode(f *testing.F) {
 			f.Add(data)
 		}
 	}
+	f.Add(branchedIndex(f))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st, docs, err := decodeIndex(data)
 		if err != nil {
@@ -75,5 +99,25 @@ func FuzzIndexDecode(f *testing.F) {
 				t.Fatalf("accepted misnumbered groups in branch %d: %v", i, err)
 			}
 		}
+		if len(st.problemList) > st.problems || len(st.problemList) > maxTailProblems || len(st.unknown) > len(st.problemList) {
+			t.Fatalf("accepted %d problems and %d unknown lines of %d", len(st.problemList), len(st.unknown), st.problems)
+		}
+		for _, b := range st.branches {
+			if _, err := walkMessages(bytesFrames(data), b.msgChain, b.msgs); err != nil {
+				t.Fatalf("accepted an index whose branch %q's messages do not walk: %v", b.info.ID, err)
+			}
+		}
 	})
+}
+
+// branchedIndex is the page index of a generated branched log with
+// problems: forks sharing messages, rewrites on branches, rejected and
+// unknown lines.
+func branchedIndex(f *testing.F) []byte {
+	data := withProblems(branchedLog(f, 7, 16), 7, false)
+	data, err := newIndexBuilder().scan(NewScanner(), bytes.NewReader(data), 0, int64(len(data)), 1)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return data
 }

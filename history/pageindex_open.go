@@ -183,7 +183,7 @@ func (b *indexBuilder) scan(s *Scanner, log io.ReaderAt, from, to int64, ino uin
 	if from > 0 {
 		lastStart, lastEnd = b.st.lastStart, from
 	}
-	problems, msgs := len(s.r.conv.Problems), len(s.r.conv.Messages)
+	problems, unknown := len(s.r.conv.Problems), len(s.r.conv.Unknown)
 	for rec, err := range s.Records(io.NewSectionReader(log, from, to-from)) {
 		if err != nil {
 			return nil, err
@@ -194,10 +194,9 @@ func (b *indexBuilder) scan(s *Scanner, log io.ReaderAt, from, to int64, ino uin
 		if err := b.apply(s, rec); err != nil {
 			return nil, err
 		}
-		n := len(s.r.conv.Messages)
-		b.message(rec, n == msgs+1)
-		b.st.problems += len(s.r.conv.Problems) - problems
-		problems, msgs = len(s.r.conv.Problems), n
+		b.message(rec, s.msgCount(rec.Branch))
+		b.problems(s.r.conv.Problems[problems:], s.r.conv.Unknown[unknown:], rec)
+		problems, unknown = len(s.r.conv.Problems), len(s.r.conv.Unknown)
 		lastStart = rec.Start
 	}
 	if s.lineNo == 0 {
@@ -222,6 +221,30 @@ func (b *indexBuilder) scan(s *Scanner, log io.ReaderAt, from, to int64, ino uin
 		return append(bytes.Clone(indexMagic), b.pending...), nil
 	}
 	return b.pending, nil
+}
+
+// problems counts the problems a record caused, and keeps them and the
+// line if the reader keeps it verbatim, while the state keeps them.
+func (b *indexBuilder) problems(ps []Problem, unknown []RawLine, rec Record) {
+	st := b.st
+	st.problems += len(ps)
+	if st.extrasLost || len(ps) == 0 {
+		return
+	}
+	if st.problems > maxTailProblems || len(unknown) > 1 {
+		st.extrasLost = true
+		return
+	}
+	st.problemList = append(st.problemList, ps...)
+	if len(unknown) == 1 {
+		// The line as the reader keeps it: its bytes, less a CR.
+		n := int64(len(unknown[0].Bytes))
+		if n != rec.End-rec.Start && n != rec.End-rec.Start-1 {
+			st.extrasLost = true
+			return
+		}
+		st.unknown = append(st.unknown, unknownRef{line: unknown[0].Line, typ: unknown[0].Type, start: rec.Start, end: rec.Start + n})
+	}
 }
 
 // mainFrames returns, for each of main's settled entries as s holds
@@ -264,7 +287,7 @@ func (ix *Index) extend(ipath string, log io.ReaderAt, size int64, persist bool)
 	if err != nil {
 		return nil, err
 	}
-	b := &indexBuilder{st: ix.st, src: ix.frames(), base: ix.end, statePos: ix.pos, msgN: ix.st.branches[0].msgs}
+	b := &indexBuilder{st: ix.st, src: ix.frames(), base: ix.end, statePos: ix.pos}
 	b.st.rewriteIno, b.st.rewriteSize = 0, 0 // the log grew: it is no longer what the rewrite left
 	tail, err := b.scan(s, log, ix.st.logSize, size, ix.st.inode)
 	if err != nil {
@@ -299,7 +322,7 @@ func (ix *Index) extend(ipath string, log io.ReaderAt, size int64, persist bool)
 // (lightOK), else resume's, which reads every entry's ID back.
 func (ix *Index) resumeFor(log io.ReaderAt, size int64) (*Scanner, error) {
 	if n := size - ix.st.logSize; n > 0 && n <= 16<<20 {
-		if s, table, err := ix.resumeLight(); err == nil {
+		if s, table, err := ix.resumeLight(true); err == nil {
 			data := make([]byte, n)
 			if _, err := log.ReadAt(data, ix.st.logSize); err == nil && lightOK(table, data) {
 				indexLightExtends.Add(1)
@@ -446,24 +469,34 @@ func (ix *Index) resume() (*Scanner, error) {
 			return nil, err
 		}
 		msgs, msgAt := make([]message.Message, b.msgs), make([]time.Time, b.msgs)
-		if b.info.ID == Main && b.msgs == 0 && !st.msgsMade {
+		if b.msgs == 0 && !b.msgsMade {
 			msgs, msgAt = nil, nil
 		}
 		if b.info.ID == Main {
 			r.entries, r.tail, r.ids, r.uiLines = es, tail, ids, b.uiLines
 			r.conv.Messages, r.msgAt = msgs, msgAt
+			r.reserved = b.reservedSet()
 			continue
 		}
 		if r.tree.branches == nil {
 			r.tree.branches = map[string]*branchState{}
 		}
 		r.tree.branches[b.info.ID] = &branchState{info: b.info, entries: es, tail: tail, ids: ids,
-			reserved: map[string]struct{}{}, uiLines: b.uiLines, msgs: msgs, msgAt: msgAt}
+			reserved: b.reservedSet(), uiLines: b.uiLines, msgs: msgs, msgAt: msgAt}
 		r.tree.order = append(r.tree.order, b.info.ID)
 	}
 	r.tree.head = st.head
 	r.conv.Title, r.lastAt, r.metaTime = st.title, st.lastAt, st.metaTime
 	return s, nil
+}
+
+// reservedSet is the branch's reserved IDs as the reader holds them.
+func (b *ixBranch) reservedSet() map[string]struct{} {
+	m := make(map[string]struct{}, len(b.reserved))
+	for _, id := range b.reserved {
+		m[id] = struct{}{}
+	}
+	return m
 }
 
 // indexWriter keeps a log's page index current as its writer appends,
@@ -594,7 +627,7 @@ func (w *indexWriter) openLight(f *os.File) bool {
 		ix.Close()
 		return false
 	}
-	s, table, err := ix.resumeLight()
+	s, table, err := ix.resumeLight(true)
 	if err != nil {
 		ix.Close()
 		return false
@@ -641,7 +674,7 @@ func (w *indexWriter) catchUp() error {
 			w.s, w.table = s, nil
 		}
 	}
-	b := &indexBuilder{st: w.ix.st, src: w.ix.frames(), base: w.ix.end, statePos: w.ix.pos, msgN: w.ix.st.branches[0].msgs}
+	b := &indexBuilder{st: w.ix.st, src: w.ix.frames(), base: w.ix.end, statePos: w.ix.pos}
 	b.st.rewriteIno, b.st.rewriteSize = 0, 0
 	frames, err := b.scan(w.s, w.log, w.s.off, fi.Size(), w.ix.st.inode)
 	if err != nil {
@@ -705,7 +738,7 @@ func ResumeScanner(path string, log *os.File, size int64) (*Scanner, error) {
 		// needs them (Scanner.Partial).
 		ifi, err := ix.f.Stat()
 		if err == nil {
-			if s, _, err := ix.resumeLight(); err == nil {
+			if s, _, err := ix.resumeLight(false); err == nil {
 				s.quiet = false
 				s.light = &lightState{index: IndexPath(path), ifi: ifi, statePos: ix.pos, table: ix.st.idTable, k: ix.st.idTableN, ids: s.r.ids}
 				return s, nil

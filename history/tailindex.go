@@ -18,21 +18,25 @@ import (
 
 // Log.LoadTail through the page index. A file log whose index matches it
 // exactly holds in the index everything LoadTail returns besides what it
-// decodes: the title and times, the problems' count, where main's model
-// messages since the last rewrite are, and every entry's kind, bytes and
+// decodes: the title and times, the problems (while there are few), the
+// lines kept verbatim, each branch's fork point, reserved IDs and model
+// messages since its last rewrite, and every entry's kind, bytes and
 // position. So the tail read costs the index's last commit, the log's
-// header line, those messages' lines and the window's entries (plus, for
-// a TailStart, the entries of its kinds back to where it decides), not the
-// log.
+// header line, those lines, the messages' lines and each branch's window
+// of entries (plus, for a TailStart, the entries of its kinds back to
+// where it decides), not the log.
 //
 // The index is OpenIndex's: one behind the log is extended by the
 // records appended after it, and a missing, damaged or foreign one is
 // rebuilt in one pass and kept, so the next open costs the tail.
 //
 // It answers only for the logs it can answer for exactly as the whole
-// pass does: version 3, one branch, no problem anywhere, a document
-// written as UI records. Anything else returns errNoIndexTail and
-// LoadTail reads the log whole.
+// pass does: version 3, main's document written as UI records, and no
+// more problems than the index keeps (maxTailProblems, and
+// maxTailReserved reserved IDs). A log whose last line was cut short
+// (not a record) is answered too: the index describes the log up to that
+// line, which is read and judged as the whole pass judges it. Anything
+// else returns errNoIndexTail and LoadTail reads the log whole.
 
 // errNoIndexTail: the page index cannot stand in for the tail read.
 var errNoIndexTail = errors.New("history: the page index cannot answer this tail read")
@@ -67,14 +71,14 @@ func readTail(path string, window int, widen *TailStart) (*reader, error) {
 	}
 	defer ix.Close()
 	st := ix.st
-	if st.logSize != fi.Size() {
+	if st.logSize > fi.Size() {
 		return nil, fmt.Errorf("%w: the index does not describe the whole log", errNoIndexTail)
 	}
-	br := st.branches[0]
-	if len(st.branches) != 1 || st.head != Main || st.problems != 0 || br.uiLines == 0 {
-		return nil, fmt.Errorf("%w: branches, problems or a derived document", errNoIndexTail)
+	main := st.branches[0]
+	if main.uiLines == 0 || !st.extrasOK() {
+		return nil, fmt.Errorf("%w: a derived document, or more problems than the index keeps", errNoIndexTail)
 	}
-	t := tailRead{f: f}
+	t := tailRead{f: f, ix: ix}
 	s := newScanner(false, 0)
 	r := s.r
 	r.scan = true
@@ -85,53 +89,65 @@ func readTail(path string, window int, widen *TailStart) (*reader, error) {
 	if s.line(header, true); s.err != nil || r.version != Version {
 		return nil, fmt.Errorf("%w: the header", errNoIndexTail)
 	}
-	if err := t.messages(s, ix, br.msgs); err != nil {
+	var torn *Problem
+	if st.logSize < fi.Size() {
+		if torn, err = t.tornLine(st, fi.Size()); err != nil {
+			return nil, err
+		}
+	}
+	unknown, err := t.unknownLines(st.unknown)
+	if err != nil {
 		return nil, err
 	}
-	if r.conv.Messages == nil && st.msgsMade {
-		// Main had messages before its last rewrite: a reader's list is
-		// empty, not nil.
-		r.conv.Messages, r.msgAt = []message.Message{}, []time.Time{}
-	}
 
-	doc, err := ix.Document(Main)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errNoIndexTail, err)
+	// Each branch's messages and window, in the order the whole pass
+	// builds them (TailStart sees them in that order): main, the other
+	// branches as they were made, the head last.
+	order := make([]*ixBranch, 0, len(st.branches))
+	for _, br := range st.branches {
+		if br.info.ID != st.head {
+			order = append(order, br)
+		}
 	}
-	total, settled := doc.Len(), br.count
-	from := max(0, min(total-window, settled))
-	if widen != nil && widen.Start != nil {
-		start, err := t.widen(doc, widen, from, r.conv.Messages)
+	order = append(order, st.branch(st.head))
+	c := r.conv
+	var views map[string]branchView
+	if len(st.branches) > 1 {
+		views = make(map[string]branchView, len(st.branches))
+	}
+	var head branchTail
+	for _, br := range order {
+		bt, err := t.branch(r, br, window, widen)
 		if err != nil {
 			return nil, err
 		}
-		from = max(0, min(from, start))
-	}
-	refs, err := doc.Refs(from, total)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errNoIndexTail, err)
-	}
-	win, err := t.entries(refs, from)
-	if err != nil {
-		return nil, err
-	}
-	first := br.first
-	if settled == 0 && len(br.tail) > 0 {
-		first = br.tail[0].ID
+		if views != nil {
+			views[br.info.ID] = branchView{doc: bt.doc, msgs: bt.msgs}
+		}
+		head = bt
 	}
 
-	c := r.conv
 	c.Title = st.title
 	c.UpdatedAt = st.lastAt
 	if !st.metaTime.IsZero() {
 		c.UpdatedAt = st.metaTime
 	}
-	c.Head, c.Branches = Main, []Branch{{ID: Main}}
-	c.Document = transcript.NewCheckedWindow(c.Header.ConversationID, from, first, win)
-	c.MessageAt = slices.Clip(r.msgAt)
+	c.Problems = slices.Clone(st.problemList)
+	if torn != nil {
+		c.Problems = append(c.Problems, *torn)
+	}
+	c.Unknown = unknown
+	c.Head, c.Branches, c.views = st.head, []Branch{{ID: Main}}, views
+	for _, br := range st.branches[1:] {
+		c.Branches = append(c.Branches, br.info)
+	}
+	hb := st.branch(st.head)
+	c.Document, c.Messages, c.MessageAt = head.doc, head.msgs, slices.Clip(head.msgAt)
+	r.msgAt = head.msgAt
+	r.reserved = hb.reservedSet()
 	r.lastAt, r.metaTime = st.lastAt, st.metaTime
-	r.uiLines, r.settledLen = br.uiLines, settled-from
-	r.size, r.terminated = int(fi.Size()), !st.skipNL
+	r.uiLines, r.settledLen = hb.uiLines, head.settledLen
+	r.size, r.terminated = int(fi.Size()), !st.skipNL && torn == nil
 	r.rec = rawRecord{}
 	indexTails.Add(1)
 	return r, nil
@@ -140,9 +156,106 @@ func readTail(path string, window int, widen *TailStart) (*reader, error) {
 // indexTails counts tail reads the page index answered (tests).
 var indexTails atomic.Int64
 
+// branchTail is what the tail read gives of one branch: its window, its
+// model messages (and their instants) and how many of the window's
+// entries are settled.
+type branchTail struct {
+	doc        transcript.Document
+	msgs       []message.Message
+	msgAt      []time.Time
+	settledLen int
+}
+
+// branch reads branch br's messages and window through the index, as the
+// whole pass's finishHead builds them in a light read.
+func (t *tailRead) branch(r *reader, br *ixBranch, window int, widen *TailStart) (branchTail, error) {
+	var bt branchTail
+	var err error
+	if bt.msgs, bt.msgAt, err = t.messages(r, br); err != nil {
+		return bt, err
+	}
+	doc, err := t.ix.Document(br.info.ID)
+	if err != nil {
+		return bt, fmt.Errorf("%w: %v", errNoIndexTail, err)
+	}
+	t.decoded = nil
+	total, settled := doc.Len(), br.count
+	from := max(0, min(total-window, settled))
+	if widen != nil && widen.Start != nil {
+		start, err := t.widen(doc, widen, from, bt.msgs)
+		if err != nil {
+			return bt, err
+		}
+		from = max(0, min(from, start))
+	}
+	refs, err := doc.Refs(from, total)
+	if err != nil {
+		return bt, fmt.Errorf("%w: %v", errNoIndexTail, err)
+	}
+	win, err := t.entries(refs, from)
+	if err != nil {
+		return bt, err
+	}
+	first := br.first
+	if settled == 0 && len(br.tail) > 0 {
+		first = br.tail[0].ID
+	}
+	bt.doc = transcript.NewCheckedWindow(r.conv.Header.ConversationID, from, first, win)
+	bt.settledLen = settled - from
+	return bt, nil
+}
+
+// tornLine is the problem the whole pass reports for the bytes of the log
+// after what the index describes, when they are a torn last line: no
+// newline, and not a record (one would have been applied and indexed).
+func (t *tailRead) tornLine(st *ixState, size int64) (*Problem, error) {
+	if st.skipNL {
+		return nil, fmt.Errorf("%w: the index does not describe the whole log", errNoIndexTail)
+	}
+	rest := make([]byte, size-st.logSize)
+	if _, err := t.f.ReadAt(rest, st.logSize); err != nil {
+		return nil, fmt.Errorf("%w: %v", errNoIndexTail, err)
+	}
+	if bytes.IndexByte(rest, '\n') >= 0 {
+		return nil, fmt.Errorf("%w: the index does not describe the whole log", errNoIndexTail)
+	}
+	s := newScanner(false, 0)
+	s.r.version = Version
+	if info := s.r.record(st.lines, trimLine(rest), true); info.kind != lineTorn || len(s.r.conv.Problems) != 1 {
+		return nil, fmt.Errorf("%w: the log ends in a record the index does not describe", errNoIndexTail)
+	}
+	return &s.r.conv.Problems[0], nil
+}
+
+// unknownLines reads the lines the whole pass keeps verbatim from where
+// the index says they are.
+func (t *tailRead) unknownLines(refs []unknownRef) ([]RawLine, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	spans := make([]span64, len(refs))
+	for i, u := range refs {
+		spans[i] = span64{u.start, u.end}
+	}
+	lines, err := readSpans(t.f, spans)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RawLine, len(refs))
+	for i, u := range refs {
+		if bytes.IndexByte(lines[i], '\n') >= 0 {
+			return nil, fmt.Errorf("%w: unknown line %d is not where the index says", errNoIndexTail, u.line)
+		}
+		out[i] = RawLine{Line: u.line, Type: u.typ, Bytes: lines[i]}
+	}
+	return out, nil
+}
+
 // tailRead reads what tailFromIndex needs of the log file.
 type tailRead struct {
 	f       *os.File
+	ix      *Index
+	msgs    map[int64]readMsg // messages read so far, by their line's start
 	sc      transcript.Scanner
 	decoded map[int]transcript.Entry // entries decoded so far, by index
 }
@@ -163,31 +276,70 @@ func (t *tailRead) headerLine() ([]byte, error) {
 	}
 }
 
-// messages applies main's model messages since the last rewrite, reading
-// their record lines where the index says they are, with the reader's
-// own rule for a message record.
-func (t *tailRead) messages(s *Scanner, ix *Index, count int) error {
-	refs, err := walkMessages(ix.frames(), ix.st.msgs, count)
+// messages reads branch br's model messages since its last rewrite
+// from their record lines, where the index says they are, with the
+// reader's own rule for a message record. A message of another branch's
+// (one the branch shares with its parent) is read once for all of them.
+func (t *tailRead) messages(r *reader, br *ixBranch) ([]message.Message, []time.Time, error) {
+	refs, err := walkMessages(t.ix.frames(), br.msgChain, br.msgs)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errNoIndexTail, err)
+		return nil, nil, fmt.Errorf("%w: %v", errNoIndexTail, err)
 	}
-	spans := make([]span64, len(refs))
-	for i, m := range refs {
-		spans[i] = span64{m.start, m.start + int64(m.len)}
+	if t.msgs == nil {
+		t.msgs = map[int64]readMsg{}
+	}
+	var spans []span64
+	for _, m := range refs {
+		if _, ok := t.msgs[m.start]; !ok {
+			spans = append(spans, span64{m.start, m.start + int64(m.len)})
+		}
 	}
 	lines, err := readSpans(t.f, spans)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	r := s.r
 	for i, line := range lines {
-		n := len(r.conv.Messages)
-		info := r.record(1, trimLine(line), false)
-		if info.kind != lineMessage || !info.accepted || len(r.conv.Messages) != n+1 || len(r.conv.Problems) > 0 {
-			return fmt.Errorf("%w: message %d is not where the index says", errNoIndexTail, i)
+		m, err := t.message(r, trimLine(line))
+		if err != nil {
+			return nil, nil, err
+		}
+		t.msgs[spans[i].start] = m
+	}
+	var msgs []message.Message
+	var at []time.Time
+	if br.msgs > 0 || br.msgsMade {
+		// A branch that had messages before its last rewrite has an
+		// empty list, not nil.
+		msgs, at = make([]message.Message, 0, br.msgs), make([]time.Time, 0, br.msgs)
+	}
+	for _, m := range refs {
+		msgs, at = append(msgs, t.msgs[m.start].m), append(at, t.msgs[m.start].at)
+	}
+	return msgs, at, nil
+}
+
+// readMsg is a message record read through the index.
+type readMsg struct {
+	m  message.Message
+	at time.Time
+}
+
+// message applies one message record line (or the record an on-branch
+// line wraps) to an empty list, as the reader does.
+func (t *tailRead) message(r *reader, line []byte) (readMsg, error) {
+	if !bytes.HasPrefix(line, []byte(msgPrefix)) {
+		if rec, err := r.decodeRecord(line); err == nil && rec.typ == TypeOnBranch && rec.bad == nil && rec.record != nil {
+			line = rec.record
 		}
 	}
-	return nil
+	r.conv.Messages, r.msgAt, r.conv.Problems = nil, nil, nil
+	info := r.record(1, line, false)
+	if info.kind != lineMessage || !info.accepted || len(r.conv.Messages) != 1 || len(r.conv.Problems) > 0 {
+		return readMsg{}, fmt.Errorf("%w: a message is not where the index says", errNoIndexTail)
+	}
+	m := readMsg{m: r.conv.Messages[0], at: r.msgAt[0]}
+	r.conv.Messages, r.msgAt = nil, nil
+	return m, nil
 }
 
 // widen runs TailStart from the end of the document backwards: from the

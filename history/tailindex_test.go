@@ -81,6 +81,12 @@ func TestTailThroughIndexReadsLikeFullPass(t *testing.T) {
 						if strings.HasPrefix(name, "plain/") || strings.HasPrefix(name, "extra/") && name != "extra/empty" {
 							mustAnswer[name] = true
 						}
+						// Branches and problems are no reason to decline:
+						// only a version 2 log, a document derived from the
+						// messages and more problems than the index keeps.
+						if ferr == nil && full.version == Version && !full.conv.Derived && len(full.conv.Problems) <= maxTailProblems {
+							mustAnswer[name] = true
+						}
 						return // declined: LoadTail reads the log
 					}
 					if ferr != nil {
@@ -307,6 +313,11 @@ func FuzzTailThroughIndex(f *testing.F) {
 		f.Add(buf.Bytes()[bytes.IndexByte(buf.Bytes(), '\n')+1:])
 	}
 	f.Add([]byte(branchSeed))
+	// A branched log with problems and a torn last line, as a writer and
+	// other programs leave it.
+	if data := withProblems(branchedLog(f, 4, 12), 4, true); true {
+		f.Add(data[bytes.IndexByte(data, '\n')+1:])
+	}
 	f.Add([]byte(`{"type":"message","at":"2026-03-04T05:06:08.000Z","message":{"role":"user","content":"q"}}` + "\n" +
 		`{"type":"rewrite","at":"2026-03-04T05:06:08.000Z"}` + "\n" +
 		`{"type":"ui-open","at":"2026-03-04T05:06:08.000Z","entries":[{"id":"s","content":{"kind":"agent","markdown":"par"},"timestamp":"2026-03-04T05:06:07.000Z"}]}`))
