@@ -16,8 +16,9 @@ import (
 type plainMedium struct{ Medium }
 
 // Fork and SetHeadTail on a file log, and on a medium that keeps a local
-// copy of its log (a replica's), check the fork point and the branches
-// through the page index, without reading the log whole, and do exactly
+// copy of its log (a replica's), check the fork point and the branches and
+// load the new head's tail through the page index, without reading the
+// log whole, and do exactly
 // what they do on a log read whole: the same refusals, the same records,
 // the same conversation afterwards.
 func TestForkThroughTheIndex(t *testing.T) {
@@ -108,7 +109,11 @@ func forkThroughTheIndex(t *testing.T, open func(path string) *Log) {
 		if s.head == "" {
 			continue
 		}
+		reads = wholeReads.Load()
 		ca, erra := a.SetHeadTail(s.head, 16, nil)
+		if got := wholeReads.Load() - reads; got != 0 {
+			t.Fatalf("step %d: SetHeadTail read the log whole %d times", i, got)
+		}
 		cb, errb := b.SetHeadTail(s.head, 16, nil)
 		if fmt.Sprint(erra) != fmt.Sprint(errb) {
 			t.Fatalf("step %d: SetHeadTail through the index: %v; read whole: %v", i, erra, errb)
