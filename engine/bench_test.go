@@ -274,3 +274,77 @@ func firstTurn(b *testing.B, path string, tail bool) (live uint64) {
 	b.StartTimer()
 	return ms.HeapAlloc
 }
+
+// BenchmarkEditAndResend measures editing the last prompt of a 3,000- and
+// a 300,000-entry conversation on an engine opened with Open: the edit
+// reads the log's tail back to the prompt, forks through the page index,
+// continues on the new branch from its tail, and the edited turn runs to
+// its end. The log and its index are put back and dropped from the page
+// cache before each edit; the open is not timed.
+//
+//	go test ./engine -run '^$' -bench EditAndResend -benchtime 3x
+func BenchmarkEditAndResend(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "data", "conversations")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{3_000, 300_000} {
+		path := filepath.Join(dir, strconv.Itoa(n)+".jsonl")
+		var buf bytes.Buffer
+		if _, err := gen.Write(&buf, gen.Options{Messages: n, Seed: 1, Summaries: true}); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		size := int64(buf.Len())
+		buf = bytes.Buffer{} // live-MB counts what the engine holds
+		index := buildIndex(b, path)
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+			var live uint64
+			for b.Loop() {
+				b.StopTimer()
+				if err := os.Truncate(path, size); err != nil {
+					b.Fatal(err)
+				}
+				if err := copyFile(history.IndexPath(path), index); err != nil {
+					b.Fatal(err)
+				}
+				l, err := history.Open(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				store := transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))
+				eng := engine.New(store, demo.New(demo.Options{FirstToken: demo.DefaultFirstToken}), engine.WithSaver(l), engine.WithModel("demo"))
+				if _, err := eng.Open(l); err != nil {
+					b.Fatal(err)
+				}
+				doc := store.Snapshot().Document
+				last := ""
+				for i := doc.Len() - 1; i >= 0 && last == ""; i-- {
+					if doc.At(i).Content.Kind() == transcript.KindUser {
+						last = doc.At(i).ID
+					}
+				}
+				dropCache(b, path, history.IndexPath(path))
+				b.StartTimer()
+				ctx := context.Background()
+				if _, err := eng.EditAndResend(ctx, "edit", last, "the same question, put better"); err != nil {
+					b.Fatal(err)
+				}
+				if r, err := eng.Wait(ctx, "edit"); err != nil || r.State != engine.Done {
+					b.Fatalf("edited turn: %+v %v", r, err)
+				}
+				b.StopTimer()
+				runtime.GC()
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				live = ms.HeapAlloc
+				eng.Close()
+				l.Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(live)/1e6, "live-MB")
+		})
+	}
+}

@@ -465,6 +465,7 @@ func (l *Log) branchViewIndexed(branch, entry string) (v forkView, ok bool, err 
 	}
 	switch m := l.m.(type) {
 	case *fileMedium:
+		m.settleIndex()
 		return viewInIndex(m.path, l.size, branch, entry)
 	case CopyMedium:
 		rerr := m.ReadCopy(func(path string, size int64) error {

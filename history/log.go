@@ -227,6 +227,7 @@ func (l *Log) tailFromIndex(n int, widen *TailStart) (*reader, error) {
 	var err error
 	switch m := l.m.(type) {
 	case *fileMedium:
+		m.settleIndex()
 		if st, err = tailFromIndex(m.path, n, widen); err == nil {
 			m.size = int64(st.size)
 		}

@@ -238,6 +238,16 @@ type fileMedium struct {
 	ixw    *indexWriter
 }
 
+// settleIndex waits for this writer's index goroutine to index what was
+// written, so a read of the index that follows is not an extension racing
+// the goroutine's own (one of which would lose, and the goroutine would
+// start over by reading every ID back).
+func (m *fileMedium) settleIndex() {
+	if m.ixw != nil {
+		m.ixw.flush()
+	}
+}
+
 func (m *fileMedium) Name() string      { return m.path }
 func (m *fileMedium) TookOverFrom() int { return m.stale }
 
