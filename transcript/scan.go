@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -587,112 +588,99 @@ func (sc *Scanner) String() (string, bool) {
 		return "", false
 	}
 	start := sc.i + 1
-	// Most strings are plain ASCII: find the closing quote the quick way
-	// and check what lies before it.
-	q := strings.IndexByte(s[start:], '"')
-	if q < 0 {
-		return "", false
-	}
-	end := start + q
-	if plainASCII(s[start:end]) {
+	// Most strings are plain ASCII: one pass finds the closing quote and
+	// checks what lies before it.
+	end := plainRun(s, start)
+	if end < len(s) && s[end] == '"' {
 		sc.i = end + 1
 		return s[start:end], true
 	}
-	// Otherwise a quote after a backslash does not end the string.
-	plain := true
-	for i := start; ; {
-		bs := strings.IndexByte(s[i:end], '\\')
-		if bs < 0 {
+	// Otherwise find the end, a quote after a backslash not ending the
+	// string, and see whether the body has only one-letter escapes in
+	// ASCII text, which unescape resolves here.
+	simple := true
+	for i := end; ; i = plainRun(s, i) {
+		if i >= len(s) {
+			return "", false
+		}
+		c := s[i]
+		if c == '"' {
+			end = i
 			break
 		}
-		plain = false
-		i += bs + 2 // the backslash and the byte it escapes
-		if i > end {
-			q := strings.IndexByte(s[i:], '"')
-			if q < 0 {
+		switch {
+		case c == '\\':
+			if i+1 >= len(s) {
 				return "", false
 			}
-			end = i + q
+			if escaped[s[i+1]] == 0 {
+				simple = false
+			}
+			i += 2
+		case c < 0x20:
+			return "", false
+		default: // text beyond ASCII
+			simple = false
+			i++
 		}
 	}
 	sc.i = end + 1
 	v := s[start:end]
-	if !plain {
-		return sc.unquote(v)
+	if simple {
+		return sc.unescape(v), true
 	}
-	for i := 0; i < len(v); i++ {
-		if v[i] < 0x20 {
-			return "", false
-		}
+	if strings.IndexByte(v, '\\') < 0 {
+		return v, utf8.ValidString(v)
 	}
-	if !utf8.ValidString(v) {
-		return "", false
-	}
-	return v, true
+	return unquoteAll(v)
 }
 
-// plainASCII reports whether v is printable ASCII without backslashes, so a
-// string with body v needs no unquoting or UTF-8 check.
-func plainASCII(v string) bool {
+// escaped maps the letter of each one-letter escape to the byte it stands
+// for.
+var escaped = [256]byte{'"': '"', '\\': '\\', '/': '/', 'n': '\n', 't': '\t', 'r': '\r', 'b': '\b', 'f': '\f'}
+
+// plainRun returns the position of the first byte of s from i on that is
+// not printable ASCII or is a quote or a backslash, or len(s). A string
+// body of such bytes needs no unquoting or UTF-8 check.
+func plainRun(s string, i int) int {
 	// Eight bytes at a time: a byte of 0x80 or more sets its top bit, and
 	// then so does one below 0x20 once 0x20 is taken from every byte; a
-	// backslash is a zero byte after xor with backslashes.
+	// quote or a backslash is a zero byte after xor with quotes or
+	// backslashes. The flags may be wrong above a flagged byte (a borrow
+	// runs on), never below one, so the lowest flag is the byte sought.
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	b := unsafe.Slice(unsafe.StringData(v), len(v)) // read only
-	i := 0
+	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
 	for ; i+8 <= len(b); i += 8 {
 		x := binary.LittleEndian.Uint64(b[i:])
-		y := x ^ (lo * '\\')
-		if (x|(x-lo*0x20))&hi != 0 || (y-lo)&^y&hi != 0 {
-			return false
+		q, bs := x^(lo*'"'), x^(lo*'\\')
+		if m := (x|(x-lo*0x20))&hi | (q-lo)&^q&hi | (bs-lo)&^bs&hi; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
 		}
 	}
 	for ; i < len(b); i++ {
-		if c := b[i]; c-0x20 >= 0x60 || c == '\\' {
-			return false
+		if c := b[i]; c-0x20 >= 0x60 || c == '"' || c == '\\' {
+			return i
 		}
 	}
-	return true
+	return i
 }
 
-// unquote resolves the escapes of a string's body. The common one-letter
-// escapes are done here; a body with \u escapes or non-ASCII text goes to
-// jsontext, which applies every rule of the strict decoder.
-func (sc *Scanner) unquote(v string) (string, bool) {
+// unescape resolves the one-letter escapes of a string body of printable
+// ASCII into a copy.
+func (sc *Scanner) unescape(v string) string {
 	b := sc.carve(len(v))[:0]
-	for rest := v; len(rest) > 0; {
-		j := strings.IndexByte(rest, '\\')
-		if j < 0 {
-			j = len(rest)
-		}
-		if !plainASCII(rest[:j]) {
-			return unquoteAll(v)
-		}
-		b = append(b, rest[:j]...)
-		if j == len(rest) {
+	for i := 0; i < len(v); i += 2 {
+		j := plainRun(v, i)
+		b = append(b, v[i:j]...)
+		if j == len(v) {
 			break
 		}
 		// String saw to it that an escape is never the body's last byte.
-		switch c := rest[j+1]; c {
-		case '"', '\\', '/':
-			b = append(b, c)
-		case 'n':
-			b = append(b, '\n')
-		case 't':
-			b = append(b, '\t')
-		case 'r':
-			b = append(b, '\r')
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		default:
-			return unquoteAll(v)
-		}
-		rest = rest[j+2:]
+		b = append(b, escaped[v[j+1]])
+		i = j
 	}
 	// b is never changed again, so the string can share it.
-	return unsafe.String(unsafe.SliceData(b), len(b)), true
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 func unquoteAll(v string) (string, bool) {

@@ -133,37 +133,6 @@ func FuzzCanonicalInstant(f *testing.F) {
 	})
 }
 
-// TestPlainASCII checks the eight-bytes-at-a-time test against the byte
-// rule, for every byte value at every position of strings of several
-// lengths.
-func TestPlainASCII(t *testing.T) {
-	t.Parallel()
-	slow := func(v string) bool {
-		for i := 0; i < len(v); i++ {
-			if c := v[i]; c < 0x20 || c >= 0x80 || c == '\\' {
-				return false
-			}
-		}
-		return true
-	}
-	if !plainASCII("") {
-		t.Fatal("the empty string is plain")
-	}
-	for _, n := range []int{1, 7, 8, 9, 16, 23} {
-		for c := range 256 {
-			for pos := range n {
-				for _, fill := range []byte{'a', ' ', '~', '!', 0x7f, '[', ']', '"', 0x5d, 0x3c} {
-					b := bytes.Repeat([]byte{fill}, n)
-					b[pos] = byte(c)
-					if got, want := plainASCII(string(b)), slow(string(b)); got != want {
-						t.Fatalf("%q: plainASCII %v, want %v", b, got, want)
-					}
-				}
-			}
-		}
-	}
-}
-
 // TestScannerStrings compares String with json's own unquoting on strings
 // whose escapes sit where a quick scan could be fooled.
 func TestScannerStrings(t *testing.T) {
@@ -185,4 +154,82 @@ func TestScannerStrings(t *testing.T) {
 			t.Errorf("%q: stopped at %q", body, doc[sc.Offset():])
 		}
 	}
+}
+
+// TestPlainRun checks the eight-bytes-at-a-time search for the end of a
+// plain run against the byte rule, for every byte value at every position
+// of bodies of several lengths, read from several starts so the words fall
+// differently.
+func TestPlainRun(t *testing.T) {
+	t.Parallel()
+	slow := func(s string, i int) int {
+		for ; i < len(s); i++ {
+			if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+				break
+			}
+		}
+		return i
+	}
+	if plainRun("", 0) != 0 || plainRun("abc", 3) != 3 {
+		t.Fatal("an empty run ends where it starts")
+	}
+	for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 23} {
+		for _, start := range []int{0, 1, 3, 8} {
+			for c := range 256 {
+				for pos := range n {
+					for _, fill := range []byte{'a', ' ', '~', '!', 0x7f, '"', '\\', 0x1f, 0x80, 0x21, 0x5b, 0x5d} {
+						b := bytes.Repeat([]byte{fill}, start+n)
+						b[start+pos] = byte(c)
+						for _, tail := range []string{``, `"`, `","next":"z"}]}`} {
+							s := string(b) + tail
+							if got, want := plainRun(s, start), slow(s, start); got != want {
+								t.Fatalf("%q from %d: plainRun %d, want %d", s, start, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// FuzzScannerString compares String with json's own unquoting on any
+// string body, found the way the grammar finds it (a backslash always
+// takes the next byte): escapes, \u0000, invalid UTF-8, control bytes and
+// quotes after backslashes, at every place an eight-byte word can put
+// them.
+func FuzzScannerString(f *testing.F) {
+	for _, s := range []string{``, `a`, `abcdefg"`, `abcdefgh"`, `abcdefghi"`, `a\"`, `\\"`, `abcdefg\\\"x"`,
+		`\u0000"`, "\x00\"", "abcdefghijklmno\xff\"", `\ud800"`, `\u00e9é"`, "abcdefgh\x1f\"", "abcdefg\x7f\"",
+		`long plain ASCII text beyond eight bytes","next":"z"`, `0123456\"89abcdef\\"tail`, `\/\b\f\n\r\t"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		doc := `"` + body
+		end := -1
+		for i := 1; i < len(doc); i++ {
+			if doc[i] == '\\' {
+				i++
+			} else if doc[i] == '"' {
+				end = i
+				break
+			}
+		}
+		var sc Scanner
+		sc.Reset(doc, 0)
+		got, ok := sc.String()
+		if end < 0 {
+			if ok {
+				t.Fatalf("%q: String took an unterminated string: %q", doc, got)
+			}
+			return
+		}
+		want, err := jsontext.AppendUnquote(nil, doc[:end+1])
+		if ok != (err == nil) || ok && got != string(want) {
+			t.Fatalf("%q: String %q %v; json %q %v", doc, got, ok, want, err)
+		}
+		if ok && sc.Offset() != end+1 {
+			t.Fatalf("%q: String stopped at %d, the string ends at %d", doc, sc.Offset(), end+1)
+		}
+	})
 }
