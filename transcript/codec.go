@@ -243,7 +243,28 @@ func parseCanonicalInstant(s string) (time.Time, bool) {
 	if d > days {
 		return time.Time{}, false
 	}
-	return time.Date(y, time.Month(mo), d, h, mi, sec, ms*int(time.Millisecond), time.UTC), true
+	unix := daysFromCivil(y, mo, d)*86400 + int64(h*3600+mi*60+sec)
+	return time.Unix(unix, int64(ms)*int64(time.Millisecond)).UTC(), true
+}
+
+// daysFromCivil is the number of days from 1970-01-01 to a valid date of
+// the proleptic Gregorian calendar, counted in 400-year eras of 146,097
+// days from a year that starts in March, so the leap day comes last
+// (Howard Hinnant's days_from_civil). It spares time.Date's
+// normalisation, which a checked date does not need.
+func daysFromCivil(y, m, d int) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y
+	if era < 0 {
+		era -= 399
+	}
+	era /= 400
+	yoe := y - era*400                     // [0, 399]
+	doy := (153*((m+9)%12)+2)/5 + d - 1    // [0, 365]
+	doe := yoe*365 + yoe/4 - yoe/100 + doy // [0, 146096]
+	return int64(era)*146097 + int64(doe) - 719468
 }
 
 // AppendInstant appends t in folio's canonical instant form: RFC 3339 in t's

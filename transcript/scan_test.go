@@ -233,3 +233,24 @@ func FuzzScannerString(f *testing.F) {
 		}
 	})
 }
+
+// TestCanonicalInstantDays reads back days across the whole range of
+// four-digit years, every day around the century and leap-year edges and
+// every 13th elsewhere, at a time of day that changes with the day.
+func TestCanonicalInstantDays(t *testing.T) {
+	t.Parallel()
+	end := time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+	step := 0
+	for d := time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC); !d.After(end); step++ {
+		at := d.Add(time.Duration(step%86400)*time.Second + time.Duration(step%1000)*time.Millisecond)
+		s := at.Format("2006-01-02T15:04:05.000Z07:00")
+		if got, ok := parseCanonicalInstant(s); !ok || got != at {
+			t.Fatalf("%s: read %v %v", s, got, ok)
+		}
+		if y := d.Year() % 100; y == 99 || y == 0 || y == 1 || d.Year() >= 1969 && d.Year() <= 1971 {
+			d = d.AddDate(0, 0, 1)
+		} else {
+			d = d.AddDate(0, 0, 13)
+		}
+	}
+}
