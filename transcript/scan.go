@@ -741,9 +741,50 @@ func (sc *Scanner) float(dst *float64) bool {
 	if !ok {
 		return false
 	}
+	// Numbers of up to 15 digits without an exponent, which folio's
+	// durations are, read as whole numbers divided by a power of ten:
+	// both are exact as float64, so the quotient is the correctly rounded
+	// value ParseFloat gives (its own first attempt is the same).
+	neg := n[0] == '-'
+	d := n[b2i(neg):]
+	if len(d) <= 16 {
+		var v uint64
+		digits, point := 0, -1
+		for i := 0; i < len(d); i++ {
+			switch c := d[i]; {
+			case c >= '0' && c <= '9':
+				v = v*10 + uint64(c-'0')
+				digits++
+			case c == '.':
+				point = i
+			default:
+				digits = 16 // an exponent: go the general way
+			}
+		}
+		if digits <= 15 {
+			f := float64(v)
+			if point >= 0 {
+				f /= pow10[len(d)-point-1]
+			}
+			if neg {
+				f = -f // -0 too: negating 0.0 gives -0.0
+			}
+			*dst = f
+			return true
+		}
+	}
 	f, err := strconv.ParseFloat(n, 64)
 	*dst = f
 	return err == nil
+}
+
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (sc *Scanner) floatPtr(dst **float64) bool {

@@ -2,7 +2,9 @@ package transcript
 
 import (
 	"bytes"
+	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -253,4 +255,41 @@ func TestCanonicalInstantDays(t *testing.T) {
 			d = d.AddDate(0, 0, 13)
 		}
 	}
+}
+
+// TestScannerFloats compares the quick reading of short numbers with
+// strconv.ParseFloat, sign of zero included, and FuzzScannerFloat on any
+// digits.
+func TestScannerFloats(t *testing.T) {
+	t.Parallel()
+	for _, n := range []string{"0", "-0", "7", "-7", "5339", "999999999999999", "-999999999999999", "1000000000000000",
+		"9007199254740993", "123456789012345678901", "1.5", "-0.0", "1e3", "1E-2", "0.1", "12.000",
+		"1234.5", "0.000000000000001", "999999999999.999", "0.1234567890123456", "-5339.25", "3.14159265358979", "100000000000000.0"} {
+		var sc Scanner
+		sc.Reset(n+",", 0)
+		var got float64
+		ok := sc.float(&got)
+		want, err := strconv.ParseFloat(n, 64)
+		if !ok || err != nil || got != want || math.Signbit(got) != math.Signbit(want) {
+			t.Errorf("%s: scanner %v %v, ParseFloat %v %v", n, got, ok, want, err)
+		}
+	}
+}
+
+func FuzzScannerFloat(f *testing.F) {
+	for _, n := range []string{"0", "-0", "5339", "1234.5", "0.1", "-0.000", "999999999999999", "9999999999999.99", "1e3"} {
+		f.Add(n)
+	}
+	f.Fuzz(func(t *testing.T, n string) {
+		var sc Scanner
+		sc.Reset(n+",", 0)
+		var got float64
+		if !sc.float(&got) || sc.Offset() != len(n) {
+			return
+		}
+		want, err := strconv.ParseFloat(strings.TrimLeft(n, " \t\n\r"), 64) // the scanner skips whitespace
+		if err != nil || got != want || math.Signbit(got) != math.Signbit(want) {
+			t.Fatalf("%s: scanner %v, ParseFloat %v %v", n, got, want, err)
+		}
+	})
 }
