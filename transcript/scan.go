@@ -650,12 +650,24 @@ func plainRun(s string, i int) int {
 	// runs on), never below one, so the lowest flag is the byte sought.
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
-	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
+	flags := func(x uint64) uint64 {
 		q, bs := x^(lo*'"'), x^(lo*'\\')
-		if m := (x|(x-lo*0x20))&hi | (q-lo)&^q&hi | (bs-lo)&^bs&hi; m != 0 {
+		return (x | (x - lo*0x20) | (q-lo)&^q | (bs-lo)&^bs) & hi
+	}
+	for ; i+16 <= len(b); i += 16 {
+		m0, m1 := flags(binary.LittleEndian.Uint64(b[i:])), flags(binary.LittleEndian.Uint64(b[i+8:]))
+		if m0|m1 != 0 {
+			if m0 != 0 {
+				return i + bits.TrailingZeros64(m0)/8
+			}
+			return i + 8 + bits.TrailingZeros64(m1)/8
+		}
+	}
+	if i+8 <= len(b) {
+		if m := flags(binary.LittleEndian.Uint64(b[i:])); m != 0 {
 			return i + bits.TrailingZeros64(m)/8
 		}
+		i += 8
 	}
 	for ; i < len(b); i++ {
 		if c := b[i]; c-0x20 >= 0x60 || c == '"' || c == '\\' {
