@@ -93,6 +93,9 @@ type Scanner struct {
 	last   byte     // the last byte seen
 	err    error
 	batch  []Stored
+	// unread: the caller drops what line returns (recordsIn), so the
+	// entries' stored ranges are not gathered into a batch.
+	unread bool
 	// resumed: set up from a page index, so entries before the offset it
 	// started at carry only their IDs.
 	resumed bool
@@ -210,6 +213,8 @@ func (s *Scanner) Records(src io.Reader) iter.Seq2[Record, error] {
 // slice itself, without copying them through a buffer; the caller finishes
 // the read. It stops at the first error, as Records does.
 func (s *Scanner) recordsIn(data []byte) error {
+	s.unread = true
+	defer func() { s.unread = false }()
 	for len(data) > 0 {
 		n := bytes.IndexByte(data, '\n') + 1
 		terminated := n > 0
@@ -305,7 +310,7 @@ func (s *Scanner) line(raw []byte, terminated bool) (Record, bool) {
 		if rec.Branch == "" {
 			rec.Branch = Main
 		}
-		if r.version == 3 && (info.kind == lineUIAppend || info.kind == lineUITranscript || info.kind == lineUIOpen) {
+		if r.version == 3 && !s.unread && (info.kind == lineUIAppend || info.kind == lineUITranscript || info.kind == lineUIOpen) {
 			s.batch = s.batch[:0]
 			for i, e := range r.rec.entries {
 				sp := r.rec.spans[i]
