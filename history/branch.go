@@ -155,7 +155,7 @@ func (r *reader) fork(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 		info: Branch{ID: rec.branch, Parent: rec.parent, AfterEntry: rec.afterEntry, AfterMessage: rec.afterMessage,
 			ForkIndex: k, Title: rec.title, Created: at},
 		entries:  slices.Clone(entries[:max(k-skip, 0)]),
-		ids:      newIDSet(k),
+		ids:      newIDSet(max(k-skip, 0)),
 		reserved: maps.Clone(reserved),
 		// The shared prefix is on disk, so the branch's document is never
 		// derived from its messages.
