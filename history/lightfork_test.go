@@ -2,6 +2,8 @@ package history
 
 import (
 	"fmt"
+	"io"
+	"math/rand/v2"
 	"os"
 	"reflect"
 	"testing"
@@ -197,5 +199,169 @@ func TestWriterForksLightly(t *testing.T) {
 	}
 	if fd.At(fd.Len()-1).ID != d.At(d.Len()-1).ID || len(cv.Problems) != len(before.Problems)+1 {
 		t.Fatalf("the full read did not accept the later ID and reject the shared one: %d problems, %d before", len(cv.Problems), len(before.Problems))
+	}
+}
+
+// TestLightForksDifferential: random mixes of records (appends, open
+// tails and snapshots of main and of branches, forks of any branch at any
+// known entry or none, head switches, batches repeating IDs of the
+// table's, of a branch's own or of another branch's, compactions, forks
+// that fail) appended in batches to a log whose writer's index goroutine
+// resumed from the ID table. After each batch the index is what a
+// rebuild gives and the tail read through it what the full pass gives;
+// and a Scanner from ResumeScanner at the start reads every batch as a
+// Scanner that read the log from its start does, ending with the same
+// branches.
+func TestLightForksDifferential(t *testing.T) {
+	lightBatches := 0
+	for seed := range uint64(8) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rnd := rand.New(rand.NewPCG(seed, 16))
+			path := logPath(t)
+			c := editedLog(t, path)
+			checkIndex(t, path)
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			size := int64(len(readFile(t, path)))
+			s, err := ResumeScanner(path, f, size)
+			if err != nil || !s.Partial() {
+				t.Fatalf("ResumeScanner: %v, partial %v", err, s != nil && s.Partial())
+			}
+			ref := NewScanner()
+			for _, err := range ref.Records(io.NewSectionReader(f, 0, size)) {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			l := open(t, path)
+			if _, err := l.LoadTail(16, nil); err != nil {
+				t.Fatal(err)
+			}
+			resumes := indexLightResumes.Load()
+			if err := l.SetTitle("differential"); err != nil { // starts the index goroutine
+				t.Fatal(err)
+			}
+			l.flushIndex()
+			if indexLightResumes.Load() != resumes+1 {
+				t.Fatal("the writer's index goroutine did not resume from the ID table")
+			}
+			ref.Records(io.NewSectionReader(f, size, int64(len(readFile(t, path)))-size))(func(Record, error) bool { return true })
+			s.Records(io.NewSectionReader(f, size, int64(len(readFile(t, path)))-size))(func(Record, error) bool { return true })
+			at := `"at":"2026-03-04T05:06:08.000Z"`
+			d := c.Document
+			table := make([]string, d.Len())
+			for i := range d.Len() {
+				table[i] = d.At(i).ID
+			}
+			known := []string{"", "nowhere"}
+			branches := []string{Main, "b1", "b2", "ghost"}
+			n := 0
+			fresh := func() string { n++; known = append(known, fmt.Sprintf("r%d", n)); return known[len(known)-1] }
+			id := func() string {
+				switch p := rnd.IntN(80); {
+				case p == 0:
+					return table[rnd.IntN(len(table))]
+				case p < 8:
+					return known[1+rnd.IntN(len(known)-1)]
+				}
+				return fresh()
+			}
+			entry := func() string {
+				if rnd.IntN(120) == 0 {
+					e := transcript.Entry{ID: fresh(), Content: transcript.Compaction{Summary: "s",
+						Covers: transcript.CompactionRange{FromID: table[rnd.IntN(len(table))], ToID: known[1+rnd.IntN(len(known)-1)]}}, Timestamp: t0}
+					return entryJSON(t, e)
+				}
+				if rnd.IntN(2) == 0 {
+					return entryJSON(t, user(id(), "q"))
+				}
+				return entryJSON(t, agent(id(), "a"))
+			}
+			record := func() string {
+				br := branches[rnd.IntN(len(branches))]
+				var rec string
+				switch p := rnd.IntN(40); {
+				case p < 6:
+					b := fmt.Sprintf("f%d", len(branches))
+					if rnd.IntN(8) > 0 {
+						branches = append(branches, b)
+					}
+					after := known[rnd.IntN(len(known))]
+					if rnd.IntN(3) == 0 {
+						after = table[rnd.IntN(len(table))]
+					}
+					return fmt.Sprintf(`{"type":"branch",%s,"branch":%q,"parent":%q,"afterEntry":%q,"afterMessage":0}`, at, b, br, after)
+				case p < 9:
+					return fmt.Sprintf(`{"type":"head",%s,"branch":%q}`, at, br)
+				case p < 12:
+					rec = uiRec(TypeUIOpen, entry())
+				case p == 12:
+					rec = uiRec(TypeUITranscript, entry(), entry())
+				default:
+					es := []string{entry()}
+					for rnd.IntN(3) == 0 {
+						es = append(es, entry())
+					}
+					rec = uiRec(TypeUIAppend, es...)
+				}
+				if br == Main {
+					return rec
+				}
+				return fmt.Sprintf(`{"type":"on-branch",%s,"branch":%q,"record":%s}`, at, br, rec)
+			}
+			full := indexFullResumes.Load()
+			for batch := range 30 {
+				step := fmt.Sprintf("batch %d", batch)
+				if indexFullResumes.Load() == full {
+					lightBatches++
+				}
+				w, err := openAppend(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for range 1 + rnd.IntN(4) {
+					fmt.Fprintln(w, record())
+				}
+				w.Close()
+				l.flushIndex()
+				checkIndex(t, path)
+				sameAsRebuild(t, step, path)
+				got, gerr := readTail(path, 16, nil)
+				want, werr := parseTail(readFile(t, path), 16, nil)
+				if werr != nil {
+					t.Fatal(werr)
+				}
+				if gerr == nil {
+					sameTail(t, got, want)
+				}
+				from, end := s.Offset(), int64(len(readFile(t, path)))
+				var gr, wr []Record
+				for rec, err := range s.Records(io.NewSectionReader(f, from, end-from)) {
+					if err != nil {
+						t.Fatalf("%s: %v", step, err)
+					}
+					rec.Batch = nil
+					gr = append(gr, rec)
+				}
+				for rec, err := range ref.Records(io.NewSectionReader(f, from, end-from)) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					rec.Batch = nil
+					wr = append(wr, rec)
+				}
+				if !reflect.DeepEqual(gr, wr) {
+					t.Fatalf("%s: records differ:\nlight %+v\nwhole %+v", step, gr, wr)
+				}
+			}
+			sameBranches(t, s, ref)
+		})
+	}
+	// The mixes are not all taken by the full resume at once.
+	if lightBatches < 60 {
+		t.Fatalf("only %d batches of 240 found the writer's Scanner light", lightBatches)
 	}
 }
