@@ -365,3 +365,31 @@ func TestLightForksDifferential(t *testing.T) {
 		t.Fatalf("only %d batches of 240 found the writer's Scanner light", lightBatches)
 	}
 }
+
+// TestExtendForksLightly: a reader that finds the index behind the log
+// extends it from the ID table when what the log gained forks main (at an
+// entry the table holds, after one appended since, before its first) and
+// a fork of it, and the index is what a rebuild gives.
+func TestExtendForksLightly(t *testing.T) {
+	path := logPath(t)
+	c := editedLog(t, path)
+	checkIndex(t, path)
+	d := c.Document
+	at := `"at":"2026-03-04T05:06:08.000Z"`
+	w, err := openAppend(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(w, uiRec(TypeUIAppend, entryJSON(t, user("ex-u", "q"))))
+	for _, f := range [][2]string{{"x1", d.At(d.Len() / 3).ID}, {"x2", "ex-u"}, {"x3", ""}} {
+		fmt.Fprintf(w, `{"type":"branch",%s,"branch":%q,"parent":"main","afterEntry":%q,"afterMessage":0}`+"\n", at, f[0], f[1])
+	}
+	fmt.Fprintf(w, `{"type":"branch",%s,"branch":"x4","parent":"b1","afterEntry":%q,"afterMessage":0}`+"\n", at, d.At(4).ID)
+	w.Close()
+	extends, rebuilds := indexLightExtends.Load(), indexRebuilds.Load()
+	checkIndex(t, path)
+	if indexLightExtends.Load() != extends+1 || indexRebuilds.Load() != rebuilds {
+		t.Fatalf("%d light extensions, %d rebuilds", indexLightExtends.Load()-extends, indexRebuilds.Load()-rebuilds)
+	}
+	sameAsRebuild(t, "extended", path)
+}
