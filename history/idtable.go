@@ -165,11 +165,11 @@ func (t *idTable) bucket(b uint64) ([2 * tableSlots]uint32, error) {
 // accepts; any other needs resume (the writer's index goroutine) or the
 // entries left out read back (materialize, a follower's Scanner).
 //
-// A log with branches resumes light too when each branch forked from main
-// within the table's entries and still starts with them (no snapshot
-// replaced its document): its shared entries are left out the same way,
-// and it holds only its own. The Scanner's tree says how many entries each
-// state leaves out (lightForks), so a branch record applies exactly too.
+// A branch that starts with main's first entries, as a fork of main or of
+// such a branch does until a snapshot replaces its document, leaves them
+// out the same way (lightBranch) and holds only the rest. The Scanner's
+// tree says how many entries each state leaves out (lightForks), so a
+// branch record applies exactly too.
 func (ix *Index) resumeLight() (*Scanner, *idTable, error) {
 	st := ix.st
 	if st.idTable.pos == 0 {
@@ -220,10 +220,14 @@ func (ix *Index) resumeLight() (*Scanner, *idTable, error) {
 		r.conv.Messages, r.msgAt = make([]message.Message, br.msgs), make([]time.Time, br.msgs)
 	}
 	r.reserved = br.reservedSet()
+	lf := &lightForks{skip: map[string]int{Main: st.idTableN}}
 	for _, b := range st.branches[1:] {
-		bs, err := ix.lightBranch(table, b)
+		bs, skip, err := ix.lightBranch(table, b)
 		if err != nil {
 			return nil, nil, err
+		}
+		if skip > 0 {
+			lf.skip[b.info.ID] = skip
 		}
 		if r.tree.branches == nil {
 			r.tree.branches = map[string]*branchState{}
@@ -233,12 +237,6 @@ func (ix *Index) resumeLight() (*Scanner, *idTable, error) {
 	}
 	r.tree.head = st.head
 	r.conv.Title, r.lastAt, r.metaTime = st.title, st.lastAt, st.metaTime
-	lf := &lightForks{skip: map[string]int{Main: st.idTableN}}
-	for _, b := range st.branches[1:] {
-		if b.info.ForkIndex > 0 {
-			lf.skip[b.info.ID] = b.info.ForkIndex
-		}
-	}
 	frames := ix.frames()
 	lf.open = func() (*idTable, frameSource, func(), error) { return table, frames, func() {}, nil }
 	if !lf.none() {
@@ -387,57 +385,46 @@ func (b *indexBuilder) forkCovLight(lf *lightForks, parent, nb *ixBranch, pskip 
 }
 
 // lightBranch is a branch's state for resumeLight: stubs of its entries
-// after those it shares with main's first table entries, when it forked
-// from main within them and its chain still runs through main's frame
-// there.
-func (ix *Index) lightBranch(table *idTable, b *ixBranch) (*branchState, error) {
+// after the first skip, which are main's first ones. Its chain is read
+// back, run by run, until a run in one of main's frames that the table
+// names (all written before the table, holding entries it covers): that
+// run and the ones before it are main's. A chain that never reaches one
+// (a snapshot replaced the branch's document) is held whole.
+func (ix *Index) lightBranch(table *idTable, b *ixBranch) (bs *branchState, skip int, err error) {
 	st := ix.st
-	k := b.info.ForkIndex
-	if b.info.Parent != Main || k > st.idTableN || k > b.count || b.uiLines == 0 && b.msgs > 0 {
-		return nil, fmt.Errorf("%w: branch %q does not share main's table entries", errNoIndexTail, b.info.ID)
+	if b.uiLines == 0 && b.msgs > 0 {
+		return nil, 0, fmt.Errorf("%w: branch %q's document is derived from its messages", errNoIndexTail, b.info.ID)
 	}
-	// The branch's own runs, back to the frame that holds its entry k-1.
 	src := ix.frames()
 	var own [][]Ref
 	next, l := b.count, b.last
-	for next > k {
+	for next > 0 {
 		ord, refs, prev, err := readRun(src, l)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if ord+len(refs) != next {
-			return nil, fmt.Errorf("%w: a run does not continue the one after it", ErrIndexDamaged)
+			return nil, 0, fmt.Errorf("%w: a run does not continue the one after it", ErrIndexDamaged)
 		}
-		if ord < k {
-			// A run holding shared and own entries: not a fork's chain.
-			return nil, fmt.Errorf("%w: branch %q's run straddles its fork", errNoIndexTail, b.info.ID)
+		if l.pos < st.idTable.pos && next <= st.idTableN {
+			frames, err := table.lookup(refs[len(refs)-1].ID)
+			if err != nil {
+				return nil, 0, err
+			}
+			if slices.Contains(frames, l.pos) {
+				break // main's frame: so is every one before it
+			}
 		}
 		own = append(own, refs)
 		next, l = ord, prev
 	}
-	if k > 0 {
-		// Entry k-1 must be main's, from main's frame the table names.
-		ord, refs, _, err := readRun(src, l)
-		if err != nil {
-			return nil, err
-		}
-		if ord+len(refs) != k {
-			return nil, fmt.Errorf("%w: a run does not continue the one after it", ErrIndexDamaged)
-		}
-		frames, err := table.lookup(refs[len(refs)-1].ID)
-		if err != nil {
-			return nil, err
-		}
-		if !slices.Contains(frames, l.pos) {
-			return nil, fmt.Errorf("%w: branch %q no longer starts with main's entries", errNoIndexTail, b.info.ID)
-		}
-	}
-	bs := &branchState{info: b.info, ids: newIDSet(b.count - k), reserved: b.reservedSet(), uiLines: b.uiLines}
+	k := next
+	bs = &branchState{info: b.info, ids: newIDSet(b.count - k), reserved: b.reservedSet(), uiLines: b.uiLines}
 	for i := len(own) - 1; i >= 0; i-- {
 		for _, ref := range own[i] {
 			bs.entries = append(bs.entries, transcript.Entry{ID: ref.ID})
 			if !bs.ids.add(ref.ID) {
-				return nil, fmt.Errorf("%w: entry %q is in the document twice", ErrIndexDamaged, ref.ID)
+				return nil, 0, fmt.Errorf("%w: entry %q is in the document twice", ErrIndexDamaged, ref.ID)
 			}
 		}
 	}
@@ -448,7 +435,7 @@ func (ix *Index) lightBranch(table *idTable, b *ixBranch) (*branchState, error) 
 	if b.msgs > 0 || b.msgsMade {
 		bs.msgs, bs.msgAt = make([]message.Message, b.msgs), make([]time.Time, b.msgs)
 	}
-	return bs, nil
+	return bs, k, nil
 }
 
 // lightOK reports whether a Scanner from resumeLight applies the records

@@ -211,14 +211,27 @@ func TestWriterForksLightly(t *testing.T) {
 // rebuild gives and the tail read through it what the full pass gives;
 // and a Scanner from ResumeScanner at the start reads every batch as a
 // Scanner that read the log from its start does, ending with the same
-// branches.
+// branches. Every tenth batch a new writer opens, and resumes from the
+// table whatever forks the log has, while main starts with the table's
+// entries.
 func TestLightForksDifferential(t *testing.T) {
-	lightBatches := 0
+	lightBatches, reopened := 0, 0
 	for seed := range uint64(8) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rnd := rand.New(rand.NewPCG(seed, 16))
 			path := logPath(t)
 			c := editedLog(t, path)
+			// Forks with entries of their own before the table is written.
+			pre, err := openAppend(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := `"at":"2026-03-04T05:06:08.000Z"`
+			fmt.Fprintf(pre, `{"type":"branch",%s,"branch":"o1","parent":"main","afterEntry":%q,"afterMessage":0}`+"\n", at, c.Document.At(c.Document.Len()/2).ID)
+			fmt.Fprintf(pre, `{"type":"on-branch",%s,"branch":"o1","record":%s}`+"\n", at, uiRec(TypeUIAppend, entryJSON(t, user("o-1", "q")), entryJSON(t, agent("o-2", "a"))))
+			fmt.Fprintf(pre, `{"type":"branch",%s,"branch":"o2","parent":"o1","afterEntry":"o-1","afterMessage":0}`+"\n", at)
+			fmt.Fprintf(pre, `{"type":"on-branch",%s,"branch":"o2","record":%s}`+"\n", at, uiRec(TypeUIAppend, entryJSON(t, agent("o-3", "a"))))
+			pre.Close()
 			checkIndex(t, path)
 			f, err := os.Open(path)
 			if err != nil {
@@ -250,14 +263,13 @@ func TestLightForksDifferential(t *testing.T) {
 			}
 			ref.Records(io.NewSectionReader(f, size, int64(len(readFile(t, path)))-size))(func(Record, error) bool { return true })
 			s.Records(io.NewSectionReader(f, size, int64(len(readFile(t, path)))-size))(func(Record, error) bool { return true })
-			at := `"at":"2026-03-04T05:06:08.000Z"`
 			d := c.Document
 			table := make([]string, d.Len())
 			for i := range d.Len() {
 				table[i] = d.At(i).ID
 			}
-			known := []string{"", "nowhere"}
-			branches := []string{Main, "b1", "b2", "ghost"}
+			known := []string{"", "nowhere", "o-1", "o-2", "o-3"}
+			branches := []string{Main, "b1", "b2", "o1", "o2", "ghost"}
 			n := 0
 			fresh := func() string { n++; known = append(known, fmt.Sprintf("r%d", n)); return known[len(known)-1] }
 			id := func() string {
@@ -315,6 +327,34 @@ func TestLightForksDifferential(t *testing.T) {
 			full := indexFullResumes.Load()
 			for batch := range 30 {
 				step := fmt.Sprintf("batch %d", batch)
+				if batch%10 == 9 {
+					// A writer opened now resumes from the table, forks and
+					// all, while main still starts with the table's entries.
+					l.Close()
+					l = open(t, path)
+					if _, err := l.LoadTail(16, nil); err != nil {
+						t.Fatal(err)
+					}
+					ix, err := readIndexFile(IndexPath(path))
+					if err != nil {
+						t.Fatal(err)
+					}
+					table := ix.st.idTable.pos != 0
+					ix.Close()
+					resumes, full = indexLightResumes.Load(), indexFullResumes.Load()
+					if err := l.SetTitle(step); err != nil {
+						t.Fatal(err)
+					}
+					l.flushIndex()
+					if got := indexLightResumes.Load() - resumes; table && got != 1 {
+						t.Fatalf("%s: %d light resumes of a writer opened on an index with a table", step, got)
+					}
+					ref.Records(io.NewSectionReader(f, s.Offset(), int64(len(readFile(t, path)))-s.Offset()))(func(Record, error) bool { return true })
+					s.Records(io.NewSectionReader(f, s.Offset(), int64(len(readFile(t, path)))-s.Offset()))(func(Record, error) bool { return true })
+					if table {
+						reopened++
+					}
+				}
 				if indexFullResumes.Load() == full {
 					lightBatches++
 				}
@@ -361,6 +401,9 @@ func TestLightForksDifferential(t *testing.T) {
 		})
 	}
 	// The mixes are not all taken by the full resume at once.
+	if reopened < 4 {
+		t.Fatalf("only %d of 24 writers opened on an index with a table", reopened)
+	}
 	if lightBatches < 60 {
 		t.Fatalf("only %d batches of 240 found the writer's Scanner light", lightBatches)
 	}
