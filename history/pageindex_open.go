@@ -14,6 +14,7 @@ import (
 
 	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/transcript"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // indexRebuilds counts full-pass rebuilds of page indexes in this process,
@@ -283,6 +284,13 @@ func memIndex(data []byte) (*Index, error) {
 // extend reads what the log gained after the index and appends it to the
 // index file.
 func (ix *Index) extend(ipath string, log io.ReaderAt, size int64, persist bool) (*Index, error) {
+	if tornOnly(log, ix.st.logSize, size) {
+		// Only a torn last line follows what the index describes (a
+		// writer died mid-line): reading it applies nothing, so the index
+		// stays as it is rather than gaining an empty commit at every
+		// open until the line is completed or cut.
+		return ix, nil
+	}
 	s, err := ix.resumeFor(log, size)
 	if err != nil {
 		return nil, err
@@ -314,6 +322,20 @@ func (ix *Index) extend(ipath string, log io.ReaderAt, size int64, persist bool)
 	all := append(bytes.Clone(data), tail...)
 	ix.Close()
 	return memIndex(all)
+}
+
+// tornOnly reports whether the log's bytes from..to are one unfinished
+// line: no newline, and not a complete JSON value (an unterminated last
+// record that is whole is applied like any other).
+func tornOnly(log io.ReaderAt, from, to int64) bool {
+	if to <= from || to-from > 1<<20 {
+		return false
+	}
+	data := make([]byte, to-from)
+	if _, err := log.ReadAt(data, from); err != nil {
+		return false
+	}
+	return bytes.IndexByte(data, '\n') < 0 && !jsontext.Value(bytes.TrimSpace(data)).IsValid()
 }
 
 // resumeFor is a Scanner to apply the log's bytes from the index's end
