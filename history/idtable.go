@@ -214,7 +214,7 @@ func (ix *Index) resumeLight() (*Scanner, *idTable, error) {
 	for _, ref := range br.tail {
 		r.tail = append(r.tail, transcript.Entry{ID: ref.ID})
 	}
-	br.groups = nil // only compactions and forks read them, which take resume
+	br.groups = nil // only compactions read them, which take resume, and forks, which take forkCovLight
 	r.uiLines = br.uiLines
 	if br.msgs > 0 || br.msgsMade {
 		r.conv.Messages, r.msgAt = make([]message.Message, br.msgs), make([]time.Time, br.msgs)
@@ -431,7 +431,7 @@ func (ix *Index) lightBranch(table *idTable, b *ixBranch) (bs *branchState, skip
 	for _, ref := range b.tail {
 		bs.tail = append(bs.tail, transcript.Entry{ID: ref.ID})
 	}
-	b.groups = nil // only compactions and forks read them, which take resume
+	b.groups = nil // only compactions read them, which take resume, and forks, which take forkCovLight
 	if b.msgs > 0 || b.msgsMade {
 		bs.msgs, bs.msgAt = make([]message.Message, b.msgs), make([]time.Time, b.msgs)
 	}
