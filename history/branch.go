@@ -80,6 +80,11 @@ type tree struct {
 	head     string
 	branches map[string]*branchState
 	order    []string
+	// light, in a Scanner resumed from the page index without reading
+	// every ID back (resumeLight), says how many of each branch's first
+	// entries (main's first ones) its state leaves out, and finds an
+	// entry among them; nil when every state is whole.
+	light *lightForks
 }
 
 func (r *reader) swap(b *branchState) {
@@ -130,9 +135,14 @@ func (r *reader) fork(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 	if !ok {
 		return reject(&Problem{Entry: -1, Pointer: "/parent", Msg: fmt.Sprintf("parent branch %q does not exist", rec.parent)})
 	}
-	k := 0
+	k, skip := 0, r.tree.light.skipOf(rec.parent)
 	if rec.afterEntry != "" {
 		k = slices.IndexFunc(entries, func(e transcript.Entry) bool { return e.ID == rec.afterEntry }) + 1
+		if k > 0 {
+			k += skip
+		} else if skip > 0 {
+			k = r.tree.light.find(rec.afterEntry, skip) + 1
+		}
 		if k == 0 {
 			return reject(&Problem{Entry: -1, Pointer: "/afterEntry", Msg: fmt.Sprintf("entry %q is not in branch %q", rec.afterEntry, rec.parent)})
 		}
@@ -144,8 +154,8 @@ func (r *reader) fork(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 	b := &branchState{
 		info: Branch{ID: rec.branch, Parent: rec.parent, AfterEntry: rec.afterEntry, AfterMessage: rec.afterMessage,
 			ForkIndex: k, Title: rec.title, Created: at},
-		entries:  slices.Clone(entries[:k]),
-		ids:      newIDSet(k),
+		entries:  slices.Clone(entries[:max(k-skip, 0)]),
+		ids:      newIDSet(max(k-skip, 0)),
 		reserved: maps.Clone(reserved),
 		// The shared prefix is on disk, so the branch's document is never
 		// derived from its messages.
@@ -155,6 +165,9 @@ func (r *reader) fork(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 	}
 	for _, e := range b.entries {
 		b.ids.add(e.ID)
+	}
+	if skip > 0 {
+		r.tree.light.skip[rec.branch] = min(k, skip)
 	}
 	if r.tree.branches == nil {
 		r.tree.branches = map[string]*branchState{}

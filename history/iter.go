@@ -3,6 +3,7 @@ package history
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"iter"
@@ -99,10 +100,11 @@ type Scanner struct {
 	// resumed: set up from a page index, so entries before the offset it
 	// started at carry only their IDs.
 	resumed bool
-	// light, when not nil, says main's first entries are not held at all
-	// (ResumeScanner through resumeLight): each line is checked against
-	// the index's ID table before it applies, and whatever needs them
-	// reads them from the index first (materialize).
+	// light, when not nil, says main's first entries, and those each
+	// branch shares with them, are not held at all (ResumeScanner through
+	// resumeLight; r.tree.light says how many): each line is checked
+	// against the index's ID table before it applies, and whatever needs
+	// them reads them from the index first (materialize).
 	light *lightState
 }
 
@@ -134,8 +136,8 @@ func (s *Scanner) Head() string { return s.r.tree.head }
 func (s *Scanner) Resumed() bool { return s.resumed }
 
 // Partial reports whether the Scanner holds only the end of main's
-// document, having resumed from a page index without reading the entries
-// before (ResumeScanner). Document then reads them from the index first;
+// document and its branches', having resumed from a page index without
+// reading the entries before (ResumeScanner). Document then reads them from the index first;
 // a caller that only needs to know the Scanner resumed can ask this.
 func (s *Scanner) Partial() bool { return s.light != nil }
 
@@ -296,8 +298,18 @@ func (s *Scanner) line(raw []byte, terminated bool) (Record, bool) {
 		s.torn = &p
 		return rec, false
 	}
-	if s.light != nil && r.ids != s.light.ids {
-		s.light = nil // a snapshot replaced main's document: all of it is held
+	if lf := r.tree.light; lf != nil {
+		if lf.err != nil {
+			s.err = lf.err
+			return rec, false
+		}
+		if info.accepted && info.kind == lineUITranscript {
+			// A snapshot replaced the branch's document: all of it is held.
+			lf.whole(cmp.Or(info.branch, Main))
+			if lf.none() {
+				s.light = nil
+			}
+		}
 	}
 	if s.track {
 		info.start, info.end = int(start), int(end)

@@ -1050,22 +1050,41 @@ func (b *indexBuilder) apply(s *Scanner, rec Record) error {
 			return err
 		}
 		k := info.ForkIndex
-		nb.groups = slices.Clone(parent.groups[:min(k, len(parent.groups))])
-		for _, c := range append(slices.Clone(parent.cov), parent.tailCov...) {
-			if c.ordinal < k {
-				// What it covers is resolved again against the branch.
-				c.FromGroup, c.ToGroup = -1, -1
-				if i := s.idsOf(nb.info.ID).index(c.FromID); i >= 0 && i < k {
-					c.FromGroup = groupAt(parent, i)
+		lf, pskip := s.r.tree.light, s.r.tree.light.skipOf(info.Parent)
+		if lf != nil {
+			if err := b.forkCovLight(lf, parent, nb, pskip); err != nil {
+				return err
+			}
+		} else {
+			nb.groups = slices.Clone(parent.groups[:min(k, len(parent.groups))])
+			for _, c := range append(slices.Clone(parent.cov), parent.tailCov...) {
+				if c.ordinal < k {
+					// What it covers is resolved again against the branch.
+					c.FromGroup, c.ToGroup = -1, -1
+					if i := s.idsOf(nb.info.ID).index(c.FromID); i >= 0 && i < k {
+						c.FromGroup = groupAt(parent, i)
+					}
+					if i := s.idsOf(nb.info.ID).index(c.ToID); i >= 0 && i < k {
+						c.ToGroup = groupAt(parent, i)
+					}
+					nb.cov = append(nb.cov, c)
 				}
-				if i := s.idsOf(nb.info.ID).index(c.ToID); i >= 0 && i < k {
-					c.ToGroup = groupAt(parent, i)
-				}
-				nb.cov = append(nb.cov, c)
 			}
 		}
 		switch {
 		case k == 0:
+		case k <= pskip:
+			// Entry k-1 is among main's entries the light Scanner left
+			// out: the ID table says which frame holds it.
+			ord, f, at, err := lf.locate(info.AfterEntry, k)
+			if err != nil {
+				return err
+			}
+			if ord != k-1 {
+				return fmt.Errorf("%w: branch %q forks after an entry the ID table does not hold", ErrIndexDamaged, info.ID)
+			}
+			nb.last = link{pos: at.pos, size: at.size, take: uint32(k - f.ordinal)}
+			nb.count, nb.lastRef, nb.first = k, f.refs[k-f.ordinal-1], parent.first
 		case k <= parent.count:
 			// Share the parent's run up to entry k-1.
 			l := parent.last

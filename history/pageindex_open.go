@@ -344,7 +344,7 @@ func tornOnly(log io.ReaderAt, from, to int64) bool {
 // (lightOK), else resume's, which reads every entry's ID back.
 func (ix *Index) resumeFor(log io.ReaderAt, size int64) (*Scanner, error) {
 	if n := size - ix.st.logSize; n > 0 && n <= 16<<20 {
-		if s, table, err := ix.resumeLight(true); err == nil {
+		if s, table, err := ix.resumeLight(); err == nil {
 			data := make([]byte, n)
 			if _, err := log.ReadAt(data, ix.st.logSize); err == nil && lightOK(table, data) {
 				indexLightExtends.Add(1)
@@ -649,7 +649,7 @@ func (w *indexWriter) openLight(f *os.File) bool {
 		ix.Close()
 		return false
 	}
-	s, table, err := ix.resumeLight(true)
+	s, table, err := ix.resumeLight()
 	if err != nil {
 		ix.Close()
 		return false
@@ -711,9 +711,6 @@ func (w *indexWriter) catchUp() error {
 	w.ix.data = nil
 	w.ix.mu.Unlock()
 	w.live += int64(len(frames) - b.stateBytes)
-	if w.table != nil && w.ix.st.idTable.pos == 0 {
-		w.table = nil // a snapshot replaced main's document: s holds all of it
-	}
 	if w.ix.end > 2*w.live+indexSlack {
 		return w.compact(fi)
 	}
@@ -760,9 +757,13 @@ func ResumeScanner(path string, log *os.File, size int64) (*Scanner, error) {
 		// needs them (Scanner.Partial).
 		ifi, err := ix.f.Stat()
 		if err == nil {
-			if s, _, err := ix.resumeLight(false); err == nil {
+			if s, _, err := ix.resumeLight(); err == nil {
 				s.quiet = false
-				s.light = &lightState{index: IndexPath(path), ifi: ifi, statePos: ix.pos, table: ix.st.idTable, k: ix.st.idTableN, ids: s.r.ids}
+				if lf := s.r.tree.light; lf != nil {
+					l := &lightState{index: IndexPath(path), ifi: ifi, statePos: ix.pos, table: ix.st.idTable}
+					lf.open = l.openTable
+					s.light = l
+				}
 				return s, nil
 			}
 		}

@@ -396,8 +396,8 @@ func TestOldFormatIndexIsRebuilt(t *testing.T) {
 // first entry) keeps the index current without reading every ID back,
 // while its saves go to the fork as on-branch records and it switches
 // heads; the index stays what a rebuild gives, and the tail read through
-// it what the full pass gives. A fork, which only resume can judge, then
-// takes the full resume.
+// it what the full pass gives. A batch repeating an ID the table may hold
+// then takes the full resume, and a fork of the fork follows it.
 func TestWriterIndexesBranchedLightly(t *testing.T) {
 	path := logPath(t)
 	c := editedLog(t, path)

@@ -359,9 +359,12 @@ func FuzzTailThroughIndex(f *testing.F) {
 // after it as a Scanner that read the log from its start does: plain
 // appends, an open tail, a batch repeating an ID of the document's start
 // (rejected; the Scanner then reads the IDs it left out), a fork and a
-// head switch, a snapshot.
+// head switch (still light: the table places the fork point), appends to
+// the fork (light while none of their IDs may be main's; one that may be
+// makes the Scanner read them, whether it is among the entries the fork
+// shares or past them), a fork of the fork, a snapshot.
 func TestResumeScannerLight(t *testing.T) {
-	for _, step := range []string{"repeat", "fork", "snapshot", "compaction"} {
+	for _, step := range []string{"repeat", "fork", "fork-shared", "fork-past", "fork-fork", "snapshot", "main-snapshot", "compaction"} {
 		t.Run(step, func(t *testing.T) {
 			path := logPath(t)
 			writeGen(t, path, gen.Options{Messages: 200, Seed: 6, Summaries: true})
@@ -385,7 +388,17 @@ func TestResumeScannerLight(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			first := ref.Document()[0].ID
+			doc := ref.Document()
+			first, third, mid := doc[0].ID, doc[2].ID, doc[len(doc)/2].ID
+			fork := func(id, parent, after string) string {
+				return `{"type":"branch","at":"2026-03-04T05:06:08.000Z","branch":"` + id + `","parent":"` + parent + `","afterEntry":"` + after + `","afterMessage":0}`
+			}
+			head := func(id string) string {
+				return `{"type":"head","at":"2026-03-04T05:06:08.000Z","branch":"` + id + `"}`
+			}
+			on := func(id, rec string) string {
+				return `{"type":"on-branch","at":"2026-03-04T05:06:08.000Z","branch":"` + id + `","record":` + rec + `}`
+			}
 			app := func(lines ...string) {
 				t.Helper()
 				w, err := openAppend(path)
@@ -425,23 +438,67 @@ func TestResumeScannerLight(t *testing.T) {
 			switch step {
 			case "repeat":
 				app(uiRec(TypeUIAppend, entryJSON(t, agent(first, "again"))), uiRec(TypeUIAppend, entryJSON(t, agent("rl-b", "b"))))
-			case "fork":
-				app(`{"type":"branch","at":"2026-03-04T05:06:08.000Z","branch":"b1","parent":"main","afterEntry":"`+first+`","afterMessage":0}`,
-					`{"type":"head","at":"2026-03-04T05:06:08.000Z","branch":"b1"}`)
+			case "fork", "fork-shared", "fork-past", "fork-fork", "main-snapshot":
+				app(fork("b1", Main, mid), head("b1"), fork("b2", Main, "rl-a"), fork("b3", Main, "rl-o"), fork("bad", Main, "nowhere"))
+				app(on("b1", uiRec(TypeUIAppend, entryJSON(t, agent("rl-f", "on the fork")))), on("b2", uiRec(TypeUIAppend, entryJSON(t, agent("rl-f", "on b2")))))
+				if !s.Partial() {
+					t.Fatalf("%s: forks placed through the table made the Scanner read the IDs it left out", step)
+				}
+				switch step {
+				case "fork-shared":
+					app(on("b1", uiRec(TypeUIAppend, entryJSON(t, agent(third, "shared")))))
+				case "fork-past":
+					app(on("b1", uiRec(TypeUIAppend, entryJSON(t, agent(doc[len(doc)-1].ID, "past the fork")))))
+				case "fork-fork":
+					app(fork("b4", "b1", first), fork("b5", "b1", "rl-f"), fork("b6", "b1", doc[len(doc)-1].ID), head("b4"))
+					if !s.Partial() {
+						t.Fatal("forks of a fork made the Scanner read the IDs it left out")
+					}
+					app(on("b4", uiRec(TypeUIAppend, entryJSON(t, agent(third, "past b4's fork")))))
+				case "main-snapshot":
+					app(uiRec(TypeUITranscript, entryJSON(t, user("rl-s", "fresh"))))
+					if !s.Partial() {
+						t.Fatal("a snapshot of main made the Scanner forget what its forks left out")
+					}
+					app(uiRec(TypeUIAppend, entryJSON(t, agent(first, "now new"))), on("b1", uiRec(TypeUIAppend, entryJSON(t, agent(first, "shared with main before")))))
+				}
 			case "snapshot":
 				app(uiRec(TypeUITranscript, entryJSON(t, user("rl-s", "fresh"))), uiRec(TypeUIAppend, entryJSON(t, agent(first, "now new"))))
 			case "compaction":
 				c := transcript.Entry{ID: "rl-c", Content: transcript.Compaction{Summary: "s", Covers: transcript.CompactionRange{FromID: first, ToID: "rl-a"}}, Timestamp: t0}
 				app(uiRec(TypeUIAppend, entryJSON(t, c)))
 			}
-			if step != "snapshot" && s.Partial() {
+			if step != "snapshot" && step != "fork" && s.Partial() {
 				t.Fatalf("%s: the Scanner still holds only the end", step)
 			}
 			if a, b := entryIDs(s.Document()), entryIDs(ref.Document()); !slices.Equal(a, b) {
 				t.Fatalf("documents differ: light %d entries, whole %d", len(a), len(b))
 			}
 			app(uiRec(TypeUIAppend, entryJSON(t, agent("rl-z", "last"))))
+			sameBranches(t, s, ref)
 		})
+	}
+}
+
+// sameBranches fails unless a Scanner holds the branches another holds, with
+// the same descriptions, documents (IDs) and reserved IDs.
+func sameBranches(t *testing.T, s, ref *Scanner) {
+	t.Helper()
+	if s.Partial() {
+		s.Document() // reads what it left out
+	}
+	if !slices.Equal(s.r.tree.order, ref.r.tree.order) || s.Head() != ref.Head() {
+		t.Fatalf("branches %v (head %s), want %v (head %s)", s.r.tree.order, s.Head(), ref.r.tree.order, ref.Head())
+	}
+	for _, id := range append([]string{Main}, ref.r.tree.order...) {
+		a, _, _, ra, _ := s.r.stateOf(id)
+		b, _, _, rb, _ := ref.r.stateOf(id)
+		if !slices.Equal(entryIDs(a), entryIDs(b)) || !reflect.DeepEqual(ra, rb) {
+			t.Fatalf("branch %s: light %d entries, whole %d; reserved %v, want %v", id, len(a), len(b), ra, rb)
+		}
+		if id != Main && s.r.tree.branches[id].info != ref.r.tree.branches[id].info {
+			t.Fatalf("branch %s: light %+v, whole %+v", id, s.r.tree.branches[id].info, ref.r.tree.branches[id].info)
+		}
 	}
 }
 
