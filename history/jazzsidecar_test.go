@@ -201,12 +201,7 @@ func TestJazzLayoutTailThroughIndex(t *testing.T) {
 			// as UI records, no more problems than the index keeps.
 			mustAnswer[name] = !c.Derived && len(c.Problems) <= maxTailProblems
 		}
-		if f, err := os.Open(path); err == nil {
-			if ix, err := OpenIndex(path, f, 0); err == nil {
-				ix.Close()
-			}
-			f.Close()
-		}
+		buildIndex(path)
 		// The same log outside any data folder: what the tail read makes
 		// of it there, given its index, is what it must make of it here.
 		flat := filepath.Join(t.TempDir(), "data", conversationsDirName, "c1.jsonl")

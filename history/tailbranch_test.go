@@ -196,12 +196,7 @@ func TestTailThroughIndexBranchedAndProblems(t *testing.T) {
 	for name, data := range branchTailLogs(t) {
 		path := filepath.Join(t.TempDir(), "data", conversationsDirName, "c1.jsonl")
 		writeLog(t, path, data)
-		if f, err := os.Open(path); err == nil {
-			if ix, err := OpenIndex(path, f, 0); err == nil {
-				ix.Close()
-			}
-			f.Close()
-		}
+		buildIndex(path)
 		for _, n := range tailWindows {
 			for _, w := range tailStarts() {
 				t.Run(fmt.Sprintf("%s/window=%d/%s", name, n, w.name), func(t *testing.T) {

@@ -36,21 +36,26 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, storetest.Harness{
 		New: func(t *testing.T) history.Store { return newTestStore(t) },
 		Crash: func(t *testing.T, hs history.Store, k int) func() bool {
-			s := hs.(*Store)
-			var fired bool
-			s.step = func(m *Medium, i int) {
-				if i == k && !fired {
-					fired = true
-					terminate(t, s, m.BackendPID())
-				}
-			}
-			return func() bool { s.step = nil; return fired }
+			return crashAt(t, hs.(*Store), k)
 		},
 		Kill: func(t *testing.T, m history.Medium) {
 			pm := m.(*Medium)
 			terminate(t, pm.s, pm.BackendPID())
 		},
 	})
+}
+
+// crashAt ends a save's database session just before its statement k, once;
+// the func it returns stops that and reports whether it fired.
+func crashAt(t *testing.T, s *Store, k int) func() bool {
+	var fired bool
+	s.step = func(m *Medium, i int) {
+		if i == k && !fired {
+			fired = true
+			terminate(t, s, m.BackendPID())
+		}
+	}
+	return func() bool { s.step = nil; return fired }
 }
 
 // TestConformanceThroughReplicaCopies runs the suite on the media a
@@ -70,15 +75,7 @@ func TestConformanceThroughReplicaCopies(t *testing.T) {
 			return replicaStore{s, NewMirror(s, t.TempDir(), nil)}
 		},
 		Crash: func(t *testing.T, hs history.Store, k int) func() bool {
-			s := hs.(replicaStore).Store
-			var fired bool
-			s.step = func(m *Medium, i int) {
-				if i == k && !fired {
-					fired = true
-					terminate(t, s, m.BackendPID())
-				}
-			}
-			return func() bool { s.step = nil; return fired }
+			return crashAt(t, hs.(replicaStore).Store, k)
 		},
 		Kill: func(t *testing.T, m history.Medium) {
 			pm := m.(*teeMedium).Medium
