@@ -114,22 +114,12 @@ func artifactIn(n int, at func(int) transcript.Entry, ref string) (best transcri
 // finding a recent artifact costs the entries after it. An error says the
 // index cannot answer and the log must be read.
 func artifactInIndex(p string, fi os.FileInfo, ref string) (best transcript.Artifact, found bool, err error) {
-	f, err := os.Open(p)
+	f, ix, err := indexAt(p, fi)
 	if err != nil {
 		return best, false, err
 	}
 	defer f.Close()
-	if ffi, err := f.Stat(); err != nil || !os.SameFile(ffi, fi) || ffi.Size() < fi.Size() {
-		return best, false, fmt.Errorf("%s changed while it was read", p)
-	}
-	ix, err := history.OpenIndex(p, f, fi.Size())
-	if err != nil {
-		return best, false, err
-	}
 	defer ix.Close()
-	if ix.LogSize() != fi.Size() {
-		return best, false, fmt.Errorf("the index of %s describes %d bytes of %d", p, ix.LogSize(), fi.Size())
-	}
 	doc, err := ix.Document(ix.Head())
 	if err != nil {
 		return best, false, err

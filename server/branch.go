@@ -310,25 +310,40 @@ func (me *metaEntry) branchMeta(path string, fi os.FileInfo) (*branchInfo, error
 	return bi, nil
 }
 
+// indexAt opens the log at path, which must still be the file fi
+// describes, and its page index as of fi's size (OpenIndex: extended or
+// rebuilt as needed). The caller closes both.
+func indexAt(path string, fi os.FileInfo) (*os.File, *history.Index, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ffi, err := f.Stat(); err != nil || !os.SameFile(ffi, fi) || ffi.Size() < fi.Size() {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s changed while it was read", path)
+	}
+	ix, err := history.OpenIndex(path, f, fi.Size())
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if ix.LogSize() != fi.Size() {
+		ix.Close()
+		f.Close()
+		return nil, nil, fmt.Errorf("the index of %s describes %d bytes of %d", path, ix.LogSize(), fi.Size())
+	}
+	return f, ix, nil
+}
+
 // branchMetaIndexed is branchMeta through the log's page index (an error
 // when the index cannot describe fi's first fi.Size() bytes).
 func branchMetaIndexed(path string, fi os.FileInfo) (*branchInfo, error) {
-	f, err := os.Open(path)
+	f, ix, err := indexAt(path, fi)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if ffi, err := f.Stat(); err != nil || !os.SameFile(ffi, fi) || ffi.Size() < fi.Size() {
-		return nil, fmt.Errorf("%s changed while it was read", path)
-	}
-	ix, err := history.OpenIndex(path, f, fi.Size())
-	if err != nil {
-		return nil, err
-	}
 	defer ix.Close()
-	if ix.LogSize() != fi.Size() {
-		return nil, fmt.Errorf("the index of %s describes %d bytes of %d", path, ix.LogSize(), fi.Size())
-	}
 	head, branches := ix.Head(), ix.Branches()
 	docs := map[string]branchDoc{}
 	var failed error
