@@ -443,8 +443,8 @@ type forkView struct {
 // entry ("": none asked) is in its document: from a file log's page index
 // when it describes the log the writer knows (finding entry costs the ID
 // table's answer on main, else the branch's refs once), else from a read
-// of the whole log (PostgreSQL, a version 2 log, a document derived from
-// messages). A branch the log lacks is
+// of the whole log (PostgreSQL without a local copy, a version 2 log, a
+// document derived from messages). A branch the log lacks is
 // ErrUnknownBranch.
 func (l *Log) branchView(branch, entry string) (forkView, error) {
 	if v, ok, err := l.branchViewIndexed(branch, entry); ok {
