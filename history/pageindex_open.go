@@ -284,14 +284,15 @@ func memIndex(data []byte) (*Index, error) {
 // extend reads what the log gained after the index and appends it to the
 // index file.
 func (ix *Index) extend(ipath string, log io.ReaderAt, size int64, persist bool) (*Index, error) {
-	if tornOnly(log, ix.st.logSize, size) {
+	gained := appended(log, ix.st.logSize, size)
+	if tornOnly(gained) {
 		// Only a torn last line follows what the index describes (a
 		// writer died mid-line): reading it applies nothing, so the index
 		// stays as it is rather than gaining an empty commit at every
 		// open until the line is completed or cut.
 		return ix, nil
 	}
-	s, err := ix.resumeFor(log, size)
+	s, err := ix.resumeFor(gained)
 	if err != nil {
 		return nil, err
 	}
@@ -324,32 +325,37 @@ func (ix *Index) extend(ipath string, log io.ReaderAt, size int64, persist bool)
 	return memIndex(all)
 }
 
-// tornOnly reports whether the log's bytes from..to are one unfinished
-// line: no newline, and not a complete JSON value (an unterminated last
-// record that is whole is applied like any other).
-func tornOnly(log io.ReaderAt, from, to int64) bool {
-	if to <= from || to-from > 1<<20 {
-		return false
+// appended returns the log's bytes from..to that the checks before an
+// extension look at, or nil when there are none or more than 16 MiB (then
+// the extension reads them only once, as it applies them).
+func appended(log io.ReaderAt, from, to int64) []byte {
+	if to <= from || to-from > 16<<20 {
+		return nil
 	}
 	data := make([]byte, to-from)
 	if _, err := log.ReadAt(data, from); err != nil {
-		return false
+		return nil
 	}
-	return bytes.IndexByte(data, '\n') < 0 && !jsontext.Value(bytes.TrimSpace(data)).IsValid()
+	return data
 }
 
-// resumeFor is a Scanner to apply the log's bytes from the index's end
-// to size with: resumeLight's, which costs the entries indexed since the
-// ID table, when every appended record is one it applies exactly
-// (lightOK), else resume's, which reads every entry's ID back.
-func (ix *Index) resumeFor(log io.ReaderAt, size int64) (*Scanner, error) {
-	if n := size - ix.st.logSize; n > 0 && n <= 16<<20 {
-		if s, table, err := ix.resumeLight(); err == nil {
-			data := make([]byte, n)
-			if _, err := log.ReadAt(data, ix.st.logSize); err == nil && lightOK(table, data) {
-				indexLightExtends.Add(1)
-				return s, nil
-			}
+// tornOnly reports whether gained (what the log holds past the index) is
+// one unfinished line: no newline, and not a complete JSON value (an
+// unterminated last record that is whole is applied like any other).
+func tornOnly(gained []byte) bool {
+	return len(gained) > 0 && bytes.IndexByte(gained, '\n') < 0 && !jsontext.Value(bytes.TrimSpace(gained)).IsValid()
+}
+
+// resumeFor is a Scanner to apply gained (what the log holds past the
+// index; nil when unknown) with: resumeLight's, which costs the entries
+// indexed since the ID table, when every record in gained is one it
+// applies exactly (lightOK), else resume's, which reads every entry's ID
+// back.
+func (ix *Index) resumeFor(gained []byte) (*Scanner, error) {
+	if len(gained) > 0 {
+		if s, table, err := ix.resumeLight(); err == nil && lightOK(table, gained) {
+			indexLightExtends.Add(1)
+			return s, nil
 		}
 	}
 	return ix.resume()
