@@ -110,7 +110,7 @@ func CheckBlob(b Blob, data []byte) (Blob, error) {
 		}
 	case BlobArtifact:
 		max = MaxArtifactBytes
-		if !validRef(b.Name) {
+		if !transcript.ValidArtifactRef(b.Name) {
 			return b, fmt.Errorf("%w: artifact %q: a ref is 32 lowercase hex digits", ErrBlobName, clipName(b.Name))
 		}
 	default:
@@ -150,18 +150,6 @@ func validBlobName(s string) bool {
 	return true
 }
 
-func validRef(s string) bool {
-	if len(s) != 32 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // clipName keeps a hostile name short in messages.
 func clipName(s string) string {
 	if len(s) > 80 {
@@ -175,7 +163,7 @@ func clipName(s string) string {
 func ArtifactRefs(c *Conversation) []string {
 	seen := map[string]bool{}
 	add := func(p *transcript.Presentation) {
-		if p != nil && p.Artifact != nil && validRef(p.Artifact.Ref) {
+		if p != nil && p.Artifact != nil && transcript.ValidArtifactRef(p.Artifact.Ref) {
 			seen[p.Artifact.Ref] = true
 		}
 	}

@@ -26,18 +26,6 @@ import (
 // defaultArtifactRead is how much a read without ?length= returns.
 const defaultArtifactRead = toolview.DefaultRangeLimit
 
-func validRef(ref string) bool {
-	if len(ref) != 32 {
-		return false
-	}
-	for _, c := range ref {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // artifactOf finds the latest checkpoint of ref among the conversation's
 // entries: first the open engine's live document (a running tool's output
 // may not be saved yet), then the log as package history reads it: the
@@ -226,7 +214,7 @@ func (s *Server) readArtifact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ref := r.PathValue("ref")
-	if !validRef(ref) {
+	if !transcript.ValidArtifactRef(ref) {
 		httpError(w, http.StatusBadRequest, "invalid-id", "artifact ref must be 32 lowercase hex digits")
 		return
 	}

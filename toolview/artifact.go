@@ -213,7 +213,7 @@ func (h *Host) ReadArtifact(a transcript.Artifact, off int64, n int64) ([]byte, 
 	if h.artifactDir == "" {
 		return nil, ErrNoArtifactDir
 	}
-	if !validRef(a.Ref) {
+	if !transcript.ValidArtifactRef(a.Ref) {
 		return nil, fmt.Errorf("toolview: artifact reference is malformed")
 	}
 	if n <= 0 || n > h.rangeLimit || off < 0 || off >= a.CommittedBytes {
@@ -245,16 +245,4 @@ func errNoPath(err error) error {
 		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
 	}
 	return err
-}
-
-func validRef(ref string) bool {
-	if len(ref) != 32 {
-		return false
-	}
-	for _, c := range ref {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
