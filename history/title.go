@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/foliodev/folio/message"
+	"github.com/foliodev/folio/transcript"
 )
 
 // derivedTitleRunes is how long a title taken from the first user message
@@ -32,4 +33,23 @@ func DisplayTitle(explicit string, msgs []message.Message) string {
 		return strings.TrimRight(string(r), " ") + "…"
 	}
 	return ""
+}
+
+// SaveNaming saves doc and msgs like Save and, when titled is false, then
+// names the conversation from its first user message (DisplayTitle): the
+// one rule by which the terminal and the server title a new conversation.
+// It reports whether the log has a title now. A title that could not be
+// written does not fail the save (the document is saved either way): it
+// is tried again on the next one.
+func (l *Log) SaveNaming(doc transcript.Document, msgs []message.Message, titled bool) (bool, error) {
+	if err := l.Save(doc, msgs); err != nil {
+		return titled, err
+	}
+	if titled {
+		return true, nil
+	}
+	if title := DisplayTitle("", msgs); title != "" {
+		return l.SetTitle(title) == nil, nil
+	}
+	return false, nil
 }

@@ -292,21 +292,11 @@ func (w saver) Save(doc transcript.Document, msgs []message.Message) error {
 	if h := c.hooks().beforeSave; h != nil {
 		h(doc)
 	}
-	err := c.useLog(func(l *history.Log) error {
-		if err := l.Save(doc, msgs); err != nil {
-			return err
-		}
-		if !c.titled {
-			// An untitled conversation is named from its first message by
-			// the one rule the terminal and the listings use
-			// (history.DisplayTitle). The document is saved either way; a
-			// title that could not be written is tried again on the next
-			// save.
-			if title := history.DisplayTitle("", msgs); title != "" {
-				c.titled = l.SetTitle(title) == nil
-			}
-		}
-		return nil
+	err := c.useLog(func(l *history.Log) (err error) {
+		// An untitled conversation is named from its first message by the
+		// rule the terminal uses too.
+		c.titled, err = l.SaveNaming(doc, msgs, c.titled)
+		return err
 	})
 	if err == nil {
 		c.saved.Store(&saveState{doc: doc})

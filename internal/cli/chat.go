@@ -408,24 +408,16 @@ func (s *chatSession) setModel(name string) error {
 }
 
 // titledLog saves to a log and gives a new conversation its title, taken
-// from the first message by history.DisplayTitle, so the picker can name it.
+// from the first message (history.Log.SaveNaming), so the picker can name it.
 type titledLog struct {
 	log    *history.Log
 	titled bool
 }
 
 func (t *titledLog) Save(doc transcript.Document, msgs []message.Message) error {
-	if err := t.log.Save(doc, msgs); err != nil {
-		return err
-	}
-	if t.titled {
-		return nil
-	}
-	if title := history.DisplayTitle("", msgs); title != "" {
-		t.titled = true
-		return t.log.SetTitle(title)
-	}
-	return nil
+	var err error
+	t.titled, err = t.log.SaveNaming(doc, msgs, t.titled)
+	return err
 }
 
 // newConversationID names a new conversation by its start time, with a
