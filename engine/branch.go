@@ -46,16 +46,9 @@ type Brancher interface {
 // longer holds that turn's message verbatim. A repeated commandID returns
 // the first receipt with Duplicate set and forks nothing.
 func (e *Engine) EditAndResend(ctx context.Context, commandID, userEntryID, text string, opts ...CommandOption) (Receipt, error) {
-	if commandID == "" || strings.TrimSpace(text) == "" {
-		return Receipt{}, ErrEmpty
-	}
-	if err := ctx.Err(); err != nil {
-		return Receipt{}, err
-	}
-	e.mu.Lock()
+	tag, r, done, err := e.admit(ctx, commandID, &text, opts)
 	defer e.mu.Unlock()
-	tag := tagOf(opts)
-	if r, done, err := e.admitLocked(commandID, tag); done {
+	if done {
 		return r, err
 	}
 	b, err := e.brancherLocked()

@@ -547,6 +547,25 @@ func (e *Engine) Messages() []message.Message {
 	return slices.Clone(e.msgs)
 }
 
+// admit is the opening every command that queues or steers a turn shares
+// (Send, Steer, EditAndResend, Retry): it takes e.mu, which the caller
+// releases whatever admit returns; refuses a command without an ID, or with
+// text (when it carries any) that is blank, with ErrEmpty, and one whose
+// ctx has ended; then admitLocked. done says the command is answered: the
+// caller returns r and err.
+func (e *Engine) admit(ctx context.Context, commandID string, text *string, opts []CommandOption) (tag commandTag, r Receipt, done bool, err error) {
+	e.mu.Lock()
+	if commandID == "" || text != nil && strings.TrimSpace(*text) == "" {
+		return tag, Receipt{}, true, ErrEmpty
+	}
+	if err := ctx.Err(); err != nil {
+		return tag, Receipt{}, true, err
+	}
+	tag = tagOf(opts)
+	r, done, err = e.admitLocked(commandID, tag)
+	return tag, r, done, err
+}
+
 // admitLocked is where every command starts, with e.mu held: after Close
 // it refuses (done with ErrClosed), and a command ID seen before returns
 // that command's receipt with Duplicate set (done, nil), so a retried
@@ -571,16 +590,9 @@ func (e *Engine) admitLocked(commandID string, tag commandTag) (r Receipt, done 
 // the same ID again (a retried delivery) returns the first receipt with
 // Duplicate set and never starts a second turn.
 func (e *Engine) Send(ctx context.Context, commandID, text string, attachments []Attachment, opts ...CommandOption) (Receipt, error) {
-	if commandID == "" || strings.TrimSpace(text) == "" {
-		return Receipt{}, ErrEmpty
-	}
-	if err := ctx.Err(); err != nil {
-		return Receipt{}, err
-	}
-	e.mu.Lock()
+	tag, r, done, err := e.admit(ctx, commandID, &text, opts)
 	defer e.mu.Unlock()
-	tag := tagOf(opts)
-	if r, done, err := e.admitLocked(commandID, tag); done {
+	if done {
 		return r, err
 	}
 	c := &command{id: commandID, text: text, attachments: slices.Clone(attachments), state: Queued, done: make(chan struct{})}
@@ -601,13 +613,9 @@ func (e *Engine) Send(ctx context.Context, commandID, text string, attachments [
 // instruction appears as a steering entry between the reply content before
 // and after it.
 func (e *Engine) Steer(commandID, text string, opts ...CommandOption) (Receipt, error) {
-	if commandID == "" || strings.TrimSpace(text) == "" {
-		return Receipt{}, ErrEmpty
-	}
-	e.mu.Lock()
+	tag, r, done, err := e.admit(context.Background(), commandID, &text, opts)
 	defer e.mu.Unlock()
-	tag := tagOf(opts)
-	if r, done, err := e.admitLocked(commandID, tag); done {
+	if done {
 		return r, err
 	}
 	t := e.turn
@@ -729,13 +737,9 @@ func (e *Engine) Allowed() []string {
 // entry, the same messages. It is the explicit action a failure entry
 // offers; the engine never retries a failed turn by itself.
 func (e *Engine) Retry(commandID string, opts ...CommandOption) (Receipt, error) {
-	if commandID == "" {
-		return Receipt{}, ErrEmpty
-	}
-	e.mu.Lock()
+	tag, r, done, err := e.admit(context.Background(), commandID, nil, opts)
 	defer e.mu.Unlock()
-	tag := tagOf(opts)
-	if r, done, err := e.admitLocked(commandID, tag); done {
+	if done {
 		return r, err
 	}
 	if !e.lastFailed || e.turn != nil || len(e.queue) > 0 {
