@@ -35,7 +35,7 @@ func (s *Server) localBlobs() history.Files { return history.Files{Dir: s.opts.D
 
 // sharedBlobs is the replicas' database, or nil on a single server.
 func (s *Server) sharedBlobs() history.Blobs {
-	if r := s.opts.Replica; r != nil {
+	if r := s.rep.store; r != nil {
 		return r.Blobs()
 	}
 	return nil
@@ -151,7 +151,7 @@ func (s *Server) replicaArtifactDir(conv string) string {
 // artifacts into: the data folder's artifacts/, or on a replica
 // replicaArtifactDir.
 func (s *Server) engineArtifactDir(conv string) string {
-	if s.opts.Replica != nil {
+	if s.rep.store != nil {
 		return s.replicaArtifactDir(conv)
 	}
 	return history.ArtifactDir(s.opts.DataDir)

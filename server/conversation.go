@@ -150,7 +150,7 @@ func (s *Server) conv(id string) *conversation {
 	if !ok {
 		c = newConversation(s, id, s.localPath(id))
 		s.convs[id] = c
-		if r := s.opts.Replica; r != nil {
+		if r := s.rep.sync; r != nil {
 			r.Hold(id) // released by evict
 		}
 	}
@@ -208,7 +208,7 @@ func (s *Server) evict(c *conversation) {
 	}
 	delete(s.convs, c.id)
 	c.evicted = true
-	if r := s.opts.Replica; r != nil {
+	if r := s.rep.sync; r != nil {
 		r.Release(c.id)
 	}
 	if c.f != nil {

@@ -19,15 +19,41 @@ import (
 // share (package pgstore's Mirror implements it). The server then serves
 // local copies of the logs in DataDir, which the Replica keeps equal to the
 // database: every request that names a conversation first brings its copy
-// up to date (Sync), the follower publishes what other replicas appended
-// from the copy, and writers (the engine, renames) write through OpenLog
-// under the conversation's lease in the database. A command for a
-// conversation another replica's engine holds is forwarded to it
-// (forward), and its receipts come back.
+// up to date (ReplicaSync), the follower publishes what other replicas
+// appended from the copy, and writers (the engine, renames) write through
+// ReplicaStore.OpenLog under the conversation's lease in the database. A
+// command for a conversation another replica's engine holds is forwarded to
+// it (ReplicaInbox), and its receipts come back.
+//
+// It is one value with five jobs, each a narrow interface that the part of
+// the server doing that job is given alone (replicaParts).
 type Replica interface {
+	ReplicaSync
+	ReplicaStore
+	ReplicaInbox
+	ReplicaLive
+	ReplicaHealth
+}
+
+// ReplicaSync keeps DataDir's copies of the logs equal to the database.
+type ReplicaSync interface {
 	// Sync brings DataDir's copy of id up to the database (removing it
 	// when the database has no such conversation) and keeps it current.
 	Sync(ctx context.Context, id string) error
+	// Hold keeps id's copy while the server has live state for it;
+	// Release lets it go (copies nobody holds or names are dropped after
+	// a while).
+	Hold(id string)
+	Release(id string)
+	// OnChange sets the function told after a copy changed; OnDeleted
+	// after a copy was dropped because the conversation was deleted.
+	OnChange(func(id string))
+	OnDeleted(func(id string))
+}
+
+// ReplicaStore is the database's conversations: what is written under a
+// conversation's lease, and what is read without a copy.
+type ReplicaStore interface {
 	// OpenLog opens id for writing under its lease; history.ErrLocked
 	// while another replica holds it.
 	OpenLog(id string, opts ...history.Option) (*history.Log, error)
@@ -40,33 +66,36 @@ type Replica interface {
 	Create(id string, header []byte) error
 	// Delete removes a conversation under its lease.
 	Delete(id string) error
-	// Hold keeps id's copy while the server has live state for it;
-	// Release lets it go (copies nobody holds or names are dropped after
-	// a while).
-	Hold(id string)
-	Release(id string)
-	// OnChange sets the function told after a copy changed; OnDeleted
-	// after a copy was dropped because the conversation was deleted.
-	OnChange(func(id string))
-	OnDeleted(func(id string))
+	// Blobs is where the database keeps conversations' attachments and
+	// artifacts, so each replica reads what another received or made
+	// (blobs.go).
+	Blobs() history.Blobs
+}
 
-	// Commands for a conversation another replica's engine holds go
-	// there: Forward writes one for the owner, Withdraw takes back one no
-	// owner claimed, Answer records a receipt of a command this replica
-	// runs for another; OnCommand is told of commands forwarded here, and
-	// OnReceipt of receipts of commands forwarded from here.
+// ReplicaInbox carries commands for a conversation another replica's
+// engine holds: Forward writes one for the owner, Withdraw takes back one
+// no owner claimed, Answer records a receipt of a command this replica
+// runs for another; OnCommand is told of commands forwarded here, and
+// OnReceipt of receipts of commands forwarded from here.
+type ReplicaInbox interface {
 	Forward(ctx context.Context, id, commandID string, body []byte) error
 	Withdraw(ctx context.Context, id, commandID string) (bool, error)
 	Answer(ctx context.Context, id, commandID string, receipt []byte) error
 	OnCommand(func(id string, body []byte))
 	OnReceipt(func(id string, receipt []byte))
+}
 
-	// Stream sends a streaming change of an answer not yet saved to the
-	// other replicas, best effort and in order (replica_live.go); OnLive
-	// is told of theirs, for the conversations this replica serves.
+// ReplicaLive publishes streaming changes between replicas: Stream sends
+// one of an answer not yet saved to the other replicas, best effort and in
+// order (replica_live.go); OnLive is told of theirs, for the conversations
+// this replica serves.
+type ReplicaLive interface {
 	Stream(id string, msg []byte)
 	OnLive(func(id string, msg []byte))
+}
 
+// ReplicaHealth is whether the database answers.
+type ReplicaHealth interface {
 	// Reachable reports whether the database answers (see
 	// replica_status.go); OnStatus is told when that changes, and on
 	// recovery which conversations' leases this replica lost meanwhile.
@@ -76,11 +105,23 @@ type Replica interface {
 	// writes ended while the database stays reachable (its session alone
 	// was ended); the function closes that conversation's engine.
 	OnLeaseLost(func(id string))
+}
 
-	// Blobs is where the database keeps conversations' attachments and
-	// artifacts, so each replica reads what another received or made
-	// (blobs.go).
-	Blobs() history.Blobs
+// replicaParts is the server's Replica by job, each nil on a single
+// server: each part of the server reaches only the job it uses.
+type replicaParts struct {
+	sync   ReplicaSync
+	store  ReplicaStore
+	inbox  ReplicaInbox
+	live   ReplicaLive
+	health ReplicaHealth
+}
+
+func partsOf(r Replica) replicaParts {
+	if r == nil {
+		return replicaParts{}
+	}
+	return replicaParts{sync: r, store: r, inbox: r, live: r, health: r}
 }
 
 // forwardClaimWait is how long a forwarded command waits for an owner to
@@ -126,7 +167,7 @@ func (f *forwards) done(id, cmd string) {
 // time, it is taken back and run here; a conversation still locked after a
 // few rounds is refused as locked.
 func (s *Server) forward(ctx context.Context, cmd Command) (Receipt, error) {
-	r := s.opts.Replica
+	r := s.rep.inbox
 	body, err := json.Marshal(cmd)
 	if err != nil {
 		return Receipt{}, err
@@ -209,7 +250,7 @@ func (s *Server) answer(id string, rc Receipt) {
 	}
 	b, err := json.Marshal(rc)
 	if err == nil {
-		err = s.opts.Replica.Answer(context.Background(), id, rc.CommandID, b)
+		err = s.rep.inbox.Answer(context.Background(), id, rc.CommandID, b)
 	}
 	if err != nil {
 		s.opts.Logger.Warn("cannot answer a forwarded command", "conversation", id, "err", err)
@@ -245,20 +286,19 @@ func (s *Server) forwardedReceipt(id string, b []byte) {
 // tabs on this replica see another replica's appends without waiting for
 // the follower's tick.
 func (s *Server) bindReplica() {
-	r := s.opts.Replica
-	if r == nil {
+	if s.opts.Replica == nil {
 		return
 	}
-	r.OnDeleted(func(id string) {
+	s.rep.sync.OnDeleted(func(id string) {
 		s.deleteLocalBlobs(id) // the database dropped them with it
 		go s.announceDeleted(id)
 	})
-	r.OnCommand(s.runForwarded)
-	r.OnReceipt(s.forwardedReceipt)
-	r.OnStatus(s.storeStatus)
-	r.OnLive(s.streamIn)
-	r.OnLeaseLost(s.lockLost)
-	r.OnChange(func(id string) {
+	s.rep.inbox.OnCommand(s.runForwarded)
+	s.rep.inbox.OnReceipt(s.forwardedReceipt)
+	s.rep.health.OnStatus(s.storeStatus)
+	s.rep.live.OnLive(s.streamIn)
+	s.rep.health.OnLeaseLost(s.lockLost)
+	s.rep.sync.OnChange(func(id string) {
 		// Not under the mirror's lock: the poll takes the conversation's.
 		go func() {
 			c := s.lookupConv(id)
@@ -277,7 +317,7 @@ func (s *Server) bindReplica() {
 // syncCopy brings a replica's copy of id up to date; without a Replica it
 // does nothing.
 func (s *Server) syncCopy(id string) {
-	if r := s.opts.Replica; r != nil {
+	if r := s.rep.sync; r != nil {
 		if err := r.Sync(context.Background(), id); err != nil {
 			s.opts.Logger.Warn("database unreachable; serving the local copy", "conversation", id, "err", err)
 		}
@@ -287,7 +327,7 @@ func (s *Server) syncCopy(id string) {
 // openLog opens conversation id's log (at p in DataDir) for writing: the
 // file's lock, or the database lease on a replica.
 func (s *Server) openLog(id, p string) (*history.Log, error) {
-	if r := s.opts.Replica; r != nil {
+	if r := s.rep.store; r != nil {
 		return r.OpenLog(id)
 	}
 	return history.Open(p)
@@ -306,7 +346,7 @@ type listed struct {
 // replica the database's rows, which give a conversation's Meta without
 // its log unless it has branches (their labels are read from a copy).
 func (s *Server) listing() ([]listed, error) {
-	r := s.opts.Replica
+	r := s.rep.store
 	if r == nil {
 		logs, err := history.Logs(s.opts.DataDir)
 		out := make([]listed, 0, len(logs))
@@ -350,7 +390,7 @@ func metaOfSummary(sum history.Summary) *Meta {
 // createLog writes a new log's header line on a replica; false without
 // one, where the caller creates the file.
 func (s *Server) createLog(id string, header []byte) (bool, error) {
-	r := s.opts.Replica
+	r := s.rep.store
 	if r == nil {
 		return false, nil
 	}
@@ -360,7 +400,7 @@ func (s *Server) createLog(id string, header []byte) (bool, error) {
 // deleteReplica deletes a conversation on a replica and answers the
 // request; false without one.
 func (s *Server) deleteReplica(w http.ResponseWriter, id string) bool {
-	r := s.opts.Replica
+	r := s.rep.store
 	if r == nil {
 		return false
 	}

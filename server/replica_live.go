@@ -56,7 +56,7 @@ type streamSent struct {
 // other replicas, when it is streaming: an open agent or reasoning entry,
 // or the last text of one that settled.
 func (c *conversation) streamLiveLocked(ch Change) {
-	r := c.srv.opts.Replica
+	r := c.srv.rep.live
 	if r == nil {
 		return
 	}

@@ -27,7 +27,7 @@ type statusFrame struct {
 // storeReachable is ErrStoreUnavailable while a replica's database is
 // unreachable, else nil.
 func (s *Server) storeReachable() error {
-	if r := s.opts.Replica; r != nil && !r.Reachable() {
+	if r := s.rep.health; r != nil && !r.Reachable() {
 		return ErrStoreUnavailable
 	}
 	return nil

@@ -78,7 +78,8 @@ type Server struct {
 
 	turns *Turns // the bound engine, when it is the server's own (closed by Close)
 
-	fwd forwards // commands crossing replicas (replica.go)
+	fwd forwards     // commands crossing replicas (replica.go)
+	rep replicaParts // opts.Replica by job; every part nil on a single server
 }
 
 // setOnConnClosed installs the test hook.
@@ -123,6 +124,7 @@ func New(opts Options) (*Server, error) {
 		convIdle: convIdle,
 		conns:    map[*conn]struct{}{},
 		tokens:   map[string]*conn{},
+		rep:      partsOf(opts.Replica),
 	}
 	if t, ok := opts.Engine.(*Turns); ok {
 		s.turns = t
@@ -275,7 +277,7 @@ func (s *Server) Publish(conversation string, ch Change) error {
 	if err := validConversationID(conversation); err != nil {
 		return err
 	}
-	if ch.Op == OpReceipt && ch.Receipt != nil && s.opts.Replica != nil {
+	if ch.Op == OpReceipt && ch.Receipt != nil && s.rep.inbox != nil {
 		s.answer(conversation, *ch.Receipt) // a command another replica sent
 	}
 	c := s.conv(conversation)

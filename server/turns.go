@@ -255,7 +255,7 @@ func (t *Turns) Receipt(conversation, commandID string) Receipt {
 		}
 	}
 	var recs []history.CommandRecord
-	if r := srv.opts.Replica; r != nil {
+	if r := srv.rep.store; r != nil {
 		recs, _ = r.Commands(conversation) // kept in the database, not beside the copy
 	} else {
 		recs, _ = history.ReadCommands(srv.logPath(conversation))

@@ -903,7 +903,7 @@ func (s *Server) do(ctx context.Context, cmd Command) Receipt {
 		return rejection(cmd, err)
 	}
 	rc, err := s.opts.Engine.Do(ctx, cmd)
-	if errors.Is(err, ErrLocked) && s.opts.Replica != nil {
+	if errors.Is(err, ErrLocked) && s.rep.inbox != nil {
 		rc, err = s.forward(ctx, cmd) // another replica's engine holds it
 	}
 	if err != nil {

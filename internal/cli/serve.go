@@ -131,7 +131,7 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 		done := make(chan struct{})
 		go func() { mirror.Run(mctx); close(done) }()
 		defer func() { stop(); <-done }()
-		replica = mirror
+		replica = mirror // every job of a replica (server.ReplicaSync, ReplicaStore, …)
 		// A conversation's engine holds its lease: on a replica it lets go
 		// soon after a turn, so a send that reaches another replica runs.
 		topts.IdleAfter = replicaIdleAfter

@@ -43,7 +43,11 @@ import (
 const AppendsChannel = "folio_appends"
 
 // Mirror keeps a replica's local copies of conversations. Its methods are
-// safe for concurrent use.
+// safe for concurrent use. It is a server.Replica, whose jobs it keeps
+// apart: the copies (server.ReplicaSync: mirror.go, bound.go), the
+// database's logs (ReplicaStore: mirror.go, blob.go), the command inbox
+// (ReplicaInbox: inbox.go), streaming (ReplicaLive: live.go) and health
+// (ReplicaHealth: status.go).
 type Mirror struct {
 	s   *Store
 	dir string // the replica's data folder

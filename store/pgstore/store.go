@@ -38,11 +38,6 @@ var _ history.Store = (*Store)(nil)
 // Option configures Open.
 type Option func(*Store)
 
-// WithOwner names this store in the lease rows other writers see and in
-// the commands it forwards or claims; it must differ between stores (by
-// default host name, process ID and a random suffix).
-func WithOwner(name string) Option { return func(s *Store) { s.owner = name } }
-
 // WithTimeout bounds each database operation (default 30 s).
 func WithTimeout(d time.Duration) Option { return func(s *Store) { s.timeout = d } }
 
