@@ -34,7 +34,7 @@ const defaultArtifactRead = toolview.DefaultRangeLimit
 // It reports false when no entry of the conversation refers to ref.
 func (s *Server) artifactOf(id, ref string) (best transcript.Artifact, found bool, err error) {
 	if s.turns != nil {
-		if a, ok := s.turns.liveArtifact(id, ref); ok {
+		if a, ok := s.liveArtifact(id, ref); ok {
 			return a, true, nil
 		}
 	}
@@ -183,18 +183,15 @@ func (c *artifactCache) put(key string, fi os.FileInfo, a transcript.Artifact) {
 }
 
 // liveArtifact looks for ref in the open engine's current document.
-func (t *Turns) liveArtifact(conv, ref string) (transcript.Artifact, bool) {
-	srv := t.server()
-	if srv == nil {
+func (s *Server) liveArtifact(conv, ref string) (transcript.Artifact, bool) {
+	if !s.enginesOpen() {
 		return transcript.Artifact{}, false
 	}
-	c := srv.lookupConv(conv)
+	c := s.lookupConv(conv)
 	if c == nil {
 		return transcript.Artifact{}, false
 	}
-	c.mu.Lock()
-	eng := c.eng
-	c.mu.Unlock()
+	eng := c.openEngine()
 	if eng == nil {
 		return transcript.Artifact{}, false
 	}

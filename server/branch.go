@@ -98,7 +98,7 @@ func (c *conversation) edit(ctx context.Context, e *engine.Engine, cmd Command, 
 	}
 	if !r.Duplicate {
 		c.catchUp() // the new branch's generation, before its head event
-		_ = c.srv.Publish(c.id, Change{Op: OpHead, Head: head})
+		_ = c.publish(Change{Op: OpHead, Head: head})
 	}
 	rc := receiptOf(c.id, r)
 	rc.Head = head
@@ -118,7 +118,7 @@ func (c *conversation) selectBranch(e *engine.Engine, cmd Command, tag []engine.
 		// The new generation goes out before the head event and the
 		// receipt, not after them from the publisher's own pace.
 		c.catchUp()
-		_ = c.srv.Publish(c.id, Change{Op: OpHead, Head: cmd.Head})
+		_ = c.publish(Change{Op: OpHead, Head: cmd.Head})
 		return nil
 	}, tag...)
 	if errors.Is(err, engine.ErrConflict) {

@@ -12,31 +12,51 @@ import (
 	"github.com/foliodev/folio/transcript"
 )
 
-// conversation is everything the server keeps for one conversation, in one
-// place under one mutex: its live events (generation, change sequence, the
-// entries changed in this generation, its subscribers; livestate.go), the
-// follower of its log (livestate.go, capture.go), the capture its opens
-// share (capture), and, while Turns holds it, its open engine and the
-// goroutines that publish the engine's store and own its log
-// (turns_open.go, turns_publish.go).
+// conversation is what the server keeps for one conversation: a few parts,
+// each with one owner and one lock regime, that it composes.
+//
+//   - feed (livestate.go): the live events clients follow: generation,
+//     sequence, the entries changed in this generation, the ring of changes,
+//     the subscribers. Guarded by mu; gen is also read without it.
+//   - follower (livestate.go, capture.go): the reading of a log another
+//     process writes, and the captures that share it. Guarded by mu; a
+//     capture's reads of the log run outside it, one at a time (building).
+//   - stream (replica_live.go): what replicas streamed to each other of
+//     answers not yet saved. Guarded by mu.
+//   - logWriter (turns_open.go): this server's engine while it holds the log,
+//     the goroutines that own the log and publish the engine's store, and
+//     the conversation's model choice. Its fields are guarded by mu, except
+//     lastUsed and saved, written whole (atomics). The goroutines own what
+//     they work on: the open log and its title mark (heldLog, keepLog) and
+//     the publisher's marks (publisher, turns_publish.go).
+//
+// There is one producer of live changes at a time: the follower, or the
+// logWriter's engine from open to close (acquireLocked, releaseLocked).
 //
 // What it does not keep: the queue, the running turn, the approvals and
 // the command receipts. The engine is their only authority; they are read
 // from its store's transcript.Live (controlOf) and from the engine itself.
-//
-// mu guards every field below it, except the three groups whose comments
-// name another owner: values written whole (atomics), the field the log's
-// goroutine owns, and the marks the publishing goroutine owns.
 type conversation struct {
 	srv  *Server
 	id   string
 	path string
 
+	mu sync.Mutex // guards every part but what the parts' comments name
+	// evicted is set when the server forgot the conversation (evict): a
+	// caller that found it before must look it up again. Guarded by mu.
+	evicted bool
+
+	feed
+	follower
+	stream
+	logWriter
+}
+
+// feed is a conversation's live events. Guarded by the conversation's mu.
+type feed struct {
+	id  string       // the conversation's
 	gen atomic.Int64 // written under mu; read without it by token checks
 
-	mu sync.Mutex
-
-	// Live events.
 	seq       int64
 	head      string
 	subs      map[*conn]struct{}
@@ -46,15 +66,11 @@ type conversation struct {
 	liveBytes int        // bytes of the entries in live
 	lastID    string     // the document's last entry, for "after"
 	deleted   bool
-	// evicted is set when the server forgot the conversation (evict): a
-	// caller that found it before must look it up again.
-	evicted bool
-	// remote: open entries other replicas' streaming messages reached;
-	// streamed: what this replica's engine streamed to the others, by
-	// entry (replica_live.go).
-	remote   map[string]*remoteEntry
-	streamed map[string]*streamSent
+}
 
+// follower is a conversation's reading of its log, and the captures that
+// share it. Guarded by the conversation's mu.
+type follower struct {
 	// Captures, one at a time so concurrent opens share: building is
 	// closed when the capture in progress ends; a later capture waits for
 	// it and then reuses shared, the snapshot it left, when it still fits.
@@ -66,7 +82,7 @@ type conversation struct {
 		head     string // another head is another document, whatever the generation
 	}
 
-	// The follower: the log file and the reader that has read it so far.
+	// The log file and the reader that has read it so far.
 	f      *os.File         // open only while followed
 	fi     os.FileInfo      // the file sc read
 	sc     *history.Scanner // nil until the first read, or while the log is missing
@@ -76,13 +92,28 @@ type conversation struct {
 	// reading is the log's page index (capture.go): sc is resumed from the
 	// index when the log grows past it.
 	resumeAt int64
+}
 
-	// The engine (turns_open.go). eng is set from the moment Turns opened
-	// it until it is closed: it is then the conversation's only producer
-	// of live changes, and the follower only keeps its reading of the log
-	// current. changing is non-nil while the engine is being opened or
-	// closed; commands wait for it. openErr is how the last open failed,
-	// for the commands that waited on it.
+// stream is what replicas stream to each other of answers not yet saved
+// (replica_live.go). Guarded by the conversation's mu.
+type stream struct {
+	// remote: open entries other replicas' streaming messages reached;
+	// streamed: what this replica's engine streamed to the others, by
+	// entry.
+	remote   map[string]*remoteEntry
+	streamed map[string]*streamSent
+}
+
+// logWriter is this server's engine of the conversation and what goes with
+// it (turns_open.go). Guarded by the conversation's mu, but for the two
+// values written whole.
+type logWriter struct {
+	// eng is set from the moment the engine was opened until it is
+	// closed: it is then the conversation's only producer of live
+	// changes, and the follower only keeps its reading of the log current.
+	// changing is non-nil while the engine is being opened or closed;
+	// commands wait for it. openErr is how the last open failed, for the
+	// commands that waited on it.
 	changing chan struct{}
 	openErr  error
 	eng      *engine.Engine
@@ -94,26 +125,15 @@ type conversation struct {
 	pubDone   chan struct{}
 	pubSync   chan chan struct{}
 	logClosed chan error
+	// hooks are the test hooks of the open engine's Turns, set at open.
+	hooks turnsHooks
+	// model is the model the conversation last switched to (models.go);
+	// "" for the default. It outlives the engine's close.
+	model string
 
 	// Written whole, read without mu.
 	lastUsed atomic.Int64              // Unix nanoseconds of the last command
 	saved    atomic.Pointer[saveState] // what the engine's last save left
-
-	// Owned by the goroutine that owns the open log (keepLog), set before
-	// it starts: the log has a title, so saves no longer name it from the
-	// first message.
-	titled bool
-
-	// Owned by the publishing goroutine (publish), set before it starts and
-	// read after it ended: what of the engine's store went out.
-	pubGen    uint64
-	published int // entries before this index are published settled (or were hydrated)
-	pub       map[string]pubState
-	lastTurn  TurnState
-	lastQueue []QueueItem
-	lastAppr  []ApprovalItem
-	control   bool   // queue, turn and approvals were published once
-	receipts  uint64 // the engine's receipt mark published up to (engine.Receipts)
 }
 
 type ringItem struct {
@@ -128,14 +148,9 @@ type saveState struct {
 	err error
 }
 
-// pubState is what the publisher last sent of an entry.
-type pubState struct {
-	fp   transcript.Fingerprint
-	open bool
-}
-
 func newConversation(s *Server, id, path string) *conversation {
-	c := &conversation{srv: s, id: id, path: path, head: defaultHead, subs: map[*conn]struct{}{}, live: map[string]*liveEntry{}}
+	c := &conversation{srv: s, id: id, path: path}
+	c.feed.id, c.head, c.subs, c.live = id, defaultHead, map[*conn]struct{}{}, map[string]*liveEntry{}
 	// Generations start from the clock, so a conversation evicted and read
 	// again (or a restarted server) never reuses one a client still holds.
 	c.gen.Store(time.Now().UnixMicro())
@@ -216,4 +231,20 @@ func (s *Server) evict(c *conversation) {
 		c.f = nil
 	}
 	c.sc = nil
+}
+
+// publish applies a change this server made (its engine's publisher, a
+// branch switch, a receipt) to the live feed, which sends it to every
+// connection following the conversation.
+func (c *conversation) publish(ch Change) error {
+	if ch.Op == OpReceipt && ch.Receipt != nil && c.srv.rep.inbox != nil {
+		c.srv.answer(c.id, *ch.Receipt) // a command another replica sent
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.streamLiveLocked(ch)
+	if c.remote != nil {
+		c.dropRemoteLocked() // another replica's streaming is over
+	}
+	return c.applyLocked(ch, 0)
 }

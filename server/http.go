@@ -288,7 +288,7 @@ func (s *Server) renameConversation(w http.ResponseWriter, r *http.Request) {
 	}
 	// This server's own engine may hold the lock: write through it.
 	if s.turns != nil {
-		if handled, err := s.turns.setTitle(id, body.Title); handled {
+		if handled, err := s.setTitle(id, body.Title); handled {
 			if err != nil {
 				s.opts.Logger.Error("rename failed", "conversation", id, "err", err)
 				httpError(w, http.StatusInternalServerError, "internal", "cannot write the conversation log")
@@ -334,7 +334,7 @@ func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {
 	// pulled from under it (its next turn would go into a deleted file).
 	// This server's own engine lets go of it first.
 	if s.turns != nil {
-		s.turns.forget(id)
+		s.forgetEngine(id)
 	}
 	if s.deleteReplica(w, id) {
 		return
@@ -428,8 +428,8 @@ func (s *Server) getReceipt(w http.ResponseWriter, r *http.Request) {
 	}
 	// The engine is the only authority: the server keeps no receipts.
 	rc := Receipt{CommandID: cmd, State: transcript.CommandUnknown}
-	if s.opts.Engine != nil {
-		rc = s.opts.Engine.Receipt(id, cmd)
+	if s.eng != nil {
+		rc = s.eng.Receipt(id, cmd)
 	}
 	rc.CommandID, rc.Conversation = cmd, id
 	writeJSON(w, http.StatusOK, rc)

@@ -246,7 +246,7 @@ func lastOf(es []transcript.Entry) string {
 }
 
 // replaceLocked starts a new generation: the document was replaced.
-func (c *conversation) replaceLocked() {
+func (c *feed) replaceLocked() {
 	g := c.gen.Add(1)
 	c.seq = 0
 	c.live = map[string]*liveEntry{}
@@ -263,7 +263,7 @@ func (c *conversation) replaceLocked() {
 // conversation, else the follower; see acquireLocked and releaseLocked), so an entry's
 // state is taken as it comes: nothing is merged with what clients received
 // before, and nothing needs de-duplicating.
-func (c *conversation) applyLocked(ch Change, durableAt int64) error {
+func (c *feed) applyLocked(ch Change, durableAt int64) error {
 	switch ch.Op {
 	case OpUpsert, OpSettle:
 		open := ch.Op == OpUpsert
@@ -428,7 +428,7 @@ func utf16Len(s string) int {
 
 // remember records a change in the ring and forgets the oldest settled
 // entries past maxLive.
-func (c *conversation) remember(id string) {
+func (c *feed) remember(id string) {
 	c.ring = append(c.ring, ringItem{id, c.seq})
 	// Each pass looks at every ring item at most once, so a ring of only
 	// open entries cannot spin.
@@ -496,7 +496,7 @@ func (c *conversation) controlLocked() *controlState {
 	return &cs
 }
 
-func (c *conversation) broadcastLocked(ev eventFrame) {
+func (c *feed) broadcastLocked(ev eventFrame) {
 	ev.Type = "event"
 	ev.Conversation = c.id
 	ev.Generation = c.gen.Load()
@@ -565,7 +565,7 @@ type Since struct {
 // past snapOff, the log offset the snapshot was read to) is in neither the
 // snapshot nor, by its revision, above the snapshot's seq: it goes in the
 // checkpoint too, so nothing published is lost between the two.
-func (c *conversation) checkpointLocked(since *Since, snapSeq, snapOff int64) *checkpoint {
+func (c *feed) checkpointLocked(since *Since, snapSeq, snapOff int64) *checkpoint {
 	cp := &checkpoint{Entries: []checkpointEntry{}, Presentations: []checkpointPres{}}
 	after := snapSeq
 	if since != nil {

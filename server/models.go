@@ -67,17 +67,17 @@ func ConfiguredModels(o provider.Options) ([]ModelOption, error) {
 
 func modelName(c provider.Config) string { return c.Name + "/" + c.Model }
 
-// modelSet is Turns' list of models and the clients built for them.
+// modelSet is the clients Turns built for the models conversations
+// switched to. Which model a conversation chose is the conversation's
+// (conversation.model).
 type modelSet struct {
 	mu      sync.Mutex
-	list    []ModelOption
 	clients map[string]provider.Provider
-	chosen  map[string]string // conversation → the model its last switch chose
 }
 
 // models returns the list a client sees. Without configured options it is
 // the one model Turns was made with.
-func (t *Turns) models() []ModelInfo {
+func (t *Turns) list() []ModelInfo {
 	out := []ModelInfo{}
 	for _, m := range t.opts.Models {
 		out = append(out, m.ModelInfo)
@@ -92,7 +92,7 @@ func (t *Turns) models() []ModelInfo {
 // checkModel says whether name is in the list.
 func (t *Turns) checkModel(name string) error {
 	var names []string
-	for _, m := range t.models() {
+	for _, m := range t.list() {
 		if m.Name == name {
 			return nil
 		}
@@ -102,21 +102,32 @@ func (t *Turns) checkModel(name string) error {
 		ErrUnknownModel, clip(name), strings.Join(names, ", "))
 }
 
-// modelFor is the choice a send in conversation conv runs with: the model
+// modelFor is the choice a send in conversation c runs with: the model
 // it names, else the one the conversation last switched to (it outlives
-// the engine's idle close), else none (the engine's current model).
-func (t *Turns) modelFor(conv, name string) (engine.ModelChoice, error) {
-	t.mset.mu.Lock()
-	defer t.mset.mu.Unlock()
+// the engine's idle close, as long as the server keeps the conversation),
+// else none (the engine's current model). A named model becomes the
+// conversation's choice.
+func (t *Turns) modelFor(c *conversation, name string) (engine.ModelChoice, error) {
 	if name == "" {
-		name = t.mset.chosen[conv]
+		name = c.chosenModel()
 		if name == "" {
 			return engine.ModelChoice{}, nil
 		}
 	}
+	choice, err := t.choice(name)
+	if err == nil {
+		c.chooseModel(name)
+	}
+	return choice, err
+}
+
+// choice is model name's client and settings.
+func (t *Turns) choice(name string) (engine.ModelChoice, error) {
 	if err := t.checkModel(name); err != nil {
 		return engine.ModelChoice{}, err
 	}
+	t.models.mu.Lock()
+	defer t.models.mu.Unlock()
 	var opt *ModelOption
 	for i := range t.opts.Models {
 		if t.opts.Models[i].Name == name {
@@ -136,33 +147,27 @@ func (t *Turns) modelFor(conv, name string) (engine.ModelChoice, error) {
 		}
 	default:
 		model, window = opt.Model, opt.Config.ContextWindow
-		if p = t.mset.clients[name]; p == nil {
+		if p = t.models.clients[name]; p == nil {
 			var err error
 			if p, err = provider.New(opt.Config); err != nil {
 				return engine.ModelChoice{}, fmt.Errorf("model %q: %w", name, err)
 			}
-			if t.mset.clients == nil {
-				t.mset.clients = map[string]provider.Provider{}
+			if t.models.clients == nil {
+				t.models.clients = map[string]provider.Provider{}
 			}
-			t.mset.clients[name] = p
+			t.models.clients[name] = p
 		}
 	}
-	if t.mset.chosen == nil {
-		t.mset.chosen = map[string]string{}
-	}
-	t.mset.chosen[conv] = name
 	return engine.ModelChoice{Provider: p, Model: model, ContextWindow: window}, nil
 }
 
-// currentModel is the model name conversation conv's next turn runs on.
-func (t *Turns) currentModel(conv string) string {
-	t.mset.mu.Lock()
-	name := t.mset.chosen[conv]
-	t.mset.mu.Unlock()
-	if name != "" {
-		return name
+// currentModel is the model name a conversation that chose chosen ("":
+// none) runs its next turn on.
+func (t *Turns) currentModel(chosen string) string {
+	if chosen != "" {
+		return chosen
 	}
-	for _, m := range t.models() {
+	for _, m := range t.list() {
 		if m.Default {
 			return m.Name
 		}
@@ -185,9 +190,13 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 		Current string      `json:"current,omitzero"`
 	}{Models: []ModelInfo{}}
 	if s.turns != nil {
-		out.Models = s.turns.models()
+		out.Models = s.turns.list()
 		if conv != "" {
-			out.Current = s.turns.currentModel(conv)
+			chosen := ""
+			if c := s.lookupConv(conv); c != nil {
+				chosen = c.chosenModel()
+			}
+			out.Current = s.turns.currentModel(chosen)
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -200,4 +209,19 @@ func (s *Server) checkModel(name string) error {
 		return fmt.Errorf("%w: this server has no models to switch to", ErrUnknownModel)
 	}
 	return s.turns.checkModel(name)
+}
+
+// chosenModel is the model the conversation last switched to; "" when it
+// did not.
+func (c *conversation) chosenModel() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.model
+}
+
+// chooseModel records the model the conversation switched to.
+func (c *conversation) chooseModel(name string) {
+	c.mu.Lock()
+	c.model = name
+	c.mu.Unlock()
 }

@@ -21,10 +21,10 @@ import (
 
 // newModelsServer runs real turns on the demo model by default, with a
 // second model served by an OpenAI-compatible loopback server.
-func newModelsServer(t *testing.T) (*testServer, *Turns, *providertest.Server) {
+func newModelsServer(t *testing.T) (*testServer, *testTurns, *providertest.Server) {
 	t.Helper()
 	other := providertest.NewServer(t, providertest.Fixture(t, "../engine/testdata/openai_answer.sse"))
-	turns, err := NewTurns(TurnsOptions{
+	topts := TurnsOptions{
 		Provider:  demo.New(demo.Options{}),
 		Model:     "folio-demo",
 		Workspace: t.TempDir(),
@@ -34,11 +34,9 @@ func newModelsServer(t *testing.T) (*testServer, *Turns, *providertest.Server) {
 				Config: provider.Config{Name: "local", Type: provider.TypeOpenAI, BaseURL: other.URL, Model: "small-model",
 					APIKey: "sk-secret-never-listed", IdleTimeout: 5 * time.Second}},
 		},
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
-	return newTestServer(t, Options{Engine: turns, DataDir: t.TempDir()}), turns, other
+	ts := newTestServer(t, Options{Turns: &topts, DataDir: t.TempDir()})
+	return ts, ts.engines(), other
 }
 
 type modelList struct {

@@ -36,11 +36,7 @@ func BenchmarkPagesWhileACommandLoads(b *testing.B) {
 }
 
 func pagesWhileACommandLoads(b *testing.B, indexed bool) {
-	turns, err := NewTurns(TurnsOptions{Provider: demo.New(demo.Options{}), Model: "demo", Workspace: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ts := newTestServer(b, Options{Engine: turns})
+	ts := newTestServer(b, Options{Turns: &TurnsOptions{Provider: demo.New(demo.Options{}), Model: "demo", Workspace: b.TempDir()}})
 	ts.writeGen(b, "small", 3000, 2)
 	big := ts.writeGen(b, "big", 300000, 1)
 	if indexed {

@@ -207,7 +207,7 @@ func (s *Server) forward(ctx context.Context, cmd Command) (Receipt, error) {
 				return Receipt{}, fmt.Errorf("%w: the replica that took the command did not answer", ErrLocked)
 			}
 		}
-		rc, err := s.opts.Engine.Do(ctx, cmd)
+		rc, err := s.eng.Do(ctx, cmd)
 		if !errors.Is(err, ErrLocked) {
 			return rc, err
 		}
@@ -279,7 +279,7 @@ func (s *Server) forwardedReceipt(id string, b []byte) {
 	}
 	// Tabs never move a receipt backwards (web/src/protocol/states.ts), so
 	// a late non-final receipt after the final one changes nothing.
-	_ = s.Publish(id, Change{Op: OpReceipt, Receipt: &rc})
+	_ = s.conv(id).publish(Change{Op: OpReceipt, Receipt: &rc})
 }
 
 // bindReplica pokes a conversation's follower when its copy changed, so

@@ -75,7 +75,7 @@ func (s *Server) storeStatus(reachable bool, lost []string) {
 // from the log.
 func (s *Server) lockLost(id string) {
 	if s.turns != nil {
-		s.turns.forget(id)
+		s.forgetEngine(id)
 	}
 	if c := s.lookupConv(id); c != nil {
 		c.mu.Lock()

@@ -29,7 +29,7 @@ type replicaServer struct {
 	*testServer
 	mirror *pgstore.Mirror
 	store  *pgstore.Store
-	turns  *Turns
+	turns  *testTurns
 }
 
 func newReplicaServer(t *testing.T, url string, rate float64, configure ...func(*Options, *TurnsOptions)) *replicaServer {
@@ -62,14 +62,10 @@ func newReplicaServerSaving(t *testing.T, url string, rate float64, saveEvery ti
 	for _, c := range configure {
 		c(&opts, &topts)
 	}
-	turns, err := NewTurns(topts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Engine = turns
+	opts.Turns = &topts
 	ts := newTestServer(t, opts)
 	t.Cleanup(func() { cancel(); <-done; st.Close() })
-	return &replicaServer{testServer: ts, mirror: m, store: st, turns: turns}
+	return &replicaServer{testServer: ts, mirror: m, store: st, turns: ts.engines()}
 }
 
 // copyOf is the replica's local copy of id.
@@ -318,16 +314,13 @@ func serveReplica(data, url string) int {
 	// FOLIO_TEST_REPLICA_SAVE: how often a streaming answer is saved
 	// (default: the engine's, as folio serve --store does).
 	save, _ := time.ParseDuration(os.Getenv("FOLIO_TEST_REPLICA_SAVE"))
-	turns, err := NewTurns(TurnsOptions{Provider: demo.New(demo.Options{TokensPerSecond: rate}), Model: "demo", Workspace: data,
-		StreamSaveEvery: save})
-	if err != nil {
-		return fail(err)
-	}
+	turns := &TurnsOptions{Provider: demo.New(demo.Options{TokensPerSecond: rate}), Model: "demo", Workspace: data,
+		StreamSaveEvery: save}
 	follow := 5 * time.Millisecond
 	if d, err := time.ParseDuration(os.Getenv("FOLIO_TEST_REPLICA_FOLLOW")); err == nil {
 		follow = d
 	}
-	s, err := New(Options{Engine: turns, DataDir: data, Replica: m, FollowInterval: follow, TempDir: data})
+	s, err := New(Options{Turns: turns, DataDir: data, Replica: m, FollowInterval: follow, TempDir: data})
 	if err != nil {
 		return fail(err)
 	}

@@ -68,9 +68,8 @@ func childServer(t *testing.T) {
 	if os.Getenv("FOLIO_TEST_RESTART_CHILD") == "" {
 		return
 	}
-	turns, err := NewTurns(TurnsOptions{Provider: demo.New(demo.Options{TokensPerSecond: 20}), Model: "demo", Workspace: t.TempDir()})
-	must(t, err)
-	s, err := New(Options{DataDir: os.Getenv("FOLIO_TEST_DATA"), TempDir: t.TempDir(), Engine: turns})
+	turns := &TurnsOptions{Provider: demo.New(demo.Options{TokensPerSecond: 20}), Model: "demo", Workspace: t.TempDir()}
+	s, err := New(Options{DataDir: os.Getenv("FOLIO_TEST_DATA"), TempDir: t.TempDir(), Turns: turns})
 	must(t, err)
 	hs := httptest.NewServer(s.Handler())
 	fmt.Println("ready", hs.URL)

@@ -31,8 +31,12 @@ type Options struct {
 	// AllowedHosts are extra names (or name:port) the Host header may
 	// carry besides the bound address, localhost, 127.0.0.1 and [::1].
 	AllowedHosts []string
-	// Engine runs commands. Without one, commands are rejected with
-	// engine-unavailable and the server is a reader of the logs.
+	// Turns, when set, has the server run real turns: one engine.Engine
+	// per conversation, built from these options (turns.go).
+	Turns *TurnsOptions
+	// Engine, instead of Turns, runs commands elsewhere. Without either,
+	// commands are rejected with engine-unavailable and the server is a
+	// reader of the logs.
 	Engine Engine
 	// App serves the web app (package webui's handler). Without one, a
 	// placeholder page is served.
@@ -76,17 +80,17 @@ type Server struct {
 
 	onConnClosed func(websocket.StatusCode) // test hook: a connection finished releasing, with the code it was closed with; guarded by mu
 
-	turns *Turns // the bound engine, when it is the server's own (closed by Close)
+	// eng runs commands: the server's own engines (turnsEngine) when
+	// turns is set, else Options.Engine.
+	eng   Engine
+	turns *Turns // from Options.Turns; nil when commands run elsewhere
+	// enginesClosed: closeEngines began, no engine opens any more; guarded
+	// by mu. stopJanitor stops closing idle engines.
+	enginesClosed bool
+	stopJanitor   chan struct{}
 
 	fwd forwards     // commands crossing replicas (replica.go)
 	rep replicaParts // opts.Replica by job; every part nil on a single server
-}
-
-// setOnConnClosed installs the test hook.
-func (s *Server) setOnConnClosed(f func(websocket.StatusCode)) {
-	s.mu.Lock()
-	s.onConnClosed = f
-	s.mu.Unlock()
 }
 
 // New makes a server and its private snapshot folder. Close removes it.
@@ -108,6 +112,16 @@ func New(opts Options) (*Server, error) {
 	if err := os.MkdirAll(filepath.Join(opts.DataDir, "conversations"), 0o700); err != nil {
 		return nil, fmt.Errorf("server: data folder: %w", err)
 	}
+	var t *Turns
+	if opts.Turns != nil {
+		if opts.Engine != nil {
+			return nil, errors.New("server: both Turns and Engine are set")
+		}
+		var err error
+		if t, err = newTurns(*opts.Turns); err != nil {
+			return nil, err
+		}
+	}
 	removeDeadSnapshotDirs(opts.TempDir, opts.Logger)
 	dir, unlock, err := makeSnapshotDir(opts.TempDir)
 	if err != nil {
@@ -126,24 +140,22 @@ func New(opts Options) (*Server, error) {
 		tokens:   map[string]*conn{},
 		rep:      partsOf(opts.Replica),
 	}
-	if t, ok := opts.Engine.(*Turns); ok {
-		s.turns = t
-		t.bind(s)
+	s.eng = opts.Engine
+	if opts.Turns != nil {
+		s.turns, s.eng, s.stopJanitor = t, turnsEngine{s}, make(chan struct{})
+		go s.janitor(s.stopJanitor)
 	}
 	s.bindReplica()
 	return s, nil
 }
 
-// SnapshotDir is the folder holding this server's snapshot files.
-func (s *Server) SnapshotDir() string { return s.snapDir }
-
-// Close closes the engines of Turns (when that is the Engine), disconnects
-// every client, releases every snapshot and removes the snapshot folder.
+// Close closes the server's engines (Options.Turns), disconnects every
+// client, releases every snapshot and removes the snapshot folder.
 func (s *Server) Close() error {
 	// Engines first: a running turn stops and is saved, its last events go
 	// out, and every log's lock is released.
 	if s.turns != nil {
-		if err := s.turns.Close(); err != nil {
+		if err := s.closeEngines(); err != nil {
 			s.opts.Logger.Error("closing engines", "err", err)
 		}
 	}
@@ -277,15 +289,5 @@ func (s *Server) Publish(conversation string, ch Change) error {
 	if err := validConversationID(conversation); err != nil {
 		return err
 	}
-	if ch.Op == OpReceipt && ch.Receipt != nil && s.rep.inbox != nil {
-		s.answer(conversation, *ch.Receipt) // a command another replica sent
-	}
-	c := s.conv(conversation)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.streamLiveLocked(ch)
-	if c.remote != nil {
-		c.dropRemoteLocked() // another replica's streaming is over
-	}
-	return c.applyLocked(ch, 0)
+	return s.conv(conversation).publish(ch)
 }

@@ -54,10 +54,9 @@ func TestSupplementalItemsConverge(t *testing.T) {
 			close(tool.release)
 		}
 	}()
-	turns, err := NewTurns(TurnsOptions{Provider: demo.New(demo.Options{TokensPerSecond: 1000}), Model: "demo",
-		Workspace: t.TempDir(), Tools: []tools.Tool{tool}, Allow: []string{"items"}})
-	must(t, err)
-	ts := newTestServer(t, Options{Engine: turns, DataDir: data})
+	turns := &TurnsOptions{Provider: demo.New(demo.Options{TokensPerSecond: 1000}), Model: "demo",
+		Workspace: t.TempDir(), Tools: []tools.Tool{tool}, Allow: []string{"items"}}
+	ts := newTestServer(t, Options{Turns: turns, DataDir: data})
 	id := ts.create(t)
 	c := ts.dial(t)
 	live := openDoc(t, c, id)

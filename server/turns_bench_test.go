@@ -21,7 +21,7 @@ func BenchmarkPublishStreamingUpdate(b *testing.B) {
 	store := transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))
 	sink := &conn{out: make(chan outFrame, 16), closed: make(chan struct{})}
 	s := ts.conv(id)
-	s.resetMarks(store.Snapshot())
+	p := s.newPublisher(store.Snapshot(), turnsHooks{})
 	s.mu.Lock()
 	s.subs[sink] = struct{}{}
 	s.mu.Unlock()
@@ -38,7 +38,7 @@ func BenchmarkPublishStreamingUpdate(b *testing.B) {
 		if err := w.Text(strings.Repeat("word ", 800)); err != nil {
 			b.Fatal(err)
 		}
-		s.publishDoc(store.Snapshot())
+		p.publishDoc(store.Snapshot())
 	}
 	restart()
 	drain := func() {
@@ -56,10 +56,10 @@ func BenchmarkPublishStreamingUpdate(b *testing.B) {
 		if err := w.Text("tok "); err != nil {
 			b.Fatal(err)
 		}
-		s.publishDoc(store.Snapshot())
+		p.publishDoc(store.Snapshot())
 		drain()
 	}
-	if len(s.pub) > 2 {
-		b.Fatalf("the publisher tracks %d entries; settled ones should be dropped", len(s.pub))
+	if len(p.pub) > 2 {
+		b.Fatalf("the publisher tracks %d entries; settled ones should be dropped", len(p.pub))
 	}
 }

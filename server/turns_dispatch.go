@@ -39,7 +39,7 @@ func (c *conversation) do(ctx context.Context, t *Turns, e *engine.Engine, cmd C
 		if aerr != nil {
 			return Receipt{}, aerr
 		}
-		choice, merr := t.modelFor(c.id, cmd.Model)
+		choice, merr := t.modelFor(c, cmd.Model)
 		if merr != nil {
 			return Receipt{}, merr
 		}

@@ -37,7 +37,16 @@ import (
 var errEvicted = errors.New("the conversation was evicted")
 
 // logOp is one use of the open log, run by keepLog.
-type logOp func(*history.Log)
+type logOp func(*heldLog)
+
+// heldLog is the open log and what goes with it, owned by the goroutine
+// that runs the uses of it (keepLog).
+type heldLog struct {
+	*history.Log
+	// titled: the log has a title, so saves no longer name it from the
+	// first message.
+	titled bool
+}
 
 // engine returns the conversation's open engine, opening it on first use.
 // A command that arrives while another opens or closes it waits for that.
@@ -53,7 +62,7 @@ func (c *conversation) engine(t *Turns) (*engine.Engine, error) {
 		}
 		wait := c.changing
 		c.mu.Unlock()
-		if h := c.hooks().waiting; h != nil {
+		if h := t.hooks.waiting; h != nil {
 			h(c.id)
 		}
 		<-wait
@@ -70,7 +79,7 @@ func (c *conversation) engine(t *Turns) (*engine.Engine, error) {
 		return eng, nil
 	}
 	opened := make(chan struct{})
-	c.changing, c.openErr = opened, nil
+	c.changing, c.openErr, c.hooks = opened, nil, t.hooks
 	c.mu.Unlock()
 
 	err := c.open(t)
@@ -110,12 +119,11 @@ func (c *conversation) open(t *Turns) error {
 		log.Close()
 		return fmt.Errorf("load the conversation log: %w", err)
 	}
-	c.titled = conv.Title != "" // before keepLog, which owns it from here
 	c.saved.Store(&saveState{doc: conv.Document})
 	c.touch()
 
 	ops, quit, logClosed := make(chan logOp), make(chan struct{}), make(chan error, 1)
-	go keepLog(log, ops, quit, logClosed)
+	go keepLog(&heldLog{Log: log, titled: conv.Title != ""}, ops, quit, logClosed)
 	c.mu.Lock()
 	c.logOps, c.quit, c.logClosed = ops, quit, logClosed
 	c.mu.Unlock()
@@ -141,7 +149,7 @@ func (c *conversation) open(t *Turns) error {
 		return fail(fmt.Errorf("tools: %w", err))
 	}
 	saveC := make(chan struct{}, 1) // a save ended: failures held back may go out
-	w := saver{c: c, saved: saveC}
+	w := saver{c: c, saved: saveC, hooks: t.hooks}
 	o := t.opts
 	opts := []engine.Option{engine.WithTools(set), engine.WithHost(host), engine.WithSaver(w), engine.WithModel(o.Model),
 		engine.WithCommandLog(w)} // receipts survive a restart (history.CommandsPath)
@@ -163,13 +171,13 @@ func (c *conversation) open(t *Turns) error {
 	}
 	// A model the conversation switched to outlives an idle close: edits
 	// and retries run on it too, not only sends.
-	if choice, err := t.modelFor(c.id, ""); err == nil && choice.Provider != nil {
+	if choice, err := t.modelFor(c, ""); err == nil && choice.Provider != nil {
 		_ = eng.SetModel(choice) // just hydrated: idle
 	}
 	// The hydrated document is what the log (and so every follower) holds:
 	// only what comes after it is published. The publisher's marks are set
 	// and its subscription taken before the engine takes any command.
-	c.resetMarks(store.Snapshot())
+	pub := c.newPublisher(store.Snapshot(), t.hooks)
 	sub := store.Subscribe()
 	pubDone, pubSync := make(chan struct{}), make(chan chan struct{})
 	c.mu.Lock()
@@ -178,7 +186,7 @@ func (c *conversation) open(t *Turns) error {
 	// changes; closeEngine hands them back to the log follower.
 	c.acquireLocked(eng)
 	c.mu.Unlock()
-	go c.publish(eng, sub, saveC, pubSync, quit, pubDone)
+	go pub.run(eng, sub, saveC, pubSync, quit, pubDone)
 	return nil
 }
 
@@ -201,9 +209,9 @@ func (c *conversation) closeEngine(wait bool, when func(*engine.Engine) bool) er
 	}
 	closed := make(chan struct{})
 	c.changing = closed
-	eng, quit, pubDone, logClosed := c.eng, c.quit, c.pubDone, c.logClosed
+	eng, quit, pubDone, logClosed, hooks := c.eng, c.quit, c.pubDone, c.logClosed, c.hooks
 	c.mu.Unlock()
-	if h := c.hooks().closing; h != nil {
+	if h := hooks.closing; h != nil {
 		h(c.id)
 	}
 
@@ -223,6 +231,13 @@ func (c *conversation) closeEngine(wait bool, when func(*engine.Engine) bool) er
 	return err
 }
 
+// openEngine is the conversation's open engine; nil while none is.
+func (c *conversation) openEngine() *engine.Engine {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.eng
+}
+
 func (c *conversation) touch() {
 	c.lastUsed.Store(time.Now().UnixNano())
 }
@@ -239,7 +254,7 @@ func (c *conversation) idleSince(eng *engine.Engine, now time.Time) time.Duratio
 
 // keepLog owns the open log: it runs each use sent on ops, in order, until
 // quit is closed, then closes the log and reports how that went.
-func keepLog(log *history.Log, ops <-chan logOp, quit <-chan struct{}, closed chan<- error) {
+func keepLog(log *heldLog, ops <-chan logOp, quit <-chan struct{}, closed chan<- error) {
 	for {
 		select {
 		case op := <-ops:
@@ -254,6 +269,20 @@ func keepLog(log *history.Log, ops <-chan logOp, quit <-chan struct{}, closed ch
 // useLog runs f on the goroutine that owns the open log and returns its
 // error; history.ErrClosed when no engine holds the log.
 func (c *conversation) useLog(f func(*history.Log) error) error {
+	return c.useHeld(func(l *heldLog) error { return f(l.Log) })
+}
+
+// rename sets the open log's title.
+func (c *conversation) rename(title string) error {
+	return c.useHeld(func(l *heldLog) error {
+		err := l.SetTitle(title)
+		l.titled = l.titled || err == nil
+		return err
+	})
+}
+
+// useHeld is useLog with what goes with the log.
+func (c *conversation) useHeld(f func(*heldLog) error) error {
 	c.mu.Lock()
 	ops, quit := c.logOps, c.quit
 	c.mu.Unlock()
@@ -262,19 +291,11 @@ func (c *conversation) useLog(f func(*history.Log) error) error {
 	}
 	reply := make(chan error, 1)
 	select {
-	case ops <- func(l *history.Log) { reply <- f(l) }:
+	case ops <- func(l *heldLog) { reply <- f(l) }:
 		return <-reply
 	case <-quit:
 		return fmt.Errorf("%w: its engine closed", history.ErrClosed)
 	}
-}
-
-// hooks are the test hooks of the server's Turns, if it has one.
-func (c *conversation) hooks() turnsHooks {
-	if t := c.srv.turns; t != nil {
-		return t.hooks
-	}
-	return turnsHooks{}
 }
 
 // saver is the engine's way to the log: saves, command records and
@@ -283,19 +304,20 @@ func (c *conversation) hooks() turnsHooks {
 type saver struct {
 	c     *conversation
 	saved chan<- struct{}
+	hooks turnsHooks
 }
 
 var _ engine.CommandLog = saver{}
 
 func (w saver) Save(doc transcript.Document, msgs []message.Message) error {
 	c := w.c
-	if h := c.hooks().beforeSave; h != nil {
+	if h := w.hooks.beforeSave; h != nil {
 		h(doc)
 	}
-	err := c.useLog(func(l *history.Log) (err error) {
+	err := c.useHeld(func(l *heldLog) (err error) {
 		// An untitled conversation is named from its first message by the
 		// rule the terminal uses too.
-		c.titled, err = l.SaveNaming(doc, msgs, c.titled)
+		l.titled, err = l.SaveNaming(doc, msgs, l.titled)
 		return err
 	})
 	if err == nil {

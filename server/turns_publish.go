@@ -9,9 +9,10 @@ import (
 )
 
 // This file is the engine's side of live changes: while a conversation's
-// engine is open, one goroutine (publish) publishes its store's snapshots
-// and the turn, queue, approvals and receipts through Server.Publish. It
-// owns the publisher's marks on the conversation.
+// engine is open, one goroutine (publisher.run) publishes its store's
+// snapshots and the turn, queue, approvals and receipts to the
+// conversation's live feed (conversation.publish). The publisher owns its
+// marks: what of the store went out.
 
 // liveCadence bounds how often streaming changes are published. Text
 // travels as appends, so the bytes do not grow with the answer, but each
@@ -19,22 +20,42 @@ import (
 // into at most 30 updates a second, which still reads as streaming.
 const liveCadence = 33 * time.Millisecond
 
-// resetMarks starts the publisher's marks at snap, the store's hydrated
-// snapshot: what it holds is in the log already. It runs before the
-// publishing goroutine starts.
-func (c *conversation) resetMarks(snap transcript.Snapshot) {
-	c.pubGen, c.published, c.pub = snap.Generation, snap.Document.Len(), map[string]pubState{}
-	c.lastTurn, c.lastQueue, c.lastAppr = TurnState{}, nil, nil
-	c.control, c.receipts = false, 0
+// publisher publishes one open engine's store to its conversation. Its
+// fields are owned by the goroutine that runs it (run), set before it
+// starts (newPublisher).
+type publisher struct {
+	c     *conversation // the conversation it feeds
+	hooks turnsHooks
+
+	gen       uint64
+	published int // entries before this index are published settled (or were hydrated)
+	pub       map[string]pubState
+	lastTurn  TurnState
+	lastQueue []QueueItem
+	lastAppr  []ApprovalItem
+	control   bool   // queue, turn and approvals were published once
+	receipts  uint64 // the engine's receipt mark published up to (engine.Receipts)
 }
 
-// publish is the publishing goroutine of an open engine: it publishes the
+// pubState is what the publisher last sent of an entry.
+type pubState struct {
+	fp   transcript.Fingerprint
+	open bool
+}
+
+// newPublisher starts the publisher's marks at snap, the store's hydrated
+// snapshot: what it holds is in the log already.
+func (c *conversation) newPublisher(snap transcript.Snapshot, hooks turnsHooks) *publisher {
+	return &publisher{c: c, hooks: hooks, gen: snap.Generation, published: snap.Document.Len(), pub: map[string]pubState{}}
+}
+
+// run is the publishing goroutine of an open engine: it publishes the
 // store's snapshots (at most once per liveCadence; the latest one always
 // goes out) and the engine's command changes until quit is closed, then
 // once more so nothing written last is left out. saved signals a save;
 // each channel received on syncs is closed once the store's current
 // snapshot is published (catchUp).
-func (c *conversation) publish(eng *engine.Engine, sub *transcript.Subscription, saved <-chan struct{}, syncs <-chan chan struct{}, quit <-chan struct{}, done chan<- struct{}) {
+func (p *publisher) run(eng *engine.Engine, sub *transcript.Subscription, saved <-chan struct{}, syncs <-chan chan struct{}, quit <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	defer sub.Close()
 	store := eng.Store()
@@ -50,7 +71,7 @@ func (c *conversation) publish(eng *engine.Engine, sub *transcript.Subscription,
 		}
 	}()
 	publish := func(snap transcript.Snapshot) {
-		c.publishDoc(snap)
+		p.publishDoc(snap)
 		last, pending = time.Now(), false
 	}
 	for {
@@ -62,8 +83,8 @@ func (c *conversation) publish(eng *engine.Engine, sub *transcript.Subscription,
 			// The store's snapshot in which the turn's user or reply
 			// entry becomes known is the moment to say so: the entries
 			// go out first, then the turn event.
-			if c.control && turnOf(snap.Live) != c.lastTurn {
-				c.publishControl(eng)
+			if p.control && turnOf(snap.Live) != p.lastTurn {
+				p.publishControl(eng)
 				last, pending = time.Now(), false
 				continue
 			}
@@ -87,10 +108,10 @@ func (c *conversation) publish(eng *engine.Engine, sub *transcript.Subscription,
 			publish(store.Snapshot())
 			close(ack)
 		case <-eng.Changed():
-			c.publishControl(eng)
+			p.publishControl(eng)
 			last, pending = time.Now(), false
 		case <-quit:
-			c.publishControl(eng)
+			p.publishControl(eng)
 			return
 		}
 	}
@@ -104,12 +125,12 @@ func (c *conversation) publish(eng *engine.Engine, sub *transcript.Subscription,
 // opens after the receipt keeps a token valid until something new happens.
 func (c *conversation) catchUp() {
 	c.mu.Lock()
-	syncs, done := c.pubSync, c.pubDone
+	syncs, done, hooks := c.pubSync, c.pubDone, c.hooks
 	c.mu.Unlock()
 	if syncs == nil {
 		return
 	}
-	if h := c.hooks().catchUp; h != nil {
+	if h := hooks.catchUp; h != nil {
 		h(c.id)
 	}
 	ack := make(chan struct{})
@@ -125,17 +146,18 @@ func (c *conversation) catchUp() {
 // settles, in document order. A failure entry (and what follows it) waits
 // until a save holds it, so its event never overtakes the log: a reload
 // right after the event shows the same notice.
-func (c *conversation) publishDoc(snap transcript.Snapshot) {
-	if snap.Generation != c.pubGen {
+func (p *publisher) publishDoc(snap transcript.Snapshot) {
+	c := p.c
+	if snap.Generation != p.gen {
 		// Replaced or cleared: clients rebuild from a new snapshot of the
 		// log, which the engine's next save rewrites. Its settled entries
 		// reach them that way, not as a flood of events; what is open or
 		// comes later is published as usual.
-		if h := c.hooks().replacing; h != nil {
+		if h := p.hooks.replacing; h != nil {
 			h(c.id)
 		}
-		c.pubGen, c.published, c.pub = snap.Generation, snap.Document.Settled(), map[string]pubState{}
-		_ = c.srv.Publish(c.id, Change{Op: OpReplaced})
+		p.gen, p.published, p.pub = snap.Generation, snap.Document.Settled(), map[string]pubState{}
+		_ = c.publish(Change{Op: OpReplaced})
 	}
 	doc := snap.Document
 	var (
@@ -145,14 +167,14 @@ func (c *conversation) publishDoc(snap transcript.Snapshot) {
 	if last := c.saved.Load(); last != nil {
 		saved, saveErr = last.doc, last.err
 	}
-	for i := c.published; i < doc.Len(); i++ {
+	for i := p.published; i < doc.Len(); i++ {
 		e, open, fp := doc.At(i), doc.IsOpen(i), doc.Fingerprint(i)
-		if p, ok := c.pub[e.ID]; ok && p.fp == fp && p.open == open {
+		if ps, ok := p.pub[e.ID]; ok && ps.fp == fp && ps.open == open {
 			continue
 		}
 		if _, failure := e.Content.(transcript.Failure); failure && saveErr == nil {
 			if _, ok := saved.Index(e.ID); !ok {
-				if h := c.hooks().held; h != nil {
+				if h := p.hooks.held; h != nil {
 					h(e.ID)
 				}
 				break // not saved yet: the save's signal brings us back
@@ -166,20 +188,20 @@ func (c *conversation) publishDoc(snap transcript.Snapshot) {
 		if open {
 			op = OpUpsert
 		}
-		_ = c.srv.Publish(c.id, Change{Op: op, Entry: e, After: after})
-		c.pub[e.ID] = pubState{fp: fp, open: open}
-		if h := c.hooks().published; h != nil {
+		_ = c.publish(Change{Op: op, Entry: e, After: after})
+		p.pub[e.ID] = pubState{fp: fp, open: open}
+		if h := p.hooks.published; h != nil {
 			h(e)
 		}
 	}
 	// Settled entries never change again: stop looking at them.
-	for c.published < doc.Settled() {
-		id := doc.At(c.published).ID
-		if p, ok := c.pub[id]; !ok || p.open {
+	for p.published < doc.Settled() {
+		id := doc.At(p.published).ID
+		if ps, ok := p.pub[id]; !ok || ps.open {
 			break
 		}
-		delete(c.pub, id)
-		c.published++
+		delete(p.pub, id)
+		p.published++
 	}
 }
 
@@ -196,31 +218,32 @@ func turnOf(l transcript.Live) TurnState {
 // live state, the snapshot the terminal reads them from) when they changed,
 // and the engine's receipts that changed since the last call. The document
 // goes first, so a receipt never announces a turn's end before its entries.
-func (c *conversation) publishControl(eng *engine.Engine) {
+func (p *publisher) publishControl(eng *engine.Engine) {
+	c := p.c
 	// Receipts are read before the snapshot: a turn's entries are in the
 	// store before its command settles, so every entry of a receipt read
 	// here is in the snapshot taken after it and goes out first.
 	var changed []engine.Receipt
-	changed, c.receipts = eng.Receipts(c.receipts)
+	changed, p.receipts = eng.Receipts(p.receipts)
 	snap := eng.Store().Snapshot()
-	c.publishDoc(snap)
+	p.publishDoc(snap)
 	cs := controlOf(snap.Live)
-	if !c.control || *cs.Turn != c.lastTurn {
-		_ = c.srv.Publish(c.id, Change{Op: OpTurn, Turn: cs.Turn})
-		c.lastTurn = *cs.Turn
+	if !p.control || *cs.Turn != p.lastTurn {
+		_ = c.publish(Change{Op: OpTurn, Turn: cs.Turn})
+		p.lastTurn = *cs.Turn
 	}
-	if !c.control || !slices.Equal(cs.Queue, c.lastQueue) {
-		_ = c.srv.Publish(c.id, Change{Op: OpQueue, Queue: cs.Queue})
-		c.lastQueue = cs.Queue
+	if !p.control || !slices.Equal(cs.Queue, p.lastQueue) {
+		_ = c.publish(Change{Op: OpQueue, Queue: cs.Queue})
+		p.lastQueue = cs.Queue
 	}
-	if !c.control || !slices.Equal(cs.Approvals, c.lastAppr) {
-		_ = c.srv.Publish(c.id, Change{Op: OpApprovals, Approvals: cs.Approvals})
-		c.lastAppr = cs.Approvals
+	if !p.control || !slices.Equal(cs.Approvals, p.lastAppr) {
+		_ = c.publish(Change{Op: OpApprovals, Approvals: cs.Approvals})
+		p.lastAppr = cs.Approvals
 	}
-	c.control = true
+	p.control = true
 
 	for _, r := range changed {
 		rc := receiptOf(c.id, r)
-		_ = c.srv.Publish(c.id, Change{Op: OpReceipt, Receipt: &rc})
+		_ = c.publish(Change{Op: OpReceipt, Receipt: &rc})
 	}
 }

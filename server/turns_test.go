@@ -27,21 +27,18 @@ import (
 
 // newTurnsServer starts a server whose commands run real turns at the given
 // demo rate (tokens per second).
-func newTurnsServer(t *testing.T, rate float64, data string, token ...string) (*testServer, *Turns) {
+func newTurnsServer(t *testing.T, rate float64, data string, token ...string) (*testServer, *testTurns) {
 	t.Helper()
-	turns, err := NewTurns(TurnsOptions{
+	opts := Options{Turns: &TurnsOptions{
 		Provider:  demo.New(demo.Options{TokensPerSecond: rate}),
 		Model:     "demo",
 		Workspace: t.TempDir(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := Options{Engine: turns, DataDir: data}
+	}, DataDir: data}
 	if len(token) > 0 {
 		opts.Token = token[0]
 	}
-	return newTestServer(t, opts), turns
+	ts := newTestServer(t, opts)
+	return ts, ts.engines()
 }
 
 // create makes an empty conversation over HTTP.
@@ -1000,14 +997,14 @@ func TestReplacedStoreDocumentIsAnnounced(t *testing.T) {
 	first := c.open(id)
 	store := transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))
 	s := ts.conv(id) // publishing as an open engine's publisher does
-	s.resetMarks(store.Snapshot())
+	p := s.newPublisher(store.Snapshot(), turnsHooks{})
 	if _, err := store.Lease().Append(transcript.User{Text: "one"}); err != nil {
 		t.Fatal(err)
 	}
-	s.publishDoc(store.Snapshot())
+	p.publishDoc(store.Snapshot())
 	c.event("upsert")
 	store.Replace(store.Snapshot().Document)
-	s.publishDoc(store.Snapshot())
+	p.publishDoc(store.Snapshot())
 	f := c.event("replaced")
 	if f.Generation <= first.Generation {
 		t.Fatalf("replaced at generation %d, snapshot had %d", f.Generation, first.Generation)
@@ -1017,7 +1014,7 @@ func TestReplacedStoreDocumentIsAnnounced(t *testing.T) {
 	if _, err := store.Lease().Append(transcript.User{Text: "two"}); err != nil {
 		t.Fatal(err)
 	}
-	s.publishDoc(store.Snapshot())
+	p.publishDoc(store.Snapshot())
 	up := c.event("upsert")
 	if !bytes.Contains(up.Entry, []byte(`"two"`)) {
 		t.Fatalf("after the replace: %s", up.raw)

@@ -878,7 +878,7 @@ func (c *conn) inOrder(conversation string, fn func()) bool {
 // ID. A conversation that does not exist is not opened: the command is
 // refused.
 func (s *Server) do(ctx context.Context, cmd Command) Receipt {
-	if s.opts.Engine == nil {
+	if s.eng == nil {
 		return Receipt{CommandID: cmd.CommandID, Conversation: cmd.Conversation, Kind: cmd.Kind, State: transcript.CommandRejected,
 			Code: "engine-unavailable", Reason: "this server has no engine; it only reads conversations"}
 	}
@@ -902,7 +902,7 @@ func (s *Server) do(ctx context.Context, cmd Command) Receipt {
 	if err := s.storeReachable(); err != nil {
 		return rejection(cmd, err)
 	}
-	rc, err := s.opts.Engine.Do(ctx, cmd)
+	rc, err := s.eng.Do(ctx, cmd)
 	if errors.Is(err, ErrLocked) && s.rep.inbox != nil {
 		rc, err = s.forward(ctx, cmd) // another replica's engine holds it
 	}

@@ -136,15 +136,11 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 		// soon after a turn, so a send that reaches another replica runs.
 		topts.IdleAfter = replicaIdleAfter
 	}
-	turns, err := server.NewTurns(topts)
-	if err != nil {
-		return failure(cmd, err)
-	}
 	srv, err := server.New(server.Options{
 		DataDir:      dir,
 		Token:        f.token,
 		AllowedHosts: f.hosts,
-		Engine:       turns,
+		Turns:        &topts,
 		App:          webui.Handler(),
 		Logger:       logger,
 		Replica:      replica,
