@@ -1,8 +1,6 @@
 package server
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -14,8 +12,9 @@ import (
 	"github.com/foliodev/folio/transcript"
 )
 
-// This file is the server's side of conversation branches: the edit and
-// select-branch commands on the real engine, branch metadata, the graph,
+// This file is the server's side of conversation branches: the engine's
+// way to branch the log (the edit and select-branch commands are in
+// turns_dispatch.go), branch metadata, the graph,
 // and reading a branched log for captures and the follower.
 //
 // Captures and the follower read branched logs like any other, with
@@ -66,73 +65,6 @@ func (w saver) LoadTail(n int, widen *history.TailStart) (conv *history.Conversa
 	})
 	return conv, err
 }
-
-// branchErr turns the engine's branch refusals into the server's.
-func branchErr(err error) error {
-	switch {
-	case errors.Is(err, engine.ErrBusy):
-		return fmt.Errorf("%w: %v", ErrBusy, err)
-	case errors.Is(err, engine.ErrNotUserEntry), errors.Is(err, history.ErrUnknownBranch):
-		return fmt.Errorf("%w: %v", ErrNotFound, err)
-	case errors.Is(err, engine.ErrCompacted), errors.Is(err, engine.ErrNoBranches):
-		return fmt.Errorf("%w: %v", ErrUnsupported, err)
-	}
-	return err
-}
-
-// edit runs an edit command: edit-and-resend on a new branch.
-func (c *conversation) edit(ctx context.Context, e *engine.Engine, cmd Command, tag []engine.CommandOption) (Receipt, error) {
-	r, err := e.EditAndResend(ctx, cmd.CommandID, cmd.EntryID, cmd.Text, tag...)
-	if errors.Is(err, engine.ErrEmpty) {
-		return Receipt{State: transcript.CommandRejected, Code: "bad-request", Reason: "edit: the text is empty"}, nil
-	}
-	if errors.Is(err, engine.ErrConflict) {
-		return Receipt{}, fmt.Errorf("%w: %v", ErrConflict, err)
-	}
-	if err != nil {
-		return Receipt{}, branchErr(err)
-	}
-	head, err := c.logHead()
-	if err != nil {
-		return Receipt{}, err
-	}
-	if !r.Duplicate {
-		c.catchUp() // the new branch's generation, before its head event
-		_ = c.publish(Change{Op: OpHead, Head: head})
-	}
-	rc := receiptOf(c.id, r)
-	rc.Head = head
-	return rc, nil
-}
-
-// selectBranch runs a select-branch command.
-func (c *conversation) selectBranch(e *engine.Engine, cmd Command, tag []engine.CommandOption) (Receipt, error) {
-	r, err := e.Once(cmd.CommandID, func() error {
-		cur, err := c.logHead()
-		if err != nil || cmd.Head == cur {
-			return err
-		}
-		if err := e.SelectBranch(cmd.Head); err != nil {
-			return branchErr(err)
-		}
-		// The new generation goes out before the head event and the
-		// receipt, not after them from the publisher's own pace.
-		c.catchUp()
-		_ = c.publish(Change{Op: OpHead, Head: cmd.Head})
-		return nil
-	}, tag...)
-	if errors.Is(err, engine.ErrConflict) {
-		return Receipt{}, fmt.Errorf("%w: %v", ErrConflict, err)
-	}
-	if err != nil {
-		return Receipt{}, err
-	}
-	rc := receiptOf(c.id, r)
-	rc.Head = cmd.Head
-	return rc, nil
-}
-
-// --- metadata and the graph ---------------------------------------------
 
 // Alternative is a place in the selected head where the conversation
 // branched: the entry at that position in the selected head, every head

@@ -9,11 +9,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/foliodev/folio/engine"
+	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/transcript"
 )
 
 // This file dispatches commands to a conversation's engine and maps the
-// engine's receipts onto the protocol's.
+// engine's receipts onto the protocol's: every command kind's way into the
+// engine is here, the branch commands (edit, select-branch) after the
+// others.
 
 func (c *conversation) do(ctx context.Context, t *Turns, e *engine.Engine, cmd Command) (Receipt, error) {
 	// The engine keeps every command's receipt, durable across restarts: it
@@ -109,6 +112,73 @@ func (c *conversation) do(ctx context.Context, t *Turns, e *engine.Engine, cmd C
 	}
 	return receiptOf(c.id, r), nil
 }
+
+// branchErr turns the engine's branch refusals into the server's.
+func branchErr(err error) error {
+	switch {
+	case errors.Is(err, engine.ErrBusy):
+		return fmt.Errorf("%w: %v", ErrBusy, err)
+	case errors.Is(err, engine.ErrNotUserEntry), errors.Is(err, history.ErrUnknownBranch):
+		return fmt.Errorf("%w: %v", ErrNotFound, err)
+	case errors.Is(err, engine.ErrCompacted), errors.Is(err, engine.ErrNoBranches):
+		return fmt.Errorf("%w: %v", ErrUnsupported, err)
+	}
+	return err
+}
+
+// edit runs an edit command: edit-and-resend on a new branch.
+func (c *conversation) edit(ctx context.Context, e *engine.Engine, cmd Command, tag []engine.CommandOption) (Receipt, error) {
+	r, err := e.EditAndResend(ctx, cmd.CommandID, cmd.EntryID, cmd.Text, tag...)
+	if errors.Is(err, engine.ErrEmpty) {
+		return Receipt{State: transcript.CommandRejected, Code: "bad-request", Reason: "edit: the text is empty"}, nil
+	}
+	if errors.Is(err, engine.ErrConflict) {
+		return Receipt{}, fmt.Errorf("%w: %v", ErrConflict, err)
+	}
+	if err != nil {
+		return Receipt{}, branchErr(err)
+	}
+	head, err := c.logHead()
+	if err != nil {
+		return Receipt{}, err
+	}
+	if !r.Duplicate {
+		c.catchUp() // the new branch's generation, before its head event
+		_ = c.publish(Change{Op: OpHead, Head: head})
+	}
+	rc := receiptOf(c.id, r)
+	rc.Head = head
+	return rc, nil
+}
+
+// selectBranch runs a select-branch command.
+func (c *conversation) selectBranch(e *engine.Engine, cmd Command, tag []engine.CommandOption) (Receipt, error) {
+	r, err := e.Once(cmd.CommandID, func() error {
+		cur, err := c.logHead()
+		if err != nil || cmd.Head == cur {
+			return err
+		}
+		if err := e.SelectBranch(cmd.Head); err != nil {
+			return branchErr(err)
+		}
+		// The new generation goes out before the head event and the
+		// receipt, not after them from the publisher's own pace.
+		c.catchUp()
+		_ = c.publish(Change{Op: OpHead, Head: cmd.Head})
+		return nil
+	}, tag...)
+	if errors.Is(err, engine.ErrConflict) {
+		return Receipt{}, fmt.Errorf("%w: %v", ErrConflict, err)
+	}
+	if err != nil {
+		return Receipt{}, err
+	}
+	rc := receiptOf(c.id, r)
+	rc.Head = cmd.Head
+	return rc, nil
+}
+
+// --- metadata and the graph ---------------------------------------------
 
 // known answers a command ID the engine already has with its receipt.
 func known(conversation string, e *engine.Engine, cmd Command) (Receipt, bool) {
