@@ -20,8 +20,7 @@ import (
 // defect, not an addition.
 var mutexHolders = map[string]string{
 	"Server":        "server",
-	"Turns":         "server",
-	"modelSet":      "server",
+	"modelSet":      "server", // Turns' model clients; Turns itself holds no lock
 	"metaCache":     "server",
 	"artifactCache": "server",
 	"forwards":      "server",
