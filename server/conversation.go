@@ -15,12 +15,13 @@ import (
 // conversation is what the server keeps for one conversation: a few parts,
 // each with one owner and one lock regime, that it composes.
 //
-//   - feed (livestate.go): the live events clients follow: generation,
+//   - feed (feed.go): the live events clients follow: generation,
 //     sequence, the entries changed in this generation, the ring of changes,
 //     the subscribers. Guarded by mu; gen is also read without it.
-//   - follower (livestate.go, capture.go): the reading of a log another
-//     process writes, and the captures that share it. Guarded by mu; a
-//     capture's reads of the log run outside it, one at a time (building).
+//   - follower (follower.go, capture.go, capture_build.go): the reading
+//     of a log another process writes, and the captures that share it.
+//     Guarded by mu; a capture's reads of the log run outside it, one at a
+//     time (building).
 //   - stream (replica_live.go): what replicas streamed to each other of
 //     answers not yet saved. Guarded by mu.
 //   - logWriter (turns_open.go): this server's engine while it holds the log,

@@ -22,8 +22,8 @@ const (
 )
 
 // Change is one live change of a conversation, published by an in-process
-// producer (the engine) through Server.Publish. Which fields matter depends
-// on Op.
+// producer: the server's own engine (conversation.publish), or another
+// Engine through Server.Publish. Which fields matter depends on Op.
 type Change struct {
 	Op ChangeOp
 	// Entry is the entry's current content (upsert) or final content
