@@ -2,11 +2,7 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-
-	"github.com/go-json-experiment/json"
 
 	"github.com/foliodev/folio/transcript"
 )
@@ -94,14 +90,6 @@ type Receipt struct {
 	Head         string                  `json:"head,omitzero"`
 	Code         string                  `json:"code,omitzero"`
 	Reason       string                  `json:"reason,omitzero"`
-}
-
-// digestOf is a digest of cmd's whole body: the engine refuses the same
-// command ID with another body (engine.WithDigest).
-func digestOf(cmd Command) string {
-	b, _ := json.Marshal(cmd, json.Deterministic(true))
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
 }
 
 // rejection maps an engine error to a rejected receipt.

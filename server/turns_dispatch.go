@@ -2,11 +2,15 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
 
 	"github.com/foliodev/folio/engine"
 	"github.com/foliodev/folio/history"
@@ -179,6 +183,14 @@ func (c *conversation) selectBranch(e *engine.Engine, cmd Command, tag []engine.
 }
 
 // --- metadata and the graph ---------------------------------------------
+
+// digestOf is a digest of cmd's whole body: the engine refuses the same
+// command ID with another body (engine.WithDigest).
+func digestOf(cmd Command) string {
+	b, _ := json.Marshal(cmd, json.Deterministic(true))
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
 
 // known answers a command ID the engine already has with its receipt.
 func known(conversation string, e *engine.Engine, cmd Command) (Receipt, bool) {
