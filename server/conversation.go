@@ -126,7 +126,7 @@ type logWriter struct {
 	pubDone   chan struct{}
 	pubSync   chan chan struct{}
 	logClosed chan error
-	// hooks are the test hooks of the open engine's Turns, set at open.
+	// hooks are the test hooks of the server's turnHost, set at open.
 	hooks turnsHooks
 	// model is the model the conversation last switched to (models.go);
 	// "" for the default. It outlives the engine's close.

@@ -20,7 +20,7 @@ import (
 // defect, not an addition.
 var mutexHolders = map[string]string{
 	"Server":        "server",
-	"modelSet":      "server", // Turns' model clients; Turns itself holds no lock
+	"modelSet":      "server", // the turnHost's model clients; the turnHost holds no lock of its own
 	"metaCache":     "server",
 	"artifactCache": "server",
 	"forwards":      "server",

@@ -26,7 +26,7 @@ type ModelInfo struct {
 	Default bool `json:"default"`
 }
 
-// ModelOption is a model Turns may switch a conversation to. Config is
+// ModelOption is a model the server's engines may switch a conversation to. Config is
 // used to build its client on first use; it is never sent to a client.
 type ModelOption struct {
 	ModelInfo
@@ -67,7 +67,7 @@ func ConfiguredModels(o provider.Options) ([]ModelOption, error) {
 
 func modelName(c provider.Config) string { return c.Name + "/" + c.Model }
 
-// modelSet is the clients Turns built for the models conversations
+// modelSet is the clients the turnHost built for the models conversations
 // switched to. Which model a conversation chose is the conversation's
 // (conversation.model).
 type modelSet struct {
@@ -76,8 +76,8 @@ type modelSet struct {
 }
 
 // models returns the list a client sees. Without configured options it is
-// the one model Turns was made with.
-func (t *Turns) list() []ModelInfo {
+// the one model of TurnsOptions.
+func (t *turnHost) list() []ModelInfo {
 	out := []ModelInfo{}
 	for _, m := range t.opts.Models {
 		out = append(out, m.ModelInfo)
@@ -90,7 +90,7 @@ func (t *Turns) list() []ModelInfo {
 }
 
 // checkModel says whether name is in the list.
-func (t *Turns) checkModel(name string) error {
+func (t *turnHost) checkModel(name string) error {
 	var names []string
 	for _, m := range t.list() {
 		if m.Name == name {
@@ -107,7 +107,7 @@ func (t *Turns) checkModel(name string) error {
 // the engine's idle close, as long as the server keeps the conversation),
 // else none (the engine's current model). A named model becomes the
 // conversation's choice.
-func (t *Turns) modelFor(c *conversation, name string) (engine.ModelChoice, error) {
+func (t *turnHost) modelFor(c *conversation, name string) (engine.ModelChoice, error) {
 	if name == "" {
 		name = c.chosenModel()
 		if name == "" {
@@ -122,7 +122,7 @@ func (t *Turns) modelFor(c *conversation, name string) (engine.ModelChoice, erro
 }
 
 // choice is model name's client and settings.
-func (t *Turns) choice(name string) (engine.ModelChoice, error) {
+func (t *turnHost) choice(name string) (engine.ModelChoice, error) {
 	if err := t.checkModel(name); err != nil {
 		return engine.ModelChoice{}, err
 	}
@@ -141,7 +141,7 @@ func (t *Turns) choice(name string) (engine.ModelChoice, error) {
 	)
 	switch {
 	case opt == nil || opt.Default:
-		p = t.opts.Provider // the default model's client is the one Turns was made with
+		p = t.opts.Provider // the default model's client is the one of TurnsOptions
 		if opt != nil {
 			model = opt.Model
 		}
@@ -163,7 +163,7 @@ func (t *Turns) choice(name string) (engine.ModelChoice, error) {
 
 // currentModel is the model name a conversation that chose chosen ("":
 // none) runs its next turn on.
-func (t *Turns) currentModel(chosen string) string {
+func (t *turnHost) currentModel(chosen string) string {
 	if chosen != "" {
 		return chosen
 	}
@@ -203,7 +203,7 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 }
 
 // checkModel validates a send's model before it reaches the engine; a
-// server without Turns has no models, so every name is unknown.
+// server without Options.Turns has no models, so every name is unknown.
 func (s *Server) checkModel(name string) error {
 	if s.turns == nil {
 		return fmt.Errorf("%w: this server has no models to switch to", ErrUnknownModel)

@@ -83,7 +83,7 @@ type Server struct {
 	// eng runs commands: the server's own engines (turnsEngine) when
 	// turns is set, else Options.Engine.
 	eng   Engine
-	turns *Turns // from Options.Turns; nil when commands run elsewhere
+	turns *turnHost // from Options.Turns; nil when commands run elsewhere
 	// enginesClosed: closeEngines began, no engine opens any more; guarded
 	// by mu. stopJanitor stops closing idle engines.
 	enginesClosed bool
@@ -112,13 +112,13 @@ func New(opts Options) (*Server, error) {
 	if err := os.MkdirAll(filepath.Join(opts.DataDir, "conversations"), 0o700); err != nil {
 		return nil, fmt.Errorf("server: data folder: %w", err)
 	}
-	var t *Turns
+	var t *turnHost
 	if opts.Turns != nil {
 		if opts.Engine != nil {
 			return nil, errors.New("server: both Turns and Engine are set")
 		}
 		var err error
-		if t, err = newTurns(*opts.Turns); err != nil {
+		if t, err = newTurnHost(*opts.Turns); err != nil {
 			return nil, err
 		}
 	}

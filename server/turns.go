@@ -13,8 +13,8 @@ import (
 
 // This file is what runs real turns: the options every conversation's
 // engine is built from (TurnsOptions) and the model clients they share
-// (Turns). The server makes its Turns from Options.Turns and owns it; Turns
-// knows no server and no conversation. An engine is part of its
+// (turnHost). The server makes its turnHost from Options.Turns and owns it;
+// the turnHost knows no server and no conversation. An engine is part of its
 // conversation (opened and closed in turns_open.go, published in
 // turns_publish.go, given commands in turns_dispatch.go); what runs over all
 // of them (idle closing, shutdown, receipts, renames and the way in for
@@ -28,7 +28,7 @@ const DefaultIdleAfter = 10 * time.Minute
 // larger or binary files are described instead.
 const maxAttachmentText = 256 << 10
 
-// TurnsOptions configure Turns.
+// TurnsOptions configure the server's own engines (Options.Turns).
 type TurnsOptions struct {
 	// Provider answers the turns. Required.
 	Provider provider.Provider
@@ -57,10 +57,10 @@ type TurnsOptions struct {
 	Tools []tools.Tool
 }
 
-// Turns is what runs turns: the options of every conversation's engine
+// turnHost is what runs turns: the options of every conversation's engine
 // and the model clients built for model switches (models.go). The server
 // builds it from Options.Turns.
-type Turns struct {
+type turnHost struct {
 	opts   TurnsOptions
 	models modelSet
 	// hooks let tests observe the order of saves and publications
@@ -80,8 +80,8 @@ type turnsHooks struct {
 	catchUp    func(id string)          // a command waits for the publisher to announce its head switch
 }
 
-// newTurns checks o and fills in its defaults.
-func newTurns(o TurnsOptions) (*Turns, error) {
+// newTurnHost checks o and fills in its defaults.
+func newTurnHost(o TurnsOptions) (*turnHost, error) {
 	if o.Provider == nil {
 		return nil, errors.New("server: turns need a provider")
 	}
@@ -95,5 +95,5 @@ func newTurns(o TurnsOptions) (*Turns, error) {
 	if o.IdleAfter <= 0 {
 		o.IdleAfter = DefaultIdleAfter
 	}
-	return &Turns{opts: o}, nil
+	return &turnHost{opts: o}, nil
 }

@@ -22,7 +22,7 @@ import (
 // engine is here, the branch commands (edit, select-branch) after the
 // others.
 
-func (c *conversation) do(ctx context.Context, t *Turns, e *engine.Engine, cmd Command) (Receipt, error) {
+func (c *conversation) do(ctx context.Context, t *turnHost, e *engine.Engine, cmd Command) (Receipt, error) {
 	// The engine keeps every command's receipt, durable across restarts: it
 	// answers a repeated command ID, refuses one reused for another body,
 	// and is what receipt requests read.

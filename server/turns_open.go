@@ -50,7 +50,7 @@ type heldLog struct {
 
 // engine returns the conversation's open engine, opening it on first use.
 // A command that arrives while another opens or closes it waits for that.
-func (c *conversation) engine(t *Turns) (*engine.Engine, error) {
+func (c *conversation) engine(t *turnHost) (*engine.Engine, error) {
 	c.mu.Lock()
 	for {
 		if c.evicted {
@@ -100,7 +100,7 @@ func (c *conversation) engine(t *Turns) (*engine.Engine, error) {
 // open takes the log's lock, hydrates an engine from the log, starts the
 // goroutines that own the log and publish the engine's store, and makes
 // the engine the conversation's producer. It runs while changing is set.
-func (c *conversation) open(t *Turns) error {
+func (c *conversation) open(t *turnHost) error {
 	path := c.srv.logPath(c.id)
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("%w: no conversation %s", ErrNotFound, c.id)
