@@ -266,17 +266,6 @@ type eventFrame struct {
 	Receipt      *Receipt                 `json:"receipt,omitzero"`
 }
 
-// controlLocked is the conversation's queue, turn and approvals, read from
-// the store of the engine that holds it, as the terminal reads them; idle
-// and empty while no engine of this server does.
-func (c *conversation) controlLocked() *controlState {
-	if c.eng == nil {
-		return &controlState{Turn: &TurnState{State: TurnIdle}, Queue: []QueueItem{}, Approvals: []ApprovalItem{}}
-	}
-	cs := controlOf(c.eng.Store().Snapshot().Live)
-	return &cs
-}
-
 func (c *feed) broadcastLocked(ev eventFrame) {
 	ev.Type = "event"
 	ev.Conversation = c.id

@@ -103,12 +103,12 @@ func (c *conversation) releaseLocked() {
 // firstReadingLocked reports whether a capture is reading the log for the
 // first time (capture): the follower waits for that reading rather than
 // read the whole log beside it.
-func (c *conversation) firstReadingLocked() bool {
+func (c *follower) firstReadingLocked() bool {
 	return c.building != nil && !c.synced
 }
 
 // off is how far the follower has read the log.
-func (c *conversation) off() int64 {
+func (c *follower) off() int64 {
 	if c.sc == nil {
 		return c.resumeAt
 	}

@@ -238,14 +238,25 @@ func (c *conversation) openEngine() *engine.Engine {
 	return c.eng
 }
 
-func (c *conversation) touch() {
+// controlLocked is the conversation's queue, turn and approvals, read from
+// the store of the engine that holds it, as the terminal reads them; idle
+// and empty while no engine of this server does.
+func (c *logWriter) controlLocked() *controlState {
+	if c.eng == nil {
+		return &controlState{Turn: &TurnState{State: TurnIdle}, Queue: []QueueItem{}, Approvals: []ApprovalItem{}}
+	}
+	cs := controlOf(c.eng.Store().Snapshot().Live)
+	return &cs
+}
+
+func (c *logWriter) touch() {
 	c.lastUsed.Store(time.Now().UnixNano())
 }
 
 // idleSince reports how long eng has been idle at now; 0 while a turn
 // runs, something is queued or an approval waits (read from its store's
 // live state, as everything else reads them).
-func (c *conversation) idleSince(eng *engine.Engine, now time.Time) time.Duration {
+func (c *logWriter) idleSince(eng *engine.Engine, now time.Time) time.Duration {
 	if cs := controlOf(eng.Store().Snapshot().Live); cs.Turn.State == TurnRunning || len(cs.Queue) > 0 || len(cs.Approvals) > 0 {
 		return 0
 	}
