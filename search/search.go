@@ -1,0 +1,179 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Snippet marks: FTS5 puts them around matched words; Search turns them
+// into Spans. Indexed text never holds them (clean).
+const (
+	markOpen  = "\x02"
+	markClose = "\x03"
+)
+
+// Bounds of a search.
+const (
+	DefaultLimit = 20
+	MaxLimit     = 200
+	// Timeout bounds one query (catching up not included).
+	Timeout = 2 * time.Second
+	// snippetTokens is how many words a snippet shows around the hit.
+	snippetTokens = 16
+)
+
+// Options tune Search.
+type Options struct {
+	// Limit is how many hits to return (DefaultLimit when 0, at most
+	// MaxLimit).
+	Limit int
+	// NoCatchUp searches the index as it is, without first reading what
+	// the logs gained (a caller that keeps it current itself).
+	NoCatchUp bool
+}
+
+// Hit is one entry that matched.
+type Hit struct {
+	Conversation string    `json:"conversation"`
+	Title        string    `json:"title,omitempty"`
+	Entry        string    `json:"entry,omitempty"` // empty for a hit on the title
+	Role         string    `json:"role"`
+	At           time.Time `json:"at,omitzero"`
+	Snippet      []Span    `json:"snippet"`
+	// Score is the engine's relevance (BM25; smaller is better).
+	Score float64 `json:"score"`
+}
+
+// Span is a piece of a snippet; Hit marks the matched words.
+type Span struct {
+	Text string `json:"text"`
+	Hit  bool   `json:"hit,omitempty"`
+}
+
+// SnippetText is the snippet as plain text, with the matched words
+// between open and close.
+func (h Hit) SnippetText(open, close string) string {
+	var b strings.Builder
+	for _, s := range h.Snippet {
+		if s.Hit {
+			b.WriteString(open + s.Text + close)
+		} else {
+			b.WriteString(s.Text)
+		}
+	}
+	return b.String()
+}
+
+// Search parses query (see ParseQuery) and returns the best hits: by BM25
+// relevance, the newest first among equals. Unless opts say otherwise, it
+// first catches up with what the logs gained, so a hit never points at an
+// entry its conversation no longer shows.
+func (ix *Index) Search(ctx context.Context, query string, opts Options) ([]Hit, error) {
+	q, err := ParseQuery(query)
+	if err != nil {
+		return nil, err
+	}
+	if !opts.NoCatchUp {
+		if _, err := ix.CatchUp(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return ix.Run(ctx, q, opts.Limit)
+}
+
+// Run searches the index as it is for a parsed query.
+func (ix *Index) Run(ctx context.Context, q Query, limit int) ([]Hit, error) {
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	limit = min(limit, MaxLimit)
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	var sb strings.Builder
+	sb.WriteString(`SELECT c.id, c.title, c.first, d.entry, d.role, d.at, bm25(fts),
+	snippet(fts, 0, char(2), char(3), '…', ` + strconv.Itoa(snippetTokens) + `)
+FROM fts JOIN docs d ON d.rowid = fts.rowid JOIN convs c ON c.n = d.conv
+WHERE fts MATCH ?`)
+	args := []any{q.match()}
+	if len(q.Roles) > 0 {
+		sb.WriteString(` AND d.role IN (` + strings.Repeat("?,", len(q.Roles)-1) + `?)`)
+		for _, r := range q.Roles {
+			args = append(args, r)
+		}
+	}
+	if q.Conversation != "" {
+		sb.WriteString(` AND c.id = ?`)
+		args = append(args, q.Conversation)
+	}
+	if !q.After.IsZero() {
+		sb.WriteString(` AND d.at >= ?`)
+		args = append(args, q.After.UnixMilli())
+	}
+	if !q.Before.IsZero() {
+		sb.WriteString(` AND d.at < ?`)
+		args = append(args, q.Before.UnixMilli())
+	}
+	sb.WriteString(` ORDER BY bm25(fts), d.at DESC LIMIT ?`)
+	args = append(args, limit)
+	rows, err := ix.db.QueryContext(ctx, sb.String(), args...)
+	if err != nil {
+		return nil, ix.queryErr(ctx, err)
+	}
+	defer rows.Close()
+	hits := []Hit{}
+	for rows.Next() {
+		var h Hit
+		var title, first, snip string
+		var at int64
+		if err := rows.Scan(&h.Conversation, &title, &first, &h.Entry, &h.Role, &at, &h.Score, &snip); err != nil {
+			return nil, ix.queryErr(ctx, err)
+		}
+		h.Title = title
+		if h.Title == "" {
+			h.Title = first
+		}
+		if at != 0 {
+			h.At = time.UnixMilli(at).UTC()
+		}
+		h.Snippet = spans(snip)
+		hits = append(hits, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, ix.queryErr(ctx, err)
+	}
+	return hits, nil
+}
+
+func (ix *Index) queryErr(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return ErrTimeout
+	}
+	return err
+}
+
+// spans cuts an FTS5 snippet at its marks.
+func spans(s string) []Span {
+	var out []Span
+	for s != "" {
+		i := strings.Index(s, markOpen)
+		if i < 0 {
+			out = append(out, Span{Text: s})
+			break
+		}
+		if i > 0 {
+			out = append(out, Span{Text: s[:i]})
+		}
+		s = s[i+1:]
+		j := strings.Index(s, markClose)
+		if j < 0 {
+			j = len(s)
+		}
+		out = append(out, Span{Text: s[:j], Hit: true})
+		s = s[min(j+1, len(s)):]
+	}
+	return out
+}
+
