@@ -176,4 +176,3 @@ func spans(s string) []Span {
 	}
 	return out
 }
-
