@@ -219,28 +219,31 @@ func (ix *Index) CatchUp(ctx context.Context) (Stats, error) {
 func (ix *Index) Rebuild(ctx context.Context) (Stats, error) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	tx, err := ix.db.BeginTx(ctx, nil)
-	if err == nil {
-		defer tx.Rollback()
-		_, err = tx.ExecContext(ctx, `DELETE FROM docs; DELETE FROM convs; INSERT INTO fts(fts) VALUES('delete-all');`)
-		if err == nil {
-			err = tx.Commit()
-		}
-	}
-	if err != nil {
-		if !isDamage(err) {
-			return Stats{}, err
-		}
-		if err := ix.reset(); err != nil {
-			return Stats{}, err
-		}
+	if err := ix.clear(ctx); err != nil {
+		return Stats{}, err
 	}
 	var st Stats
-	err = ix.catchUp(ctx, &st)
+	err := ix.catchUp(ctx, &st)
 	if err == nil {
 		_, err = ix.db.ExecContext(ctx, `INSERT INTO fts(fts) VALUES('optimize'); VACUUM;`)
 	}
 	return st, err
+}
+
+// clear empties the index (a damaged one is made anew).
+func (ix *Index) clear(ctx context.Context) error {
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err == nil {
+		defer tx.Rollback()
+		_, err = tx.ExecContext(ctx, `DELETE FROM docs; DELETE FROM convs; DELETE FROM fts;`)
+		if err == nil {
+			err = tx.Commit()
+		}
+	}
+	if isDamage(err) {
+		return ix.reset()
+	}
+	return err
 }
 
 // reset deletes a damaged index file and creates an empty one.

@@ -330,3 +330,22 @@ func TestCanary(t *testing.T) {
 		}
 	}
 }
+
+// TestRebuild: folio log reindex forgets everything and reads every log.
+func TestRebuild(t *testing.T) {
+	t.Parallel()
+	data := newData(t)
+	c := openConvo(t, data, "c")
+	c.save(user("u1", "rebuilt pangolin"))
+	ix := openIndex(t, data)
+	if len(find(t, ix, "pangolin")) != 1 {
+		t.Fatal("not indexed")
+	}
+	st, err := ix.Rebuild(context.Background())
+	if err != nil || st.Whole != 1 || st.Entries != 1 {
+		t.Fatalf("rebuild %+v %v", st, err)
+	}
+	if got := entryIDs(find(t, ix, "pangolin")); !slices.Equal(got, []string{"c/u1"}) {
+		t.Fatalf("after rebuild: %v", got)
+	}
+}
