@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -58,6 +60,46 @@ type Index struct {
 	// rebuilt says Open found the index missing, damaged or of another
 	// version and started it anew.
 	rebuilt bool
+	// warm keeps the Scanners of the conversations updated last, where
+	// they stopped, so the next Update of one reads only what its save
+	// appended, without setting a Scanner up from the log's page index.
+	warm []warmScanner
+	// checkpointing is set while a WAL checkpoint runs off the save path.
+	checkpointing atomic.Bool
+	wg             sync.WaitGroup
+	lastCheckpoint time.Time
+}
+
+// warmScanner is a Scanner that stopped at off of the log path with inode ino.
+type warmScanner struct {
+	path string
+	ino  uint64
+	off  int64
+	s    *history.Scanner
+}
+
+const maxWarm = 8
+
+// takeWarm removes and returns the warm Scanner that continues path (inode
+// ino) at off, if there is one.
+func (ix *Index) takeWarm(path string, ino uint64, off int64) *history.Scanner {
+	for i, w := range ix.warm {
+		if w.path == path {
+			ix.warm = slices.Delete(ix.warm, i, i+1)
+			if w.ino == ino && w.off == off {
+				return w.s
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+func (ix *Index) keepWarm(path string, ino uint64, s *history.Scanner) {
+	if len(ix.warm) == maxWarm {
+		ix.warm = slices.Delete(ix.warm, 0, 1)
+	}
+	ix.warm = append(ix.warm, warmScanner{path: path, ino: ino, off: s.Offset(), s: s})
 }
 
 // Open opens (creating or rebuilding when needed) the index of the data
@@ -88,7 +130,10 @@ func (ix *Index) Rebuilt() bool { return ix.rebuilt }
 
 func (ix *Index) open() error {
 	dsn := "file:" + ix.path + "?_txlock=immediate" +
-		"&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+		"&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
+		// Checkpoints run off the save path (checkpoint), not inside a
+		// commit.
+		"&_pragma=wal_autocheckpoint(0)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return err
@@ -150,6 +195,7 @@ func isDamage(err error) bool {
 }
 
 func (ix *Index) close() {
+	ix.wg.Wait()
 	if ix.db != nil {
 		ix.db.Close()
 		ix.db = nil
@@ -170,6 +216,8 @@ func (ix *Index) Close() error {
 	if ix.db == nil {
 		return nil
 	}
+	ix.wg.Wait()
+	ix.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 	err := ix.db.Close()
 	ix.db = nil
 	return err
@@ -210,6 +258,9 @@ func (ix *Index) CatchUp(ctx context.Context) (Stats, error) {
 			st = Stats{}
 			err = ix.catchUp(ctx, &st)
 		}
+	}
+	if st.Read > 0 {
+		ix.checkpoint(false)
 	}
 	return st, err
 }
@@ -328,7 +379,11 @@ func (ix *Index) Update(ctx context.Context, id string) error {
 		return err
 	}
 	var st Stats
-	return ix.updateLog(ctx, history.LogFile{ID: id, Path: path}, c, ok, &st)
+	err = ix.updateLog(ctx, history.LogFile{ID: id, Path: path}, c, ok, &st)
+	if st.Read > 0 {
+		ix.checkpoint(false)
+	}
+	return err
 }
 
 type querier interface {
@@ -411,9 +466,13 @@ func (ix *Index) updateLog(ctx context.Context, lf history.LogFile, c convRow, k
 	whole := true
 	from := int64(0)
 	if known && c.path == lf.Path && c.inode == ino && c.size < fi.Size() {
-		if rs, err := history.ResumeScanner(lf.Path, f, c.size); err == nil {
+		if s = ix.takeWarm(lf.Path, ino, c.size); s != nil {
+			whole, from = false, c.size
+		} else if rs, err := history.ResumeScanner(lf.Path, f, c.size); err == nil {
 			s, whole, from = rs, false, c.size
 		}
+	} else {
+		ix.takeWarm(lf.Path, 0, -1)
 	}
 	if s == nil {
 		s = history.NewScanner()
@@ -510,7 +569,34 @@ func (ix *Index) updateLog(ctx context.Context, lf history.LogFile, c convRow, k
 	}
 	st.Read++
 	st.Bytes += s.Offset() - from
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	ix.keepWarm(lf.Path, ino, s)
+	return nil
+}
+
+// checkpointEvery is how often at most a checkpoint moves the WAL into
+// the database file.
+const checkpointEvery = 2 * time.Second
+
+// checkpoint copies the WAL into the database in the background, at most
+// every checkpointEvery (or now when force), so that no save's update
+// waits for it. Called with ix.mu held.
+func (ix *Index) checkpoint(force bool) {
+	if !force && time.Since(ix.lastCheckpoint) < checkpointEvery {
+		return
+	}
+	if !ix.checkpointing.CompareAndSwap(false, true) {
+		return
+	}
+	ix.lastCheckpoint = time.Now()
+	ix.wg.Add(1)
+	go func() {
+		defer ix.wg.Done()
+		defer ix.checkpointing.Store(false)
+		ix.db.Exec(`PRAGMA wal_checkpoint(PASSIVE)`)
+	}()
 }
 
 // firstLine is a prompt as a title: one line, at most 48 characters.

@@ -67,6 +67,9 @@ func Text(e transcript.Entry) (text, role string, ok bool) {
 		t, _ := c.Durable()
 		r := t.Receipt
 		add(&b, r.App, r.Summary, r.Args, r.Reason, r.Detail, r.OutputPreview, r.DiffText)
+		if r.DiffPreview != nil {
+			add(&b, r.DiffPreview.Lines...)
+		}
 		if t.Presentation != nil {
 			addPayload(&b, t.Presentation.Payload)
 		}
