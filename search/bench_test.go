@@ -112,7 +112,9 @@ func BenchmarkQuery(b *testing.B) {
 
 func report(b *testing.B, ds []time.Duration) {
 	slices.Sort(ds)
-	p := func(q float64) float64 { return float64(ds[min(len(ds)-1, int(q*float64(len(ds))))].Microseconds()) / 1000 }
+	p := func(q float64) float64 {
+		return float64(ds[min(len(ds)-1, int(q*float64(len(ds))))].Microseconds()) / 1000
+	}
 	b.ReportMetric(p(0.5), "p50-ms")
 	b.ReportMetric(p(0.9), "p90-ms")
 	b.ReportMetric(p(0.99), "p99-ms")

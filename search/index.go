@@ -65,7 +65,7 @@ type Index struct {
 	// appended, without setting a Scanner up from the log's page index.
 	warm []warmScanner
 	// checkpointing is set while a WAL checkpoint runs off the save path.
-	checkpointing atomic.Bool
+	checkpointing  atomic.Bool
 	wg             sync.WaitGroup
 	lastCheckpoint time.Time
 }
