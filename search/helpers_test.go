@@ -88,7 +88,8 @@ func openIndex(t testing.TB, data string) *Index {
 
 func find(t testing.TB, ix *Index, q string) []Hit {
 	t.Helper()
-	hits, err := ix.Search(context.Background(), q, Options{Limit: MaxLimit})
+	// A generous bound: -race on a busy machine is slow.
+	hits, err := ix.Search(context.Background(), q, Options{Limit: MaxLimit, Timeout: time.Minute})
 	if err != nil {
 		t.Fatalf("search %q: %v", q, err)
 	}

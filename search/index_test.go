@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"errors"
 	"context"
 	"os"
 	"slices"
@@ -347,5 +348,18 @@ func TestRebuild(t *testing.T) {
 	}
 	if got := entryIDs(find(t, ix, "pangolin")); !slices.Equal(got, []string{"c/u1"}) {
 		t.Fatalf("after rebuild: %v", got)
+	}
+}
+
+// TestQueryIsBoundedInTime: a query past its bound is ErrTimeout, not an
+// empty result.
+func TestQueryIsBoundedInTime(t *testing.T) {
+	t.Parallel()
+	data := genData(t, 2, 2000)
+	ix := openIndex(t, data)
+	find(t, ix, "fsync")
+	_, err := ix.Search(context.Background(), "the", Options{NoCatchUp: true, Timeout: time.Microsecond})
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("got %v, want ErrTimeout", err)
 	}
 }

@@ -33,6 +33,8 @@ type Options struct {
 	// NoCatchUp searches the index as it is, without first reading what
 	// the logs gained (a caller that keeps it current itself).
 	NoCatchUp bool
+	// Timeout bounds the query (Timeout when 0).
+	Timeout time.Duration
 }
 
 // Hit is one entry that matched.
@@ -81,16 +83,22 @@ func (ix *Index) Search(ctx context.Context, query string, opts Options) ([]Hit,
 			return nil, err
 		}
 	}
-	return ix.Run(ctx, q, opts.Limit)
+	return ix.Run(ctx, q, opts)
 }
 
-// Run searches the index as it is for a parsed query.
-func (ix *Index) Run(ctx context.Context, q Query, limit int) ([]Hit, error) {
+// Run searches the index as it is for a parsed query (opts.NoCatchUp is
+// implied).
+func (ix *Index) Run(ctx context.Context, q Query, opts Options) ([]Hit, error) {
+	limit := opts.Limit
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
 	limit = min(limit, MaxLimit)
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = Timeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var sb strings.Builder
 	sb.WriteString(`SELECT c.id, c.title, c.first, d.entry, d.role, d.at, bm25(fts),
