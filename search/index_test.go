@@ -2,8 +2,8 @@ package search
 
 import (
 	"bytes"
-	"errors"
 	"context"
+	"errors"
 	"os"
 	"slices"
 	"strconv"

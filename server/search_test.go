@@ -43,9 +43,9 @@ func TestSearchFindsAndOpensAtTheHit(t *testing.T) {
 func TestSearchRefusesMalformedQueries(t *testing.T) {
 	ts := newTestServer(t, Options{})
 	for q, want := range map[string]string{
-		`"open`:     "quote is not closed",
+		`"open`:      "quote is not closed",
 		`x colour:y`: `unknown filter`,
-		``:          "nothing to search for",
+		``:           "nothing to search for",
 	} {
 		resp, err := http.Get(ts.url + "/api/v2/search?q=" + url.QueryEscape(q))
 		if err != nil {
