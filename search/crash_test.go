@@ -66,10 +66,14 @@ func TestCrashWhileIndexing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a corpus and kills processes")
 	}
-	data := genData(t, 6, 1500)
+	convs, msgs, rounds := 6, 1500, 10
+	if raceEnabled {
+		convs, msgs, rounds = 3, 300, 4
+	}
+	data := genData(t, convs, msgs)
 	want := fresh(t, data)
 	rng := rand.New(rand.NewPCG(28, 28))
-	for round := range 10 {
+	for round := range rounds {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashWhileIndexing$")
 		cmd.Env = append(os.Environ(), "FOLIO_SEARCH_CRASH_CHILD="+data)
 		if testing.Verbose() {
@@ -87,7 +91,7 @@ func TestCrashWhileIndexing(t *testing.T) {
 			t.Fatalf("child: %q %v", ready, err)
 		}
 		// One build takes about half a second here: land anywhere in
-		// the first two.
+		// the first two (the smaller race corpus takes as long).
 		time.Sleep(time.Duration(rng.IntN(1200)) * time.Millisecond)
 		cmd.Process.Kill()
 		cmd.Wait()

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/search"
+	"github.com/foliodev/folio/tui"
 )
 
 func init() {
@@ -150,4 +152,23 @@ func logSearch(cmd *cobra.Command, data, query string, asJSON bool, limit int, s
 	}
 	_, err = io.WriteString(stdio.Out, b.String())
 	return err
+}
+
+// search is the chat's /search: the data folder's index, caught up first.
+func (s *chatSession) search(q string) ([]tui.SearchHit, error) {
+	ix, err := search.Open(s.dataDir)
+	if err != nil {
+		return nil, err
+	}
+	defer ix.Close()
+	hits, err := ix.Search(context.Background(), q, search.Options{Limit: 50})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tui.SearchHit, 0, len(hits))
+	for _, h := range hits {
+		out = append(out, tui.SearchHit{Conversation: h.Conversation, Title: h.Title, Entry: h.Entry, Role: h.Role, At: h.At,
+			Snippet: h.SnippetText(tui.SearchMarks[0], tui.SearchMarks[1])})
+	}
+	return out, nil
 }
