@@ -126,19 +126,23 @@ func report(b *testing.B, ds []time.Duration) {
 // FOLIO_SEARCH_BIG names a large generated log (folio gen) to use as the
 // large one.
 func BenchmarkSaveUpdate(b *testing.B) {
+	big := os.Getenv("FOLIO_SEARCH_BIG")
 	for _, size := range []int{1000, 30000} {
-		b.Run(fmt.Sprintf("entries=%d", size), func(b *testing.B) {
+		name := fmt.Sprintf("messages=%d", size)
+		if big != "" && size > 1000 {
+			name = "log=" + filepath.Base(big)
+		}
+		b.Run(name, func(b *testing.B) {
 			data := newData(b)
 			dir := history.ConversationsDir(data)
 			os.MkdirAll(dir, 0o700)
 			path := filepath.Join(dir, "big.jsonl")
-			if big := os.Getenv("FOLIO_SEARCH_BIG"); big != "" && size > 1000 {
+			if big != "" && size > 1000 {
 				raw, err := os.ReadFile(big)
 				if err != nil {
 					b.Fatal(err)
 				}
 				os.WriteFile(path, raw, 0o600)
-				b.Name()
 			} else {
 				f, _ := os.Create(path)
 				if _, err := gen.Write(f, gen.Options{Messages: size, Seed: 7, ConversationID: "big"}); err != nil {
