@@ -259,7 +259,14 @@ func (ix *Index) CatchUp(ctx context.Context) (Stats, error) {
 			err = ix.catchUp(ctx, &st)
 		}
 	}
-	if st.Read > 0 {
+	switch {
+	case st.Bytes > 16<<20:
+		// A large build: move its WAL into the database now, as part of
+		// the build, rather than under the saves that follow.
+		ix.wg.Wait()
+		ix.db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+		ix.lastCheckpoint = time.Now()
+	case st.Read > 0:
 		ix.checkpoint(false)
 	}
 	return st, err

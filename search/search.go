@@ -23,6 +23,9 @@ const (
 	Timeout = 2 * time.Second
 	// snippetTokens is how many words a snippet shows around the hit.
 	snippetTokens = 16
+	// candidates bounds how many matches are ranked: the most recently
+	// indexed ones.
+	candidates = 4000
 )
 
 // Options tune Search.
@@ -100,11 +103,16 @@ func (ix *Index) Run(ctx context.Context, q Query, opts Options) ([]Hit, error) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// FTS5 ranks every match of a query before it can sort: a common word
+	// of a large corpus would cost seconds. So the newest candidates
+	// matches (FTS5 walks its matches by rowid, newest indexed first,
+	// without sorting, and stops at the limit) are ranked, which is every
+	// match of any query that has fewer. Snippets are made for the hits
+	// returned only.
 	var sb strings.Builder
-	sb.WriteString(`SELECT c.id, c.title, c.first, d.entry, d.role, d.at, bm25(fts),
-	snippet(fts, 0, char(2), char(3), '…', ` + strconv.Itoa(snippetTokens) + `)
-FROM fts JOIN docs d ON d.rowid = fts.rowid JOIN convs c ON c.n = d.conv
-WHERE fts MATCH ?`)
+	sb.WriteString(`SELECT c.id, c.title, c.first, d.entry, d.role, d.at, k.s, k.r
+FROM (SELECT fts.rowid AS r, bm25(fts) AS s FROM fts JOIN docs d ON d.rowid = fts.rowid JOIN convs c ON c.n = d.conv
+	WHERE fts MATCH ?`)
 	args := []any{q.match()}
 	if len(q.Roles) > 0 {
 		sb.WriteString(` AND d.role IN (` + strings.Repeat("?,", len(q.Roles)-1) + `?)`)
@@ -124,19 +132,22 @@ WHERE fts MATCH ?`)
 		sb.WriteString(` AND d.at < ?`)
 		args = append(args, q.Before.UnixMilli())
 	}
-	sb.WriteString(` ORDER BY bm25(fts), d.at DESC LIMIT ?`)
+	sb.WriteString(` ORDER BY fts.rowid DESC LIMIT ` + strconv.Itoa(candidates) + `) k
+JOIN docs d ON d.rowid = k.r JOIN convs c ON c.n = d.conv
+ORDER BY k.s, d.at DESC LIMIT ?`)
 	args = append(args, limit)
 	rows, err := ix.db.QueryContext(ctx, sb.String(), args...)
 	if err != nil {
 		return nil, ix.queryErr(ctx, err)
 	}
-	defer rows.Close()
 	hits := []Hit{}
+	var rowids []int64
 	for rows.Next() {
 		var h Hit
-		var title, first, snip string
-		var at int64
-		if err := rows.Scan(&h.Conversation, &title, &first, &h.Entry, &h.Role, &at, &h.Score, &snip); err != nil {
+		var title, first string
+		var at, rowid int64
+		if err := rows.Scan(&h.Conversation, &title, &first, &h.Entry, &h.Role, &at, &h.Score, &rowid); err != nil {
+			rows.Close()
 			return nil, ix.queryErr(ctx, err)
 		}
 		h.Title = title
@@ -146,11 +157,21 @@ WHERE fts MATCH ?`)
 		if at != 0 {
 			h.At = time.UnixMilli(at).UTC()
 		}
-		h.Snippet = spans(snip)
 		hits = append(hits, h)
+		rowids = append(rowids, rowid)
 	}
-	if err := rows.Err(); err != nil {
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
 		return nil, ix.queryErr(ctx, err)
+	}
+	snip := `SELECT snippet(fts, 0, char(2), char(3), '…', ` + strconv.Itoa(snippetTokens) + `) FROM fts WHERE fts MATCH ? AND rowid = ?`
+	for i, r := range rowids {
+		var text string
+		if err := ix.db.QueryRowContext(ctx, snip, q.match(), r).Scan(&text); err != nil {
+			return nil, ix.queryErr(ctx, err)
+		}
+		hits[i].Snippet = spans(text)
 	}
 	return hits, nil
 }

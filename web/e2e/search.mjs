@@ -49,7 +49,7 @@ export function searchTests(test) {
     await page.locator('.search-results li').nth(1).click();
     await landsAt(page, second);
     // The link is shareable: a fresh tab at it lands on the same entry.
-    const fresh = await openApp(`${h.url.replace(/\/$/, '')}/c/big?at=${encodeURIComponent(second)}`);
+    const fresh = await openApp(`${h.base}c/big?at=${encodeURIComponent(second)}#token=${encodeURIComponent(h.token)}`);
     await landsAt(fresh.page, second);
     await fresh.context.close();
     // A malformed query says what is wrong.
