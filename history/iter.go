@@ -130,6 +130,10 @@ func (s *Scanner) Offset() int64 { return s.off }
 // Head is the current branch.
 func (s *Scanner) Head() string { return s.r.tree.head }
 
+// Title is the conversation's explicit title as the lines read so far set
+// it (the header's, else the latest meta title); empty when it has none.
+func (s *Scanner) Title() string { return s.r.conv.Title }
+
 // Resumed reports whether the Scanner was set up from a page index
 // (ResumeScanner): then Document's entries from before that point carry
 // only their IDs.

@@ -110,6 +110,7 @@ func NewHistoryServer(dataDir, version string) *sdk.Server {
 			}
 			return nil, window(hits, 0, a.Limit), nil
 		})
+	addSearch(s, dataDir, ro)
 	sdk.AddTool(s, &sdk.Tool{Name: "read_conversation", Annotations: ro,
 		Description: "Read one page of a folio conversation's entries (user and agent text, reasoning, tool receipts)."},
 		func(_ context.Context, _ *sdk.CallToolRequest, a readArgs) (*sdk.CallToolResult, EntryPage, error) {

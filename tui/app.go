@@ -72,6 +72,9 @@ type Options struct {
 	// its path (/export).
 	New    func() error
 	Export func() (string, error)
+	// Search finds a query's hits over every conversation (/search,
+	// tui/search.go); without it /search says it is not available.
+	Search func(query string) ([]SearchHit, error)
 }
 
 // Conversation is one saved conversation as the picker lists it.
@@ -653,6 +656,9 @@ func (a *App) key(k tea.KeyPressMsg) tea.Cmd {
 		return a.takeBackDraft(false)
 	case "ctrl+y":
 		return a.copyAnswer()
+	case searchKey:
+		a.startSearch()
+		return nil
 	}
 	if a.view != nil {
 		empty := a.input.Value() == ""
@@ -783,6 +789,9 @@ func (a *App) slash(text string) (tea.Cmd, bool) {
 	switch strings.Fields(text)[0] {
 	case "/resume":
 		a.openPicker()
+		return nil, true
+	case "/search":
+		a.searchCommand(text)
 		return nil, true
 	case "/quit", "/exit":
 		return a.quit(), true

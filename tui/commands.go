@@ -20,6 +20,7 @@ type slashCommand struct {
 var slashCommands = []slashCommand{
 	{"/help", "every key and command"},
 	{"/resume", "continue a saved conversation"},
+	{"/search", "search every conversation and open one at a hit (ctrl+k)"},
 	{"/model", "choose the model for the next turn"},
 	{"/new", "start a new conversation"},
 	{"/clear", "start a new conversation on a clear screen"},
@@ -183,6 +184,7 @@ var helpKeys = [][2]string{
 	{"ctrl+g", "answer a tool call: y once, a a session, n deny"},
 	{"ctrl+r, ctrl+x", "send again, or drop, a message a stop sent back"},
 	{"ctrl+y", "copy the latest answer's markdown"},
+	{"ctrl+k", "search every conversation (/search QUERY)"},
 	{"ctrl+o", "expand or collapse the entry in view (fullscreen)"},
 	{"pgup, pgdown, shift+up, shift+down", "scroll (fullscreen)"},
 	{"ctrl+home, ctrl+end", "first entry, latest entry (fullscreen)"},

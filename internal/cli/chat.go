@@ -181,6 +181,7 @@ func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
 		SetModel:      s.setModel,
 		New:           s.newConversation,
 		Export:        s.export,
+		Search:        s.search,
 	}
 	hist := newPromptHistory(dataDir)
 	o.History, o.OnPrompt = hist.load(), hist.add

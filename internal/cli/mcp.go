@@ -179,7 +179,7 @@ func newMCPServeCmd(stdio IO) *cobra.Command {
 		Use:   "serve",
 		Short: "Serve folio's conversation history, read-only, as an MCP server over stdio",
 		Long: "Speak MCP on standard input and output, offering list_conversations, read_conversation (one page of " +
-			"entries) and search_titles over the data folder's logs. Nothing is written. Configure it in another agent " +
+			"entries), search (full text, through the search index beside the logs) and search_titles over the data folder's logs. Nothing is written to the logs. Configure it in another agent " +
 			"as the command `folio mcp serve`.",
 		Example: `folio mcp serve
 folio mcp serve --data ~/.local/share/folio`,

@@ -17,6 +17,7 @@ import { branchTests } from './branches.mjs';
 import { mcpTests } from './mcp.mjs';
 import { outageTests } from './outage.mjs';
 import { openBeside, productTests } from './product.mjs';
+import { searchTests } from './search.mjs';
 
 if (!existsSync(browserPath)) {
   if (required) {
@@ -736,6 +737,7 @@ branchTests(test);
 productTests(test);
 mcpTests(test);
 outageTests(test);
+searchTests(test);
 
 let passed = 0;
 let failed = 0;

@@ -10,6 +10,8 @@ import { httpApi } from './protocol/api';
 import { Client, wsURL } from './protocol/client';
 import { takeToken, wsProtocols } from './protocol/token';
 import { appRoot, conversationFromPath, pathFor } from './routes';
+import { atFromSearch, withAt } from './search/at';
+import { markHit, SearchPanel } from './search/SearchPanel';
 import { applyTheme, initialTheme, type Theme } from './theme';
 
 interface Pane {
@@ -38,6 +40,8 @@ export function App() {
   const [first, setFirst] = useState<{ id: string; text: string; files: File[] } | undefined>();
   const [theme, setTheme] = useState<Theme>(initialTheme);
   const [listOpen, setListOpen] = useState(false);
+  // The entry a search hit opened the first pane at (?at= in the URL).
+  const [at, setAt] = useState(() => atFromSearch(location.search));
   const locale = pickLocale(typeof navigator === 'undefined' ? [] : navigator.languages);
   const t = catalogs[locale];
 
@@ -97,13 +101,36 @@ export function App() {
     const onPop = () => {
       const id = conversationFromPath(location.pathname);
       setPanes((ps) => ps.map((p, i) => (i === 0 ? { conversation: id } : p)));
+      setAt(atFromSearch(location.search));
     };
     window.addEventListener('popstate', onPop);
     return () => window.removeEventListener('popstate', onPop);
   }, []);
-  const navigate = (id: string | undefined) => {
+  const navigate = (id: string | undefined, entry?: string) => {
     const path = pathFor(root, id);
-    if (path !== location.pathname) history.pushState(null, '', path + location.search + location.hash);
+    const search = withAt(location.search, entry);
+    if (path !== location.pathname || search !== location.search) history.pushState(null, '', path + search + location.hash);
+    setAt(entry);
+  };
+  // Opening at a search hit: the pane's view opens its window around the
+  // entry (focusOn, the anchor a branch switch uses), and the entry is marked.
+  const conv0 = panes[0]?.conversation;
+  const head0 = panes[0]?.head;
+  useEffect(() => {
+    if (!conv0 || !at) return;
+    const key = `${conv0}|${head0 ?? ''}|0`;
+    const view = cache.acquire(key);
+    view.focusOn(at);
+    const stop = markHit(at);
+    return () => {
+      stop();
+      cache.release(key);
+    };
+  }, [cache, conv0, head0, at]);
+  const openHit = (id: string, entry: string | undefined) => {
+    setPanes((ps) => ps.map((p, i) => (i === 0 ? { conversation: id } : p)));
+    navigate(id, entry);
+    setListOpen(false);
   };
 
   const open = (slot: number, id: string | undefined) => {
@@ -139,6 +166,7 @@ export function App() {
     <LocaleContext.Provider value={locale}>
       <div className="app" data-testid="app" data-list-open={listOpen} data-split={panes.length > 1}>
         <aside className="side-pane">
+          <SearchPanel token={token} onOpen={openHit} />
           <ConversationList
             conversations={conversations}
             selectedId={panes[0]?.conversation}

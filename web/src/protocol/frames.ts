@@ -470,3 +470,30 @@ export type ClientFrame = Hello | Ping | Open | PageRequest | Release | Unfollow
 export type ServerFrame = Welcome | Pong | Status | Released | Ok | Error | Snapshot | Page | ReceiptAnswer | EntryAnswer | EventUpsert | EventSettle | EventAppend | EventPresentation | EventReplaced | EventHead | EventQueue | EventTurn | EventApprovals | EventReceipt | EventDeleted;
 
 export type EventFrame = EventUpsert | EventSettle | EventAppend | EventPresentation | EventReplaced | EventHead | EventQueue | EventTurn | EventApprovals | EventReceipt | EventDeleted;
+
+/** A piece of a search hit's snippet. */
+export interface SnippetSpan {
+  text: string;
+  /** a matched word */
+  hit?: boolean;
+}
+
+/** One entry a search found (GET /api/v2/search). */
+export interface SearchHit {
+  conversation: string;
+  title?: string;
+  /** the entry that matched; absent when the title did */
+  entry?: string;
+  role: "prompt" | "answer" | "reasoning" | "tool" | "notice" | "failure" | "summary" | "title";
+  /** the entry's time, RFC 3339 */
+  at?: string;
+  snippet: SnippetSpan[];
+  /** BM25 relevance; smaller is better */
+  score: number;
+}
+
+/** The answer of GET /api/v2/search: the best hits first. */
+export interface SearchAnswer {
+  query: string;
+  hits: SearchHit[];
+}

@@ -1,0 +1,174 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/spf13/cobra"
+
+	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/search"
+	"github.com/foliodev/folio/tui"
+)
+
+func init() {
+	register("log", newLogSearchCmd)
+	register("log", newLogReindexCmd)
+}
+
+func newLogSearchCmd(stdio IO) *cobra.Command {
+	var data string
+	var asJSON bool
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "search QUERY...",
+		Short: "Search every conversation's text",
+		Long: "Search the prompts, answers, reasoning, tool calls, notices, failures and titles of every conversation in the data folder, " +
+			"best match first (newest among equals), each with its conversation, entry and a snippet. The words of QUERY must all appear; " +
+			`"a phrase" in quotes, pref* for a prefix, -word to leave out, and the filters role:prompt|answer|tool (and reasoning, notice, failure, title), ` +
+			"conversation:ID, after:YYYY-MM-DD and before:YYYY-MM-DD narrow it. The index (<data>/search/index.db) catches up with the logs first. " +
+			"Open a hit with folio --resume ID, or in the web app at /c/ID?at=ENTRY.",
+		Example: `folio log search migration postgres
+folio log search '"connection refused"' role:tool
+folio log search 'deploy* -staging after:2026-01-01' --json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usage(cmd, "want a QUERY")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return logSearch(cmd, data, strings.Join(args, " "), asJSON, limit, stdio)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the hits as one JSON object")
+	cmd.Flags().IntVar(&limit, "limit", search.DefaultLimit, fmt.Sprintf("at most this many hits (at most %d)", search.MaxLimit))
+	dataFlag(cmd.Flags(), &data)
+	return cmd
+}
+
+func newLogReindexCmd(stdio IO) *cobra.Command {
+	var data string
+	cmd := &cobra.Command{
+		Use:   "reindex",
+		Short: "Rebuild the search index from the logs",
+		Long: "Forget everything the search index (<data>/search/index.db) holds and read every conversation log again. " +
+			"The logs are the truth; the index is derived from them and is rebuilt by itself when it is missing or damaged, so this is rarely needed.",
+		Example: "folio log reindex\nfolio log reindex --data ~/notes/folio",
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dataDir, err := history.DataDir(data)
+			if err != nil {
+				return failure(cmd, err)
+			}
+			ix, err := search.Open(dataDir)
+			if err != nil {
+				return failure(cmd, err)
+			}
+			defer ix.Close()
+			start := time.Now()
+			st, err := ix.Rebuild(cmd.Context())
+			if err != nil {
+				return failure(cmd, err)
+			}
+			for _, e := range st.Failed {
+				fmt.Fprintf(stdio.Err, "folio: log reindex: left out %v\n", e)
+			}
+			_, err = fmt.Fprintf(stdio.Out, "indexed %d conversations, %d entries, %.1f MB of logs in %s\n",
+				st.Read, st.Entries, float64(st.Bytes)/1e6, time.Since(start).Round(time.Millisecond))
+			return err
+		},
+	}
+	dataFlag(cmd.Flags(), &data)
+	return cmd
+}
+
+func logSearch(cmd *cobra.Command, data, query string, asJSON bool, limit int, stdio IO) error {
+	if limit < 1 || limit > search.MaxLimit {
+		return usage(cmd, "--limit %d: want 1 to %d", limit, search.MaxLimit)
+	}
+	if _, err := search.ParseQuery(query); err != nil {
+		return usage(cmd, "%v", err)
+	}
+	dataDir, err := history.DataDir(data)
+	if err != nil {
+		return failure(cmd, err)
+	}
+	ix, err := search.Open(dataDir)
+	if err != nil {
+		return failure(cmd, err)
+	}
+	defer ix.Close()
+	hits, err := ix.Search(cmd.Context(), query, search.Options{Limit: limit})
+	if err != nil {
+		if errors.Is(err, search.ErrQuery) {
+			return usage(cmd, "%v", err)
+		}
+		return failure(cmd, err)
+	}
+	if asJSON {
+		out := struct {
+			Query string       `json:"query"`
+			Hits  []search.Hit `json:"hits"`
+		}{query, hits}
+		if err := json.MarshalWrite(stdio.Out, out, json.Deterministic(true), jsontext.Multiline(false)); err != nil {
+			return err
+		}
+		_, err := io.WriteString(stdio.Out, "\n")
+		return err
+	}
+	if len(hits) == 0 {
+		_, err := fmt.Fprintf(stdio.Out, "no conversation has %s\n", query)
+		return err
+	}
+	open, close := "[", "]"
+	if isTerminal(stdio.Out) {
+		open, close = "\x1b[1;33m", "\x1b[0m"
+	}
+	var b strings.Builder
+	for _, h := range hits {
+		when := ""
+		if !h.At.IsZero() {
+			when = h.At.Local().Format("2006-01-02 15:04") + "  "
+		}
+		title := h.Title
+		if title == "" {
+			title = "(untitled)"
+		}
+		fmt.Fprintf(&b, "%s%s  %s\n", when, title, h.Role)
+		snip := strings.Join(strings.Fields(h.SnippetText(open, close)), " ")
+		fmt.Fprintf(&b, "  %s\n", snip)
+		if h.Entry != "" {
+			fmt.Fprintf(&b, "  folio --resume %s   /c/%s?at=%s\n", h.Conversation, h.Conversation, h.Entry)
+		} else {
+			fmt.Fprintf(&b, "  folio --resume %s\n", h.Conversation)
+		}
+	}
+	_, err = io.WriteString(stdio.Out, b.String())
+	return err
+}
+
+// search is the chat's /search: the data folder's index, caught up first.
+func (s *chatSession) search(q string) ([]tui.SearchHit, error) {
+	ix, err := search.Open(s.dataDir)
+	if err != nil {
+		return nil, err
+	}
+	defer ix.Close()
+	hits, err := ix.Search(context.Background(), q, search.Options{Limit: 50})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tui.SearchHit, 0, len(hits))
+	for _, h := range hits {
+		out = append(out, tui.SearchHit{Conversation: h.Conversation, Title: h.Title, Entry: h.Entry, Role: h.Role, At: h.At,
+			Snippet: h.SnippetText(tui.SearchMarks[0], tui.SearchMarks[1])})
+	}
+	return out, nil
+}

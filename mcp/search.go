@@ -1,0 +1,44 @@
+package mcp
+
+import (
+	"context"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/foliodev/folio/search"
+)
+
+// SearchAnswer is the answer of the search tool: the best hits first.
+type SearchAnswer struct {
+	Query string       `json:"query"`
+	Hits  []search.Hit `json:"hits"`
+}
+
+type fullSearchArgs struct {
+	Query string `json:"query" jsonschema:"words that must all appear; \"a phrase\", prefix*, -excluded, role:prompt|answer|tool, conversation:ID, after:YYYY-MM-DD, before:YYYY-MM-DD"`
+	Limit int    `json:"limit,omitempty" jsonschema:"at most this many hits (default 20, at most 200)"`
+}
+
+// addSearch adds the search tool: full text over every conversation's
+// entries through the data folder's search index (package search), which
+// it brings up to the logs first.
+func addSearch(s *sdk.Server, dataDir string, ro *sdk.ToolAnnotations) {
+	sdk.AddTool(s, &sdk.Tool{Name: "search", Annotations: ro,
+		Description: "Search the text of every folio conversation (prompts, answers, reasoning, tool calls, notices, titles), " +
+			"best match first, each hit with its conversation ID, entry ID and a snippet; read around a hit with read_conversation."},
+		func(ctx context.Context, _ *sdk.CallToolRequest, a fullSearchArgs) (*sdk.CallToolResult, SearchAnswer, error) {
+			if _, err := search.ParseQuery(a.Query); err != nil {
+				return nil, SearchAnswer{}, err
+			}
+			ix, err := search.Open(dataDir)
+			if err != nil {
+				return nil, SearchAnswer{}, err
+			}
+			defer ix.Close()
+			hits, err := ix.Search(ctx, a.Query, search.Options{Limit: a.Limit})
+			if err != nil {
+				return nil, SearchAnswer{}, err
+			}
+			return nil, SearchAnswer{Query: a.Query, Hits: hits}, nil
+		})
+}

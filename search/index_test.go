@@ -1,0 +1,365 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/transcript"
+)
+
+// TestQueries is the conformance list of queries and the hits each must
+// give, over a small corpus of three conversations.
+func TestQueries(t *testing.T) {
+	t.Parallel()
+	data := newData(t)
+	a := openConvo(t, data, "trip")
+	a.save(
+		at(user("u1", "Plan a trip to Zürich in June, with the kids"), t0),
+		at(agent("a1", "Zurich in June is mild. Take the **train** from the airport."), t0.Add(time.Minute)),
+		at(transcript.Entry{ID: "t1", Content: transcript.Tool{Receipt: transcript.ToolReceipt{App: "shell", Summary: "grep timetable.txt", Status: transcript.ToolOK},
+			Presentation: &transcript.Presentation{Schema: "x", Version: 1, Revision: 1, Payload: transcript.RawJSON(`{"lines":["platform seven departs 08:15"],"title":"timetable"}`)}}}, t0.Add(2*time.Minute)),
+	)
+	b := openConvo(t, data, "code")
+	b.save(
+		at(user("u1", "Why does the migration fail on Postgres?"), t0.Add(24*time.Hour)),
+		at(transcript.Entry{ID: "r1", Content: transcript.Reasoning{Text: "the migration lacks an index on the train table"}}, t0.Add(24*time.Hour+time.Second)),
+		at(agent("a1", "The migrations run out of order; the fox jumps over the lazy dog."), t0.Add(24*time.Hour+time.Minute)),
+		at(transcript.Entry{ID: "n1", Content: transcript.Notice{Text: "Привет мир — café crème", Tone: transcript.ToneInfo}}, t0.Add(25*time.Hour)),
+		at(transcript.Entry{ID: "f1", Content: transcript.Failure{Reason: "x", Headline: "The provider refused", Detail: "quota exceeded for the migration job"}}, t0.Add(26*time.Hour)),
+	)
+	c := openConvo(t, data, "other")
+	c.save(at(user("u1", "the quick brown fox"), t0.Add(48*time.Hour)), at(agent("a1", "a lazy cat sleeps"), t0.Add(48*time.Hour+time.Second)))
+	if err := c.log.SetTitle("Animals and sayings"); err != nil {
+		t.Fatal(err)
+	}
+	ix := openIndex(t, data)
+	cases := []struct {
+		q    string
+		want []string // in order when ordered, else as a set
+		ord  bool
+	}{
+		{"zurich", []string{"trip/u1", "trip/a1"}, false},
+		{"ZÜRICH june", []string{"trip/u1", "trip/a1"}, false},
+		{`"lazy dog"`, []string{"code/a1"}, true},
+		{`lazy -dog`, []string{"other/a1"}, true},
+		{`migrat*`, []string{"code/u1", "code/r1", "code/a1", "code/f1"}, false},
+		{`migrat* role:prompt`, []string{"code/u1"}, true},
+		{`migrat* role:answer`, []string{"code/a1"}, true},
+		{`migration role:failure`, []string{"code/f1"}, true},
+		{`train role:tool,reasoning`, []string{"code/r1"}, true},
+		{`platform seven`, []string{"trip/t1"}, true},
+		{`timetable`, []string{"trip/t1"}, true},
+		{`привет`, []string{"code/n1"}, true},
+		{`cafe creme`, []string{"code/n1"}, true},
+		{`fox conversation:other`, []string{"other/u1"}, true},
+		{`fox after:2026-03-06`, []string{"other/u1"}, true},
+		{`fox before:2026-03-06`, []string{"code/a1"}, true},
+		{`sayings`, []string{"other/"}, true},
+		{`nowhere-to-be-found`, []string{}, true},
+		{`NOT`, []string{}, true},
+	}
+	for _, tc := range cases {
+		got := entryIDs(find(t, ix, tc.q))
+		want := tc.want
+		if !tc.ord {
+			slices.Sort(got)
+			want = slices.Clone(want)
+			slices.Sort(want)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: got %v, want %v", tc.q, got, want)
+		}
+	}
+	// Snippets mark the matched words.
+	hits := find(t, ix, `"lazy dog"`)
+	if got := hits[0].SnippetText("[", "]"); !strings.Contains(got, "[lazy dog]") {
+		t.Errorf("snippet %q", got)
+	}
+	if h := find(t, ix, "sayings")[0]; h.Title != "Animals and sayings" {
+		t.Errorf("title %q", h.Title)
+	}
+	if h := find(t, ix, "zurich kids")[0]; h.Title != "Plan a trip to Zürich in June, with the kids" || h.Role != RolePrompt || !h.At.Equal(t0) {
+		t.Errorf("hit %+v", h)
+	}
+}
+
+// TestRecencyBreaksTies: equal relevance, the newer entry first.
+func TestRecencyBreaksTies(t *testing.T) {
+	t.Parallel()
+	data := newData(t)
+	c := openConvo(t, data, "c")
+	c.save(at(user("old", "same words here"), t0), at(user("new", "same words here"), t0.Add(time.Hour)), at(user("mid", "same words here"), t0.Add(time.Minute)))
+	ix := openIndex(t, data)
+	if got := entryIDs(find(t, ix, "words")); !slices.Equal(got, []string{"c/new", "c/mid", "c/old"}) {
+		t.Fatalf("order %v", got)
+	}
+}
+
+// TestCatchUpReadsOnlyWhatWasAppended: a save's update reads the bytes it
+// appended, not the log.
+func TestCatchUpReadsOnlyWhatWasAppended(t *testing.T) {
+	t.Parallel()
+	data := newData(t)
+	c := openConvo(t, data, "c")
+	var es []transcript.Entry
+	for i := range 200 {
+		es = append(es, user(idOf("u", i), "filler text number "+idOf("", i)))
+	}
+	c.save(es...)
+	ix := openIndex(t, data)
+	st, err := ix.CatchUp(context.Background())
+	if err != nil || st.Whole != 1 || st.Entries != 200 {
+		t.Fatalf("first catch-up %+v %v", st, err)
+	}
+	before := fileSize(t, c.log.Path())
+	c.save(user("late", "a late zeppelin"))
+	st, err = ix.CatchUp(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Whole != 0 || st.Read != 1 || st.Entries != 1 || st.Bytes != fileSize(t, c.log.Path())-before {
+		t.Fatalf("second catch-up %+v, appended %d bytes", st, fileSize(t, c.log.Path())-before)
+	}
+	if got := entryIDs(find(t, ix, "zeppelin")); !slices.Equal(got, []string{"c/late"}) {
+		t.Fatalf("got %v", got)
+	}
+	// Nothing new: nothing read.
+	if st, _ := ix.CatchUp(context.Background()); st.Read != 0 {
+		t.Fatalf("idle catch-up read %+v", st)
+	}
+	// Update, what a save calls, does the same for one conversation.
+	c.save(user("later", "a later dirigible"))
+	if err := ix.Update(context.Background(), "c"); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := ix.Search(context.Background(), "dirigible", Options{NoCatchUp: true})
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("after Update: %v %v", hits, err)
+	}
+}
+
+func idOf(p string, i int) string { return p + strconv.Itoa(i) }
+
+// TestSupersededEntriesLeaveTheIndex: a snapshot that replaces the
+// document removes the entries it dropped.
+func TestSupersededEntriesLeaveTheIndex(t *testing.T) {
+	t.Parallel()
+	data := newData(t)
+	c := openConvo(t, data, "c")
+	c.save(user("u1", "alpha question"), agent("a1", "bravo answer"))
+	ix := openIndex(t, data)
+	if got := entryIDs(find(t, ix, "bravo")); !slices.Equal(got, []string{"c/a1"}) {
+		t.Fatalf("before: %v", got)
+	}
+	c.put(user("u1", "alpha question"), agent("a2", "charlie answer"))
+	if got := entryIDs(find(t, ix, "bravo")); len(got) != 0 {
+		t.Fatalf("a superseded entry is still found: %v", got)
+	}
+	if got := entryIDs(find(t, ix, "charlie OR alpha")); len(got) != 0 {
+		t.Fatalf("OR is a word, not an operator: %v", got)
+	}
+	if got := entryIDs(find(t, ix, "answer")); !slices.Equal(got, []string{"c/a2"}) {
+		t.Fatalf("after: %v", got)
+	}
+	differential(t, ix, data, "answer", "question")
+}
+
+// TestOnlyTheHeadBranchIsSearched: switching branches swaps what is found.
+func TestOnlyTheHeadBranchIsSearched(t *testing.T) {
+	t.Parallel()
+	data := newData(t)
+	c := openConvo(t, data, "c")
+	c.save(user("u1", "shared start"), agent("a1", "main ending with walrus"))
+	ix := openIndex(t, data)
+	if got := entryIDs(find(t, ix, "walrus")); len(got) != 1 {
+		t.Fatalf("main: %v", got)
+	}
+	b, err := c.log.Fork(history.Main, "u1", 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv, err := c.log.SetHead(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := conv.Document
+	if d, err = d.Append(agent("b1", "branch ending with narwhal")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.log.Save(d, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := entryIDs(find(t, ix, "walrus")); len(got) != 0 {
+		t.Fatalf("the branch left is still searched: %v", got)
+	}
+	if got := entryIDs(find(t, ix, "narwhal")); !slices.Equal(got, []string{"c/b1"}) {
+		t.Fatalf("branch: %v", got)
+	}
+	if got := entryIDs(find(t, ix, "shared")); !slices.Equal(got, []string{"c/u1"}) {
+		t.Fatalf("shared: %v", got)
+	}
+	if _, err := c.log.SetHead(history.Main); err != nil {
+		t.Fatal(err)
+	}
+	if got := entryIDs(find(t, ix, "walrus narwhal")); len(got) != 0 {
+		t.Fatalf("both: %v", got)
+	}
+	if got := entryIDs(find(t, ix, "walrus")); !slices.Equal(got, []string{"c/a1"}) {
+		t.Fatalf("back on main: %v", got)
+	}
+	differential(t, ix, data, "ending", "shared")
+}
+
+// differential checks every hit of the queries against history's own
+// reading of the log: the entry is in the head's document, and each piece
+// of the snippet is in that entry's text.
+func differential(t *testing.T, ix *Index, data string, queries ...string) {
+	t.Helper()
+	for _, q := range queries {
+		for _, h := range find(t, ix, q) {
+			if h.Entry == "" {
+				continue
+			}
+			path, err := history.Locate(data, h.Conversation)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conv, err := history.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			i, ok := conv.Document.Index(h.Entry)
+			if !ok {
+				t.Fatalf("%s: hit %s/%s is not in the head's document", q, h.Conversation, h.Entry)
+			}
+			text, _, _ := Text(conv.Document.At(i))
+			for _, s := range h.Snippet {
+				if p := strings.Trim(s.Text, "…"); !strings.Contains(text, p) {
+					t.Fatalf("%s: snippet piece %q is not in entry %s's text %q", q, p, h.Entry, text)
+				}
+			}
+		}
+	}
+}
+
+// TestRemovedLogLeavesTheIndex: a deleted conversation is not found.
+func TestRemovedLogLeavesTheIndex(t *testing.T) {
+	t.Parallel()
+	data := newData(t)
+	c := openConvo(t, data, "gone")
+	c.save(user("u1", "ephemeral platypus"))
+	ix := openIndex(t, data)
+	if len(find(t, ix, "platypus")) != 1 {
+		t.Fatal("not indexed")
+	}
+	c.log.Close()
+	if err := (history.Files{Dir: data}).Delete("gone"); err != nil {
+		t.Fatal(err)
+	}
+	if got := find(t, ix, "platypus"); len(got) != 0 {
+		t.Fatalf("deleted conversation found: %v", got)
+	}
+}
+
+// TestDamagedIndexIsRebuilt: junk in place of the index is replaced by a
+// fresh one, filled from the logs.
+func TestDamagedIndexIsRebuilt(t *testing.T) {
+	t.Parallel()
+	data := newData(t)
+	c := openConvo(t, data, "c")
+	c.save(user("u1", "resilient aardvark"))
+	ix := openIndex(t, data)
+	if len(find(t, ix, "aardvark")) != 1 {
+		t.Fatal("not indexed")
+	}
+	ix.Close()
+	for _, junk := range [][]byte{[]byte("this is not a database at all, just junk bytes"), bytes.Repeat([]byte{0}, 8192)} {
+		os.Remove(Path(data) + "-wal")
+		os.Remove(Path(data) + "-shm")
+		if err := os.WriteFile(Path(data), junk, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ix2 := openIndex(t, data)
+		if got := entryIDs(find(t, ix2, "aardvark")); !slices.Equal(got, []string{"c/u1"}) {
+			t.Fatalf("after damage: %v", got)
+		}
+		ix2.Close()
+	}
+}
+
+// TestCanary: drafts and ephemeral presentation values never reach a byte
+// of the index, while a retained presentation's text does.
+func TestCanary(t *testing.T) {
+	t.Parallel()
+	data := newData(t)
+	c := openConvo(t, data, "c")
+	tool := transcript.Tool{
+		Receipt:      transcript.ToolReceipt{App: "shell", Summary: "ran", Status: transcript.ToolOK},
+		Presentation: &transcript.Presentation{Schema: "s", Version: 1, Revision: 1, Payload: transcript.RawJSON(`{"text":"CANARYDRAFTVALUE"}`), Ephemeral: true},
+		Supplementals: []transcript.KeyedPresentation{
+			{Key: "k1", Presentation: transcript.Presentation{Schema: "s", Version: 1, Revision: 1, Payload: transcript.RawJSON(`{"text":"CANARYEPHEMERALITEM"}`), Ephemeral: true}},
+			{Key: "k2", Presentation: transcript.Presentation{Schema: "s", Version: 1, Revision: 1, Payload: transcript.RawJSON(`{"text":"retainedokapi"}`)}},
+		},
+	}
+	c.save(user("u1", "run it"), transcript.Entry{ID: "t1", Content: tool, Timestamp: t0})
+	ix := openIndex(t, data)
+	if got := entryIDs(find(t, ix, "retainedokapi")); !slices.Equal(got, []string{"c/t1"}) {
+		t.Fatalf("retained text: %v", got)
+	}
+	// Text, on the live entry, leaves them out too.
+	if text, _, _ := Text(transcript.Entry{ID: "t1", Content: tool}); strings.Contains(text, "CANARY") || !strings.Contains(text, "retainedokapi") {
+		t.Fatalf("Text = %q", text)
+	}
+	ix.Close()
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		b, err := os.ReadFile(Path(data) + suffix)
+		if err != nil {
+			continue
+		}
+		for _, canary := range []string{"CANARYDRAFTVALUE", "CANARYEPHEMERALITEM", "canarydraftvalue", "canaryephemeralitem"} {
+			if i := bytes.Index(b, []byte(canary)); i >= 0 {
+				t.Fatalf("the index file %s holds an ephemeral value: %q", Path(data)+suffix, b[max(0, i-100):i+30])
+			}
+		}
+	}
+}
+
+// TestRebuild: folio log reindex forgets everything and reads every log.
+func TestRebuild(t *testing.T) {
+	t.Parallel()
+	data := newData(t)
+	c := openConvo(t, data, "c")
+	c.save(user("u1", "rebuilt pangolin"))
+	ix := openIndex(t, data)
+	if len(find(t, ix, "pangolin")) != 1 {
+		t.Fatal("not indexed")
+	}
+	st, err := ix.Rebuild(context.Background())
+	if err != nil || st.Whole != 1 || st.Entries != 1 {
+		t.Fatalf("rebuild %+v %v", st, err)
+	}
+	if got := entryIDs(find(t, ix, "pangolin")); !slices.Equal(got, []string{"c/u1"}) {
+		t.Fatalf("after rebuild: %v", got)
+	}
+}
+
+// TestQueryIsBoundedInTime: a query past its bound is ErrTimeout, not an
+// empty result.
+func TestQueryIsBoundedInTime(t *testing.T) {
+	t.Parallel()
+	data := genData(t, 2, 2000)
+	ix := openIndex(t, data)
+	find(t, ix, "fsync")
+	_, err := ix.Search(context.Background(), "the", Options{NoCatchUp: true, Timeout: time.Microsecond})
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("got %v, want ErrTimeout", err)
+	}
+}

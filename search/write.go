@@ -1,0 +1,159 @@
+package search
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/foliodev/folio/history"
+)
+
+// warmScanner is a Scanner that stopped at off of the log path with inode ino.
+type warmScanner struct {
+	path string
+	ino  uint64
+	off  int64
+	s    *history.Scanner
+}
+
+const maxWarm = 8
+
+// takeWarm removes and returns the warm Scanner that continues path (inode
+// ino) at off, if there is one.
+func (ix *Index) takeWarm(path string, ino uint64, off int64) *history.Scanner {
+	for i, w := range ix.warm {
+		if w.path == path {
+			ix.warm = slices.Delete(ix.warm, i, i+1)
+			if w.ino == ino && w.off == off {
+				return w.s
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+func (ix *Index) keepWarm(path string, ino uint64, s *history.Scanner) {
+	if len(ix.warm) == maxWarm {
+		ix.warm = slices.Delete(ix.warm, 0, 1)
+	}
+	ix.warm = append(ix.warm, warmScanner{path: path, ino: ino, off: s.Offset(), s: s})
+}
+
+// checkpointEvery is how often at most a checkpoint moves the WAL into
+// the database file.
+const checkpointEvery = 2 * time.Second
+
+// checkpoint copies the WAL into the database in the background, at most
+// every checkpointEvery (or now when force), so that no save's update
+// waits for it. Called with ix.mu held.
+func (ix *Index) checkpoint(force bool) {
+	if !force && time.Since(ix.lastCheckpoint) < checkpointEvery {
+		return
+	}
+	if !ix.checkpointing.CompareAndSwap(false, true) {
+		return
+	}
+	ix.lastCheckpoint = time.Now()
+	ix.wg.Add(1)
+	go func() {
+		defer ix.wg.Done()
+		defer ix.checkpointing.Store(false)
+		ix.db.Exec(`PRAGMA wal_checkpoint(PASSIVE)`)
+	}()
+}
+
+// firstLine is a prompt as a title: one line, at most 48 characters.
+func firstLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 48 {
+		return strings.TrimRight(string(r[:47]), " ") + "…"
+	}
+	return s
+}
+
+// writer puts one conversation's rows with prepared statements.
+type writer struct {
+	ctx                   context.Context
+	conv                  int64
+	find, del, ins, insFT *sql.Stmt
+	delFT                 *sql.Stmt
+}
+
+func newWriter(ctx context.Context, tx *sql.Tx, conv int64) (*writer, error) {
+	w := &writer{ctx: ctx, conv: conv}
+	var err error
+	prep := func(q string) *sql.Stmt {
+		if err != nil {
+			return nil
+		}
+		var s *sql.Stmt
+		s, err = tx.PrepareContext(ctx, q)
+		return s
+	}
+	w.find = prep(`SELECT rowid FROM docs WHERE conv=? AND entry=?`)
+	w.del = prep(`DELETE FROM docs WHERE rowid=?`)
+	w.delFT = prep(`DELETE FROM fts WHERE rowid=?`)
+	w.ins = prep(`INSERT INTO docs(conv, entry, role, at) VALUES(?, ?, ?, ?)`)
+	w.insFT = prep(`INSERT INTO fts(rowid, text) VALUES(?, ?)`)
+	if err != nil {
+		w.close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *writer) close() {
+	for _, s := range []*sql.Stmt{w.find, w.del, w.ins, w.insFT, w.delFT} {
+		if s != nil {
+			s.Close()
+		}
+	}
+}
+
+// put writes one entry's text; replace says a row for it may exist.
+func (w *writer) put(entry, role, text string, at time.Time, replace bool) error {
+	if replace {
+		var rowid int64
+		err := w.find.QueryRowContext(w.ctx, w.conv, entry).Scan(&rowid)
+		switch {
+		case err == nil:
+			if _, err := w.delFT.ExecContext(w.ctx, rowid); err != nil {
+				return err
+			}
+			if _, err := w.del.ExecContext(w.ctx, rowid); err != nil {
+				return err
+			}
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+	}
+	if text == "" {
+		return nil
+	}
+	var ms int64
+	if !at.IsZero() {
+		ms = at.UnixMilli()
+	}
+	res, err := w.ins.ExecContext(w.ctx, w.conv, entry, role, ms)
+	if err != nil {
+		return err
+	}
+	rowid, err := res.LastInsertId()
+	if err != nil {
+		return err
+	}
+	_, err = w.insFT.ExecContext(w.ctx, rowid, clean(text))
+	return err
+}
+
+// clean keeps the snippet marks out of indexed text.
+func clean(s string) string {
+	if strings.ContainsAny(s, markOpen+markClose) {
+		s = strings.NewReplacer(markOpen, " ", markClose, " ").Replace(s)
+	}
+	return s
+}

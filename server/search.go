@@ -1,0 +1,55 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/foliodev/folio/search"
+)
+
+// searchAnswer is GET /api/v2/search's answer (protocol.schema.json's
+// searchAnswer): the best hits first.
+type searchAnswer struct {
+	Query string       `json:"query"`
+	Hits  []search.Hit `json:"hits"`
+}
+
+// searchConversations answers GET /api/v2/search?q=QUERY&limit=N over the
+// data folder's search index (package search), which it brings up to the
+// logs first. A malformed query is 400 bad-query, saying what is wrong; a
+// query that runs past its time bound is 503 search-timeout.
+func (s *Server) searchConversations(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query().Get("q")
+	limit := search.DefaultLimit
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > search.MaxLimit {
+			httpError(w, http.StatusBadRequest, "bad-request", "limit must be 1 to "+strconv.Itoa(search.MaxLimit))
+			return
+		}
+		limit = n
+	}
+	if _, err := search.ParseQuery(q); err != nil {
+		httpError(w, http.StatusBadRequest, "bad-query", err.Error())
+		return
+	}
+	ix, err := search.Open(s.opts.DataDir)
+	if err != nil {
+		s.opts.Logger.Error("search index", "err", err)
+		httpError(w, http.StatusInternalServerError, "internal", "cannot open the search index")
+		return
+	}
+	defer ix.Close()
+	hits, err := ix.Search(r.Context(), q, search.Options{Limit: limit})
+	switch {
+	case errors.Is(err, search.ErrTimeout):
+		httpError(w, http.StatusServiceUnavailable, "search-timeout", "the search took too long; narrow it with more words or a filter")
+		return
+	case err != nil:
+		s.opts.Logger.Error("search", "err", err)
+		httpError(w, http.StatusInternalServerError, "internal", "search failed")
+		return
+	}
+	writeJSON(w, http.StatusOK, searchAnswer{Query: q, Hits: hits})
+}

@@ -1,0 +1,168 @@
+import { Search, X } from 'lucide-react';
+import { useEffect, useRef, useState } from 'react';
+import { HttpError } from '../protocol/api';
+import type { SearchHit } from '../protocol/frames';
+import '../styles/search.css';
+import { searchConversations } from './api';
+
+export interface SearchPanelProps {
+  token?: string;
+  /** Called with a chosen hit: open its conversation at its entry. */
+  onOpen: (conversation: string, entry: string | undefined) => void;
+}
+
+const ROLE: Record<string, string> = {
+  prompt: 'you',
+  answer: 'answer',
+  reasoning: 'reasoning',
+  tool: 'tool',
+  notice: 'notice',
+  failure: 'failure',
+  summary: 'summary',
+  title: 'title',
+};
+
+function when(iso: string | undefined): string {
+  if (!iso) return '';
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? '' : d.toLocaleDateString(undefined, { dateStyle: 'medium' });
+}
+
+/**
+ * SearchPanel is the search field over the conversation list: as the person
+ * types (after a short pause) it asks GET /api/v2/search and lists the hits,
+ * best first, each with its conversation's title, date, role and a snippet
+ * whose matched words are marked. A malformed query shows the server's
+ * message saying what is wrong. Arrow keys move through the hits; Enter or a
+ * click opens one; Escape clears the field.
+ */
+export function SearchPanel({ token, onOpen }: SearchPanelProps) {
+  const [q, setQ] = useState('');
+  const [hits, setHits] = useState<SearchHit[] | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const [busy, setBusy] = useState(false);
+  const [sel, setSel] = useState(0);
+  const list = useRef<HTMLOListElement>(null);
+
+  useEffect(() => {
+    const query = q.trim();
+    if (!query) {
+      setHits(undefined);
+      setError(undefined);
+      return;
+    }
+    const ctl = new AbortController();
+    const timer = setTimeout(() => {
+      setBusy(true);
+      searchConversations(query, { token, signal: ctl.signal })
+        .then((a) => {
+          setHits(a.hits);
+          setError(undefined);
+          setSel(0);
+        })
+        .catch((e: unknown) => {
+          if (ctl.signal.aborted) return;
+          setHits(undefined);
+          setError(e instanceof HttpError ? e.message : 'The search failed; try again.');
+        })
+        .finally(() => {
+          if (!ctl.signal.aborted) setBusy(false);
+        });
+    }, 200);
+    return () => {
+      clearTimeout(timer);
+      ctl.abort();
+    };
+  }, [q, token]);
+
+  const choose = (h: SearchHit | undefined) => {
+    if (h) onOpen(h.conversation, h.entry || undefined);
+  };
+  const move = (n: number) => {
+    if (!hits?.length) return;
+    const i = (sel + n + hits.length) % hits.length;
+    setSel(i);
+    list.current?.querySelectorAll('li')[i]?.scrollIntoView({ block: 'nearest' });
+  };
+
+  return (
+    <div className="search-panel" data-testid="search">
+      <label className="search-field">
+        <Search aria-hidden="true" size={14} />
+        <input
+          type="search"
+          placeholder="Search conversations"
+          aria-label="Search conversations"
+          value={q}
+          spellCheck={false}
+          onChange={(e) => setQ(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'ArrowDown') {
+              e.preventDefault();
+              move(1);
+            } else if (e.key === 'ArrowUp') {
+              e.preventDefault();
+              move(-1);
+            } else if (e.key === 'Enter') {
+              e.preventDefault();
+              choose(hits?.[sel]);
+            } else if (e.key === 'Escape') setQ('');
+          }}
+        />
+        {q && (
+          <button type="button" className="icon-button" aria-label="Clear the search" onClick={() => setQ('')}>
+            <X aria-hidden="true" size={14} />
+          </button>
+        )}
+      </label>
+      {error && (
+        <p className="search-error" role="alert" data-testid="search-error">
+          {error}
+        </p>
+      )}
+      {hits && (
+        <ol className="search-results" ref={list} aria-label="Search results" aria-busy={busy}>
+          {hits.length === 0 && <li className="search-empty">Nothing found for {q.trim()}</li>}
+          {hits.map((h, i) => (
+            <li key={`${h.conversation}/${h.entry ?? ''}`} aria-selected={i === sel} data-hit-entry={h.entry ?? ''} data-hit-conversation={h.conversation}>
+              <button type="button" className="search-hit" onClick={() => choose(h)}>
+                <span className="search-hit-head">
+                  <span className="search-hit-title">{h.title || h.conversation}</span>
+                  <span className="search-hit-meta">
+                    {ROLE[h.role] ?? h.role} {when(h.at)}
+                  </span>
+                </span>
+                <span className="search-snippet">
+                  {h.snippet.map((s, k) => (s.hit ? <mark key={k}>{s.text}</mark> : <span key={k}>{s.text}</span>))}
+                </span>
+              </button>
+            </li>
+          ))}
+        </ol>
+      )}
+    </div>
+  );
+}
+
+let marked: Element | undefined;
+
+/**
+ * markHit highlights the entry a search opened once its row or segment is
+ * on the page (the window is opened around it), and brings it into view;
+ * it gives up after a few seconds. It returns a cancel function.
+ */
+export function markHit(entry: string): () => void {
+  const sel = ['data-row-id', 'data-message-id', 'data-entry-id', 'data-step-id'].map((a) => `[${a}="${CSS.escape(entry)}"]`).join(',');
+  let tries = 0;
+  const timer = setInterval(() => {
+    const el = document.querySelector(sel);
+    if (el) {
+      marked?.classList.remove('search-hit-mark');
+      el.classList.add('search-hit-mark');
+      marked = el;
+      el.scrollIntoView({ block: 'center' });
+      clearInterval(timer);
+    } else if (++tries > 100) clearInterval(timer);
+  }, 50);
+  return () => clearInterval(timer);
+}
