@@ -19,10 +19,10 @@ import (
 	"github.com/foliodev/folio/toolview"
 )
 
-// MethodCancel is the notification a persistent plugin gets when folio
+// methodCancel is the notification a persistent plugin gets when folio
 // gives up on a call (the turn was stopped): {"call": id}. The plugin may
 // stop the work; whatever it still prints for the call is ignored.
-const MethodCancel = "tools/cancel"
+const methodCancel = "tools/cancel"
 
 // process is a persistent plugin's running executable and the calls in
 // flight on it, by request ID.
@@ -85,7 +85,7 @@ func (p *Plugin) callPersistent(ctx context.Context, inv *toolview.Invocation, a
 		return d.res, d.err
 	case <-ctx.Done():
 		if pr.remove(id) {
-			line, _ := json.Marshal(cancelNote{JSONRPC: "2.0", Method: MethodCancel, Params: cancelParams{Call: id}})
+			line, _ := json.Marshal(cancelNote{JSONRPC: "2.0", Method: methodCancel, Params: cancelParams{Call: id}})
 			_ = pr.write(append(line, '\n'))
 		}
 		return toolview.Result{Text: "the tool call was canceled", IsError: true}, ctx.Err()
