@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/foliodev/folio/mcp/mcpschema"
 	"github.com/foliodev/folio/tools"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
@@ -29,9 +30,9 @@ func TestProgressAndResult(t *testing.T) {
 	// Progress replaced one value: each published value is the whole
 	// state, with a growing update count, never a list of lines.
 	r.mu.Lock()
-	var running []progressPayload
+	var running []mcpschema.Call
 	for _, v := range r.values {
-		if v.Status == statusRunning && v.Updates > 0 {
+		if v.Status == mcpschema.StatusRunning && v.Updates > 0 {
 			running = append(running, v)
 		}
 	}
@@ -44,7 +45,7 @@ func TestProgressAndResult(t *testing.T) {
 		t.Fatalf("progress value %+v", last)
 	}
 	p := primary(t, rec)
-	if p.Status != statusOK || len(p.Content) != 2 {
+	if p.Status != mcpschema.StatusOK || len(p.Content) != 2 {
 		t.Fatalf("final value %+v", p)
 	}
 	if p.Content[0].Type != "text" || p.Content[0].Text != "counted 3 steps" {
@@ -82,7 +83,7 @@ func TestToolErrorIsClassified(t *testing.T) {
 	if !strings.Contains(rec.Result.Text, "always fails") || !rec.Result.IsError {
 		t.Fatalf("result %+v", rec.Result)
 	}
-	if p := primary(t, rec); p.Status != statusError {
+	if p := primary(t, rec); p.Status != mcpschema.StatusError {
 		t.Fatalf("final value %+v", p)
 	}
 	// The server is still usable.

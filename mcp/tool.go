@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/foliodev/folio/internal/proc"
+	"github.com/foliodev/folio/mcp/mcpschema"
 	"github.com/foliodev/folio/tools"
 	"github.com/foliodev/folio/toolview"
 )
@@ -108,7 +109,7 @@ func (t *Tool) NeedsApproval() bool { return true }
 
 // Adapters declares the schemas an MCP call publishes.
 func (t *Tool) Adapters() []toolview.AdapterDecl {
-	return []toolview.AdapterDecl{{Schema: SchemaProgress, Version: 1}, {Schema: SchemaContent, Version: 1}}
+	return []toolview.AdapterDecl{{Schema: mcpschema.Progress, Version: 1}, {Schema: mcpschema.Content, Version: 1}}
 }
 
 // Server is the configured server's name; Remote the tool's own name there.
@@ -135,7 +136,7 @@ func (t *Tool) Run(ctx context.Context, inv *toolview.Invocation, args []byte) (
 	p.running()
 	sess, err := s.session(ctx)
 	if err != nil {
-		p.finish(statusError, "could not start the server")
+		p.finish(mcpschema.StatusError, "could not start the server")
 		if ctx.Err() != nil {
 			return toolview.Result{Text: "the tool call was canceled", IsError: true}, ctx.Err()
 		}
@@ -154,15 +155,15 @@ func (t *Tool) Run(ctx context.Context, inv *toolview.Invocation, args []byte) (
 		s.succeeded()
 		return p.result(res, t.decl.Name)
 	case ctx.Err() != nil:
-		p.finish(statusError, "canceled")
+		p.finish(mcpschema.StatusError, "canceled")
 		return toolview.Result{Text: "the tool call was canceled", IsError: true}, ctx.Err()
 	case errors.As(err, &wire):
-		p.finish(statusError, clipLine(wire.Message, maxMessage))
+		p.finish(mcpschema.StatusError, clipLine(wire.Message, maxMessage))
 		return toolview.Result{Text: fmt.Sprintf("MCP server %s refused the call: %s", s.cfg.Name, wire.Message), IsError: true},
 			&toolview.Failure{Reason: ReasonProtocol, Err: fmt.Errorf("%w: code %d", ErrRemote, wire.Code)}
 	default:
 		s.lost(sess)
-		p.finish(statusError, "the server stopped during the call")
+		p.finish(mcpschema.StatusError, "the server stopped during the call")
 		return toolview.Result{Text: fmt.Sprintf("MCP server %s stopped during the call; it will be restarted on the next call", s.cfg.Name), IsError: true},
 			&toolview.Failure{Reason: ReasonCrashed, Err: fmt.Errorf("%w: %s: %v", ErrCrashed, s.cfg.Name, err)}
 	}
