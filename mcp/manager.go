@@ -29,7 +29,6 @@ type Manager struct {
 	startTimeout time.Duration
 	grace        time.Duration
 	version      string
-	now          func() time.Time
 	cacheDir     string
 
 	seq         atomic.Int64
@@ -70,7 +69,7 @@ func WithCache(dir string) Option { return func(m *Manager) { m.cacheDir = dir }
 // server's tools are listed or called.
 func New(cfgs []ServerConfig, opts ...Option) *Manager {
 	m := &Manager{byName: map[string]*server{}, getenv: os.Getenv, resultBound: DefaultResultBound,
-		startTimeout: 30 * time.Second, grace: 2 * time.Second, version: "dev", now: time.Now}
+		startTimeout: 30 * time.Second, grace: 2 * time.Second, version: "dev"}
 	for _, o := range opts {
 		o(m)
 	}
@@ -81,8 +80,6 @@ func New(cfgs []ServerConfig, opts ...Option) *Manager {
 	}
 	return m
 }
-
-func (m *Manager) since(t time.Time) time.Duration { return m.now().Sub(t) }
 
 // Tools returns every server's tools as server__tool. A server's list comes
 // from the cache when it holds one for the server's configuration (the

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -33,18 +32,17 @@ type server struct {
 	m      *Manager
 	client *sdk.Client
 
-	startMu sync.Mutex // one start at a time
+	startMu sync.Mutex   // one start at a time
+	backoff proc.Backoff // the wait before a start that follows crashes
 
-	mu        sync.Mutex
-	sess      *sdk.ClientSession
-	cmd       *exec.Cmd // the running stdio process
-	state     State
-	lastErr   string // why the last start failed (never a secret)
-	crashes   int    // consecutive crashes since the last good call
-	lastCrash time.Time
-	starts    int
-	tools     []*sdk.Tool
-	closed    bool
+	mu      sync.Mutex
+	sess    *sdk.ClientSession
+	cmd     *exec.Cmd // the running stdio process
+	state   State
+	lastErr string // why the last start failed (never a secret)
+	starts  int
+	tools   []*sdk.Tool
+	closed  bool
 
 	sinks sync.Map // progress token -> *presenter
 }
@@ -87,19 +85,9 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 		s.mu.Unlock()
 		return sess, nil
 	}
-	wait := time.Duration(0)
-	if s.crashes > 0 {
-		wait = proc.RestartDelay(s.crashes) - s.m.since(s.lastCrash)
-	}
 	s.mu.Unlock()
-	if wait > 0 {
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		}
+	if err := s.backoff.Wait(ctx); err != nil {
+		return nil, err
 	}
 	return s.start(ctx)
 }
@@ -170,8 +158,7 @@ func (s *server) watch(sess *sdk.ClientSession, cmd *exec.Cmd) {
 	s.sess, s.cmd = nil, nil
 	if !s.closed {
 		s.state = StateCrashed
-		s.crashes++
-		s.lastCrash = s.m.now()
+		s.backoff.Crashed()
 	}
 }
 
@@ -192,11 +179,7 @@ func (s *server) redact(msg string) string {
 }
 
 // succeeded resets the backoff after a good call.
-func (s *server) succeeded() {
-	s.mu.Lock()
-	s.crashes = 0
-	s.mu.Unlock()
-}
+func (s *server) succeeded() { s.backoff.Succeeded() }
 
 // transport builds the SDK transport from the configuration, resolving
 // environment references. Errors name missing variables, never values.

@@ -181,8 +181,7 @@ func (s *server) lost(sess *sdk.ClientSession) {
 	s.sess, s.cmd = nil, nil
 	if !s.closed {
 		s.state = StateCrashed
-		s.crashes++
-		s.lastCrash = s.m.now()
+		s.backoff.Crashed()
 	}
 	s.mu.Unlock()
 	if cmd != nil {

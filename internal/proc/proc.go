@@ -8,8 +8,10 @@
 package proc
 
 import (
+	"context"
 	"errors"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -32,6 +34,54 @@ func RestartDelay(n int) time.Duration {
 		d *= 2
 	}
 	return min(d, RestartMax)
+}
+
+// Backoff is the restart rule of one long-running process: a start that
+// follows crashes waits RestartDelay(consecutive crashes), counted from the
+// latest crash, and a good call resets the count. The zero value is ready:
+// no crash, no wait. It is safe for concurrent use.
+type Backoff struct {
+	mu      sync.Mutex
+	crashes int
+	last    time.Time
+}
+
+// Crashed records that the process ended without being asked to.
+func (b *Backoff) Crashed() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.crashes++
+	b.last = time.Now()
+}
+
+// Succeeded records a good call: the next crash waits the shortest delay.
+func (b *Backoff) Succeeded() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.crashes = 0
+}
+
+// Wait blocks until a restart may start: at once without a crash since the
+// last good call, else once the delay since the latest crash is over. It
+// returns ctx's error if ctx ends first.
+func (b *Backoff) Wait(ctx context.Context) error {
+	b.mu.Lock()
+	wait := time.Duration(0)
+	if b.crashes > 0 {
+		wait = RestartDelay(b.crashes) - time.Since(b.last)
+	}
+	b.mu.Unlock()
+	if wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // NewGroup makes cmd start in a process group of its own, which KillGroup

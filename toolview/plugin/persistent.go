@@ -78,9 +78,7 @@ func (p *Plugin) callPersistent(ctx context.Context, inv *toolview.Invocation, a
 	select {
 	case d := <-pd.done:
 		if d.err == nil {
-			p.mu.Lock()
-			p.crashes = 0
-			p.mu.Unlock()
+			p.backoff.Succeeded()
 		}
 		return d.res, d.err
 	case <-ctx.Done():
@@ -121,16 +119,9 @@ func (p *Plugin) running(ctx context.Context, maxLine int) (*process, error) {
 		p.mu.Unlock()
 		return pr, nil
 	}
-	wait := proc.RestartDelay(p.crashes) - time.Since(p.lastCrash)
 	p.mu.Unlock()
-	if wait > 0 {
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		}
+	if err := p.backoff.Wait(ctx); err != nil {
+		return nil, err
 	}
 	cmd := exec.Command(p.exe, p.args...)
 	cmd.Dir = p.dir
@@ -179,8 +170,7 @@ func (p *Plugin) read(pr *process, r *bufio.Reader) {
 	if p.proc == pr {
 		p.proc = nil
 		if !p.closed {
-			p.crashes++
-			p.lastCrash = time.Now()
+			p.backoff.Crashed()
 		}
 	}
 	p.mu.Unlock()

@@ -54,8 +54,7 @@ type Plugin struct {
 	startMu    sync.Mutex
 	mu         sync.Mutex
 	proc       *process
-	crashes    int
-	lastCrash  time.Time
+	backoff    proc.Backoff
 	closed     bool
 	starts     atomic.Int64
 	nextID     atomic.Int64
