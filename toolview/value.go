@@ -124,7 +124,7 @@ type ItemState struct {
 
 // State is the bounded state of one invocation: its items' current values
 // with their revisions, and once closed its fixed timing and outcome.
-// MetaOf reads one for a view's fallback, and a legacy envelope parses into
+// metaOf reads one for a view's fallback, and a legacy envelope parses into
 // one.
 type State struct {
 	Invocation string
