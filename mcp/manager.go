@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"errors"
-	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -22,14 +21,12 @@ type Manager struct {
 	servers []*server
 	byName  map[string]*server
 
-	getenv       func(string) string
-	dir          string
-	transport    http.RoundTripper
-	resultBound  int
-	startTimeout time.Duration
-	grace        time.Duration
-	version      string
-	cacheDir     string
+	getenv      func(string) string
+	dir         string
+	resultBound int
+	grace       time.Duration
+	version     string
+	cacheDir    string
 
 	seq         atomic.Int64
 	stderrBytes atomic.Int64
@@ -46,15 +43,9 @@ func WithGetenv(f func(string) string) Option { return func(m *Manager) { m.gete
 // WithDir sets the working folder of stdio servers (default folio's).
 func WithDir(dir string) Option { return func(m *Manager) { m.dir = dir } }
 
-// WithTransport sets the HTTP transport for streamable-HTTP servers.
-func WithTransport(t http.RoundTripper) Option { return func(m *Manager) { m.transport = t } }
-
 // WithResultBound sets how many bytes of result text stay inline (default
 // DefaultResultBound); longer text goes to an artifact.
 func WithResultBound(n int) Option { return func(m *Manager) { m.resultBound = n } }
-
-// WithStartTimeout bounds a server's start and handshake (default 30s).
-func WithStartTimeout(d time.Duration) Option { return func(m *Manager) { m.startTimeout = d } }
 
 // WithVersion sets the client version folio announces.
 func WithVersion(v string) Option { return func(m *Manager) { m.version = v } }
@@ -69,7 +60,7 @@ func WithCache(dir string) Option { return func(m *Manager) { m.cacheDir = dir }
 // server's tools are listed or called.
 func New(cfgs []ServerConfig, opts ...Option) *Manager {
 	m := &Manager{byName: map[string]*server{}, getenv: os.Getenv, resultBound: DefaultResultBound,
-		startTimeout: 30 * time.Second, grace: 2 * time.Second, version: "dev"}
+		grace: 2 * time.Second, version: "dev"}
 	for _, o := range opts {
 		o(m)
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -92,6 +93,9 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 	return s.start(ctx)
 }
 
+// startTimeout bounds a server's start and handshake.
+const startTimeout = 30 * time.Second
+
 // start connects to the server; the caller holds startMu.
 func (s *server) start(ctx context.Context) (*sdk.ClientSession, error) {
 	transport, cmd, err := s.transport()
@@ -101,7 +105,7 @@ func (s *server) start(ctx context.Context) (*sdk.ClientSession, error) {
 	}
 	// The session outlives the call that started it: connect under a
 	// context that only bounds the handshake.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.m.startTimeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
@@ -194,12 +198,8 @@ func (s *server) transport() (sdk.Transport, *exec.Cmd, error) {
 			}
 			hdr.Set(k, val)
 		}
-		base := s.m.transport
-		if base == nil {
-			base = http.DefaultTransport
-		}
 		return &sdk.StreamableClientTransport{Endpoint: c.URL, MaxRetries: -1,
-			HTTPClient: &http.Client{Transport: headerTransport{base: base, h: hdr}}}, nil, nil
+			HTTPClient: &http.Client{Transport: headerTransport{base: http.DefaultTransport, h: hdr}}}, nil, nil
 	}
 	env := proc.MinimalEnv(s.m.getenv, "FOLIO_MCP=1")
 	keys := make([]string, 0, len(c.Env))

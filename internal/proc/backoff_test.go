@@ -20,14 +20,14 @@ func TestBackoff(t *testing.T) {
 			t.Fatalf("no crash: waited %v, %v", d, err)
 		}
 		b.Crashed()
-		if d, _ := waited(t.Context()); d != RestartBase {
-			t.Fatalf("after one crash: waited %v, want %v", d, RestartBase)
+		if d, _ := waited(t.Context()); d != restartBase {
+			t.Fatalf("after one crash: waited %v, want %v", d, restartBase)
 		}
 		b.Crashed()
 		b.Crashed()
 		// Time since the latest crash counts toward the delay.
 		time.Sleep(150 * time.Millisecond)
-		if d, _ := waited(t.Context()); d != 4*RestartBase-150*time.Millisecond {
+		if d, _ := waited(t.Context()); d != 4*restartBase-150*time.Millisecond {
 			t.Fatalf("after three crashes and 150ms: waited %v", d)
 		}
 		b.Crashed()
