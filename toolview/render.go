@@ -52,7 +52,7 @@ type meta struct {
 // metaOf builds the fallback metadata for one item of a state. now is the
 // viewer's clock; it is used only while the invocation is open, so a closed
 // invocation's time never moves.
-func metaOf(s State, key string, now time.Time) meta {
+func metaOf(s invState, key string, now time.Time) meta {
 	m := meta{Tool: s.Tool, Status: "running", Elapsed: now.Sub(s.Start)}
 	if !s.Open {
 		m.Status = string(s.Outcome.Status)

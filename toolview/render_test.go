@@ -20,7 +20,7 @@ func TestFallbackShowsMetadataNeverPayload(t *testing.T) {
 
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	payload := []byte(`{"secretish":"PAYLOAD-BODY"}`)
-	st := State{Tool: "sh\x1b[31mell", Open: true, Start: start,
+	st := invState{Tool: "sh\x1b[31mell", Open: true, Start: start,
 		Items: []ItemState{{Key: "", Revision: 1, Value: &Value{Schema: "unknown", Version: 1, Payload: payload}}}}
 	line := fallback(metaOf(st, "", start.Add(1200*time.Millisecond)))
 	if line != "sh[31mell · running · 1.2s · 28 B" {
