@@ -32,7 +32,7 @@ var apiPackages = []struct {
 	{dir: "toolview", check: true},
 	{dir: "toolview/plugin", check: true},
 	{dir: "mcp/mcpschema", check: true},
-	{dir: "mcp", check: false},
+	{dir: "mcp", check: true},
 	{dir: "tools", check: false},
 	{dir: "internal/proc", check: true},
 	{dir: "provider", check: false},

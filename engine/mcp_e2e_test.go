@@ -197,7 +197,7 @@ func TestMCPToolsThroughTheEngine(t *testing.T) {
 			answer = c.Markdown
 		}
 	}
-	if failed.Receipt.Status != transcript.ToolFailed || failed.Receipt.Reason != mcp.ReasonToolError {
+	if failed.Receipt.Status != transcript.ToolFailed || failed.Receipt.Reason != "mcp_tool_error" {
 		t.Fatalf("failed receipt %+v", failed.Receipt)
 	}
 	if v := mcpPayload(t, failed.Presentation); v.Status != "error" {

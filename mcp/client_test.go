@@ -77,7 +77,7 @@ func TestProgressAndResult(t *testing.T) {
 func TestToolErrorIsClassified(t *testing.T) {
 	r := newRig(t, nil)
 	rec := r.call(context.Background(), "demo__fail", `{}`)
-	if rec.Outcome.Status != transcript.ToolFailed || rec.Outcome.Reason != ReasonToolError {
+	if rec.Outcome.Status != transcript.ToolFailed || rec.Outcome.Reason != reasonToolError {
 		t.Fatalf("outcome %+v", rec.Outcome)
 	}
 	if !strings.Contains(rec.Result.Text, "always fails") || !rec.Result.IsError {
@@ -106,7 +106,7 @@ func TestInvalidArgumentsNeverReachTheServer(t *testing.T) {
 }
 
 func TestResultOverTheBoundGoesToAnArtifact(t *testing.T) {
-	r := newRig(t, nil, WithResultBound(1000))
+	r := newRig(t, nil, withResultBound(1000))
 	rec := r.call(context.Background(), "demo__progress", `{"steps":1,"delay_ms":1,"text_bytes":5000}`)
 	p := primary(t, rec)
 	tb := p.Content[0]
@@ -155,7 +155,7 @@ func TestCrashMidCallFailsAndRestarts(t *testing.T) {
 	}
 	<-done
 	got := <-rec
-	if got.reason != ReasonCrashed || !strings.Contains(got.text, "restarted") {
+	if got.reason != reasonCrashed || !strings.Contains(got.text, "restarted") {
 		t.Fatalf("crashed call: %+v", got)
 	}
 	if st := r.m.Status()[0]; st.State != StateCrashed {
@@ -222,7 +222,7 @@ func TestCloseKillsTheProcessGroup(t *testing.T) {
 		t.Fatalf("process group %d still has members: %v", pid, err)
 	}
 	rec := r.call(context.Background(), "demo__progress", `{}`)
-	if rec.Outcome.Reason != ReasonUnavailable {
+	if rec.Outcome.Reason != reasonUnavailable {
 		t.Fatalf("call after Close: %+v", rec.Outcome)
 	}
 }

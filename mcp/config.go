@@ -84,13 +84,13 @@ func LoadConfig(dataDir string) ([]ServerConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
-	return Parse(data, path)
+	return parse(data, path)
 }
 
 // Parse reads the mcpServers section of a config file's bytes; file names
 // the file in errors. Other sections are not looked at. Servers come back
 // sorted by name, disabled ones left out.
-func Parse(data []byte, file string) ([]ServerConfig, error) {
+func parse(data []byte, file string) ([]ServerConfig, error) {
 	var top struct {
 		MCPServers jsontext.Value `json:"mcpServers"`
 	}

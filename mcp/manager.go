@@ -11,10 +11,10 @@ import (
 	"github.com/foliodev/folio/tools"
 )
 
-// DefaultResultBound is how much of a result's text a call keeps inline,
+// defaultResultBound is how much of a result's text a call keeps inline,
 // in its presentation and in what the model reads; the whole text goes to
 // an artifact past it.
-const DefaultResultBound = 64 << 10
+const defaultResultBound = 64 << 10
 
 // Manager owns the configured servers of one folio session.
 type Manager struct {
@@ -35,17 +35,8 @@ type Manager struct {
 // Option configures a Manager.
 type Option func(*Manager)
 
-// WithGetenv sets how environment references are resolved (default
-// os.Getenv). Stdio servers get PATH, HOME, LANG, LC_ALL, TMPDIR and USER
-// from it, and what their env section names.
-func WithGetenv(f func(string) string) Option { return func(m *Manager) { m.getenv = f } }
-
 // WithDir sets the working folder of stdio servers (default folio's).
 func WithDir(dir string) Option { return func(m *Manager) { m.dir = dir } }
-
-// WithResultBound sets how many bytes of result text stay inline (default
-// DefaultResultBound); longer text goes to an artifact.
-func WithResultBound(n int) Option { return func(m *Manager) { m.resultBound = n } }
 
 // WithVersion sets the client version folio announces.
 func WithVersion(v string) Option { return func(m *Manager) { m.version = v } }
@@ -59,7 +50,7 @@ func WithCache(dir string) Option { return func(m *Manager) { m.cacheDir = dir }
 // New returns a manager for the configured servers. Nothing starts until a
 // server's tools are listed or called.
 func New(cfgs []ServerConfig, opts ...Option) *Manager {
-	m := &Manager{byName: map[string]*server{}, getenv: os.Getenv, resultBound: DefaultResultBound,
+	m := &Manager{byName: map[string]*server{}, getenv: os.Getenv, resultBound: defaultResultBound,
 		grace: 2 * time.Second, version: "dev"}
 	for _, o := range opts {
 		o(m)

@@ -201,7 +201,7 @@ func (p *presenter) result(res *sdk.CallToolResult, name string) (toolview.Resul
 			text = "the tool reported an error"
 		}
 		return toolview.Result{Text: text, IsError: true, Summary: summary},
-			&toolview.Failure{Reason: ReasonToolError, Err: fmt.Errorf("mcp: %s reported an error", name)}
+			&toolview.Failure{Reason: reasonToolError, Err: fmt.Errorf("mcp: %s reported an error", name)}
 	}
 	return toolview.Result{Text: text, Summary: summary}, nil
 }
