@@ -154,8 +154,8 @@ type goFile struct {
 	ast  *ast.File
 }
 
-// parseModule parses every Go file of the module outside testdata, hidden
-// directories and the web app.
+// parseModule parses every Go file of the module, comments included, outside
+// testdata, hidden directories and the web app.
 func parseModule(t *testing.T) []goFile {
 	t.Helper()
 	var files []goFile
@@ -174,7 +174,7 @@ func parseModule(t *testing.T) []goFile {
 		if !strings.HasSuffix(p, ".go") {
 			return nil
 		}
-		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution|parser.ParseComments)
 		if err != nil {
 			return err
 		}
