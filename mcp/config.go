@@ -13,11 +13,13 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/foliodev/folio/provider"
 )
 
 // ConfigFile is the file in the data folder whose mcpServers section lists
-// the servers (the same file as the provider settings).
-const ConfigFile = "config.json"
+// the servers: the same config.json the provider settings live in.
+const ConfigFile = provider.ConfigFile
 
 // ServerConfig is one configured server: a command run over stdio, or an
 // endpoint spoken to over streamable HTTP.
