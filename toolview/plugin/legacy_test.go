@@ -2,8 +2,7 @@ package plugin
 
 import (
 	"context"
-	"os"
-	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -92,25 +91,13 @@ func TestOlderPluginPlacedContributions(t *testing.T) {
 // legacyPlugin writes an sh plugin that answers each request with body.
 func legacyPlugin(t *testing.T, body string, persistent bool) *Plugin {
 	t.Helper()
-	dir := t.TempDir()
-	script := "#!/bin/sh\nIFS= read -r request\n" + body
+	src := "#!/bin/sh\nIFS= read -r request\n" + body
 	if persistent {
-		script = "#!/bin/sh\nwhile IFS= read -r request; do\n" + body + "done\n"
+		src = "#!/bin/sh\nwhile IFS= read -r request; do\n" + body + "done\n"
 	}
-	if err := os.WriteFile(filepath.Join(dir, "plugin.sh"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	manifest := `{"name":"old","executable":"plugin.sh","persistent":` + map[bool]string{false: "false", true: "true"}[persistent] + `,
+	p, _ := writePlugin(t, src, `{"name":"old","executable":"plugin.sh","persistent":`+strconv.FormatBool(persistent)+`,
 		"tools":[{"name":"t","inputSchema":{"type":"object"}}],
-		"adapters":[{"schema":"shell","version":1},{"schema":"stats","version":1},{"schema":"nokey","version":1}]}`
-	mp := filepath.Join(dir, "plugin.json")
-	if err := os.WriteFile(mp, []byte(manifest), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p, err := Load(mp)
-	if err != nil {
-		t.Fatal(err)
-	}
+		"adapters":[{"schema":"shell","version":1},{"schema":"stats","version":1},{"schema":"nokey","version":1}]}`)
 	t.Cleanup(func() { _ = p.Close() })
 	return p
 }
