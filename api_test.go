@@ -19,8 +19,8 @@ import (
 // with check false is only reported (go test -run ExportedNames -v), so
 // enabling one is a one-word change once its list is empty. Left out: main
 // packages (cmd/folio, examples/…, webui/internal/devserve) and
-// provider/builtin, which exports
-// nothing and is imported for its side effect.
+// provider/builtin, which exports nothing and is imported for its side
+// effect.
 //
 // A package with support true exists for other packages' tests (like
 // net/http/httptest): their test files are its callers.
