@@ -2,10 +2,6 @@
 package folio_test
 
 import (
-	"go/parser"
-	"go/token"
-	"io/fs"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,30 +10,11 @@ import (
 // doc comment in any of its non-test files.
 func TestEveryPackageHasDoc(t *testing.T) {
 	docs := map[string]bool{}
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	for _, f := range parseModule(t) {
+		if f.test {
+			continue
 		}
-		if d.IsDir() {
-			name := d.Name()
-			if path != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules" || name == "web") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.PackageClauseOnly|parser.ParseComments)
-		if err != nil {
-			return err
-		}
-		dir := filepath.Dir(path)
-		docs[dir] = docs[dir] || (f.Doc != nil && strings.TrimSpace(f.Doc.Text()) != "")
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+		docs[f.dir] = docs[f.dir] || (f.ast.Doc != nil && strings.TrimSpace(f.ast.Doc.Text()) != "")
 	}
 	if len(docs) < 2 {
 		t.Fatalf("found only %d packages; is the walk broken?", len(docs))

@@ -217,7 +217,7 @@ func TestToolItemConvergesLiveRecordReplay(t *testing.T) {
 		}
 
 		// The primary checkpoint is the tool's last accepted value.
-		want := toolview.TerminalOfTool(liveTool)
+		want := terminalOfTool(liveTool)
 		if want.Primary == nil || want.Primary.Revision != int64(last.rev) || string(want.Primary.Payload) != last.data ||
 			want.Primary.Schema != tools.SchemaTask || want.Primary.Version != 1 || want.Primary.Artifact != nil {
 			t.Fatalf("settled primary %+v, want revision %d payload %s", want.Primary, last.rev, last.data)
@@ -228,7 +228,7 @@ func TestToolItemConvergesLiveRecordReplay(t *testing.T) {
 
 		mu.Lock()
 		defer mu.Unlock()
-		paths := map[string]toolview.Terminal{"record": record.Terminal(), "replay": toolview.TerminalOfTool(replayTool)}
+		paths := map[string]toolview.Terminal{"record": record.Terminal(), "replay": terminalOfTool(replayTool)}
 		for name, got := range paths {
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("%s:\n  %+v\nwant (live document)\n  %+v", name, got, want)
@@ -508,4 +508,26 @@ func (d *dataFolder) reload(t *testing.T) transcript.Document {
 		t.Fatal(err)
 	}
 	return conv.Document
+}
+
+// terminalOfTool reads the settled item back from a tool entry, as
+// toolview.Record.Terminal reads it from the record the entry was made from.
+func terminalOfTool(t transcript.Tool) toolview.Terminal {
+	var d float64
+	if t.Receipt.DurationMs != nil {
+		d = *t.Receipt.DurationMs
+	}
+	var primary *transcript.Presentation
+	if t.Presentation != nil {
+		p := *t.Presentation
+		primary = &p
+	}
+	return toolview.Terminal{
+		Tool:          t.Receipt.App,
+		Status:        t.Receipt.Status,
+		Reason:        t.Receipt.Reason,
+		DurationMs:    d,
+		Primary:       primary,
+		Supplementals: append([]transcript.KeyedPresentation(nil), t.Supplementals...),
+	}
 }

@@ -59,7 +59,7 @@ func TestEndToEndDemoModel(t *testing.T) {
 			t.Errorf("the answer does not use the tool results: %q", last)
 		}
 		rc := es[len(es)-1].Content.(transcript.TurnReceipt)
-		rate, ok := receipt.Throughput(rc.Steps)
+		rate, ok := receipt.Sum(rc.Steps).TokPerSec()
 		// Tokens are released on a 50 tok/s schedule; the measured decode
 		// rate can only be near it (the first token of each step is not
 		// decode time).

@@ -54,7 +54,7 @@ func TestTextTurnEntriesAndMeasuredThroughput(t *testing.T) {
 		if *s.PromptTokens != 12 || *s.CompletionTokens != 40 {
 			t.Errorf("usage %d/%d", *s.PromptTokens, *s.CompletionTokens)
 		}
-		rate, ok := receipt.Throughput(rc.Steps)
+		rate, ok := receipt.Sum(rc.Steps).TokPerSec()
 		if !ok || rate != 40/0.3 {
 			t.Errorf("throughput %v %v, want %v", rate, ok, 40/0.3)
 		}
@@ -85,7 +85,7 @@ func TestMissingUsageIsNotInvented(t *testing.T) {
 		if s.CompletionTokens != nil || s.PromptTokens != nil || s.TokensPerSecond != nil {
 			t.Errorf("invented usage: %+v", s)
 		}
-		if _, ok := receipt.Throughput([]transcript.Step{s}); ok {
+		if _, ok := receipt.Sum([]transcript.Step{s}).TokPerSec(); ok {
 			t.Error("throughput without token counts")
 		}
 	})

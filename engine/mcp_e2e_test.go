@@ -15,6 +15,7 @@ import (
 	"github.com/foliodev/folio/engine"
 	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/mcp"
+	"github.com/foliodev/folio/mcp/mcpschema"
 	"github.com/foliodev/folio/provider/demo"
 	"github.com/foliodev/folio/tools"
 	"github.com/foliodev/folio/toolview"
@@ -47,7 +48,7 @@ type mcpView struct {
 func mcpPayload(t *testing.T, p *transcript.Presentation) mcpView {
 	t.Helper()
 	var v mcpView
-	if p == nil || p.Schema != mcp.SchemaProgress {
+	if p == nil || p.Schema != mcpschema.Progress {
 		t.Fatalf("presentation %+v", p)
 	}
 	if err := json.Unmarshal(p.Payload, &v); err != nil {
@@ -109,7 +110,7 @@ func TestMCPToolsThroughTheEngine(t *testing.T) {
 					continue
 				}
 				n++
-				if tc.Presentation != nil && tc.Presentation.Schema == mcp.SchemaProgress {
+				if tc.Presentation != nil && tc.Presentation.Schema == mcpschema.Progress {
 					var v mcpView
 					if json.Unmarshal(tc.Presentation.Payload, &v) == nil && v.Status == "running" && v.Updates > 0 {
 						mu.Lock()
@@ -196,7 +197,7 @@ func TestMCPToolsThroughTheEngine(t *testing.T) {
 			answer = c.Markdown
 		}
 	}
-	if failed.Receipt.Status != transcript.ToolFailed || failed.Receipt.Reason != mcp.ReasonToolError {
+	if failed.Receipt.Status != transcript.ToolFailed || failed.Receipt.Reason != "mcp_tool_error" {
 		t.Fatalf("failed receipt %+v", failed.Receipt)
 	}
 	if v := mcpPayload(t, failed.Presentation); v.Status != "error" {

@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/foliodev/folio/message"
+	"github.com/foliodev/folio/tools"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
 )
@@ -344,9 +345,7 @@ func (a *agent) preview(c *call) *transcript.Presentation {
 	if !ok {
 		return nil
 	}
-	pv, ok := t.(interface {
-		Preview([]byte) (toolview.Payload, bool)
-	})
+	pv, ok := t.(tools.Previewer)
 	if !ok {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/foliodev/folio/mcp/mcpschema"
 	"github.com/foliodev/folio/tools"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
@@ -29,9 +30,9 @@ func TestProgressAndResult(t *testing.T) {
 	// Progress replaced one value: each published value is the whole
 	// state, with a growing update count, never a list of lines.
 	r.mu.Lock()
-	var running []progressPayload
+	var running []mcpschema.Call
 	for _, v := range r.values {
-		if v.Status == statusRunning && v.Updates > 0 {
+		if v.Status == mcpschema.StatusRunning && v.Updates > 0 {
 			running = append(running, v)
 		}
 	}
@@ -44,7 +45,7 @@ func TestProgressAndResult(t *testing.T) {
 		t.Fatalf("progress value %+v", last)
 	}
 	p := primary(t, rec)
-	if p.Status != statusOK || len(p.Content) != 2 {
+	if p.Status != mcpschema.StatusOK || len(p.Content) != 2 {
 		t.Fatalf("final value %+v", p)
 	}
 	if p.Content[0].Type != "text" || p.Content[0].Text != "counted 3 steps" {
@@ -76,13 +77,13 @@ func TestProgressAndResult(t *testing.T) {
 func TestToolErrorIsClassified(t *testing.T) {
 	r := newRig(t, nil)
 	rec := r.call(context.Background(), "demo__fail", `{}`)
-	if rec.Outcome.Status != transcript.ToolFailed || rec.Outcome.Reason != ReasonToolError {
+	if rec.Outcome.Status != transcript.ToolFailed || rec.Outcome.Reason != reasonToolError {
 		t.Fatalf("outcome %+v", rec.Outcome)
 	}
 	if !strings.Contains(rec.Result.Text, "always fails") || !rec.Result.IsError {
 		t.Fatalf("result %+v", rec.Result)
 	}
-	if p := primary(t, rec); p.Status != statusError {
+	if p := primary(t, rec); p.Status != mcpschema.StatusError {
 		t.Fatalf("final value %+v", p)
 	}
 	// The server is still usable.
@@ -105,7 +106,7 @@ func TestInvalidArgumentsNeverReachTheServer(t *testing.T) {
 }
 
 func TestResultOverTheBoundGoesToAnArtifact(t *testing.T) {
-	r := newRig(t, nil, WithResultBound(1000))
+	r := newRig(t, nil, withResultBound(1000))
 	rec := r.call(context.Background(), "demo__progress", `{"steps":1,"delay_ms":1,"text_bytes":5000}`)
 	p := primary(t, rec)
 	tb := p.Content[0]
@@ -154,7 +155,7 @@ func TestCrashMidCallFailsAndRestarts(t *testing.T) {
 	}
 	<-done
 	got := <-rec
-	if got.reason != ReasonCrashed || !strings.Contains(got.text, "restarted") {
+	if got.reason != reasonCrashed || !strings.Contains(got.text, "restarted") {
 		t.Fatalf("crashed call: %+v", got)
 	}
 	if st := r.m.Status()[0]; st.State != StateCrashed {
@@ -221,7 +222,7 @@ func TestCloseKillsTheProcessGroup(t *testing.T) {
 		t.Fatalf("process group %d still has members: %v", pid, err)
 	}
 	rec := r.call(context.Background(), "demo__progress", `{}`)
-	if rec.Outcome.Reason != ReasonUnavailable {
+	if rec.Outcome.Reason != reasonUnavailable {
 		t.Fatalf("call after Close: %+v", rec.Outcome)
 	}
 }

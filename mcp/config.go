@@ -13,11 +13,13 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/foliodev/folio/provider"
 )
 
 // ConfigFile is the file in the data folder whose mcpServers section lists
-// the servers (the same file as the provider settings).
-const ConfigFile = "config.json"
+// the servers: the same config.json the provider settings live in.
+const ConfigFile = provider.ConfigFile
 
 // ServerConfig is one configured server: a command run over stdio, or an
 // endpoint spoken to over streamable HTTP.
@@ -84,13 +86,13 @@ func LoadConfig(dataDir string) ([]ServerConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
-	return Parse(data, path)
+	return parse(data, path)
 }
 
 // Parse reads the mcpServers section of a config file's bytes; file names
 // the file in errors. Other sections are not looked at. Servers come back
 // sorted by name, disabled ones left out.
-func Parse(data []byte, file string) ([]ServerConfig, error) {
+func parse(data []byte, file string) ([]ServerConfig, error) {
 	var top struct {
 		MCPServers jsontext.Value `json:"mcpServers"`
 	}

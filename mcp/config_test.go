@@ -38,7 +38,7 @@ func TestParse(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := Parse([]byte(c.in), file)
+			got, err := parse([]byte(c.in), file)
 			if c.err != "" {
 				if err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("err = %v, want %q", err, c.err)
@@ -79,7 +79,7 @@ func TestExpandNamesMissingVariablesOnly(t *testing.T) {
 
 func TestStartWithoutTheVariableFailsWithoutPrintingValues(t *testing.T) {
 	m := New([]ServerConfig{{Name: "x", Command: demoBin, Env: map[string]string{"API_KEY": "${MCP_TEST_UNSET}", "OTHER": "${MCP_TEST_SET}"}}},
-		WithGetenv(func(k string) string {
+		withGetenv(func(k string) string {
 			if k == "MCP_TEST_SET" {
 				return "visible-secret"
 			}
@@ -101,7 +101,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"mcpServers":{"fs":{"command":"x","args":["a"],"env":{"K":"v"}}}}`))
 	f.Add([]byte(`{"mcpServers":null}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := Parse(data, "f")
+		got, err := parse(data, "f")
 		if err != nil {
 			if !errors.Is(err, ErrConfig) {
 				t.Fatalf("error without ErrConfig: %v", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/foliodev/folio/mcp/mcpschema"
 	"github.com/foliodev/folio/tools"
 	"github.com/foliodev/folio/toolview"
 )
@@ -46,13 +47,13 @@ type rig struct {
 	events string
 
 	mu     sync.Mutex
-	values []progressPayload
-	seen   chan progressPayload
+	values []mcpschema.Call
+	seen   chan mcpschema.Call
 }
 
 func newRig(t *testing.T, env map[string]string, opts ...Option) *rig {
 	t.Helper()
-	r := &rig{t: t, events: filepath.Join(t.TempDir(), "events"), seen: make(chan progressPayload, 256)}
+	r := &rig{t: t, events: filepath.Join(t.TempDir(), "events"), seen: make(chan mcpschema.Call, 256)}
 	e := map[string]string{"MCPDEMO_EVENTS": r.events}
 	for k, v := range env {
 		e[k] = v
@@ -62,10 +63,10 @@ func newRig(t *testing.T, env map[string]string, opts ...Option) *rig {
 	r.host = toolview.New(toolview.WithArtifactDir(filepath.Join(t.TempDir(), "artifacts")))
 	t.Cleanup(func() { r.host.Close() })
 	r.host.Subscribe(func(ch toolview.Change) {
-		if ch.Item != "" || ch.Value == nil || ch.Value.Schema != SchemaProgress {
+		if ch.Item != "" || ch.Value == nil || ch.Value.Schema != mcpschema.Progress {
 			return
 		}
-		var p progressPayload
+		var p mcpschema.Call
 		if err := json.Unmarshal(ch.Value.Payload, &p); err != nil {
 			t.Errorf("payload %s: %v", ch.Value.Payload, err)
 			return
@@ -104,13 +105,13 @@ func (r *rig) call(ctx context.Context, name, args string) toolview.Record {
 }
 
 // waitProgress waits for a running value with at least one update.
-func (r *rig) waitProgress() progressPayload {
+func (r *rig) waitProgress() mcpschema.Call {
 	r.t.Helper()
 	timeout := time.After(30 * time.Second)
 	for {
 		select {
 		case p := <-r.seen:
-			if p.Status == statusRunning && p.Updates > 0 {
+			if p.Status == mcpschema.StatusRunning && p.Updates > 0 {
 				return p
 			}
 		case <-timeout:
@@ -137,15 +138,15 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func primary(t *testing.T, rec toolview.Record) progressPayload {
+func primary(t *testing.T, rec toolview.Record) mcpschema.Call {
 	t.Helper()
 	if rec.Presentation == nil {
 		t.Fatalf("record has no presentation: %+v", rec)
 	}
-	if rec.Presentation.Schema != SchemaProgress {
+	if rec.Presentation.Schema != mcpschema.Progress {
 		t.Fatalf("schema %q", rec.Presentation.Schema)
 	}
-	var p progressPayload
+	var p mcpschema.Call
 	if err := json.Unmarshal(rec.Presentation.Payload, &p); err != nil {
 		t.Fatal(err)
 	}

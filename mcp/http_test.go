@@ -55,12 +55,12 @@ func TestStreamableHTTPServer(t *testing.T) {
 	})) // on 127.0.0.1
 	defer ts.Close()
 
-	cfgs, err := Parse(fmt.Appendf(nil, `{"mcpServers":{"web":{"url":%q,"headers":{"Authorization":"Bearer ${WEB_TOKEN}"}}}}`, ts.URL+"/mcp"), "config.json")
+	cfgs, err := parse(fmt.Appendf(nil, `{"mcpServers":{"web":{"url":%q,"headers":{"Authorization":"Bearer ${WEB_TOKEN}"}}}}`, ts.URL+"/mcp"), "config.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	env := map[string]string{"WEB_TOKEN": "s3cret"}
-	m := New(cfgs, WithGetenv(func(k string) string { return env[k] }))
+	m := New(cfgs, withGetenv(func(k string) string { return env[k] }))
 	defer m.Close()
 	ts2, err := m.Tools(t.Context())
 	if err != nil {
@@ -96,7 +96,7 @@ func TestStreamableHTTPServer(t *testing.T) {
 
 	// The wrong token: refused by the server, and never printed.
 	env["WEB_TOKEN"] = "wrong-token-value"
-	m2 := New(cfgs, WithGetenv(func(k string) string { return env[k] }))
+	m2 := New(cfgs, withGetenv(func(k string) string { return env[k] }))
 	defer m2.Close()
 	if _, err := m2.Tools(t.Context()); err == nil || strings.Contains(err.Error(), "wrong-token-value") || denied.Load() == 0 {
 		t.Fatalf("err = %v (denied %d)", err, denied.Load())

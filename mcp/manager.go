@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"errors"
-	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -12,25 +11,22 @@ import (
 	"github.com/foliodev/folio/tools"
 )
 
-// DefaultResultBound is how much of a result's text a call keeps inline,
+// defaultResultBound is how much of a result's text a call keeps inline,
 // in its presentation and in what the model reads; the whole text goes to
 // an artifact past it.
-const DefaultResultBound = 64 << 10
+const defaultResultBound = 64 << 10
 
 // Manager owns the configured servers of one folio session.
 type Manager struct {
 	servers []*server
 	byName  map[string]*server
 
-	getenv       func(string) string
-	dir          string
-	transport    http.RoundTripper
-	resultBound  int
-	startTimeout time.Duration
-	grace        time.Duration
-	version      string
-	now          func() time.Time
-	cacheDir     string
+	getenv      func(string) string
+	dir         string
+	resultBound int
+	grace       time.Duration
+	version     string
+	cacheDir    string
 
 	seq         atomic.Int64
 	stderrBytes atomic.Int64
@@ -39,23 +35,8 @@ type Manager struct {
 // Option configures a Manager.
 type Option func(*Manager)
 
-// WithGetenv sets how environment references are resolved (default
-// os.Getenv). Stdio servers get PATH, HOME, LANG, LC_ALL, TMPDIR and USER
-// from it, and what their env section names.
-func WithGetenv(f func(string) string) Option { return func(m *Manager) { m.getenv = f } }
-
 // WithDir sets the working folder of stdio servers (default folio's).
 func WithDir(dir string) Option { return func(m *Manager) { m.dir = dir } }
-
-// WithTransport sets the HTTP transport for streamable-HTTP servers.
-func WithTransport(t http.RoundTripper) Option { return func(m *Manager) { m.transport = t } }
-
-// WithResultBound sets how many bytes of result text stay inline (default
-// DefaultResultBound); longer text goes to an artifact.
-func WithResultBound(n int) Option { return func(m *Manager) { m.resultBound = n } }
-
-// WithStartTimeout bounds a server's start and handshake (default 30s).
-func WithStartTimeout(d time.Duration) Option { return func(m *Manager) { m.startTimeout = d } }
 
 // WithVersion sets the client version folio announces.
 func WithVersion(v string) Option { return func(m *Manager) { m.version = v } }
@@ -69,8 +50,8 @@ func WithCache(dir string) Option { return func(m *Manager) { m.cacheDir = dir }
 // New returns a manager for the configured servers. Nothing starts until a
 // server's tools are listed or called.
 func New(cfgs []ServerConfig, opts ...Option) *Manager {
-	m := &Manager{byName: map[string]*server{}, getenv: os.Getenv, resultBound: DefaultResultBound,
-		startTimeout: 30 * time.Second, grace: 2 * time.Second, version: "dev", now: time.Now}
+	m := &Manager{byName: map[string]*server{}, getenv: os.Getenv, resultBound: defaultResultBound,
+		grace: 2 * time.Second, version: "dev"}
 	for _, o := range opts {
 		o(m)
 	}
@@ -81,8 +62,6 @@ func New(cfgs []ServerConfig, opts ...Option) *Manager {
 	}
 	return m
 }
-
-func (m *Manager) since(t time.Time) time.Duration { return m.now().Sub(t) }
 
 // Tools returns every server's tools as server__tool. A server's list comes
 // from the cache when it holds one for the server's configuration (the

@@ -9,30 +9,8 @@ import (
 	"github.com/go-json-experiment/json"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/foliodev/folio/mcp/mcpschema"
 	"github.com/foliodev/folio/toolview"
-)
-
-// Presentation schemas, version 1.
-const (
-	// SchemaProgress is an MCP call's primary item:
-	//
-	//	{"server": "demo", "tool": "progress", "status": "running" | "ok" | "error",
-	//	 "progress": 2, "total": 5, "message": "step 2 of 5", "updates": 2,
-	//	 "content": [block...], "omitted": 0}
-	//
-	// While the call runs, each progress notification replaces the value;
-	// the final value carries the result's content blocks:
-	//
-	//	{"type": "text", "text": "…", "bytes": N, "truncated": true, "item": "result", "ref": "…"}
-	//	{"type": "image" | "audio" | "resource", "contentType": "image/png", "bytes": N, "item": "image-1", "ref": "…"}
-	//	{"type": "resource_link", "uri": "…", "name": "…", "title": "…", "contentType": "…"}
-	//
-	// A block with "item" has its bytes in that supplemental item's
-	// artifact ("ref"); a truncated text block shows only the head.
-	SchemaProgress = "folio.mcp.progress"
-	// SchemaContent is the schema of the artifact checkpoints that hold an
-	// MCP call's images, audio, blobs and long text (supplemental items).
-	SchemaContent = "folio.mcp.content"
 )
 
 // Bounds of what one value shows.
@@ -44,37 +22,6 @@ const (
 	maxLinkField = 1 << 10 // a resource link's uri, name or title
 )
 
-const (
-	statusRunning = "running"
-	statusOK      = "ok"
-	statusError   = "error"
-)
-
-type progressPayload struct {
-	Server   string  `json:"server"`
-	Tool     string  `json:"tool"`
-	Status   string  `json:"status"`
-	Progress float64 `json:"progress,omitzero"`
-	Total    float64 `json:"total,omitzero"`
-	Message  string  `json:"message,omitzero"`
-	Updates  int     `json:"updates,omitzero"`
-	Content  []block `json:"content,omitzero"`
-	Omitted  int     `json:"omitted,omitzero"`
-}
-
-type block struct {
-	Type        string `json:"type"`
-	Text        string `json:"text,omitzero"`
-	Bytes       int64  `json:"bytes,omitzero"`
-	Truncated   bool   `json:"truncated,omitzero"`
-	Item        string `json:"item,omitzero"`
-	Ref         string `json:"ref,omitzero"`
-	ContentType string `json:"contentType,omitzero"`
-	URI         string `json:"uri,omitzero"`
-	Name        string `json:"name,omitzero"`
-	Title       string `json:"title,omitzero"`
-}
-
 // presenter publishes one call's folio.mcp.progress value.
 type presenter struct {
 	inv   *toolview.Invocation
@@ -82,14 +29,14 @@ type presenter struct {
 
 	mu   sync.Mutex
 	done bool
-	pl   progressPayload
+	pl   mcpschema.Call
 }
 
 func newPresenter(inv *toolview.Invocation, server, tool string, bound int) *presenter {
 	if lim := int(inv.PayloadLimit()) / 2; bound > lim {
 		bound = lim
 	}
-	return &presenter{inv: inv, bound: bound, pl: progressPayload{Server: server, Tool: tool, Status: statusRunning}}
+	return &presenter{inv: inv, bound: bound, pl: mcpschema.Call{Server: server, Tool: tool, Status: mcpschema.StatusRunning}}
 }
 
 // publish replaces the primary value; the caller holds mu. Refusals are
@@ -99,7 +46,7 @@ func (p *presenter) publish() {
 	if err != nil {
 		return
 	}
-	_, _ = p.inv.Presentation().Replace(toolview.Payload{Schema: SchemaProgress, Version: 1, Data: b})
+	_, _ = p.inv.Presentation().Replace(toolview.Payload{Schema: mcpschema.Progress, Version: 1, Data: b})
 }
 
 func (p *presenter) running() {
@@ -136,9 +83,9 @@ func (p *presenter) result(res *sdk.CallToolResult, name string) (toolview.Resul
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done = true
-	p.pl.Status = statusOK
+	p.pl.Status = mcpschema.StatusOK
 	if res.IsError {
-		p.pl.Status = statusError
+		p.pl.Status = mcpschema.StatusError
 	}
 	var texts []string
 	total := 0
@@ -150,14 +97,14 @@ func (p *presenter) result(res *sdk.CallToolResult, name string) (toolview.Resul
 	}
 	// Past the bound the whole text goes to one artifact; the value and
 	// the model get its head.
-	var long *block
+	var long *mcpschema.Block
 	if total > p.bound {
 		long = p.artifact("result", "text/plain; charset=utf-8", []byte(strings.Join(texts, "\n")))
 	}
 	var model []string
 	modelLeft := p.bound
 	binaries := 0
-	add := func(b block) {
+	add := func(b mcpschema.Block) {
 		if len(p.pl.Content) >= maxBlocks {
 			p.pl.Omitted++
 			return
@@ -168,7 +115,7 @@ func (p *presenter) result(res *sdk.CallToolResult, name string) (toolview.Resul
 		switch c := c.(type) {
 		case *sdk.TextContent:
 			if long == nil {
-				add(block{Type: "text", Text: c.Text})
+				add(mcpschema.Block{Type: "text", Text: c.Text})
 				model = append(model, c.Text)
 				continue
 			}
@@ -191,7 +138,7 @@ func (p *presenter) result(res *sdk.CallToolResult, name string) (toolview.Resul
 				au := c.(*sdk.AudioContent)
 				kind, mime, data = "audio", au.MIMEType, au.Data
 			}
-			b := block{Type: kind, ContentType: clipLine(mime, 100), Bytes: int64(len(data))}
+			b := mcpschema.Block{Type: kind, ContentType: clipLine(mime, 100), Bytes: int64(len(data))}
 			if binaries < maxArtifacts {
 				binaries++
 				if a := p.artifact(fmt.Sprintf("%s-%d", kind, binaries), mime, data); a != nil {
@@ -201,7 +148,7 @@ func (p *presenter) result(res *sdk.CallToolResult, name string) (toolview.Resul
 			add(b)
 			model = append(model, fmt.Sprintf("[%s %s, %d bytes%s]", kind, b.ContentType, len(data), refNote(b.Ref)))
 		case *sdk.ResourceLink:
-			b := block{Type: "resource_link", URI: clipLine(c.URI, maxLinkField), Name: clipLine(c.Name, maxLinkField),
+			b := mcpschema.Block{Type: "resource_link", URI: clipLine(c.URI, maxLinkField), Name: clipLine(c.Name, maxLinkField),
 				Title: clipLine(c.Title, maxLinkField), ContentType: clipLine(c.MIMEType, 100)}
 			add(b)
 			model = append(model, fmt.Sprintf("[resource %s: %s]", c.Name, c.URI))
@@ -210,7 +157,7 @@ func (p *presenter) result(res *sdk.CallToolResult, name string) (toolview.Resul
 			if r == nil {
 				continue
 			}
-			b := block{Type: "resource", URI: clipLine(r.URI, maxLinkField), ContentType: clipLine(r.MIMEType, 100)}
+			b := mcpschema.Block{Type: "resource", URI: clipLine(r.URI, maxLinkField), ContentType: clipLine(r.MIMEType, 100)}
 			data := r.Blob
 			if r.Text != "" {
 				data = []byte(r.Text)
@@ -239,7 +186,7 @@ func (p *presenter) result(res *sdk.CallToolResult, name string) (toolview.Resul
 	if len(res.Content) == 0 && res.StructuredContent != nil {
 		if b, err := json.Marshal(res.StructuredContent); err == nil {
 			t, _ := clip(string(b), p.bound)
-			add(block{Type: "text", Text: t})
+			add(mcpschema.Block{Type: "text", Text: t})
 			model = append(model, t)
 		}
 	}
@@ -254,14 +201,14 @@ func (p *presenter) result(res *sdk.CallToolResult, name string) (toolview.Resul
 			text = "the tool reported an error"
 		}
 		return toolview.Result{Text: text, IsError: true, Summary: summary},
-			&toolview.Failure{Reason: ReasonToolError, Err: fmt.Errorf("mcp: %s reported an error", name)}
+			&toolview.Failure{Reason: reasonToolError, Err: fmt.Errorf("mcp: %s reported an error", name)}
 	}
 	return toolview.Result{Text: text, Summary: summary}, nil
 }
 
 // artifact writes data to a new supplemental item's artifact and
 // checkpoints it as final. It returns nil when the host keeps no artifacts.
-func (p *presenter) artifact(key, contentType string, data []byte) *block {
+func (p *presenter) artifact(key, contentType string, data []byte) *mcpschema.Block {
 	if contentType == "" {
 		contentType = "application/octet-stream"
 	}
@@ -273,10 +220,10 @@ func (p *presenter) artifact(key, contentType string, data []byte) *block {
 	if _, err := w.Write(data); err != nil {
 		return nil
 	}
-	if _, err := item.ReplaceArtifact(w.Checkpoint(SchemaContent, 1, true)); err != nil {
+	if _, err := item.ReplaceArtifact(w.Checkpoint(mcpschema.Content, 1, true)); err != nil {
 		return nil
 	}
-	return &block{Type: "text", Item: key, Ref: w.Ref(), Bytes: int64(len(data))}
+	return &mcpschema.Block{Type: "text", Item: key, Ref: w.Ref(), Bytes: int64(len(data))}
 }
 
 func refNote(ref string) string {

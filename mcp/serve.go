@@ -20,8 +20,8 @@ const (
 	serveTextMax  = 4 << 10 // bytes of one entry's text
 )
 
-// Conversation is one conversation as the history tools list it.
-type Conversation struct {
+// conversation is one conversation as the history tools list it.
+type conversation struct {
 	ID        string    `json:"id"`
 	Title     string    `json:"title,omitempty"`
 	Entries   int       `json:"entries"`
@@ -29,16 +29,16 @@ type Conversation struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
-// ConversationList is the answer of list_conversations and search_titles.
-type ConversationList struct {
-	Conversations []Conversation `json:"conversations"`
+// conversationList is the answer of list_conversations and search_titles.
+type conversationList struct {
+	Conversations []conversation `json:"conversations"`
 	Total         int            `json:"total"`
 	Next          int            `json:"next,omitempty"` // offset of the next page; 0 when there is none
 }
 
-// EntryView is one entry of a conversation, reduced to what another agent
+// entryView is one entry of a conversation, reduced to what another agent
 // reads: its kind and text (a tool entry's receipt), bounded.
-type EntryView struct {
+type entryView struct {
 	ID        string `json:"id"`
 	Kind      string `json:"kind"`
 	Text      string `json:"text,omitempty"`
@@ -47,13 +47,13 @@ type EntryView struct {
 	Truncated bool   `json:"truncated,omitempty"`
 }
 
-// EntryPage is the answer of read_conversation.
-type EntryPage struct {
+// entryPage is the answer of read_conversation.
+type entryPage struct {
 	ID      string      `json:"id"`
 	Title   string      `json:"title,omitempty"`
 	Total   int         `json:"total"`
 	Offset  int         `json:"offset"`
-	Entries []EntryView `json:"entries"`
+	Entries []entryView `json:"entries"`
 	Next    int         `json:"next,omitempty"`
 }
 
@@ -73,31 +73,31 @@ type searchArgs struct {
 	Limit int    `json:"limit,omitempty" jsonschema:"at most this many (default and bound 200)"`
 }
 
-// NewHistoryServer returns an MCP server whose tools read the
+// newHistoryServer returns an MCP server whose tools read the
 // conversations in dataDir: list_conversations, read_conversation and
 // search_titles. They only read, through package history's listing and
 // reader, and take no log's lock.
-func NewHistoryServer(dataDir, version string) *sdk.Server {
+func newHistoryServer(dataDir, version string) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "folio-history", Version: version}, nil)
 	ro := &sdk.ToolAnnotations{ReadOnlyHint: true}
 	sdk.AddTool(s, &sdk.Tool{Name: "list_conversations", Annotations: ro,
 		Description: "List folio's conversations, newest first, with title, entry count and last update."},
-		func(_ context.Context, _ *sdk.CallToolRequest, a listArgs) (*sdk.CallToolResult, ConversationList, error) {
+		func(_ context.Context, _ *sdk.CallToolRequest, a listArgs) (*sdk.CallToolResult, conversationList, error) {
 			all, err := conversations(dataDir)
 			if err != nil {
-				return nil, ConversationList{}, err
+				return nil, conversationList{}, err
 			}
 			return nil, window(all, a.Offset, a.Limit), nil
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "search_titles", Annotations: ro,
 		Description: "Find folio conversations whose title contains every word of the query (any case), newest first."},
-		func(_ context.Context, _ *sdk.CallToolRequest, a searchArgs) (*sdk.CallToolResult, ConversationList, error) {
+		func(_ context.Context, _ *sdk.CallToolRequest, a searchArgs) (*sdk.CallToolResult, conversationList, error) {
 			all, err := conversations(dataDir)
 			if err != nil {
-				return nil, ConversationList{}, err
+				return nil, conversationList{}, err
 			}
 			words := strings.Fields(strings.ToLower(a.Query))
-			var hits []Conversation
+			var hits []conversation
 			for _, c := range all {
 				t := strings.ToLower(c.Title)
 				ok := len(words) > 0
@@ -113,7 +113,7 @@ func NewHistoryServer(dataDir, version string) *sdk.Server {
 	addSearch(s, dataDir, ro)
 	sdk.AddTool(s, &sdk.Tool{Name: "read_conversation", Annotations: ro,
 		Description: "Read one page of a folio conversation's entries (user and agent text, reasoning, tool receipts)."},
-		func(_ context.Context, _ *sdk.CallToolRequest, a readArgs) (*sdk.CallToolResult, EntryPage, error) {
+		func(_ context.Context, _ *sdk.CallToolRequest, a readArgs) (*sdk.CallToolResult, entryPage, error) {
 			p, err := readPage(dataDir, a)
 			return nil, p, err
 		})
@@ -123,33 +123,33 @@ func NewHistoryServer(dataDir, version string) *sdk.Server {
 // Serve runs the history server over the given transport (folio mcp serve
 // passes stdio) until the client disconnects or ctx ends.
 func Serve(ctx context.Context, dataDir, version string, t sdk.Transport) error {
-	return NewHistoryServer(dataDir, version).Run(ctx, t)
+	return newHistoryServer(dataDir, version).Run(ctx, t)
 }
 
-func conversations(dataDir string) ([]Conversation, error) {
+func conversations(dataDir string) ([]conversation, error) {
 	list, err := history.List(dataDir)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Conversation, 0, len(list))
+	out := make([]conversation, 0, len(list))
 	for _, s := range list {
 		if s.Err != nil {
 			continue
 		}
-		out = append(out, Conversation{ID: s.ID, Title: s.Title, Entries: s.Entries, Messages: s.Messages, UpdatedAt: s.UpdatedAt})
+		out = append(out, conversation{ID: s.ID, Title: s.Title, Entries: s.Entries, Messages: s.Messages, UpdatedAt: s.UpdatedAt})
 	}
 	return out, nil
 }
 
-func window(all []Conversation, off, limit int) ConversationList {
+func window(all []conversation, off, limit int) conversationList {
 	if limit <= 0 || limit > serveListMax {
 		limit = serveListMax
 	}
 	off = min(max(off, 0), len(all))
 	end := min(off+limit, len(all))
-	l := ConversationList{Conversations: all[off:end], Total: len(all)}
+	l := conversationList{Conversations: all[off:end], Total: len(all)}
 	if l.Conversations == nil {
-		l.Conversations = []Conversation{}
+		l.Conversations = []conversation{}
 	}
 	if end < len(all) {
 		l.Next = end
@@ -157,14 +157,14 @@ func window(all []Conversation, off, limit int) ConversationList {
 	return l
 }
 
-func readPage(dataDir string, a readArgs) (EntryPage, error) {
+func readPage(dataDir string, a readArgs) (entryPage, error) {
 	path, err := history.Path(dataDir, a.ID)
 	if err != nil {
-		return EntryPage{}, fmt.Errorf("no conversation %q: %w", a.ID, err)
+		return entryPage{}, fmt.Errorf("no conversation %q: %w", a.ID, err)
 	}
 	conv, err := history.ReadFile(path)
 	if err != nil {
-		return EntryPage{}, fmt.Errorf("conversation %q: %w", a.ID, err)
+		return entryPage{}, fmt.Errorf("conversation %q: %w", a.ID, err)
 	}
 	es := conv.Document.Entries()
 	limit := a.Limit
@@ -174,7 +174,7 @@ func readPage(dataDir string, a readArgs) (EntryPage, error) {
 	limit = min(limit, servePageMax)
 	off := min(max(a.Offset, 0), len(es))
 	end := min(off+limit, len(es))
-	p := EntryPage{ID: a.ID, Title: conv.Title, Total: len(es), Offset: off, Entries: make([]EntryView, 0, end-off)}
+	p := entryPage{ID: a.ID, Title: conv.Title, Total: len(es), Offset: off, Entries: make([]entryView, 0, end-off)}
 	for _, e := range es[off:end] {
 		p.Entries = append(p.Entries, view(e))
 	}
@@ -184,8 +184,8 @@ func readPage(dataDir string, a readArgs) (EntryPage, error) {
 	return p, nil
 }
 
-func view(e transcript.Entry) EntryView {
-	v := EntryView{ID: e.ID, Kind: string(e.Content.Kind())}
+func view(e transcript.Entry) entryView {
+	v := entryView{ID: e.ID, Kind: string(e.Content.Kind())}
 	switch c := e.Content.(type) {
 	case transcript.User:
 		v.Text = c.Text

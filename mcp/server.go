@@ -33,18 +33,17 @@ type server struct {
 	m      *Manager
 	client *sdk.Client
 
-	startMu sync.Mutex // one start at a time
+	startMu sync.Mutex   // one start at a time
+	backoff proc.Backoff // the wait before a start that follows crashes
 
-	mu        sync.Mutex
-	sess      *sdk.ClientSession
-	cmd       *exec.Cmd // the running stdio process
-	state     State
-	lastErr   string // why the last start failed (never a secret)
-	crashes   int    // consecutive crashes since the last good call
-	lastCrash time.Time
-	starts    int
-	tools     []*sdk.Tool
-	closed    bool
+	mu      sync.Mutex
+	sess    *sdk.ClientSession
+	cmd     *exec.Cmd // the running stdio process
+	state   State
+	lastErr string // why the last start failed (never a secret)
+	starts  int
+	tools   []*sdk.Tool
+	closed  bool
 
 	sinks sync.Map // progress token -> *presenter
 }
@@ -87,22 +86,15 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 		s.mu.Unlock()
 		return sess, nil
 	}
-	wait := time.Duration(0)
-	if s.crashes > 0 {
-		wait = proc.RestartDelay(s.crashes) - s.m.since(s.lastCrash)
-	}
 	s.mu.Unlock()
-	if wait > 0 {
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		}
+	if err := s.backoff.Wait(ctx); err != nil {
+		return nil, err
 	}
 	return s.start(ctx)
 }
+
+// startTimeout bounds a server's start and handshake.
+const startTimeout = 30 * time.Second
 
 // start connects to the server; the caller holds startMu.
 func (s *server) start(ctx context.Context) (*sdk.ClientSession, error) {
@@ -113,7 +105,7 @@ func (s *server) start(ctx context.Context) (*sdk.ClientSession, error) {
 	}
 	// The session outlives the call that started it: connect under a
 	// context that only bounds the handshake.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.m.startTimeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
@@ -170,8 +162,7 @@ func (s *server) watch(sess *sdk.ClientSession, cmd *exec.Cmd) {
 	s.sess, s.cmd = nil, nil
 	if !s.closed {
 		s.state = StateCrashed
-		s.crashes++
-		s.lastCrash = s.m.now()
+		s.backoff.Crashed()
 	}
 }
 
@@ -192,11 +183,7 @@ func (s *server) redact(msg string) string {
 }
 
 // succeeded resets the backoff after a good call.
-func (s *server) succeeded() {
-	s.mu.Lock()
-	s.crashes = 0
-	s.mu.Unlock()
-}
+func (s *server) succeeded() { s.backoff.Succeeded() }
 
 // transport builds the SDK transport from the configuration, resolving
 // environment references. Errors name missing variables, never values.
@@ -211,12 +198,8 @@ func (s *server) transport() (sdk.Transport, *exec.Cmd, error) {
 			}
 			hdr.Set(k, val)
 		}
-		base := s.m.transport
-		if base == nil {
-			base = http.DefaultTransport
-		}
 		return &sdk.StreamableClientTransport{Endpoint: c.URL, MaxRetries: -1,
-			HTTPClient: &http.Client{Transport: headerTransport{base: base, h: hdr}}}, nil, nil
+			HTTPClient: &http.Client{Transport: headerTransport{base: http.DefaultTransport, h: hdr}}}, nil, nil
 	}
 	env := proc.MinimalEnv(s.m.getenv, "FOLIO_MCP=1")
 	keys := make([]string, 0, len(c.Env))

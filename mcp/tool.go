@@ -13,12 +13,13 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/foliodev/folio/internal/proc"
+	"github.com/foliodev/folio/mcp/mcpschema"
 	"github.com/foliodev/folio/tools"
 	"github.com/foliodev/folio/toolview"
 )
 
-// Separator joins a server's name and its tool's name.
-const Separator = "__"
+// separator joins a server's name and its tool's name.
+const separator = "__"
 
 // maxToolName is the longest tool name providers accept.
 const maxToolName = 64
@@ -28,7 +29,7 @@ const maxToolName = 64
 func toolName(server, tool string) string {
 	var b strings.Builder
 	b.WriteString(server)
-	b.WriteString(Separator)
+	b.WriteString(separator)
 	for _, r := range tool {
 		if r < 128 && (r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
 			b.WriteRune(r)
@@ -54,17 +55,17 @@ func redactURL(raw string) string {
 	return u.String()
 }
 
-// Tool is one server tool as folio offers it. It implements tools.Tool and
+// serverTool is one server tool as folio offers it. It implements tools.Tool and
 // tools.Presenter.
-type Tool struct {
+type serverTool struct {
 	srv    *server
 	remote string
 	decl   toolview.ToolDecl
 }
 
 var (
-	_ tools.Tool      = (*Tool)(nil)
-	_ tools.Presenter = (*Tool)(nil)
+	_ tools.Tool      = (*serverTool)(nil)
+	_ tools.Presenter = (*serverTool)(nil)
 )
 
 // toolList turns the server's listed tools into folio tools. A tool whose
@@ -93,54 +94,54 @@ func (s *server) toolList() ([]tools.Tool, error) {
 			continue
 		}
 		seen[name] = true
-		out = append(out, &Tool{srv: s, remote: t.Name, decl: decl})
+		out = append(out, &serverTool{srv: s, remote: t.Name, decl: decl})
 	}
 	return out, errors.Join(errs...)
 }
 
 // Decl is the tool's name, description and input schema; the host
 // validates arguments against the schema before Run sees them.
-func (t *Tool) Decl() toolview.ToolDecl { return t.decl }
+func (t *serverTool) Decl() toolview.ToolDecl { return t.decl }
 
 // NeedsApproval is always true: an MCP tool runs only when the person
 // allows it, by name or by server (--allow github__*).
-func (t *Tool) NeedsApproval() bool { return true }
+func (t *serverTool) NeedsApproval() bool { return true }
 
 // Adapters declares the schemas an MCP call publishes.
-func (t *Tool) Adapters() []toolview.AdapterDecl {
-	return []toolview.AdapterDecl{{Schema: SchemaProgress, Version: 1}, {Schema: SchemaContent, Version: 1}}
+func (t *serverTool) Adapters() []toolview.AdapterDecl {
+	return []toolview.AdapterDecl{{Schema: mcpschema.Progress, Version: 1}, {Schema: mcpschema.Content, Version: 1}}
 }
 
 // Server is the configured server's name; Remote the tool's own name there.
-func (t *Tool) Server() string { return t.srv.cfg.Name }
+func (t *serverTool) Server() string { return t.srv.cfg.Name }
 
 // Remote is the tool's name on its server.
-func (t *Tool) Remote() string { return t.remote }
+func (t *serverTool) Remote() string { return t.remote }
 
 // Failure reasons a call's outcome can carry.
 const (
-	ReasonUnavailable = "mcp_unavailable"    // the server could not be started or reached
-	ReasonCrashed     = "mcp_server_crashed" // it exited or disconnected during the call
-	ReasonProtocol    = "mcp_protocol"       // it answered with a JSON-RPC error
-	ReasonToolError   = "mcp_tool_error"     // the tool ran and reported an error
+	reasonUnavailable = "mcp_unavailable"    // the server could not be started or reached
+	reasonCrashed     = "mcp_server_crashed" // it exited or disconnected during the call
+	reasonProtocol    = "mcp_protocol"       // it answered with a JSON-RPC error
+	reasonToolError   = "mcp_tool_error"     // the tool ran and reported an error
 )
 
 // Run calls the tool on its server, starting the server if needed.
 // Progress notifications replace the call's presentation; the result's
 // content blocks become its final value. Cancelling ctx makes the SDK send
 // the server a cancellation for the request.
-func (t *Tool) Run(ctx context.Context, inv *toolview.Invocation, args []byte) (toolview.Result, error) {
+func (t *serverTool) Run(ctx context.Context, inv *toolview.Invocation, args []byte) (toolview.Result, error) {
 	s := t.srv
 	p := newPresenter(inv, s.cfg.Name, t.remote, s.m.resultBound)
 	p.running()
 	sess, err := s.session(ctx)
 	if err != nil {
-		p.finish(statusError, "could not start the server")
+		p.finish(mcpschema.StatusError, "could not start the server")
 		if ctx.Err() != nil {
 			return toolview.Result{Text: "the tool call was canceled", IsError: true}, ctx.Err()
 		}
 		return toolview.Result{Text: fmt.Sprintf("MCP server %s is not available: %v", s.cfg.Name, err), IsError: true},
-			&toolview.Failure{Reason: ReasonUnavailable, Err: err}
+			&toolview.Failure{Reason: reasonUnavailable, Err: err}
 	}
 	token := fmt.Sprintf("folio-%d", s.m.seq.Add(1))
 	s.sinks.Store(token, p)
@@ -154,17 +155,17 @@ func (t *Tool) Run(ctx context.Context, inv *toolview.Invocation, args []byte) (
 		s.succeeded()
 		return p.result(res, t.decl.Name)
 	case ctx.Err() != nil:
-		p.finish(statusError, "canceled")
+		p.finish(mcpschema.StatusError, "canceled")
 		return toolview.Result{Text: "the tool call was canceled", IsError: true}, ctx.Err()
 	case errors.As(err, &wire):
-		p.finish(statusError, clipLine(wire.Message, maxMessage))
+		p.finish(mcpschema.StatusError, clipLine(wire.Message, maxMessage))
 		return toolview.Result{Text: fmt.Sprintf("MCP server %s refused the call: %s", s.cfg.Name, wire.Message), IsError: true},
-			&toolview.Failure{Reason: ReasonProtocol, Err: fmt.Errorf("%w: code %d", ErrRemote, wire.Code)}
+			&toolview.Failure{Reason: reasonProtocol, Err: fmt.Errorf("%w: code %d", ErrRemote, wire.Code)}
 	default:
 		s.lost(sess)
-		p.finish(statusError, "the server stopped during the call")
+		p.finish(mcpschema.StatusError, "the server stopped during the call")
 		return toolview.Result{Text: fmt.Sprintf("MCP server %s stopped during the call; it will be restarted on the next call", s.cfg.Name), IsError: true},
-			&toolview.Failure{Reason: ReasonCrashed, Err: fmt.Errorf("%w: %s: %v", ErrCrashed, s.cfg.Name, err)}
+			&toolview.Failure{Reason: reasonCrashed, Err: fmt.Errorf("%w: %s: %v", ErrCrashed, s.cfg.Name, err)}
 	}
 }
 
@@ -180,8 +181,7 @@ func (s *server) lost(sess *sdk.ClientSession) {
 	s.sess, s.cmd = nil, nil
 	if !s.closed {
 		s.state = StateCrashed
-		s.crashes++
-		s.lastCrash = s.m.now()
+		s.backoff.Crashed()
 	}
 	s.mu.Unlock()
 	if cmd != nil {

@@ -28,10 +28,10 @@ const (
 const (
 	DefaultOpenAIBaseURL    = "https://api.openai.com/v1"
 	DefaultAnthropicBaseURL = "https://api.anthropic.com"
-	DefaultOpenAIModel      = "gpt-4.1-mini"
+	defaultOpenAIModel      = "gpt-4.1-mini"
 	DefaultAnthropicModel   = "claude-sonnet-4-5"
-	DefaultIdleTimeout      = 2 * time.Minute
-	DefaultDemoRate         = 80.0
+	defaultIdleTimeout      = 2 * time.Minute
+	defaultDemoRate         = 80.0
 	// ConfigFile is the name of the config file in the data folder.
 	ConfigFile = "config.json"
 )
@@ -59,7 +59,7 @@ type Config struct {
 	// (Anthropic requires one, so its client uses 8192).
 	MaxTokens int
 	// IdleTimeout ends a stream that sends nothing for this long; 0 turns
-	// the watchdog off (Resolve sets DefaultIdleTimeout unless the config
+	// the watchdog off (Resolve sets defaultIdleTimeout unless the config
 	// file says otherwise).
 	IdleTimeout time.Duration
 	// Headers are extra HTTP headers (OpenRouter's HTTP-Referer, say).
@@ -99,7 +99,7 @@ func (c Config) String() string {
 // HTTPClient returns the client a provider should use: the configured
 // transport wrapped in the idle watchdog.
 func (c Config) HTTPClient() *http.Client {
-	return IdleTimeoutClient(c.Transport, c.IdleTimeout, c.Clock)
+	return idleTimeoutClient(c.Transport, c.IdleTimeout, c.Clock)
 }
 
 // Options are the inputs to Resolve and Load besides the environment.
@@ -210,11 +210,11 @@ func Resolve(o Options) (Config, error) {
 	case TypeAnthropic:
 		defURL, defModel = DefaultAnthropicBaseURL, DefaultAnthropicModel
 	case TypeDemo:
-		defModel = DemoModel
+		defModel = demoModel
 	}
 	c.BaseURL = strings.TrimRight(pick("baseURL", o.BaseURL, "FOLIO_BASE_URL", sec.BaseURL, defURL), "/")
 	if c.Type == TypeOpenAI && c.BaseURL == DefaultOpenAIBaseURL {
-		defModel = DefaultOpenAIModel
+		defModel = defaultOpenAIModel
 	}
 	c.Model = pick("model", o.Model, "FOLIO_MODEL", sec.Model, defModel)
 	if c.Model == "" {
@@ -246,7 +246,7 @@ func Resolve(o Options) (Config, error) {
 		c.Sources["contextWindow"] = "built-in table"
 	}
 
-	c.IdleTimeout = DefaultIdleTimeout
+	c.IdleTimeout = defaultIdleTimeout
 	if fc.IdleTimeout != "" {
 		d, err := time.ParseDuration(fc.IdleTimeout)
 		if err != nil || d < 0 {
@@ -255,7 +255,7 @@ func Resolve(o Options) (Config, error) {
 		c.IdleTimeout = d
 	}
 
-	c.TokensPerSecond = DefaultDemoRate
+	c.TokensPerSecond = defaultDemoRate
 	if sec.TokensPerSecond != nil {
 		c.TokensPerSecond = *sec.TokensPerSecond
 	}
@@ -310,8 +310,8 @@ func Register(typ string, f Factory) {
 	registry[typ] = f
 }
 
-// Registered lists the linked-in client types, sorted.
-func Registered() []string {
+// registered lists the linked-in client types, sorted.
+func registered() []string {
 	registryMu.RLock()
 	defer registryMu.RUnlock()
 	names := make([]string, 0, len(registry))

@@ -142,7 +142,7 @@ func FromStatus(providerName string, status int, header http.Header, code, typ, 
 	}
 	e.Class = classify(status, code, typ, msg)
 	if header != nil {
-		e.RetryAfter = RetryAfter(header, now)
+		e.RetryAfter = retryAfter(header, now)
 	}
 	return e
 }
@@ -208,10 +208,10 @@ func classify(status int, code, typ, msg string) Class {
 	return ClassProvider
 }
 
-// RetryAfter reads the wait a response asks for: retry-after-ms, then
+// retryAfter reads the wait a response asks for: retry-after-ms, then
 // Retry-After in seconds or as an HTTP date. It returns 0 when there is none
 // or it cannot be read.
-func RetryAfter(h http.Header, now time.Time) time.Duration {
+func retryAfter(h http.Header, now time.Time) time.Duration {
 	if v := h.Get("Retry-After-Ms"); v != "" {
 		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
 			return time.Duration(ms * float64(time.Millisecond))

@@ -8,13 +8,13 @@ import (
 	"time"
 )
 
-// IdleTimeoutClient returns an HTTP client whose requests fail with
+// idleTimeoutClient returns an HTTP client whose requests fail with
 // ErrIdleTimeout (as the cause of their context) when no response bytes
 // arrive for idle: neither the headers after the request was sent, nor the
 // next body bytes of a stream. A model that stalls mid-stream therefore ends
 // in a timeout-class error instead of hanging the turn. base may be nil for
 // http.DefaultTransport; clock may be nil for the system clock.
-func IdleTimeoutClient(base http.RoundTripper, idle time.Duration, clock Clock) *http.Client {
+func idleTimeoutClient(base http.RoundTripper, idle time.Duration, clock Clock) *http.Client {
 	if base == nil {
 		base = http.DefaultTransport
 	}

@@ -1,8 +1,9 @@
 // Package receipt turns the statistics a turn recorded (transcript.TurnReceipt
 // and its steps) into the short lines folio shows when a turn closes: total
 // duration, step count, token usage, decode throughput, cost and the moment the
-// turn finished. It also sums steps into Totals, which the store reuses for
-// session totals.
+// turn finished. It also sums steps into Totals, which add up across turns
+// into session totals (the store keeps its own running usage in
+// transcript.Live).
 //
 // The package only formats facts; it never measures time or guesses values a
 // provider did not report. In particular throughput is shown only when every

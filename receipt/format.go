@@ -96,13 +96,6 @@ func appendCost(b []byte, usd float64) []byte {
 	return strconv.AppendFloat(b, usd, 'f', 2, 64)
 }
 
-// Clock formats epoch milliseconds as a 12-hour time in loc with a zero-padded
-// hour and lower-case suffix: "07:28 am", "12:05 pm". A nil loc means
-// time.Local.
-func Clock(epochMs int64, loc *time.Location) string {
-	return string(appendClock(nil, epochMs, loc))
-}
-
 func appendClock(b []byte, epochMs int64, loc *time.Location) []byte {
 	if loc == nil {
 		loc = time.Local

@@ -126,7 +126,7 @@ func TestClock(t *testing.T) {
 		{"the zone can change the day", at(2, 0), time.FixedZone("PST", -8*3600), "06:00 pm"},
 	}
 	for _, tc := range tests {
-		if got := Clock(tc.ms, tc.loc); got != tc.want {
+		if got := clockText(tc.ms, tc.loc); got != tc.want {
 			t.Errorf("%s: Clock = %q, want %q", tc.name, got, tc.want)
 		}
 	}
@@ -135,7 +135,7 @@ func TestClock(t *testing.T) {
 func TestClockNilLocationIsLocal(t *testing.T) {
 	t.Parallel()
 	ms := time.Date(2026, 11, 30, 7, 28, 0, 0, time.UTC).UnixMilli()
-	if got, want := Clock(ms, nil), Clock(ms, time.Local); got != want {
-		t.Errorf("Clock(nil) = %q, Clock(time.Local) = %q", got, want)
+	if got, want := clockText(ms, nil), clockText(ms, time.Local); got != want {
+		t.Errorf("clockText(nil) = %q, clockText(time.Local) = %q", got, want)
 	}
 }

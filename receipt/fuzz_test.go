@@ -70,7 +70,7 @@ func FuzzLine(f *testing.F) {
 			}
 			line := Line(r, time.UTC)
 			checkLine(t, line)
-			_, ok := Throughput(r.Steps)
+			_, ok := throughput(r.Steps)
 			if has := hasPart(line, " tok/s"); has != ok {
 				t.Errorf("Line %q shows tok/s = %v, Throughput ok = %v", line, has, ok)
 			}

@@ -141,7 +141,7 @@ func TestLineUsesTheGivenZone(t *testing.T) {
 	if got, want := Line(r, time.FixedZone("CET", 3600)), "0.1s · 08:28 am"; got != want {
 		t.Errorf("Line = %q, want %q", got, want)
 	}
-	if got, want := Line(r, nil), "0.1s · "+Clock(finished, time.Local); got != want {
+	if got, want := Line(r, nil), "0.1s · "+clockText(finished, time.Local); got != want {
 		t.Errorf("Line(nil loc) = %q, want %q", got, want)
 	}
 }

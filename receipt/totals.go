@@ -139,11 +139,3 @@ func (t Totals) TokPerSec() (tokPerSec float64, ok bool) {
 	}
 	return rate, true
 }
-
-// Throughput is total completion tokens over total generation time; ok is
-// false when any output-bearing step lacks timing. It is deliberately not the
-// mean of per-step rates: a short fast step must not weigh as much as a long
-// slow one.
-func Throughput(steps []transcript.Step) (tokPerSec float64, ok bool) {
-	return Sum(steps).TokPerSec()
-}

@@ -114,7 +114,7 @@ func TestThroughput(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, ok := Throughput(tc.steps)
+			got, ok := throughput(tc.steps)
 			if ok != tc.wantOK {
 				t.Fatalf("Throughput ok = %v (rate %v), want %v", ok, got, tc.wantOK)
 			}

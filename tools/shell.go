@@ -17,7 +17,7 @@ import (
 // Shell limits.
 const (
 	DefaultShellTimeout = 2 * time.Minute
-	MaxShellTimeout     = 10 * time.Minute
+	maxShellTimeout     = 10 * time.Minute
 	shellTailBytes      = 4 << 10  // shown in the live payload
 	shellResultBytes    = 16 << 10 // head and tail each, in the model's result
 )
@@ -76,7 +76,7 @@ func (s Shell) Run(ctx context.Context, inv *toolview.Invocation, raw []byte) (t
 		timeout = DefaultShellTimeout
 	}
 	if a.TimeoutMs > 0 {
-		timeout = min(time.Duration(a.TimeoutMs)*time.Millisecond, MaxShellTimeout)
+		timeout = min(time.Duration(a.TimeoutMs)*time.Millisecond, maxShellTimeout)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

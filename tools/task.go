@@ -20,7 +20,7 @@ import (
 type Spawner interface {
 	// Spawn runs a child agent on prompt until it finishes and returns its
 	// final answer. childID names the child's live region. A spawner that
-	// finds a ChildObserver in ctx (see WithChildObserver) reports the
+	// finds a ChildObserver in ctx (see withChildObserver) reports the
 	// child's feed to it as the child works.
 	Spawn(ctx context.Context, invocationID, label, prompt string) (answer, childID string, err error)
 }
@@ -32,10 +32,10 @@ type ChildObserver func(feed transcript.Document)
 
 type childObserverKey struct{}
 
-// WithChildObserver returns ctx carrying obs for the spawner. It travels in
+// withChildObserver returns ctx carrying obs for the spawner. It travels in
 // the context so that every Spawner wrapper that forwards ctx passes it on
 // without a change of interface.
-func WithChildObserver(ctx context.Context, obs ChildObserver) context.Context {
+func withChildObserver(ctx context.Context, obs ChildObserver) context.Context {
 	return context.WithValue(ctx, childObserverKey{}, obs)
 }
 
@@ -210,7 +210,7 @@ func (t Task) Run(ctx context.Context, inv *toolview.Invocation, raw []byte) (to
 		steps, omitted := TaskSteps(feed)
 		p.publish(func(v *TaskView) { v.Steps, v.Omitted = steps, omitted })
 	}
-	answer, child, err := t.Spawner.Spawn(WithChildObserver(ctx, observe), inv.ID(), label, a.Prompt)
+	answer, child, err := t.Spawner.Spawn(withChildObserver(ctx, observe), inv.ID(), label, a.Prompt)
 	p.publish(func(v *TaskView) {
 		v.Child, v.Status = child, "done"
 		if err != nil {

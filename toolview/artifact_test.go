@@ -14,7 +14,7 @@ import (
 
 func TestArtifactCheckpointsAndBoundedReads(t *testing.T) {
 	dir := t.TempDir()
-	h := New(WithCadence(0), WithArtifactDir(dir), WithRangeLimit(1024))
+	h := New(WithCadence(0), WithArtifactDir(dir), withRangeLimit(1024))
 	inv := mustOpen(t, h, Spec{Tool: "echo", Producer: testManifest(t)})
 	p := inv.Presentation()
 	w, err := p.NewArtifact("text/plain")
@@ -97,7 +97,7 @@ func TestActiveArtifactDoesNotKeepTimerRunning(t *testing.T) {
 		if st.Duration != 1500*time.Millisecond {
 			t.Fatalf("duration moved after closure: %v", st.Duration)
 		}
-		if m := MetaOf(st, "", time.Now()); m.Elapsed != 1500*time.Millisecond || m.Status != "ok" {
+		if m := metaOf(st, "", time.Now()); m.Elapsed != 1500*time.Millisecond || m.Status != "ok" {
 			t.Fatalf("fallback metadata keeps running: %+v", m)
 		}
 		if _, err := w.Write([]byte("more")); !errors.Is(err, ErrClosed) {

@@ -2,9 +2,9 @@ package toolview
 
 import "time"
 
-// Clock is the host's time source. Tests inject one, or run the real clock
+// clock is the host's time source. Tests inject one, or run the real clock
 // inside testing/synctest, whose bubble fakes time for the time package.
-type Clock interface {
+type clock interface {
 	Now() time.Time
 	// AfterFunc calls f in its own goroutine after d and returns a function
 	// that stops the timer (reporting whether it stopped it before it fired).

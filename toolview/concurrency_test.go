@@ -86,7 +86,7 @@ func maxInt(a, b int64) int64 {
 	return b
 }
 
-// fakeClock is a hand-driven Clock, to show the host takes all its time from
+// fakeClock is a hand-driven clock, to show the host takes all its time from
 // the injected source.
 type fakeClock struct {
 	mu     sync.Mutex
@@ -142,7 +142,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 func TestInjectedClock(t *testing.T) {
 	clk := &fakeClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-	h := New(WithClock(clk))
+	h := New(withClock(clk))
 	rec := record(h)
 	inv := mustOpen(t, h, Spec{Tool: "echo", Producer: testManifest(t)})
 	p := inv.Presentation()

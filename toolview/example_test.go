@@ -2,7 +2,10 @@ package toolview_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
@@ -60,4 +63,40 @@ func Example() {
 	// live r3 {"done":3,"of":3}
 	// ok counted to 3
 	// retained r3 {"done":3,"of":3}
+}
+
+// A program whose views are slower or smaller than folio's tunes the host:
+// a wider cadence window publishes fewer live changes, a lower payload bound
+// keeps each value small, and a logger receives the bounded diagnostics. A
+// value over the bound is refused with a RejectError, and the tool goes on.
+func ExampleNew() {
+	host := toolview.New(
+		toolview.WithCadence(4*toolview.DefaultCadence),
+		toolview.WithPayloadLimit(toolview.DefaultPayloadLimit/256), // 1 KiB
+		toolview.WithLogger(slog.New(slog.DiscardHandler)),
+	)
+	defer host.Close()
+	manifest, err := toolview.NewManifest("demo",
+		[]toolview.ToolDecl{{Name: "dump", InputSchema: []byte(`{"type":"object"}`)}},
+		[]toolview.AdapterDecl{{Schema: "demo.text", Version: 1}})
+	if err != nil {
+		panic(err)
+	}
+	dump := func(ctx context.Context, inv *toolview.Invocation, args []byte) (toolview.Result, error) {
+		big := fmt.Appendf(nil, "%q", strings.Repeat("x", 2<<10))
+		_, err := inv.Presentation().Replace(toolview.Payload{Schema: "demo.text", Version: 1, Data: big})
+		var rej *toolview.RejectError
+		if errors.As(err, &rej) {
+			fmt.Println("refused:", rej.Reason, rej.Actual, ">", rej.Limit)
+		}
+		return toolview.Result{Text: "done"}, nil
+	}
+	rec, err := host.Run(context.Background(), toolview.Spec{Tool: "dump", Producer: manifest}, []byte(`{}`), dump)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(rec.Outcome.Status, rec.Result.Text)
+	// Output:
+	// refused: oversized 2050 > 1024
+	// ok done
 }

@@ -17,8 +17,8 @@ const (
 	DefaultPayloadLimit = 256 << 10
 	DefaultCadence      = 50 * time.Millisecond
 	DefaultRangeLimit   = 64 << 10
-	DefaultKeepClosed   = 1024
-	DefaultArtifactMax  = 1 << 30
+	defaultKeepClosed   = 1024
+	defaultArtifactMax  = 1 << 30
 	maxSupplementals    = 32
 )
 
@@ -26,7 +26,7 @@ const (
 // with New; it is ready to use. Close tears it down, closing every open
 // invocation.
 type Host struct {
-	clock       Clock
+	clock       clock
 	limit       int64
 	cadence     time.Duration
 	rangeLimit  int64
@@ -55,18 +55,12 @@ type subscriber struct{ fn func(Change) }
 // Option configures a Host.
 type Option func(*Host)
 
-// WithClock sets the time source (tests inject one, or use synctest).
-func WithClock(c Clock) Option { return func(h *Host) { h.clock = c } }
-
 // WithPayloadLimit sets the encoded payload bound in bytes.
 func WithPayloadLimit(n int64) Option { return func(h *Host) { h.limit = n } }
 
 // WithCadence sets the minimum spacing of live deliveries per item. Zero
 // disables the cadence: every accepted update is delivered at once.
 func WithCadence(d time.Duration) Option { return func(h *Host) { h.cadence = d } }
-
-// WithRangeLimit sets the longest artifact range ReadArtifact returns.
-func WithRangeLimit(n int64) Option { return func(h *Host) { h.rangeLimit = n } }
 
 // WithArtifactDir gives the host the folder where artifacts live (the data
 // folder next to the conversation log). Without it, artifacts are refused.
@@ -80,20 +74,8 @@ func WithArtifactDir(dir string) Option { return func(h *Host) { h.artifactDir =
 // invocation's lock and must not call back into the host.
 func WithArtifactKept(fn func(ref, path string)) Option { return func(h *Host) { h.kept = fn } }
 
-// WithArtifactMax bounds the size of one artifact in bytes.
-func WithArtifactMax(n int64) Option { return func(h *Host) { h.artifactMax = n } }
-
-// WithGeneration sets the generation the host stamps on changes and states;
-// the engine passes the store's document generation.
-func WithGeneration(g Generation) Option { return func(h *Host) { h.gen = g } }
-
 // WithLogger sets where bounded diagnostics are logged. The default discards.
 func WithLogger(l *slog.Logger) Option { return func(h *Host) { h.log = l } }
-
-// WithKeepClosed sets how many closed invocations the host remembers (their
-// IDs stay taken, so a late Open with the same ID is refused) before it
-// forgets the oldest. Release forgets one at once.
-func WithKeepClosed(n int) Option { return func(h *Host) { h.keepClosed = n } }
 
 // New returns a ready host.
 func New(opts ...Option) *Host {
@@ -102,10 +84,10 @@ func New(opts ...Option) *Host {
 		limit:       DefaultPayloadLimit,
 		cadence:     DefaultCadence,
 		rangeLimit:  DefaultRangeLimit,
-		artifactMax: DefaultArtifactMax,
+		artifactMax: defaultArtifactMax,
 		gen:         1,
 		log:         slog.New(slog.DiscardHandler),
-		keepClosed:  DefaultKeepClosed,
+		keepClosed:  defaultKeepClosed,
 		ids:         transcript.NewIDSource(),
 		open:        map[string]*Invocation{},
 		closed:      map[string]*Record{},

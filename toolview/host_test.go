@@ -317,7 +317,7 @@ func TestHostTeardownCloses(t *testing.T) {
 }
 
 func TestInspectOpenAndUnknown(t *testing.T) {
-	h := New(WithCadence(0), WithGeneration(7))
+	h := New(WithCadence(0), withGeneration(7))
 	inv := mustOpen(t, h, Spec{ID: "a", Tool: "echo", Producer: testManifest(t)})
 	if _, err := inv.Presentation().Replace(text("now")); err != nil {
 		t.Fatal(err)
@@ -346,7 +346,7 @@ func TestInspectOpenAndUnknown(t *testing.T) {
 }
 
 func TestKeepClosedBound(t *testing.T) {
-	h := New(WithCadence(0), WithKeepClosed(2))
+	h := New(WithCadence(0), withKeepClosed(2))
 	for i := range 3 {
 		inv := mustOpen(t, h, Spec{ID: fmt.Sprint("k", i), Tool: "echo"})
 		inv.Close(Outcome{}, Result{})

@@ -13,7 +13,7 @@ import (
 // closed one (until Release) exactly what its record retained.
 
 // attach returns the current state of invocation id.
-func attach(h *Host, id string) (State, error) {
+func attach(h *Host, id string) (invState, error) {
 	h.mu.Lock()
 	inv, open := h.open[id]
 	rec, closed := h.closed[id]
@@ -24,25 +24,25 @@ func attach(h *Host, id string) (State, error) {
 	case closed:
 		return stateOfRecord(rec), nil
 	}
-	return State{}, fmt.Errorf("%w: %q", ErrUnknownInvocation, id)
+	return invState{}, fmt.Errorf("%w: %q", ErrUnknownInvocation, id)
 }
 
-func (inv *Invocation) snapshot() State {
+func (inv *Invocation) snapshot() invState {
 	inv.mu.Lock()
 	defer inv.mu.Unlock()
 	if inv.record != nil {
 		return stateOfRecord(inv.record)
 	}
-	s := State{Invocation: inv.id, Tool: inv.tool, Generation: inv.host.gen, Open: true, Start: inv.start}
+	s := invState{Invocation: inv.id, Tool: inv.tool, Generation: inv.host.gen, Open: true, Start: inv.start}
 	for _, it := range inv.order {
 		s.Items = append(s.Items, ItemState{Key: it.key, Retention: it.retention, Revision: it.rev, Value: it.cur})
 	}
 	return s
 }
 
-// terminalOfState reads the semantic item from a closed State. It reports
+// terminalOfState reads the semantic item from a closed invocation's invState. It reports
 // false while the invocation is open.
-func terminalOfState(s State) (Terminal, bool) {
+func terminalOfState(s invState) (Terminal, bool) {
 	if s.Open {
 		return Terminal{}, false
 	}
@@ -68,8 +68,8 @@ func terminalOfState(s State) (Terminal, bool) {
 
 // stateOfRecord is the Attach answer for a closed invocation: exactly what
 // the record retained, nothing of ephemeral items.
-func stateOfRecord(r *Record) State {
-	s := State{
+func stateOfRecord(r *Record) invState {
+	s := invState{
 		Invocation: r.Invocation,
 		Tool:       r.Tool,
 		Generation: r.Generation,

@@ -59,8 +59,8 @@ func DecodeEnvelope(data []byte) (Envelope, error) {
 }
 
 // Projection is the compatibility view of one invocation's legacy envelopes:
-// the current primary item and independent supplementals, in the same State
-// items the host produces.
+// the current primary item and independent supplementals, as the host's own
+// ItemState items.
 type Projection struct {
 	Items []ItemState // the primary ("") first when present, then supplementals in first-seen order
 }

@@ -114,22 +114,6 @@ func (r Record) Terminal() Terminal {
 	}
 }
 
-// TerminalOfTool reads the semantic item back from a replayed tool entry.
-func TerminalOfTool(t transcript.Tool) Terminal {
-	var d float64
-	if t.Receipt.DurationMs != nil {
-		d = *t.Receipt.DurationMs
-	}
-	return Terminal{
-		Tool:          t.Receipt.App,
-		Status:        t.Receipt.Status,
-		Reason:        t.Receipt.Reason,
-		DurationMs:    d,
-		Primary:       clonePresentation(t.Presentation),
-		Supplementals: append([]transcript.KeyedPresentation(nil), t.Supplementals...),
-	}
-}
-
 // clone copies the record so a caller cannot change the one the host keeps. Payload bytes are shared: they are immutable by contract.
 func (r *Record) clone() Record {
 	c := *r

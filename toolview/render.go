@@ -13,17 +13,17 @@ type adapterKey struct {
 	version int64
 }
 
-// Registry maps a payload schema and version to a renderer adapter. Each
+// registry maps a payload schema and version to a renderer adapter. Each
 // view (terminal, web bridge) keeps its own registry of its own adapter type.
 // Generic code looks adapters up; it never inspects payloads. It is safe for
 // concurrent use.
-type Registry[A any] struct {
+type registry[A any] struct {
 	mu sync.RWMutex
 	m  map[adapterKey]A
 }
 
 // Register adds (or replaces) the adapter for schema@version.
-func (r *Registry[A]) Register(schema string, version int64, a A) {
+func (r *registry[A]) Register(schema string, version int64, a A) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.m == nil {
@@ -33,27 +33,27 @@ func (r *Registry[A]) Register(schema string, version int64, a A) {
 }
 
 // Lookup returns the adapter for the value's schema and version.
-func (r *Registry[A]) Lookup(schema string, version int64) (A, bool) {
+func (r *registry[A]) Lookup(schema string, version int64) (A, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	a, ok := r.m[adapterKey{schema, version}]
 	return a, ok
 }
 
-// Meta is the host metadata a view shows when it has no adapter for a value:
+// meta is the host metadata a view shows when it has no adapter for a value:
 // never the payload itself.
-type Meta struct {
+type meta struct {
 	Tool    string
 	Status  string // "running", or a terminal status
 	Elapsed time.Duration
 	Size    int64 // encoded payload bytes, or committed artifact bytes
 }
 
-// MetaOf builds the fallback metadata for one item of a state. now is the
+// metaOf builds the fallback metadata for one item of a state. now is the
 // viewer's clock; it is used only while the invocation is open, so a closed
 // invocation's time never moves.
-func MetaOf(s State, key string, now time.Time) Meta {
-	m := Meta{Tool: s.Tool, Status: "running", Elapsed: now.Sub(s.Start)}
+func metaOf(s invState, key string, now time.Time) meta {
+	m := meta{Tool: s.Tool, Status: "running", Elapsed: now.Sub(s.Start)}
 	if !s.Open {
 		m.Status = string(s.Outcome.Status)
 		m.Elapsed = s.Duration
@@ -69,9 +69,9 @@ func MetaOf(s State, key string, now time.Time) Meta {
 
 const maxFallbackTool = 48
 
-// Fallback is the bounded line shown for a value no adapter knows:
+// fallback is the bounded line shown for a value no adapter knows:
 // "shell · running · 1.2s · 3.4 KiB". It never includes payload JSON.
-func Fallback(m Meta) string {
+func fallback(m meta) string {
 	tool := strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {
 			return -1

@@ -114,7 +114,7 @@ type Change struct {
 	Record *Record
 }
 
-// ItemState is one item of a State.
+// ItemState is one item of an invocation's state.
 type ItemState struct {
 	Key       string
 	Retention Retention
@@ -122,11 +122,11 @@ type ItemState struct {
 	Value     *Value
 }
 
-// State is the bounded state of one invocation: its items' current values
+// invState is the bounded state of one invocation: its items' current values
 // with their revisions, and once closed its fixed timing and outcome.
-// MetaOf reads one for a view's fallback, and a legacy envelope parses into
+// metaOf reads one for a view's fallback, and a legacy envelope parses into
 // one.
-type State struct {
+type invState struct {
 	Invocation string
 	Tool       string
 	Generation Generation
@@ -140,7 +140,7 @@ type State struct {
 }
 
 // Item returns the state of the item with the given key.
-func (s State) Item(key string) (ItemState, bool) {
+func (s invState) Item(key string) (ItemState, bool) {
 	for _, it := range s.Items {
 		if it.Key == key {
 			return it, true

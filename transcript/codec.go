@@ -162,8 +162,8 @@ func decodeAs[T Content](data []byte) (Content, error) {
 	return w.V, nil
 }
 
-// EncodeContent returns the canonical JSON of a content value, "kind" first.
-func EncodeContent(c Content) ([]byte, error) {
+// encodeContent returns the canonical JSON of a content value, "kind" first.
+func encodeContent(c Content) ([]byte, error) {
 	if err := validateContent(c); err != nil {
 		return nil, err
 	}
@@ -451,12 +451,12 @@ func (r *Report) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return nil
 }
 
-// NotDoneLegacy is the text a receipt's notDone gets when an older folio
+// notDoneLegacy is the text a receipt's notDone gets when an older folio
 // log wrote it as true.
-const NotDoneLegacy = "not done"
+const notDoneLegacy = "not done"
 
 // UnmarshalJSONFrom reads notDone as Jazz writes it (text) or as older
-// folio logs did (a boolean: true is NotDoneLegacy, false is absent).
+// folio logs did (a boolean: true is notDoneLegacy, false is absent).
 func (n *NotDoneText) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	tok, err := dec.ReadToken()
 	if err != nil {
@@ -466,7 +466,7 @@ func (n *NotDoneText) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	case '"':
 		*n = NotDoneText(tok.String())
 	case 't':
-		*n = NotDoneLegacy
+		*n = notDoneLegacy
 	case 'f':
 		*n = ""
 	default:

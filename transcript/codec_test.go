@@ -88,7 +88,7 @@ func TestEveryKindRoundTrips(t *testing.T) {
 			if FingerprintOf(got) != FingerprintOf(e) || FingerprintOf(e) == (Fingerprint{}) {
 				t.Fatal("fingerprint is not stable across a round trip")
 			}
-			cb, err := EncodeContent(c)
+			cb, err := encodeContent(c)
 			if err != nil {
 				t.Fatal(err)
 			}

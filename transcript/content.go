@@ -89,7 +89,7 @@ type ToolReceipt struct {
 	Reason     string     `json:"reason,omitzero"`
 	// NotDone says, in words, what the invocation left undone (Jazz
 	// writes text here). Older folio logs wrote true; the codec reads that
-	// as NotDoneLegacy.
+	// as notDoneLegacy.
 	NotDone        NotDoneText  `json:"notDone,omitzero"`
 	RemedyKey      string       `json:"remedyKey,omitzero"`
 	Detail         string       `json:"detail,omitzero"`

@@ -73,7 +73,7 @@
 // O(1) append plus a document update that copies only the open tail.
 //
 // How much of that text a reader sees is a separate, live-only matter. A
-// Pacer holds a cursor and timing state and reads the source text in place on
+// pacer holds a cursor and timing state and reads the source text in place on
 // each tick; it reveals at least Pacing.MinRate bytes a second and speeds up
 // so a backlog never lags much more than Pacing.CatchUp. Its cursor is
 // published in Live (Live.Revealed, Live.Visible); it never moves backward,
@@ -104,5 +104,5 @@
 // safe to share between goroutines. The Store, Lease, StreamWriter and
 // ChildWriter methods are safe for concurrent use; the function given to
 // Lease.Do runs under the store's lock and must not call back into them. A
-// Pacer is not safe for concurrent use; its writer serializes it.
+// pacer is not safe for concurrent use; its writer serializes it.
 package transcript

@@ -2,6 +2,7 @@ package transcript_test
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/foliodev/folio/transcript"
 )
@@ -45,4 +46,35 @@ func Example() {
 	// Thinking: Multiply.
 	// agent: It is 42. | settled: true
 	// true lease retired: the document it was taken on was replaced
+}
+
+// A client that shows where each of its commands is lists the states a
+// command can be in; the final ones need no more watching.
+func ExampleCommandStates() {
+	for _, s := range transcript.CommandStates() {
+		fmt.Println(s, s.Final())
+	}
+	// Output:
+	// pending false
+	// uncertain false
+	// queued false
+	// running false
+	// applied true
+	// done true
+	// failed true
+	// stopped true
+	// rejected true
+	// removed true
+	// unknown false
+}
+
+// Live state carries previews of messages and tool arguments, never the
+// whole text: a view can rely on a preview being at most PreviewBytes plus
+// the ellipsis.
+func ExamplePreview() {
+	long := strings.Repeat("word ", 100)
+	p := transcript.Preview(long)
+	fmt.Println(len(long), len(p) <= transcript.PreviewBytes+len("…"), strings.HasSuffix(p, "…"))
+	// Output:
+	// 500 true true
 }

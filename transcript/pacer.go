@@ -26,36 +26,36 @@ var DefaultPacing = Pacing{Tick: 33 * time.Millisecond, MinRate: 300, CatchUp: 3
 
 func (p Pacing) enabled() bool { return p.Tick > 0 }
 
-// Pacer chooses how much of a growing text is visible. It holds only a
+// pacer chooses how much of a growing text is visible. It holds only a
 // cursor and timing state; the text itself is passed in on every call and
 // read in place, so a tick costs the same however long the text is and
 // copies nothing.
 //
-// A Pacer is not safe for concurrent use; its owner serializes calls.
-type Pacer struct {
+// A pacer is not safe for concurrent use; its owner serializes calls.
+type pacer struct {
 	cfg    Pacing
 	cursor int
 	last   time.Time
 	owed   float64 // fractional bytes earned but not yet revealed
 }
 
-// NewPacer returns a pacer with its cursor at the start of the text.
-func NewPacer(cfg Pacing) *Pacer { return &Pacer{cfg: cfg} }
+// newPacer returns a pacer with its cursor at the start of the text.
+func newPacer(cfg Pacing) *pacer { return &pacer{cfg: cfg} }
 
 // Cursor is the byte length of the visible prefix.
-func (p *Pacer) Cursor() int { return p.cursor }
+func (p *pacer) Cursor() int { return p.cursor }
 
 // Wake starts the clock: time before now does not count toward the reveal.
 // Call it when text arrives while the pacer is caught up, so that idle time
 // is not paid out as one burst.
-func (p *Pacer) Wake(now time.Time) {
+func (p *pacer) Wake(now time.Time) {
 	p.last = now
 	p.owed = 0
 }
 
 // JumpTo moves the cursor forward to n (never back), for a flush that
 // revealed text without the pacer.
-func (p *Pacer) JumpTo(n int) {
+func (p *pacer) JumpTo(n int) {
 	if n > p.cursor {
 		p.cursor = n
 	}
@@ -64,7 +64,7 @@ func (p *Pacer) JumpTo(n int) {
 // Advance moves the cursor for the time passed since the last call and
 // returns it. The cursor never splits a UTF-8 sequence and never passes
 // len(src).
-func (p *Pacer) Advance(src string, now time.Time) int {
+func (p *pacer) Advance(src string, now time.Time) int {
 	if p.last.IsZero() {
 		p.last = now
 	}

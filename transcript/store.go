@@ -34,13 +34,6 @@ type state struct {
 // Option configures a Store.
 type Option func(*Store)
 
-// WithIDSource makes the store mint entry IDs from ids instead of a fresh
-// source of its own.
-func WithIDSource(ids *IDSource) Option { return func(s *Store) { s.ids = ids } }
-
-// WithClock sets the clock used for entry timestamps and pacing.
-func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
-
 // WithPacing sets how stream writers reveal text; the zero Pacing reveals
 // accepted text at once. The default is DefaultPacing.
 func WithPacing(p Pacing) Option { return func(s *Store) { s.pacing = p } }

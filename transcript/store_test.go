@@ -367,7 +367,7 @@ func TestLiveValidation(t *testing.T) {
 func TestNewIDsNeverCollideWithHydrated(t *testing.T) {
 	t.Parallel()
 	ids := NewIDSource()
-	s := instant(WithIDSource(ids))
+	s := instant(withIDSource(ids))
 	var saved []Entry
 	for i := 1; i <= 40; i++ {
 		saved = append(saved, user(ids.Prefix()+"-"+strconv.FormatInt(int64(i), 36), "old"))

@@ -8,8 +8,8 @@ import (
 	"unsafe"
 )
 
-// ReasoningLabel is the label a stream writer gives reasoning entries.
-const ReasoningLabel = "Thinking"
+// reasoningLabel is the label a stream writer gives reasoning entries.
+const reasoningLabel = "Thinking"
 
 // StreamWriter writes one streamed model reply into a region: the main
 // document (Lease.Stream) or a child's feed (ChildWriter.Stream). A reply is
@@ -67,7 +67,7 @@ type streamBuf struct {
 	id    string
 	buf   []byte
 	start time.Time
-	pacer Pacer
+	pacer pacer
 }
 
 func (b *streamBuf) text() string {
@@ -156,7 +156,7 @@ func (w *StreamWriter) write(b *streamBuf, kind Kind, delta string) error {
 		if w.pacing.enabled() {
 			tx.setReveal(id, 0)
 		}
-		b.id, b.start, b.pacer = id, now, Pacer{cfg: w.pacing}
+		b.id, b.start, b.pacer = id, now, pacer{cfg: w.pacing}
 		return nil
 	})
 	if err != nil {
@@ -177,7 +177,7 @@ func (w *StreamWriter) write(b *streamBuf, kind Kind, delta string) error {
 
 func streamContent(kind Kind, text string) Content {
 	if kind == KindReasoning {
-		return Reasoning{Text: text, Label: ReasoningLabel}
+		return Reasoning{Text: text, Label: reasoningLabel}
 	}
 	return Agent{Markdown: text}
 }
@@ -315,7 +315,7 @@ func (w *StreamWriter) settleThoughtLocked(tx *Tx, doc Document, now time.Time) 
 	b := &w.thought
 	// A clock that stepped back must not make the entry invalid.
 	ms := max(float64(now.Sub(b.start))/float64(time.Millisecond), 0)
-	doc, err := doc.Settle(b.id, Reasoning{Text: strings.Clone(b.text()), Label: ReasoningLabel, DurationMs: &ms})
+	doc, err := doc.Settle(b.id, Reasoning{Text: strings.Clone(b.text()), Label: reasoningLabel, DurationMs: &ms})
 	if err != nil {
 		return doc, err
 	}

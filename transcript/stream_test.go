@@ -182,7 +182,7 @@ func TestPacerRevealsProgressivelyAndGoesIdle(t *testing.T) {
 
 func TestPacerUnit(t *testing.T) {
 	t.Parallel()
-	p := NewPacer(Pacing{Tick: 10 * time.Millisecond, MinRate: 100, CatchUp: time.Second})
+	p := newPacer(Pacing{Tick: 10 * time.Millisecond, MinRate: 100, CatchUp: time.Second})
 	start := time.Unix(0, 0)
 	src := "ab€cd" // € is 3 bytes at offset 2
 	p.Wake(start)
@@ -209,7 +209,7 @@ func TestPacerUnit(t *testing.T) {
 // A tick reads the source in place: no allocation, however long the text.
 func TestPacerTickDoesNotCopy(t *testing.T) {
 	src := strings.Repeat("y", 1<<20)
-	p := NewPacer(DefaultPacing)
+	p := newPacer(DefaultPacing)
 	now := time.Unix(0, 0)
 	p.Wake(now)
 	allocs := testing.AllocsPerRun(100, func() {
@@ -293,7 +293,7 @@ func TestReasoningKeepsIdentityAcrossSteps(t *testing.T) {
 	wantIDs(t, d, r1, a1, toolID, r2, a2)
 	for i, want := range map[int]string{0: "first thought", 3: "second thought"} {
 		r, ok := d.At(i).Content.(Reasoning)
-		if !ok || r.Text != want || r.Label != ReasoningLabel || r.DurationMs == nil {
+		if !ok || r.Text != want || r.Label != reasoningLabel || r.DurationMs == nil {
 			t.Fatalf("entry %d = %#v, want reasoning %q with a duration", i, d.At(i).Content, want)
 		}
 	}

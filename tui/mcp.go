@@ -6,40 +6,13 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/foliodev/folio/mcp/mcpschema"
 	"github.com/foliodev/folio/transcript"
 )
 
 // SchemaMCP (version 1) is an MCP tool call (package mcp): its progress
-// while it runs, then the result's content blocks. The payload:
-// {"server": "demo", "tool": "progress", "status": "running", "progress": 2,
-// "total": 4, "message": "step 2 of 4", "updates": 2, "content": [...],
-// "omitted": 0}.
-const SchemaMCP = "folio.mcp.progress"
-
-type mcpBlock struct {
-	Type        string `json:"type"`
-	Text        string `json:"text,omitzero"`
-	Bytes       int64  `json:"bytes,omitzero"`
-	Truncated   bool   `json:"truncated,omitzero"`
-	Item        string `json:"item,omitzero"`
-	Ref         string `json:"ref,omitzero"`
-	ContentType string `json:"contentType,omitzero"`
-	URI         string `json:"uri,omitzero"`
-	Name        string `json:"name,omitzero"`
-	Title       string `json:"title,omitzero"`
-}
-
-type mcpPayload struct {
-	Server   string     `json:"server"`
-	Tool     string     `json:"tool"`
-	Status   string     `json:"status"`
-	Progress float64    `json:"progress,omitzero"`
-	Total    float64    `json:"total,omitzero"`
-	Message  string     `json:"message,omitzero"`
-	Updates  int        `json:"updates,omitzero"`
-	Content  []mcpBlock `json:"content,omitzero"`
-	Omitted  int        `json:"omitted,omitzero"`
-}
+// while it runs, then the result's content blocks, an mcpschema.Call.
+const SchemaMCP = mcpschema.Progress
 
 // mcpTextLines bounds how much of a result's text the terminal shows; the
 // model and the log keep the rest.
@@ -49,17 +22,17 @@ const mcpTextLines = 12
 // progress meter while it runs, then its content blocks, with images and
 // other binary blocks named by type, size and artifact, never drawn.
 func renderMCP(p *transcript.Presentation, width int, th Theme) ([]string, error) {
-	var v mcpPayload
+	var v mcpschema.Call
 	if err := json.Unmarshal(p.Payload, &v, strictPayload); err != nil {
 		return nil, fmt.Errorf("%w: %s v%d: %v", ErrPayload, p.Schema, p.Version, err)
 	}
 	pal := th.palette()
 	head := pal.bold
-	if v.Status == "error" {
+	if v.Status == mcpschema.StatusError {
 		head = pal.bad
 	}
 	out := []string{head.Render(truncate(oneLine(v.Server+" · "+v.Tool+" · "+v.Status), width))}
-	if v.Status == "running" && (v.Updates > 0 || v.Total > 0) {
+	if v.Status == mcpschema.StatusRunning && (v.Updates > 0 || v.Total > 0) {
 		line := meterLine(v.Progress, v.Total, pal)
 		if v.Message != "" {
 			line += " " + oneLine(v.Message)

@@ -16,7 +16,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/foliodev/folio/history"
-	"github.com/foliodev/folio/mcp"
 	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/transcript"
 )
@@ -109,17 +108,35 @@ func TestMCPServeWithTheSDKClient(t *testing.T) {
 			t.Fatalf("%s: %v in %s", name, err, b)
 		}
 	}
-	var list mcp.ConversationList
+	// What the tools answer, as a client decodes it.
+	type conversationList struct {
+		Conversations []struct {
+			ID      string `json:"id"`
+			Entries int    `json:"entries"`
+		} `json:"conversations"`
+		Total int `json:"total"`
+	}
+	type entryPage struct {
+		Title   string `json:"title"`
+		Total   int    `json:"total"`
+		Offset  int    `json:"offset"`
+		Next    int    `json:"next"`
+		Entries []struct {
+			Kind string `json:"kind"`
+			Text string `json:"text"`
+		} `json:"entries"`
+	}
+	var list conversationList
 	call("list_conversations", map[string]any{}, &list)
 	if list.Total != 2 || len(list.Conversations) != 2 {
 		t.Fatalf("list %+v", list)
 	}
-	var found mcp.ConversationList
+	var found conversationList
 	call("search_titles", map[string]any{"query": "TRIP june"}, &found)
 	if len(found.Conversations) != 1 || found.Conversations[0].ID != "c-trip" || found.Conversations[0].Entries != 10 {
 		t.Fatalf("search %+v", found)
 	}
-	var page mcp.EntryPage
+	var page entryPage
 	call("read_conversation", map[string]any{"id": "c-trip", "offset": 2, "limit": 4}, &page)
 	if page.Total != 10 || page.Offset != 2 || page.Next != 6 || len(page.Entries) != 4 || page.Title != "Trip plans for June" {
 		t.Fatalf("page %+v", page)
@@ -127,7 +144,7 @@ func TestMCPServeWithTheSDKClient(t *testing.T) {
 	if e := page.Entries[0]; e.Kind != "user" || e.Text != "question 1" || page.Entries[1].Text != "answer 1" {
 		t.Fatalf("entries %+v", page.Entries)
 	}
-	var last mcp.EntryPage
+	var last entryPage
 	call("read_conversation", map[string]any{"id": "c-trip", "offset": page.Next, "limit": 200}, &last)
 	if len(last.Entries) != 4 || last.Next != 0 {
 		t.Fatalf("last page %+v", last)

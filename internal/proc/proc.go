@@ -8,30 +8,80 @@
 package proc
 
 import (
+	"context"
 	"errors"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 )
 
-// Restart delays: the restart after the first crash waits RestartBase, each
-// further consecutive crash doubles it up to RestartMax.
+// Restart delays: the restart after the first crash waits restartBase, each
+// further consecutive crash doubles it up to restartMax.
 const (
-	RestartBase = 100 * time.Millisecond
-	RestartMax  = 10 * time.Second
+	restartBase = 100 * time.Millisecond
+	restartMax  = 10 * time.Second
 )
 
-// RestartDelay is the wait before the restart that follows the n-th
+// restartDelay is the wait before the restart that follows the n-th
 // consecutive crash (n ≥ 1); 0 for n ≤ 0.
-func RestartDelay(n int) time.Duration {
+func restartDelay(n int) time.Duration {
 	if n <= 0 {
 		return 0
 	}
-	d := RestartBase
-	for i := 1; i < n && d < RestartMax; i++ {
+	d := restartBase
+	for i := 1; i < n && d < restartMax; i++ {
 		d *= 2
 	}
-	return min(d, RestartMax)
+	return min(d, restartMax)
+}
+
+// Backoff is the restart rule of one long-running process: a start that
+// follows crashes waits restartDelay(consecutive crashes), counted from the
+// latest crash, and a good call resets the count. The zero value is ready:
+// no crash, no wait. It is safe for concurrent use.
+type Backoff struct {
+	mu      sync.Mutex
+	crashes int
+	last    time.Time
+}
+
+// Crashed records that the process ended without being asked to.
+func (b *Backoff) Crashed() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.crashes++
+	b.last = time.Now()
+}
+
+// Succeeded records a good call: the next crash waits the shortest delay.
+func (b *Backoff) Succeeded() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.crashes = 0
+}
+
+// Wait blocks until a restart may start: at once without a crash since the
+// last good call, else once the delay since the latest crash is over. It
+// returns ctx's error if ctx ends first.
+func (b *Backoff) Wait(ctx context.Context) error {
+	b.mu.Lock()
+	wait := time.Duration(0)
+	if b.crashes > 0 {
+		wait = restartDelay(b.crashes) - time.Since(b.last)
+	}
+	b.mu.Unlock()
+	if wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // NewGroup makes cmd start in a process group of its own, which KillGroup

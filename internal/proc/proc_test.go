@@ -12,9 +12,9 @@ import (
 )
 
 func TestRestartDelay(t *testing.T) {
-	for n, want := range map[int]time.Duration{0: 0, 1: 100 * time.Millisecond, 2: 200 * time.Millisecond, 3: 400 * time.Millisecond, 50: RestartMax} {
-		if got := RestartDelay(n); got != want {
-			t.Errorf("RestartDelay(%d) = %v, want %v", n, got, want)
+	for n, want := range map[int]time.Duration{0: 0, 1: 100 * time.Millisecond, 2: 200 * time.Millisecond, 3: 400 * time.Millisecond, 50: restartMax} {
+		if got := restartDelay(n); got != want {
+			t.Errorf("restartDelay(%d) = %v, want %v", n, got, want)
 		}
 	}
 }

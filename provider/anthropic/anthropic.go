@@ -31,9 +31,9 @@ func init() {
 	provider.Register(provider.TypeAnthropic, func(c provider.Config) (provider.Provider, error) { return New(c) })
 }
 
-// DefaultMaxTokens bounds a reply when nothing else does; the API requires
+// defaultMaxTokens bounds a reply when nothing else does; the API requires
 // a bound.
-const DefaultMaxTokens = 8192
+const defaultMaxTokens = 8192
 
 // Provider is an Anthropic Messages client.
 type Provider struct {
@@ -117,7 +117,7 @@ func (p *Provider) params(req provider.Request) (sdk.MessageNewParams, error) {
 		maxTokens = p.cfg.MaxTokens
 	}
 	if maxTokens == 0 {
-		maxTokens = DefaultMaxTokens
+		maxTokens = defaultMaxTokens
 	}
 	params := sdk.MessageNewParams{Model: sdk.Model(model), MaxTokens: int64(maxTokens)}
 	if req.System != "" {
@@ -129,7 +129,7 @@ func (p *Provider) params(req provider.Request) (sdk.MessageNewParams, error) {
 		} else {
 			params.Thinking = sdk.ThinkingConfigParamOfEnabled(int64(b))
 			if params.MaxTokens <= int64(b) { // the budget must leave room for the answer
-				params.MaxTokens = int64(b) + DefaultMaxTokens
+				params.MaxTokens = int64(b) + defaultMaxTokens
 			}
 		}
 	}

@@ -19,10 +19,10 @@ import (
 	"github.com/foliodev/folio/toolview"
 )
 
-// MethodCancel is the notification a persistent plugin gets when folio
+// methodCancel is the notification a persistent plugin gets when folio
 // gives up on a call (the turn was stopped): {"call": id}. The plugin may
 // stop the work; whatever it still prints for the call is ignored.
-const MethodCancel = "tools/cancel"
+const methodCancel = "tools/cancel"
 
 // process is a persistent plugin's running executable and the calls in
 // flight on it, by request ID.
@@ -78,14 +78,12 @@ func (p *Plugin) callPersistent(ctx context.Context, inv *toolview.Invocation, a
 	select {
 	case d := <-pd.done:
 		if d.err == nil {
-			p.mu.Lock()
-			p.crashes = 0
-			p.mu.Unlock()
+			p.backoff.Succeeded()
 		}
 		return d.res, d.err
 	case <-ctx.Done():
 		if pr.remove(id) {
-			line, _ := json.Marshal(cancelNote{JSONRPC: "2.0", Method: MethodCancel, Params: cancelParams{Call: id}})
+			line, _ := json.Marshal(cancelNote{JSONRPC: "2.0", Method: methodCancel, Params: cancelParams{Call: id}})
 			_ = pr.write(append(line, '\n'))
 		}
 		return toolview.Result{Text: "the tool call was canceled", IsError: true}, ctx.Err()
@@ -121,16 +119,9 @@ func (p *Plugin) running(ctx context.Context, maxLine int) (*process, error) {
 		p.mu.Unlock()
 		return pr, nil
 	}
-	wait := proc.RestartDelay(p.crashes) - time.Since(p.lastCrash)
 	p.mu.Unlock()
-	if wait > 0 {
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		}
+	if err := p.backoff.Wait(ctx); err != nil {
+		return nil, err
 	}
 	cmd := exec.Command(p.exe, p.args...)
 	cmd.Dir = p.dir
@@ -179,8 +170,7 @@ func (p *Plugin) read(pr *process, r *bufio.Reader) {
 	if p.proc == pr {
 		p.proc = nil
 		if !p.closed {
-			p.crashes++
-			p.lastCrash = time.Now()
+			p.backoff.Crashed()
 		}
 	}
 	p.mu.Unlock()

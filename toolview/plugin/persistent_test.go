@@ -19,23 +19,10 @@ import (
 // line in $request, with the call's id in $id) is the given sh.
 func persistentScript(t *testing.T, body string) (*Plugin, string) {
 	t.Helper()
-	dir := t.TempDir()
-	exe := filepath.Join(dir, "plugin.sh")
 	src := "#!/bin/sh\nwhile IFS= read -r request; do\n" +
 		`id=$(printf '%s' "$request" | sed -n 's/^{"jsonrpc":"2.0","id":\([0-9]*\),.*/\1/p')` + "\n" + body + "\ndone\n"
-	if err := os.WriteFile(exe, []byte(src), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	manifest := `{"name":"p","executable":"plugin.sh","persistent":true,"tools":[{"name":"t","inputSchema":{"type":"object"}}],
-		"adapters":[{"schema":"s","version":1}]}`
-	mp := filepath.Join(dir, "plugin.json")
-	if err := os.WriteFile(mp, []byte(manifest), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p, err := Load(mp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, dir := writePlugin(t, src, `{"name":"p","executable":"plugin.sh","persistent":true,"tools":[{"name":"t","inputSchema":{"type":"object"}}],
+		"adapters":[{"schema":"s","version":1}]}`)
 	t.Cleanup(func() { _ = p.Close() })
 	return p, dir
 }

@@ -23,9 +23,13 @@ import (
 
 // Protocol method names.
 const (
-	MethodCall            = "tools/call"
-	MethodReplace         = "presentation/replace"
-	MethodReplaceArtifact = "presentation/replaceArtifact"
+	methodCall            = "tools/call"
+	methodReplace         = "presentation/replace"
+	methodReplaceArtifact = "presentation/replaceArtifact"
+	// methodContribute is how plugins written before the replace methods
+	// published: one legacy placement envelope per notification. It is
+	// accepted until the supported-history cutoff removes legacy envelopes.
+	methodContribute = "presentation/contribute"
 )
 
 // callID is the JSON-RPC id of the one request each process receives.
@@ -50,8 +54,7 @@ type Plugin struct {
 	startMu    sync.Mutex
 	mu         sync.Mutex
 	proc       *process
-	crashes    int
-	lastCrash  time.Time
+	backoff    proc.Backoff
 	closed     bool
 	starts     atomic.Int64
 	nextID     atomic.Int64
@@ -189,6 +192,11 @@ type replaceArtifactParams struct {
 	Data           jsontext.Value `json:"data,omitzero"`
 }
 
+type contributeParams struct {
+	Call     int            `json:"call"`
+	Envelope jsontext.Value `json:"envelope"`
+}
+
 // lineOverhead is what a notification may add around a payload at the bound.
 const lineOverhead = 16 << 10
 
@@ -211,7 +219,7 @@ func (p *Plugin) request(inv *toolview.Invocation, args []byte, id int) ([]byte,
 		}
 		params.Artifact = &artifactInfo{Ref: w.Ref(), Path: w.Path()}
 	}
-	return json.Marshal(request{JSONRPC: "2.0", ID: id, Method: MethodCall, Params: params})
+	return json.Marshal(request{JSONRPC: "2.0", ID: id, Method: methodCall, Params: params})
 }
 
 func (p *Plugin) call(ctx context.Context, inv *toolview.Invocation, args []byte) (toolview.Result, error) {
@@ -341,7 +349,7 @@ func (s *session) handle(line []byte) (toolview.Result, error, bool) {
 		return toolview.Result{}, nil, false
 	}
 	switch m.Method {
-	case MethodReplace:
+	case methodReplace:
 		var p replaceParams
 		if err := json.Unmarshal(m.Params, &p, strict); err != nil || p.Call != s.id {
 			s.inv.Diagnose(toolview.ReasonMalformed, 0, int64(len(line)))
@@ -350,7 +358,7 @@ func (s *session) handle(line []byte) (toolview.Result, error, bool) {
 		// Errors are already counted by the host.
 		_, _ = s.item(p.Item, p.Ephemeral).Replace(toolview.Payload{
 			Schema: p.Schema, Version: p.Version, Revision: toolview.Revision(p.Revision), Data: p.Payload})
-	case MethodReplaceArtifact:
+	case methodReplaceArtifact:
 		var p replaceArtifactParams
 		if err := json.Unmarshal(m.Params, &p, strict); err != nil || p.Call != s.id {
 			s.inv.Diagnose(toolview.ReasonMalformed, 0, int64(len(line)))
@@ -360,6 +368,18 @@ func (s *session) handle(line []byte) (toolview.Result, error, bool) {
 			Schema: p.Schema, Version: p.Version, Revision: toolview.Revision(p.Revision),
 			Ref: p.Ref, ContentType: p.ContentType, CommittedBytes: p.CommittedBytes,
 			Final: p.Final, Available: p.Available, Data: p.Data})
+	case methodContribute:
+		var p contributeParams
+		if err := json.Unmarshal(m.Params, &p, strict); err != nil || p.Call != s.id {
+			s.inv.Diagnose(toolview.ReasonMalformed, 0, int64(len(line)))
+			return toolview.Result{}, nil, false
+		}
+		env, err := toolview.DecodeEnvelope(p.Envelope)
+		if err != nil {
+			s.inv.Diagnose(toolview.ReasonMalformed, 0, int64(len(line)))
+			return toolview.Result{}, nil, false
+		}
+		s.contribute(env)
 	default:
 		s.inv.Diagnose(toolview.ReasonPlugin, 0, int64(len(line)))
 	}
@@ -381,6 +401,19 @@ func (s *session) response(m message) (toolview.Result, error, bool) {
 			&toolview.Failure{Reason: "plugin_malformed_result", Err: errors.New("plugin: malformed result")}, true
 	}
 	return toolview.Result{Text: r.Content, IsError: r.IsError, Summary: r.Summary}, nil, true
+}
+
+// contribute applies an older plugin's placed contribution the way a
+// history's envelopes are projected: a request, progress or result placement
+// replaces the invocation's primary item, a keyed supplemental its own item,
+// and a hidden, unplaced or incompatible one shows nowhere. Each envelope is
+// projected alone; the latest one wins as it does in a whole projection.
+func (s *session) contribute(env toolview.Envelope) {
+	for _, it := range toolview.ProjectLegacy([]toolview.Envelope{env}).Items {
+		// Errors are already counted by the host.
+		_, _ = s.item(it.Key, false).Replace(toolview.Payload{
+			Schema: it.Value.Schema, Version: it.Value.Version, Data: it.Value.Payload})
+	}
 }
 
 // item returns the handle a notification addresses: the primary item, or

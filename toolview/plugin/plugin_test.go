@@ -81,13 +81,20 @@ func TestExamplePluginEndToEnd(t *testing.T) {
 // script writes a plugin whose body is the given sh and loads it.
 func script(t *testing.T, body string) *Plugin {
 	t.Helper()
+	p, _ := writePlugin(t, "#!/bin/sh\nIFS= read -r request\n"+body,
+		`{"name":"bad","executable":"plugin.sh","tools":[{"name":"t","inputSchema":{"type":"object"}}],
+		"adapters":[{"schema":"s","version":1}]}`)
+	return p
+}
+
+// writePlugin writes src as plugin.sh and manifest as plugin.json in a new
+// folder, and loads the plugin.
+func writePlugin(t *testing.T, src, manifest string) (*Plugin, string) {
+	t.Helper()
 	dir := t.TempDir()
-	exe := filepath.Join(dir, "plugin.sh")
-	if err := os.WriteFile(exe, []byte("#!/bin/sh\nIFS= read -r request\n"+body), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "plugin.sh"), []byte(src), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	manifest := `{"name":"bad","executable":"plugin.sh","tools":[{"name":"t","inputSchema":{"type":"object"}}],
-		"adapters":[{"schema":"s","version":1}]}`
 	mp := filepath.Join(dir, "plugin.json")
 	if err := os.WriteFile(mp, []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
@@ -96,7 +103,7 @@ func script(t *testing.T, body string) *Plugin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p
+	return p, dir
 }
 
 const (
