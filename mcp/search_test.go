@@ -39,7 +39,7 @@ func TestSearchTool(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	st, ct := sdk.NewInMemoryTransports()
-	ss, err := NewHistoryServer(data, "test").Connect(ctx, st, nil)
+	ss, err := newHistoryServer(data, "test").Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
