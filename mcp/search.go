@@ -8,8 +8,8 @@ import (
 	"github.com/foliodev/folio/search"
 )
 
-// SearchAnswer is the answer of the search tool: the best hits first.
-type SearchAnswer struct {
+// searchAnswer is the answer of the search tool: the best hits first.
+type searchAnswer struct {
 	Query string       `json:"query"`
 	Hits  []search.Hit `json:"hits"`
 }
@@ -26,19 +26,19 @@ func addSearch(s *sdk.Server, dataDir string, ro *sdk.ToolAnnotations) {
 	sdk.AddTool(s, &sdk.Tool{Name: "search", Annotations: ro,
 		Description: "Search the text of every folio conversation (prompts, answers, reasoning, tool calls, notices, titles), " +
 			"best match first, each hit with its conversation ID, entry ID and a snippet; read around a hit with read_conversation."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, a fullSearchArgs) (*sdk.CallToolResult, SearchAnswer, error) {
+		func(ctx context.Context, _ *sdk.CallToolRequest, a fullSearchArgs) (*sdk.CallToolResult, searchAnswer, error) {
 			if _, err := search.ParseQuery(a.Query); err != nil {
-				return nil, SearchAnswer{}, err
+				return nil, searchAnswer{}, err
 			}
 			ix, err := search.Open(dataDir)
 			if err != nil {
-				return nil, SearchAnswer{}, err
+				return nil, searchAnswer{}, err
 			}
 			defer ix.Close()
 			hits, err := ix.Search(ctx, a.Query, search.Options{Limit: a.Limit})
 			if err != nil {
-				return nil, SearchAnswer{}, err
+				return nil, searchAnswer{}, err
 			}
-			return nil, SearchAnswer{Query: a.Query, Hits: hits}, nil
+			return nil, searchAnswer{Query: a.Query, Hits: hits}, nil
 		})
 }

@@ -55,7 +55,7 @@ func TestSearchTool(t *testing.T) {
 		t.Fatalf("search: %v %+v", err, res)
 	}
 	b, _ := json.Marshal(res.StructuredContent)
-	var got SearchAnswer
+	var got searchAnswer
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
