@@ -3,7 +3,6 @@ package engine
 import (
 	"time"
 
-	"github.com/foliodev/folio/provider"
 	"github.com/foliodev/folio/tools"
 	"github.com/foliodev/folio/toolview"
 )
@@ -38,9 +37,6 @@ func WithSystem(s string) Option { return func(e *Engine) { e.system = s } }
 // compaction. Default: provider.ContextWindow(model); 0 disables compaction.
 func WithContextWindow(n int) Option { return func(e *Engine) { e.window = n; e.windowSet = true } }
 
-// WithBackoff sets the retry policy. Default: provider.DefaultBackoff.
-func WithBackoff(b provider.Backoff) Option { return func(e *Engine) { e.backoff = b } }
-
 // WithAllowed allows tools without asking (a flag such as --allow shell).
 // The name "*" allows every tool; a name ending in "*" allows every tool
 // with that prefix ("github__*": every tool of the MCP server github).
@@ -56,9 +52,6 @@ func WithAllowed(names ...string) Option {
 // Approve.
 func WithApprover(a Approver) Option { return func(e *Engine) { e.approver = a } }
 
-// WithMaxSteps bounds the model steps of one turn. Default 50.
-func WithMaxSteps(n int) Option { return func(e *Engine) { e.maxSteps = n } }
-
 // WithStreamSaveEvery sets how often a streaming answer's accepted text is
 // saved at the latest (default 2 s; 8 KiB of new text saves sooner). A
 // shorter period loses less in a crash and lets readers of the log (other
@@ -71,6 +64,3 @@ func WithStreamSaveEvery(d time.Duration) Option {
 		}
 	}
 }
-
-// WithJitter sets the random source for backoff jitter (tests pin it).
-func WithJitter(f func() float64) Option { return func(e *Engine) { e.jitter = f } }

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/foliodev/folio/message"
@@ -19,11 +18,10 @@ import (
 // number of saved messages, the file size), so a save appends only what is
 // new without reading or hashing what was saved before.
 type Log struct {
-	m       Medium // where the log lives, with its writer lease (store.go)
-	id      string // the conversation ID a log without one in its header takes
-	now     func() time.Time
-	agentID string
-	closed  bool
+	m      Medium // where the log lives, with its writer lease (store.go)
+	id     string // the conversation ID a log without one in its header takes
+	now    func() time.Time
+	closed bool
 
 	loaded     bool
 	exists     bool
@@ -48,14 +46,11 @@ type Option func(*Log)
 // WithClock sets the clock that stamps records' "at" (default time.Now).
 func WithClock(now func() time.Time) Option { return func(l *Log) { l.now = now } }
 
-// WithAgentID names the agent in the header of a log this Log creates.
-func WithAgentID(id string) Option { return func(l *Log) { l.agentID = id } }
-
 // Open takes the log's lock, creating its folder (0700) if needed. The log
 // file itself is created by the first Save. A second writer gets a
 // *LockedError naming this process.
 func Open(path string, opts ...Option) (*Log, error) {
-	m, err := OpenFile(path)
+	m, err := openFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +191,7 @@ func (l *Log) flushIndex() {
 
 // readWith is read with the parse given.
 func (l *Log) readWith(parse func([]byte) (*reader, error)) (*reader, []byte, error) {
-	wholeReads.Add(1)
+	observed(evWholeRead)
 	data, err := l.m.Read()
 	if errors.Is(err, fs.ErrNotExist) {
 		l.reset()
@@ -215,9 +210,6 @@ func (l *Log) readWith(parse func([]byte) (*reader, error)) (*reader, []byte, er
 	l.adopt(st, int64(len(data)))
 	return st, data, nil
 }
-
-// wholeReads counts writers' reads of a whole log (tests).
-var wholeReads atomic.Int64
 
 // tailFromIndex is LoadTail's read through the page index of a file log,
 // or of the local copy a CopyMedium keeps (tailindex.go); an error says to
@@ -279,7 +271,7 @@ func (l *Log) adopt(st *reader, size int64) {
 
 func (l *Log) reset() {
 	l.loaded, l.exists = true, false
-	l.header = Header{Version: Version, ConversationID: l.id, AgentID: l.agentID}
+	l.header = Header{Version: Version, ConversationID: l.id}
 	l.size, l.terminated, l.uiOnDisk = 0, true, false
 	l.reserved = map[string]struct{}{}
 	l.msgs = nil

@@ -9,24 +9,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
-
-// indexRebuilds counts full-pass rebuilds of page indexes in this process,
-// so tests can tell an extension from a rebuild; indexCompactions counts
-// those a writer made to drop superseded commits.
-var indexRebuilds, indexCompactions atomic.Int64
-
-// indexLightResumes counts writers' index goroutines that resumed without
-// reading every ID back (resumeLight), and indexFullResumes those that
-// then met a record only resume can judge.
-var indexLightResumes, indexFullResumes atomic.Int64
-
-// indexLightExtends counts indexes a reader extended from a resumeLight
-// Scanner (tests).
-var indexLightExtends atomic.Int64
 
 // OpenIndex returns the page index of the log at path as of the first
 // size bytes of log, an open handle on that log file (size 0: its current
@@ -153,7 +138,7 @@ func rebuildIndex(ipath string, log io.ReaderAt, ino uint64, size int64, reason 
 // inode oldIno and size oldSize (both 0: not a rewrite).
 func rebuildFrom(ipath string, log io.ReaderAt, ino uint64, size int64, reason error, persist bool, oldIno uint64, oldSize int64) (*Index, error) {
 	slog.Debug("history: rebuilding a page index", "index", ipath, "reason", reason)
-	indexRebuilds.Add(1)
+	observed(evRebuild)
 	s := NewScanner()
 	s.r.idsOnly = true
 	b := newIndexBuilder()
@@ -486,7 +471,7 @@ func parseIndexing(path string, data []byte, track bool) (*reader, error) {
 		return parse(data, track)
 	}
 	slog.Debug("history: rebuilding a page index", "index", IndexPath(path), "reason", "the writer read a log without a matching index")
-	indexRebuilds.Add(1)
+	observed(evRebuild)
 	if err := writeIndexAtomic(IndexPath(path), idx); err != nil {
 		slog.Debug("history: writing a page index", "err", err)
 	}

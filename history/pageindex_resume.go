@@ -17,7 +17,7 @@ import (
 func (ix *Index) resumeFor(gained []byte) (*Scanner, error) {
 	if len(gained) > 0 {
 		if s, table, err := ix.resumeLight(); err == nil && lightOK(table, gained) {
-			indexLightExtends.Add(1)
+			observed(evLightExtend)
 			return s, nil
 		}
 	}

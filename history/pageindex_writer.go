@@ -141,7 +141,7 @@ func (w *indexWriter) openLight(f *os.File) bool {
 	}
 	ix.path, ix.log = w.path, f
 	w.log, w.ix, w.s, w.table, w.live = f, ix, s, table, ix.end
-	indexLightResumes.Add(1)
+	observed(evLightResume)
 	return true
 }
 
@@ -173,7 +173,7 @@ func (w *indexWriter) catchUp() error {
 		if !lightOK(w.table, data) {
 			// Something the light Scanner cannot judge: read every
 			// entry's ID back, as a resume always did.
-			indexFullResumes.Add(1)
+			observed(evFullResume)
 			s, err := w.ix.resume()
 			if err != nil {
 				return err
@@ -209,7 +209,7 @@ const indexSlack = 256 << 10
 // compact rebuilds the index from the log, dropping superseded commits.
 func (w *indexWriter) compact(fi os.FileInfo) error {
 	ino, _ := changeStamp(fi)
-	indexCompactions.Add(1)
+	observed(evCompaction)
 	ix, err := rebuildIndex(IndexPath(w.path), w.log, ino, w.s.off, errors.New("superseded commits outgrew the index"), true)
 	if err != nil {
 		return err

@@ -410,7 +410,7 @@ func (r *reader) finishHead() error {
 		entries = append(slices.Clip(entries), r.tail...)
 	}
 	if r.uiLines == 0 {
-		entries = Derive(c.Messages, r.msgAt)
+		entries = deriveEntries(c.Messages, r.msgAt)
 		r.settledLen = len(entries)
 		c.Derived = true
 	}
