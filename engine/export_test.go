@@ -15,3 +15,7 @@ func WithMaxSteps(n int) Option { return func(e *Engine) { e.maxSteps = n } }
 // WithJitter sets the random source for backoff jitter, so a test's
 // waits are exact.
 func WithJitter(f func() float64) Option { return func(e *Engine) { e.jitter = f } }
+
+// TailEntries is how many entries at the end of a document Open loads, so
+// a test can build a conversation longer than that window.
+const TailEntries = tailEntries
