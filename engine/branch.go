@@ -65,7 +65,7 @@ func (e *Engine) EditAndResend(ctx context.Context, commandID, userEntryID, text
 	// checked against; the engine's own list may hold answers to dangling
 	// tool calls not saved yet. The log's tail reaches back to the edited
 	// entry and the one before it.
-	cur, err := b.LoadTail(TailEntries, reachStart(userEntryID))
+	cur, err := b.LoadTail(tailEntries, reachStart(userEntryID))
 	if err != nil {
 		return Receipt{}, err
 	}
@@ -90,7 +90,7 @@ func (e *Engine) EditAndResend(ctx context.Context, commandID, userEntryID, text
 	if err != nil {
 		return Receipt{}, fmt.Errorf("engine: fork: %w", err)
 	}
-	conv, err := b.SetHeadTail(id, TailEntries, tailStart())
+	conv, err := b.SetHeadTail(id, tailEntries, tailStart())
 	if err != nil {
 		return Receipt{}, fmt.Errorf("engine: switch to the new branch: %w", err)
 	}
@@ -123,7 +123,7 @@ func (e *Engine) SelectBranch(branch string) error {
 	if err != nil {
 		return err
 	}
-	conv, err := b.SetHeadTail(branch, TailEntries, tailStart())
+	conv, err := b.SetHeadTail(branch, tailEntries, tailStart())
 	if err != nil {
 		return err
 	}

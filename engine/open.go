@@ -2,12 +2,12 @@ package engine
 
 import "github.com/foliodev/folio/history"
 
-// TailEntries is how many entries at the end of a conversation's document
+// tailEntries is how many entries at the end of a conversation's document
 // Open loads into the store. A turn writes only after them (new entries,
 // and the open ones it settles), and what the engine reads back — the last
 // entry for a failure to retry, an interrupted tail to settle — is among
 // them.
-const TailEntries = 64
+const tailEntries = 64
 
 // TailLoader is a conversation log an engine can open on; *history.Log is
 // one.
@@ -15,14 +15,14 @@ type TailLoader interface {
 	LoadTail(n int, widen *history.TailStart) (*history.Conversation, error)
 }
 
-// LoadTail loads what Open resumes from: the log's last TailEntries entries
+// LoadTail loads what Open resumes from: the log's last tailEntries entries
 // of the document, or more when the messages reach further back. Resume
 // pairs the prompts of the document with the user messages to find failed
 // turns that an older log holds only as entries (legacyFailures), so the
 // window starts at the first prompt that pairing could use (pairedStart):
 // the turns of the messages since the last compaction, and none before.
 func LoadTail(l TailLoader) (*history.Conversation, error) {
-	return l.LoadTail(TailEntries, tailStart())
+	return l.LoadTail(tailEntries, tailStart())
 }
 
 // tailStart is the TailStart of LoadTail.
@@ -32,7 +32,7 @@ func tailStart() *history.TailStart {
 
 // Open continues the conversation l holds, like Resume, loading only what a
 // turn needs: the model-facing messages since the last compaction and the
-// end of the document (LoadTail): its last TailEntries entries and the
+// end of the document (LoadTail): its last tailEntries entries and the
 // turns of those messages. The entries before them stay on
 // disk (transcript.Document.Elided counts them); every record of the log is
 // still read and checked. New entry IDs come from the store's own

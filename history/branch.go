@@ -104,7 +104,7 @@ func (r *reader) stateOf(id string) (entries []transcript.Entry, msgs []message.
 	if id == Main {
 		entries = append(slices.Clip(r.entries), r.tail...)
 		if r.uiLines == 0 {
-			entries = Derive(r.conv.Messages, r.msgAt)
+			entries = deriveEntries(r.conv.Messages, r.msgAt)
 		}
 		return entries, r.conv.Messages, r.msgAt, r.reserved, true
 	}

@@ -91,7 +91,7 @@ func TestLoadTailThroughACopy(t *testing.T) {
 			full := func() (*Log, *Conversation, string) {
 				p := filepath.Join(t.TempDir(), "c1.jsonl")
 				writeLog(t, p, readFile(t, path))
-				m, err := OpenFile(p)
+				m, err := openFile(p)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -110,7 +110,7 @@ func TestLoadTailThroughACopy(t *testing.T) {
 			}
 			wantLog := readFile(t, wp)
 
-			fm, err := OpenFile(path)
+			fm, err := openFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}

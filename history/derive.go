@@ -9,12 +9,12 @@ import (
 	"github.com/foliodev/folio/transcript"
 )
 
-// Derive builds presentation entries for a history that has model messages
+// deriveEntries builds presentation entries for a history that has model messages
 // but no UI records: one entry per user and assistant turn, skipping tool
 // messages, empty messages and continuations (system messages are never
 // stored). The entry for message i has ID "message:i" and timestamp at[i]
 // (the Unix epoch when at is short), so deriving twice gives the same entries.
-func Derive(msgs []message.Message, at []time.Time) []transcript.Entry {
+func deriveEntries(msgs []message.Message, at []time.Time) []transcript.Entry {
 	var out []transcript.Entry
 	for i, m := range msgs {
 		if m.Continuation || strings.TrimSpace(m.Content) == "" {

@@ -33,7 +33,7 @@ func TestForkThroughTheIndex(t *testing.T) {
 	})
 	t.Run("copy", func(t *testing.T) {
 		forkThroughTheIndex(t, func(path string) *Log {
-			m, err := OpenFile(path)
+			m, err := openFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +58,7 @@ func forkThroughTheIndex(t *testing.T, open func(path string) *Log) {
 
 	a := open(indexed)
 	defer a.Close()
-	m, err := OpenFile(plain)
+	m, err := openFile(plain)
 	if err != nil {
 		t.Fatal(err)
 	}

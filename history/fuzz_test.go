@@ -87,7 +87,7 @@ func FuzzLegacyEntries(f *testing.F) {
 	f.Add([]byte(`[{"type":"toolResult","message":"x"}]`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		es, p := DecodeLegacyEntries(raw, 7, at)
+		es, p := decodeLegacyEntries(raw, 7, at)
 		if p != nil {
 			if es != nil || p.Msg == "" {
 				t.Fatalf("rejection with entries or without text: %+v", p)

@@ -29,7 +29,7 @@ func (r *reader) legacyUI(lineIndex int, rec *rawRecord, reject func(*Problem) l
 		return reject(&Problem{Entry: -1, Pointer: "/entries", Msg: "entries is missing"})
 	}
 	at := looseInstant(rec.at)
-	entries, p := DecodeLegacyEntries(rec.entriesRaw, lineIndex, at)
+	entries, p := decodeLegacyEntries(rec.entriesRaw, lineIndex, at)
 	if p != nil {
 		return reject(p)
 	}
@@ -42,7 +42,7 @@ func (r *reader) legacyUI(lineIndex int, rec *rawRecord, reject func(*Problem) l
 	return info
 }
 
-// DecodeLegacyEntries decodes the entries array of a version 2 UI record on
+// decodeLegacyEntries decodes the entries array of a version 2 UI record on
 // the given line (counted from 0, the header being line 0). An entry that is
 // a valid version 3 entry is kept as it is. Otherwise it must be exactly
 // {"type", "message"} with a string message and a type that is one of
@@ -50,7 +50,7 @@ func (r *reader) legacyUI(lineIndex int, rec *rawRecord, reject func(*Problem) l
 // becomes a user entry, streamContent a notice with tone log, and the
 // others a notice with that tone. Terminal styling is stripped. On failure
 // it returns the problem with its entry index and pointer, and no entries.
-func DecodeLegacyEntries(raw []byte, lineIndex int, at time.Time) ([]transcript.Entry, *Problem) {
+func decodeLegacyEntries(raw []byte, lineIndex int, at time.Time) ([]transcript.Entry, *Problem) {
 	var dec jsontext.Decoder
 	dec.Reset(bytes.NewBuffer(raw))
 	if dec.PeekKind() != '[' {
@@ -115,7 +115,7 @@ func legacyContent(v jsontext.Value) (c transcript.Content, legacy bool, p *Prob
 	if err := json.Unmarshal(m["message"], &msg); err != nil || m["message"] == nil {
 		return nil, true, &Problem{Pointer: "/message", Msg: "message must be a string"}
 	}
-	text := StripANSI(msg)
+	text := stripANSI(msg)
 	switch typ {
 	case "user":
 		return transcript.User{Text: text}, true, nil
@@ -125,12 +125,12 @@ func legacyContent(v jsontext.Value) (c transcript.Content, legacy bool, p *Prob
 	return transcript.Notice{Text: text, Tone: transcript.Tone(typ)}, true, nil
 }
 
-// StripANSI removes terminal escape sequences: CSI (colours, cursor moves),
+// stripANSI removes terminal escape sequences: CSI (colours, cursor moves),
 // OSC (titles, hyperlinks), the DCS/SOS/PM/APC strings, and two-byte
 // escapes, each introduced by ESC or by its 8-bit C1 control (U+009B CSI,
 // U+009D OSC, U+0090 DCS, U+0098 SOS, U+009E PM, U+009F APC). Other text,
 // including newlines and tabs, is kept.
-func StripANSI(s string) string {
+func stripANSI(s string) string {
 	if !strings.ContainsAny(s, "\x1b\u009b\u009d\u0090\u0098\u009e\u009f") {
 		return s
 	}

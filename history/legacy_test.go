@@ -143,8 +143,8 @@ func TestStripANSI(t *testing.T) {
 		"\x1b[38;5;208morange\x1b[39m ok": "orange ok",
 	}
 	for in, want := range cases {
-		if got := StripANSI(in); got != want {
-			t.Errorf("StripANSI(%q) = %q, want %q", in, got, want)
+		if got := stripANSI(in); got != want {
+			t.Errorf("stripANSI(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

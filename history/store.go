@@ -171,7 +171,7 @@ func (f Files) Open(id string) (Medium, error) {
 	if err != nil {
 		return nil, err
 	}
-	return OpenFile(p)
+	return openFile(p)
 }
 
 // ReadLog reads id's log file.
@@ -214,8 +214,8 @@ func (f Files) Delete(id string) error {
 // Close does nothing: a data folder holds no connections.
 func (Files) Close() error { return nil }
 
-// OpenFile takes the lock of the log file at path and returns its medium.
-func OpenFile(path string) (Medium, error) {
+// openFile takes the lock of the log file at path and returns its medium.
+func openFile(path string) (Medium, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/foliodev/folio/message"
@@ -149,12 +148,9 @@ func readTail(path string, window int, widen *TailStart) (*reader, error) {
 	r.uiLines, r.settledLen = hb.uiLines, head.settledLen
 	r.size, r.terminated = int(fi.Size()), !st.skipNL && torn == nil
 	r.rec = rawRecord{}
-	indexTails.Add(1)
+	observed(evIndexTail)
 	return r, nil
 }
-
-// indexTails counts tail reads the page index answered (tests).
-var indexTails atomic.Int64
 
 // branchTail is what the tail read gives of one branch: its window, its
 // model messages (and their instants) and how many of the window's

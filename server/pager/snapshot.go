@@ -96,11 +96,6 @@ type buildOptions struct {
 // Option configures Build.
 type Option func(*buildOptions)
 
-// ForceGraph resolves graph annotations even when no captured entry needs
-// them. Pages must come out identical either way; tests use this to prove
-// that skipping the work loses nothing.
-func ForceGraph() Option { return func(o *buildOptions) { o.forceGraph = true } }
-
 // Snapshot is an immutable capture of one branch: the log's file and page
 // index (FromLog) or a temporary file of its own (Build).
 type Snapshot struct {

@@ -1,0 +1,225 @@
+package history
+
+import (
+	"errors"
+	"log/slog"
+	"os"
+)
+
+// indexWriter keeps a log's page index current as its writer appends,
+// off the writer's path: a goroutine, kicked after each write, reads the
+// records the log gained with a Scanner resumed at the index's end and
+// appends their frames and a commit to the index (with its own fsync).
+// A save therefore waits for neither the index's fsync nor, on a writer's
+// first save, the resume (every entry's ID). Close waits for the index to
+// catch up with the log.
+type indexWriter struct {
+	path string   // the log
+	log  *os.File // read handle on the log
+	ix   *Index
+	s    *Scanner // nil until opened, and after a failure
+	// table, while s came from resumeLight, is the index's ID table that
+	// the records s applies are checked against first (lightOK).
+	table *idTable
+	// live estimates the bytes of the index that are not superseded: all
+	// of it when opened, then each commit's entries frames. Each commit's
+	// state frame supersedes the one before, so the file outgrows live by
+	// about a state frame per save; past twice live it is rebuilt.
+	live int64
+
+	kick chan struct{}      // a write happened (buffered: kicks coalesce)
+	wait chan chan struct{} // catch up, then close the channel sent
+	quit chan struct{}
+	done chan struct{}
+}
+
+// startIndexWriter starts the goroutine that indexes the log at path.
+func startIndexWriter(path string) *indexWriter {
+	w := &indexWriter{path: path, kick: make(chan struct{}, 1), wait: make(chan chan struct{}),
+		quit: make(chan struct{}), done: make(chan struct{})}
+	go w.run()
+	return w
+}
+
+func (w *indexWriter) run() {
+	defer close(w.done)
+	defer w.closeFiles()
+	for {
+		select {
+		case <-w.kick:
+			w.step()
+		case ack := <-w.wait:
+			w.step()
+			if w.s != nil {
+				w.step() // opening indexed what was there; catch up with the rest
+			}
+			close(ack)
+		case <-w.quit:
+			w.step() // what the log gained before Close
+			return
+		}
+	}
+}
+
+// notify tells the goroutine the log grew.
+func (w *indexWriter) notify() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// flush returns once the index has caught up with the log.
+func (w *indexWriter) flush() {
+	ack := make(chan struct{})
+	w.wait <- ack
+	<-ack
+}
+
+// close stops the goroutine once the index has caught up.
+func (w *indexWriter) close() {
+	close(w.quit)
+	<-w.done
+}
+
+// step brings the index up to the log: the first time by opening it
+// (OpenIndex extends or rebuilds it to the log's end) and resuming a
+// Scanner there, then by catchUp. A failure drops the state; the next
+// step opens the index afresh.
+func (w *indexWriter) step() {
+	if w.s == nil {
+		f, err := os.Open(w.path)
+		if err != nil {
+			return
+		}
+		if w.openLight(f) {
+			if err := w.catchUp(); err != nil {
+				slog.Debug("history: extending a page index", "log", w.path, "err", err)
+				w.closeFiles()
+			}
+			return
+		}
+		ix, err := OpenIndex(w.path, f, 0)
+		if err != nil {
+			f.Close()
+			return
+		}
+		s, err := ix.resume()
+		if err != nil {
+			ix.Close()
+			f.Close()
+			return
+		}
+		w.log, w.ix, w.s, w.live = f, ix, s, ix.end
+		return
+	}
+	if err := w.catchUp(); err != nil {
+		slog.Debug("history: extending a page index", "log", w.path, "err", err)
+		w.closeFiles()
+	}
+}
+
+// openLight starts from an index that matches the log and has an ID
+// table, without reading every entry's ID back (resumeLight).
+func (w *indexWriter) openLight(f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	ix, err := readIndexFile(IndexPath(w.path))
+	if err != nil {
+		return false
+	}
+	if ix.matches(f, Inode(fi), fi.Size()) != nil {
+		ix.Close()
+		return false
+	}
+	s, table, err := ix.resumeLight()
+	if err != nil {
+		ix.Close()
+		return false
+	}
+	ix.path, ix.log = w.path, f
+	w.log, w.ix, w.s, w.table, w.live = f, ix, s, table, ix.end
+	observed(evLightResume)
+	return true
+}
+
+func (w *indexWriter) closeFiles() {
+	if w.ix != nil {
+		w.ix.Close()
+	}
+	if w.log != nil {
+		w.log.Close()
+	}
+	w.log, w.ix, w.s, w.table = nil, nil, nil, nil
+}
+
+// catchUp indexes what the log holds past the Scanner, appending one
+// commit to the index file.
+func (w *indexWriter) catchUp() error {
+	fi, err := w.log.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() <= w.s.off {
+		return nil
+	}
+	if w.table != nil {
+		data := make([]byte, fi.Size()-w.s.off)
+		if _, err := w.log.ReadAt(data, w.s.off); err != nil {
+			return err
+		}
+		if !lightOK(w.table, data) {
+			// Something the light Scanner cannot judge: read every
+			// entry's ID back, as a resume always did.
+			observed(evFullResume)
+			s, err := w.ix.resume()
+			if err != nil {
+				return err
+			}
+			w.s, w.table = s, nil
+		}
+	}
+	b := &indexBuilder{st: w.ix.st, src: w.ix.frames(), base: w.ix.end, statePos: w.ix.pos}
+	b.st.rewriteIno, b.st.rewriteSize = 0, 0
+	frames, err := b.scan(w.s, w.log, w.s.off, fi.Size(), w.ix.st.inode)
+	if err != nil {
+		return err
+	}
+	if err := appendIndex(IndexPath(w.path), w.ix, frames); err != nil {
+		return err
+	}
+	w.ix.end += int64(len(frames))
+	w.ix.pos = b.statePos
+	w.ix.mu.Lock()
+	w.ix.data = nil
+	w.ix.mu.Unlock()
+	w.live += int64(len(frames) - b.stateBytes)
+	if w.ix.end > 2*w.live+indexSlack {
+		return w.compact(fi)
+	}
+	return nil
+}
+
+// indexSlack is how far an index may outgrow twice its live bytes before
+// the writer rebuilds it.
+const indexSlack = 256 << 10
+
+// compact rebuilds the index from the log, dropping superseded commits.
+func (w *indexWriter) compact(fi os.FileInfo) error {
+	ino, _ := changeStamp(fi)
+	observed(evCompaction)
+	ix, err := rebuildIndex(IndexPath(w.path), w.log, ino, w.s.off, errors.New("superseded commits outgrew the index"), true)
+	if err != nil {
+		return err
+	}
+	s, err := ix.resume()
+	if err != nil {
+		ix.Close()
+		return err
+	}
+	w.ix.Close()
+	w.ix, w.s, w.table, w.live = ix, s, nil, ix.end
+	return nil
+}
