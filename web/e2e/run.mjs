@@ -14,6 +14,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { assert, browserPath, closeHarness, item, openApp, required, setupHarness, shots } from './harness.mjs';
 import { branchTests } from './branches.mjs';
+import { firstScreenTests } from './firstscreen.mjs';
 import { mcpTests } from './mcp.mjs';
 import { outageTests } from './outage.mjs';
 import { openBeside, productTests } from './product.mjs';
@@ -732,6 +733,7 @@ test('the app opened from the printed URL works, and again after a reload; witho
   await bare.context.close();
 });
 
+firstScreenTests(test);
 branchTests(test);
 productTests(test);
 mcpTests(test);

@@ -262,8 +262,8 @@ export const catalogs = {
     mcpMoreBlocks: (n) => `… ${n} more blocks`,
     welcomeTitle: 'folio',
     welcomeTagline: 'a conversation engine in your browser',
-    welcomeFolder: 'folder',
-    welcomeData: 'data',
+    welcomeFolder: 'Folder',
+    welcomeData: 'Data',
     demoHint: 'This is the offline demo model: it answers from a script. For a real one, start folio serve with OPENAI_API_KEY and FOLIO_PROVIDER=openai set, or see docs/providers.md.',
     suggestionsLabel: 'Try',
     suggestions: [
