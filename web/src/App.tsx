@@ -77,7 +77,7 @@ export function App() {
 
   // Test and bench hook: counts that show the window's bounds from outside.
   useEffect(() => {
-    (window as unknown as { __folio: unknown }).__folio = { cache, client };
+    Object.assign(window, { __folio: { cache, client } });
   }, [cache, client]);
 
   // A deleted conversation's views and page references go at once; a turn

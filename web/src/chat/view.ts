@@ -6,7 +6,7 @@
 import type { QueueItem as FrameQueueItem } from '../protocol/frames';
 import { DisconnectedError, ProtocolError, type Client, type ServerFrame } from '../protocol/client';
 import type { EntryAnswer, EventFrame, Open, PageRequest } from '../protocol/frames';
-import { appendText, type Entry, type Held } from './reconcile';
+import { appendText, toEntry, type Entry, type Held } from './reconcile';
 import { groupMessage } from './rows';
 import type { Message } from './types';
 import { atEnd, edgeAnchors, emptyWindow, groupsOf, reduceWindow, type Direction, type WindowAction, type WindowState, type WirePage } from './window';
@@ -443,10 +443,12 @@ export class TranscriptView {
           this.early.push(frame);
           return;
         }
+        const entry = toEntry(f.entry);
+        if (!entry) return; // the server checks entries against the schema; a broken one is dropped, not guessed at
         this.dispatch({
           type: 'entry',
           how: f.op === 'settle' ? 'settle' : 'running',
-          entry: f.entry as unknown as Entry,
+          entry,
           revision: f.revision,
           open: f.op === 'settle' ? false : f.open,
           after: f.after,
@@ -529,10 +531,15 @@ export class TranscriptView {
       this.rebuild();
       return;
     }
+    const entry = toEntry(a.entry);
+    if (!entry) {
+      this.rebuild();
+      return;
+    }
     this.dispatch({
       type: 'entry',
       how: a.open ? 'running' : 'settle',
-      entry: a.entry as unknown as Entry,
+      entry,
       revision: a.revision,
       open: a.open,
       after: a.after,

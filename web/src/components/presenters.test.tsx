@@ -2,6 +2,7 @@ import { fireEvent, render } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import type { Held } from '../chat/reconcile';
 import { replyMessage } from '../chat/rows';
+import { asEntry } from '../../test/messages';
 import { ExecutionStrip, stripSummary } from './ExecutionStrip';
 import { PresentationView } from './presenters';
 
@@ -111,7 +112,7 @@ describe('folio.task', () => {
 
 describe('supplemental items', () => {
   const work = (open: boolean, supplementals: unknown[]): Held => ({
-    entry: {
+    entry: asEntry({
       id: 'w1',
       content: {
         kind: 'tool',
@@ -120,7 +121,7 @@ describe('supplemental items', () => {
         presentation: { schema: 'folio.shell', version: 1, revision: 2, payload: { command: 'make', output: 'primary out' } },
         supplementals,
       },
-    },
+    }),
     revision: 1,
     open,
   });
