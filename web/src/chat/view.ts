@@ -436,7 +436,7 @@ export class TranscriptView {
     const gen = f.generation;
     switch (f.op) {
       case 'upsert':
-      case 'settle':
+      case 'settle': {
         if (gen !== w.generation && w.generation >= 0) return;
         if (!w.loaded) {
           // The window's first page is on its way: apply these after it, in order.
@@ -455,6 +455,7 @@ export class TranscriptView {
           seq: f.seq,
         });
         break;
+      }
       case 'append': {
         // Streaming text: the appended text, against the revision the tab
         // must hold. After a gap or a mismatch the tab asks for that one
