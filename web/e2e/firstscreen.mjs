@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { assert, openApp, shots, web } from './harness.mjs';
+import { assert, item, openApp, shots, web } from './harness.mjs';
 
 // The app's list of error codes (src/protocol/errors.ts, which a Vitest test
 // checks against docs/protocol.md), read as text: Node runs this file as is.
@@ -204,6 +204,44 @@ export function firstScreenTests(test) {
         if (!stale) await page.screenshot({ path: join(shots, `token-${name}.png`) });
         await context.close();
       }
+    });
+  }
+
+  for (const [name, viewport] of widths) {
+    test(`a reply names its tool calls, shows every receipt, never ends on an empty bullet, and the edit buttons look like the app's (${name})`, async (h) => {
+      const { context, page, errors } = await openApp(h.url, { viewport, timezoneId: 'UTC' });
+      if (name === 'phone') await page.getByRole('button', { name: 'Conversations' }).first().click();
+      await item(page, 'rough').click();
+      await page.waitForSelector(`${pane} [data-testid="strip-tools"]`);
+      const tools = await page.textContent(`${pane} [data-testid="strip-tools"]`);
+      assert(tools === 'shell · ls -la, read README.md', `the strip names: ${tools}`);
+      const strip = page.locator(`${pane} .strip-summary`).first();
+      assert((await strip.getAttribute('aria-label')) === 'Functions ×2', `the strip's name: ${await strip.getAttribute('aria-label')}`);
+      // The stopped answer's list ends with its last real item.
+      const empty = await page.$$eval(`${pane} .bubble-assistant li`, (li) => li.filter((x) => x.textContent.trim() === '').length);
+      assert(empty === 0, `${empty} empty bullet points`);
+      // Both receipts, each as the terminal prints it.
+      const receipts = await page.$$eval(`${pane} [data-testid="turn-receipt"]`, (r) => r.map((x) => x.textContent));
+      assert(receipts.length === 2, `receipts: ${JSON.stringify(receipts)}`);
+      const shown = h.show('rough');
+      for (const line of receipts) assert(shown.includes(line), `receipt ${JSON.stringify(line)} is not the terminal's:\n${shown}`);
+      await noSideScroll(page, name);
+      await page.screenshot({ path: join(shots, `rough-${name}.png`) });
+      // Edit's buttons are the app's buttons, not the browser's.
+      await page.locator(`${pane} .bubble-user`).first().hover();
+      await page.getByRole('button', { name: 'Edit message' }).first().click();
+      const look = (sel) =>
+        page.locator(sel).first().evaluate((b) => {
+          const c = getComputedStyle(b);
+          return { radius: c.borderRadius, height: Math.round(b.getBoundingClientRect().height), font: c.fontSize, bg: c.backgroundColor };
+        });
+      const send = await look(`${pane} .editor-actions button[type="submit"]`);
+      const cancel = await look(`${pane} .editor-actions button[type="button"]`);
+      const app = await look('.theme-toggle');
+      assert(cancel.radius === app.radius && cancel.height === app.height && cancel.font === app.font, `Cancel ${JSON.stringify(cancel)} vs ${JSON.stringify(app)}`);
+      assert(send.radius === app.radius && send.height === app.height && send.bg !== 'rgba(0, 0, 0, 0)' && send.bg !== app.bg, `Send edit ${JSON.stringify(send)}`);
+      assert(errors.length === 0, errors.join('\n'));
+      await context.close();
     });
   }
 }

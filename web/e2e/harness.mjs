@@ -81,6 +81,18 @@ const CODE = [
 ].join('\n');
 
 function fixtures(dir) {
+  // A reply with the rough edges of issue 30: named tool calls, a stopped
+  // answer cut after a list marker, and two turn receipts in one reply.
+  writeLog(dir, 'rough', [
+    { id: 'r-u', content: { kind: 'user', text: 'look around' } },
+    { id: 'r-t1', content: { kind: 'tool', receipt: { app: 'shell', summary: '$ ls -la', status: 'ok', durationMs: 12, outputPreview: 'README.md' } } },
+    { id: 'r-t2', content: { kind: 'tool', receipt: { app: 'read_file', summary: 'read README.md', status: 'ok', durationMs: 3 } } },
+    { id: 'r-a1', content: { kind: 'agent', markdown: 'Found two things.' } },
+    { id: 'r-rc1', content: { kind: 'turn-receipt', steps: [{ durationMs: 1500, promptTokens: 10, completionTokens: 20 }], finishedAt: 1767225600000 } },
+    { id: 'r-a2', content: { kind: 'agent', markdown: 'Next steps:\n\n- read the docs\n- ' } },
+    { id: 'r-s', content: { kind: 'stopped', summary: { elapsedMs: 2700 } } },
+    { id: 'r-rc2', content: { kind: 'turn-receipt', steps: [{ durationMs: 2700, promptTokens: 30, completionTokens: 5 }], finishedAt: 1767225660000 } },
+  ], 'rough');
   writeLog(dir, 'code', [
     { id: 'k-u', content: { kind: 'user', text: 'Show me code and a table' } },
     { id: 'k-a', content: { kind: 'agent', markdown: CODE } },

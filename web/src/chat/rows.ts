@@ -11,6 +11,16 @@ const obj = (v: unknown): Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 /**
+ * withoutEmptyItem drops a list marker with nothing after it at the end of a
+ * text ("- " when the stop or the stream cut the answer before the item's
+ * words): it would render as an empty bullet point.
+ */
+export function withoutEmptyItem(markdown: string): string {
+  const cut = markdown.replace(/(^|\n)[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]*$/, '$1');
+  return cut === markdown ? markdown : cut.trimEnd();
+}
+
+/**
  * presentationOf is a stored presentation as the components take it: the
  * schema's members with the version and revision the adapters compare
  * (0 when a log left them out).
@@ -106,7 +116,7 @@ export function replyMessage(id: string, held: readonly Held[], running: boolean
   let failure: Failure | undefined;
   let cancelled = false;
   let stoppedAfterMs: number | undefined;
-  let receipt: TurnReceipt | undefined;
+  const receipts: TurnReceipt[] = [];
   let awaiting = false;
   let steps: Step[] | undefined;
   const flush = () => (steps = undefined);
@@ -140,7 +150,7 @@ export function replyMessage(id: string, held: readonly Held[], running: boolean
       }
       case 'agent':
         flush();
-        segments.push({ kind: 'text', id: e.id, markdown: str(c.markdown) });
+        segments.push({ kind: 'text', id: e.id, markdown: withoutEmptyItem(str(c.markdown)) });
         break;
       case 'steering':
         flush();
@@ -161,7 +171,7 @@ export function replyMessage(id: string, held: readonly Held[], running: boolean
         break;
       case 'turn-receipt':
         if (Array.isArray(c.steps)) {
-          receipt = { steps: c.steps.map((s) => ({ ...s, durationMs: s.durationMs ?? 0 })), finishedAt: num(c.finishedAt) };
+          receipts.push({ steps: c.steps.map((s) => ({ ...s, durationMs: s.durationMs ?? 0 })), finishedAt: num(c.finishedAt) });
         }
         break;
       case 'notice':
@@ -188,7 +198,11 @@ export function replyMessage(id: string, held: readonly Held[], running: boolean
   }
   const state = failure ? 'failed' : cancelled ? 'cancelled' : awaiting ? 'awaiting_approval' : running ? 'streaming' : 'completed';
   const m: AssistantMessage = { id, role: 'assistant', state, segments, failure };
-  if (receipt) m.receipt = receipt;
+  if (receipts.length > 0) {
+    // Each receipt is shown, as `folio log show` prints each line; `receipt` is the last.
+    m.receipt = receipts[receipts.length - 1];
+    m.receipts = receipts;
+  }
   if (cancelled) m.stoppedAfterMs = stoppedAfterMs;
   return m;
 }
