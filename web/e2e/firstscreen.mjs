@@ -244,4 +244,42 @@ export function firstScreenTests(test) {
       await context.close();
     });
   }
+
+  for (const [name, viewport] of widths) {
+    test(`the graph view draws the branch tree with the selected path marked, and a click switches branch (${name})`, async (h) => {
+      const { context, page, errors } = await openApp(h.url, { viewport });
+      const id = await openCreated(h, page, `tree ${name}`);
+      const box = page.getByRole('textbox', { name: 'Message' });
+      const settledReply = () => page.waitForFunction((p) => [...document.querySelectorAll(`${p} .bubble-assistant`)].at(-1)?.dataset.state === 'completed', pane);
+      await box.fill('hello there');
+      await box.press('Enter');
+      await settledReply();
+      await page.locator(`${pane} .bubble-user button[aria-label="Edit message"]`).click();
+      const editor = page.locator(`${pane} textarea[aria-label="Edit message"]`);
+      await editor.fill('hello edited');
+      await editor.press('Enter');
+      await page.waitForFunction((p) => [...document.querySelectorAll(`${p} .user-text`)].some((u) => u.textContent === 'hello edited'), pane);
+      await settledReply();
+      await page.locator(`${pane} .chat-header`).getByRole('button', { name: 'Graph' }).click();
+      const drawing = page.locator(`${pane} [data-testid="graph-drawing"]`);
+      await drawing.waitFor();
+      const meta = await authed(h, `api/v2/conversations/${encodeURIComponent(id)}`);
+      const nodes = await drawing.locator('.graph-node').evaluateAll((g) => g.map((x) => ({ head: x.dataset.head, selected: x.classList.contains('graph-node-selected'), onPath: x.classList.contains('graph-on-path') })));
+      assert(nodes.length === 2, `drawn nodes: ${JSON.stringify(nodes)}`);
+      assert(nodes.find((n) => n.selected)?.head === meta.head && meta.head !== 'main', `selected ${JSON.stringify(nodes)} vs head ${meta.head}`);
+      assert(nodes.every((n) => n.onPath), `the path from main to the edit is not marked: ${JSON.stringify(nodes)}`);
+      assert((await drawing.locator('path.graph-edge.graph-on-path').count()) === 1, 'no marked edge');
+      await noSideScroll(page, name);
+      await page.screenshot({ path: join(shots, `graph-${name}.png`) });
+      // A click on main switches to it: the server's head, the marks and the transcript follow.
+      await drawing.locator('.graph-node[data-head="main"]').click();
+      await page.waitForFunction((p) => [...document.querySelectorAll(`${p} .user-text`)].some((u) => u.textContent === 'hello there'), pane);
+      await page.waitForFunction((p) => document.querySelector(`${p} .graph-node-selected`)?.getAttribute('data-head') === 'main', pane);
+      assert((await authed(h, `api/v2/conversations/${encodeURIComponent(id)}`)).head === 'main', 'the server did not switch');
+      const marked = await drawing.locator('.graph-node.graph-on-path').evaluateAll((g) => g.map((x) => x.dataset.head));
+      assert(JSON.stringify(marked) === '["main"]', `marked after the switch: ${JSON.stringify(marked)}`);
+      assert(errors.length === 0, errors.join('\n'));
+      await context.close();
+    });
+  }
 }

@@ -267,6 +267,21 @@ export class BranchController {
     return true;
   }
 
+  /** selectHead makes head the selected branch (the graph view's click); the view rebuilds from the `head` event. */
+  async selectHead(head: string): Promise<boolean> {
+    if (this.state.switching || head === this.state.meta?.head) return false;
+    this.dispatch({ type: 'switch-start', head });
+    const r = await this.command({ type: 'select-branch', head });
+    if (this.disposed) return false;
+    if (r.state === 'rejected') {
+      this.dispatch({ type: 'switch-failed', error: refusal(r.code, r.reason, 'switch') });
+      return false;
+    }
+    await this.refresh();
+    this.dispatch({ type: 'switch-done' });
+    return true;
+  }
+
   dispose(): void {
     this.disposed = true;
     this.unsub();

@@ -447,6 +447,6 @@ function NewChat({ api, onStart }: { api: Api; onStart: (text: string, files: Fi
 
 /** PaneGraph loads the graph when opened, and again when the selected head changes. */
 function PaneGraph({ api, id }: { api: Api; id: string }) {
-  const [, s] = useBranches();
-  return <GraphPanel load={() => api.graph(id)} headKey={`${id}|${s.meta?.head ?? ''}`} />;
+  const [c, s] = useBranches();
+  return <GraphPanel load={() => api.graph(id)} headKey={`${id}|${s.meta?.head ?? ''}`} busy={s.switching !== undefined} onSelect={c ? (head) => void c.selectHead(head) : undefined} />;
 }

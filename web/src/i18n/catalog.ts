@@ -105,6 +105,7 @@ export interface Catalog {
   after: string;
   atStart: string;
   selected: string;
+  switchTo: (label: string) => string;
   // Tool output.
   fullOutput: (size: string) => string;
   loading: string;
@@ -245,6 +246,7 @@ export const catalogs = {
     after: 'after',
     atStart: 'at the start',
     selected: '(selected)',
+    switchTo: (label) => `Switch to ${label}`,
     fullOutput: (size) => `Full output (${size})`,
     loading: 'Loading…',
     couldNotLoad: (why) => `Could not load: ${why}`,
@@ -416,6 +418,7 @@ export const catalogs = {
     after: 'nach',
     atStart: 'am Anfang',
     selected: '(gewählt)',
+    switchTo: (label) => `Zu ${label} wechseln`,
     fullOutput: (size) => `Vollständige Ausgabe (${size})`,
     loading: 'Wird geladen…',
     couldNotLoad: (why) => `Konnte nicht geladen werden: ${why}`,
