@@ -144,6 +144,7 @@ export function App() {
       refused(e);
       return;
     }
+    setFresh((f) => new Set(f).add(m.id));
     setFirst({ id: m.id, text, files, model });
     setConversations((cs) => (cs.some((c) => c.id === m.id) ? cs : [m, ...cs]));
     open(0, m.id);
@@ -170,8 +171,11 @@ export function App() {
     await refresh();
   };
 
-  // A conversation not titled yet shows as a new chat, in the list and the header.
-  const shown = useMemo(() => conversations.map((c) => (c.title ? c : { ...c, title: t.newChat })), [conversations, t]);
+  // A conversation this tab created and the server has not titled yet (its
+  // first turn runs) is a new chat, in the list and the header, never its
+  // raw ID; any other untitled log (written by another program) shows its ID.
+  const [fresh, setFresh] = useState<ReadonlySet<string>>(() => new Set());
+  const shown = useMemo(() => conversations.map((c) => (c.title ? c : { ...c, title: fresh.has(c.id) ? t.newChat : c.id })), [conversations, fresh, t]);
 
   if (unauthorized) {
     return (
@@ -213,7 +217,7 @@ export function App() {
           {panes.map((p, slot) => {
             // A conversation the list does not have yet (just created, or a
             // link opened before the list loaded) still opens.
-            const meta = shown.find((c) => c.id === p.conversation) ?? (p.conversation ? { id: p.conversation, title: '', updated: '' } : undefined);
+            const meta = shown.find((c) => c.id === p.conversation) ?? (p.conversation ? { id: p.conversation, title: fresh.has(p.conversation) ? t.newChat : p.conversation, updated: '' } : undefined);
             return (
               <ChatPane
                 key={slot}
