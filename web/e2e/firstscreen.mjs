@@ -93,7 +93,7 @@ export function firstScreenTests(test) {
 
   test('Esc stops a running turn, as in the terminal', async (h) => {
     const { context, page, errors } = await openApp(h.url);
-    await openCreated(h, page, 'esc stops');
+    await openCreated(h, page, 'escape key');
     const box = page.getByRole('textbox', { name: 'Message' });
     await box.fill('tools');
     await box.press('Enter');
