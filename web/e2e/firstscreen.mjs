@@ -264,7 +264,7 @@ export function firstScreenTests(test) {
       const drawing = page.locator(`${pane} [data-testid="graph-drawing"]`);
       await drawing.waitFor();
       const meta = await authed(h, `api/v2/conversations/${encodeURIComponent(id)}`);
-      const nodes = await drawing.locator('.graph-node').evaluateAll((g) => g.map((x) => ({ head: x.dataset.head, selected: x.classList.contains('graph-node-selected'), onPath: x.classList.contains('graph-on-path') })));
+      const nodes = await drawing.locator('.graph-node').evaluateAll((g) => g.map((x) => ({ head: x.dataset.branch, selected: x.classList.contains('graph-node-selected'), onPath: x.classList.contains('graph-on-path') })));
       assert(nodes.length === 2, `drawn nodes: ${JSON.stringify(nodes)}`);
       assert(nodes.find((n) => n.selected)?.head === meta.head && meta.head !== 'main', `selected ${JSON.stringify(nodes)} vs head ${meta.head}`);
       assert(nodes.every((n) => n.onPath), `the path from main to the edit is not marked: ${JSON.stringify(nodes)}`);
@@ -272,11 +272,11 @@ export function firstScreenTests(test) {
       await noSideScroll(page, name);
       await page.screenshot({ path: join(shots, `graph-${name}.png`) });
       // A click on main switches to it: the server's head, the marks and the transcript follow.
-      await drawing.locator('.graph-node[data-head="main"]').click();
+      await drawing.locator('.graph-node[data-branch="main"]').click();
       await page.waitForFunction((p) => [...document.querySelectorAll(`${p} .user-text`)].some((u) => u.textContent === 'hello there'), pane);
-      await page.waitForFunction((p) => document.querySelector(`${p} .graph-node-selected`)?.getAttribute('data-head') === 'main', pane);
+      await page.waitForFunction((p) => document.querySelector(`${p} .graph-node-selected`)?.getAttribute('data-branch') === 'main', pane);
       assert((await authed(h, `api/v2/conversations/${encodeURIComponent(id)}`)).head === 'main', 'the server did not switch');
-      const marked = await drawing.locator('.graph-node.graph-on-path').evaluateAll((g) => g.map((x) => x.dataset.head));
+      const marked = await drawing.locator('.graph-node.graph-on-path').evaluateAll((g) => g.map((x) => x.dataset.branch));
       assert(JSON.stringify(marked) === '["main"]', `marked after the switch: ${JSON.stringify(marked)}`);
       assert(errors.length === 0, errors.join('\n'));
       await context.close();

@@ -92,7 +92,7 @@ export function BranchDrawing({ branches, head, onSelect, busy }: { branches: re
           <g
             key={b.head}
             className={`graph-node${onPath ? ' graph-on-path' : ''}${selected ? ' graph-node-selected' : ''}`}
-            data-head={b.head}
+            data-branch={b.head}
             role="button"
             tabIndex={selected || !onSelect ? -1 : 0}
             aria-pressed={selected}
