@@ -245,6 +245,7 @@ func (s *Server) Handler() http.Handler {
 	api.HandleFunc("GET /api/v2/conversations/{id}/commands/{cmd}", s.getReceipt)
 	api.HandleFunc("GET /api/v2/models", s.listModels)
 	api.HandleFunc("GET /api/v2/search", s.searchConversations)
+	api.HandleFunc("GET /api/v2/workspace", s.getWorkspace)
 	api.HandleFunc("GET /api/v2/conversations/{id}/artifacts/{ref}", s.readArtifact)
 	api.HandleFunc("GET /api/v2/ws", s.serveWS)
 	api.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {

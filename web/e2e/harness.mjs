@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
-const web = fileURLToPath(new URL('..', import.meta.url));
+export const web = fileURLToPath(new URL('..', import.meta.url));
 export const repo = join(web, '..');
 export const shots = join(web, 'e2e', 'screenshots');
 export const browserPath = process.env.FOLIO_CHROMIUM || '/usr/bin/chromium';
@@ -81,6 +81,18 @@ const CODE = [
 ].join('\n');
 
 function fixtures(dir) {
+  // A reply with the rough edges of issue 30: named tool calls, a stopped
+  // answer cut after a list marker, and two turn receipts in one reply.
+  writeLog(dir, 'rough', [
+    { id: 'r-u', content: { kind: 'user', text: 'look around' } },
+    { id: 'r-t1', content: { kind: 'tool', receipt: { app: 'shell', summary: '$ ls -la', status: 'ok', durationMs: 12, outputPreview: 'README.md' } } },
+    { id: 'r-t2', content: { kind: 'tool', receipt: { app: 'read_file', summary: 'read README.md', status: 'ok', durationMs: 3 } } },
+    { id: 'r-a1', content: { kind: 'agent', markdown: 'Found two things.' } },
+    { id: 'r-rc1', content: { kind: 'turn-receipt', steps: [{ durationMs: 1500, promptTokens: 10, completionTokens: 20 }], finishedAt: 1767225600000 } },
+    { id: 'r-a2', content: { kind: 'agent', markdown: 'Next steps:\n\n- read the docs\n- ' } },
+    { id: 'r-s', content: { kind: 'stopped', summary: { elapsedMs: 2700 } } },
+    { id: 'r-rc2', content: { kind: 'turn-receipt', steps: [{ durationMs: 2700, promptTokens: 30, completionTokens: 5 }], finishedAt: 1767225660000 } },
+  ], 'rough');
   writeLog(dir, 'code', [
     { id: 'k-u', content: { kind: 'user', text: 'Show me code and a table' } },
     { id: 'k-a', content: { kind: 'agent', markdown: CODE } },
@@ -146,7 +158,13 @@ export async function setupHarness({ messages = 300_000 } = {}) {
   // The example MCP server, configured for every folio process here.
   const mcpdemo = join(scratch, 'mcpdemo');
   run('go', ['build', '-o', mcpdemo, './examples/mcpdemo'], { cwd: repo, stdio: 'inherit' });
-  writeFileSync(join(data, 'config.json'), JSON.stringify({ mcpServers: { demo: { command: mcpdemo } } }));
+  // A second model a new chat can pick before its first send: an
+  // OpenAI-compatible server on a closed loopback port (its turns fail with
+  // a transport error, which is all the first-screen test needs).
+  writeFileSync(
+    join(data, 'config.json'),
+    JSON.stringify({ mcpServers: { demo: { command: mcpdemo } }, providers: { local: { type: 'openai', baseURL: 'http://127.0.0.1:9/v1', model: 'offline-model' } } }),
+  );
   run(bin, ['gen', '--messages', String(messages), '--id', 'big', '--title', 'big', '--out', join(convs, 'big.jsonl')]);
   run(bin, ['gen', '--messages', '3000', '--seed', '2', '--id', 'small', '--title', 'small', '--out', join(convs, 'small.jsonl')]);
   fixtures(convs);
@@ -190,6 +208,8 @@ export async function setupHarness({ messages = 300_000 } = {}) {
     token,
     tmp,
     data,
+    /** work is the folder the tools work in (folio serve's --dir). */
+    work,
     /** append writes entries to a conversation's log, as another process would. */
     append(id, entries) {
       appendFileSync(join(convs, `${id}.jsonl`), line({ type: 'ui-append', at: now(), entries: entries.map((e) => ({ timestamp: now(), ...e })) }));
@@ -238,7 +258,7 @@ export function item(page, title) {
  * errors (CSP violations included) and HTTP errors, and relays the WebSocket
  * through a control the test can steer.
  */
-export async function openApp(url, options = {}) {
+export async function openApp(url, { ready = '[data-testid="app"]', ...options } = {}) {
   const context = await browser.newContext({ viewport: { width: 1200, height: 800 }, ...options });
   const page = await context.newPage();
   const errors = [];
@@ -252,7 +272,7 @@ export async function openApp(url, options = {}) {
   const ws = relay();
   await page.routeWebSocket(/\/api\/v2\/ws/, (route) => ws.attach(route));
   await page.goto(url);
-  await page.waitForSelector('[data-testid="app"]');
+  await page.waitForSelector(ready);
   return { context, page, errors, ws };
 }
 
@@ -263,6 +283,7 @@ function relay() {
   const counts = new Map();
   let holding = false;
   const aroundIds = new Set();
+  const reject = []; // codes for the next sends' rejected receipts
   const held = [];
   const routes = [];
   const later = (fn) => {
@@ -280,6 +301,13 @@ function relay() {
           f = JSON.parse(m);
         } catch {
           up.send(m);
+          return;
+        }
+        counts.set(`type:${f.type}`, (counts.get(`type:${f.type}`) ?? 0) + 1);
+        if (f.type === 'send' && reject.length > 0) {
+          // The server's answer to a refused send, as the engine would give it.
+          const code = reject.shift();
+          later(() => route.send(JSON.stringify({ type: 'receipt', re: f.id, receipt: { commandId: f.commandId, conversation: f.conversation, kind: 'send', state: 'rejected', code, reason: `${code}: injected by the test relay` } })));
           return;
         }
         if (f.type === 'page') {
@@ -313,6 +341,10 @@ function relay() {
     },
     failNext(anchor) {
       fail.set(anchor, (fail.get(anchor) ?? 0) + 1);
+    },
+    /** rejectNextSend answers the next send with a rejected receipt carrying code. */
+    rejectNextSend(code) {
+      reject.push(code);
     },
     count(key) {
       return counts.get(key) ?? 0;

@@ -14,6 +14,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { assert, browserPath, closeHarness, item, openApp, required, setupHarness, shots } from './harness.mjs';
 import { branchTests } from './branches.mjs';
+import { firstScreenTests } from './firstscreen.mjs';
 import { mcpTests } from './mcp.mjs';
 import { outageTests } from './outage.mjs';
 import { openBeside, productTests } from './product.mjs';
@@ -726,13 +727,15 @@ test('the app opened from the printed URL works, and again after a reload; witho
   await context.close();
 
   // The bare address (no fragment, a new tab): the API and the WebSocket refuse it.
-  const bare = await openApp(h.base);
+  // (Once the 401 arrives the app gives way to the token page: see firstscreen.mjs.)
+  const bare = await openApp(h.base, { ready: '[data-testid="app"], [data-testid="token-page"]' });
   if (!bare.errors.some((e) => e.includes('HTTP 401'))) await bare.page.waitForResponse((r) => r.status() === 401);
   assert((await bare.page.evaluate(() => window.__folio.client.connects)) === 0, 'the WebSocket opened without the token');
   assert((await bare.page.locator('.conversation-item').count()) === 0, 'the list loaded without the token');
   await bare.context.close();
 });
 
+firstScreenTests(test);
 branchTests(test);
 productTests(test);
 mcpTests(test);

@@ -1,7 +1,8 @@
 // `make screenshots`: PNGs of the app's main states into docs/screenshots/:
 // a streaming reply, an expanded execution strip, math, a failed reply with
 // Retry, highlighted code and a table, an approval, split panes, the phone
-// width and the dark theme. Runs the real server over a small generated
+// width and the dark theme; a new chat's first screen and a refused message,
+// at desktop and phone width. Runs the real server over a small generated
 // conversation plus engine-written ones (offline demo model).
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -77,6 +78,25 @@ try {
     await open(page, 'tools');
     for (const b of await page.$$('.strip-summary')) await b.click();
     await page.screenshot({ path: join(out, 'dark.png') });
+    await context.close();
+  }
+  for (const [suffix, viewport] of [
+    ['', { width: 1200, height: 800 }],
+    ['-phone', { width: 390, height: 844 }],
+  ]) {
+    const { context, page, ws } = await openApp(h.url, { colorScheme: 'light', viewport, deviceScaleFactor: suffix ? 2 : 1 });
+    await page.waitForSelector('[data-slot="0"] [data-testid="welcome"] .welcome-demo');
+    if (!suffix) await item(page, 'tools').waitFor();
+    await page.screenshot({ path: join(out, `first-screen${suffix}.png`) });
+    // A refused message: what the server answers while a terminal holds the conversation.
+    const id = await h.create(`refused${suffix}`);
+    await page.goto(new URL(`c/${encodeURIComponent(id)}`, h.url).href);
+    await page.waitForSelector('[data-slot="0"] .composer');
+    ws.rejectNextSend('locked');
+    await page.getByRole('textbox', { name: 'Message' }).fill('Summarize the README in three bullet points');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('[data-testid="refused-draft"]');
+    await page.screenshot({ path: join(out, `refused${suffix}.png`) });
     await context.close();
   }
   console.log(`screenshots written to ${out}`);

@@ -5,8 +5,10 @@ import type { ConversationMeta } from './chat/types';
 import { TranscriptView } from './chat/view';
 import { ChatPane } from './components/ChatPane';
 import { ConversationList } from './components/ConversationList';
+import { RefusalNotice, TokenPage } from './components/Refusal';
+import type { Refusal } from './protocol/errors';
 import { catalogs, LocaleContext, pickLocale } from './i18n/catalog';
-import { httpApi } from './protocol/api';
+import { HttpError, httpApi } from './protocol/api';
 import { Client, wsURL } from './protocol/client';
 import { takeToken, wsProtocols } from './protocol/token';
 import { appRoot, conversationFromPath, pathFor } from './routes';
@@ -37,7 +39,12 @@ export function App() {
   const root = useMemo(() => appRoot(location.pathname), []);
   const [panes, setPanes] = useState<Pane[]>(() => [{ conversation: conversationFromPath(location.pathname) }]);
   // The message that starts a new conversation, sent once its pane shows it.
-  const [first, setFirst] = useState<{ id: string; text: string; files: File[] } | undefined>();
+  const [first, setFirst] = useState<{ id: string; text: string; files: File[]; model?: string } | undefined>();
+  // The server refused the tab's token (none, or one of an earlier run):
+  // the app is replaced by the page that says where the address comes from.
+  const [unauthorized, setUnauthorized] = useState(false);
+  // A refused list action (rename, delete, create), shown until dismissed.
+  const [notice, setNotice] = useState<Refusal | undefined>();
   const [theme, setTheme] = useState<Theme>(initialTheme);
   const [listOpen, setListOpen] = useState(false);
   // The entry a search hit opened the first pane at (?at= in the URL).
@@ -48,20 +55,33 @@ export function App() {
   useEffect(() => applyTheme(theme), [theme]);
   useEffect(() => () => client.close(), [client]);
 
+  const refused = useCallback(
+    (e: unknown) => {
+      if (e instanceof HttpError && e.status === 401) {
+        setUnauthorized(true);
+        client.close();
+        return;
+      }
+      setNotice(e instanceof HttpError ? { code: e.code, reason: e.message } : { code: 'internal', reason: e instanceof Error ? e.message : String(e) });
+    },
+    [client],
+  );
   const refresh = useCallback(async () => {
     try {
       setConversations(await api.list());
-    } catch {
-      /* the list stays as it was; the next action refreshes it */
+    } catch (e) {
+      // A refused token is the token page; otherwise the list stays as it
+      // was and the next action refreshes it.
+      if (e instanceof HttpError && e.status === 401) refused(e);
     }
-  }, [api]);
+  }, [api, refused]);
   useEffect(() => {
     void refresh();
   }, [refresh]);
 
   // Test and bench hook: counts that show the window's bounds from outside.
   useEffect(() => {
-    (window as unknown as { __folio: unknown }).__folio = { cache, client };
+    Object.assign(window, { __folio: { cache, client } });
   }, [cache, client]);
 
   // A deleted conversation's views and page references go at once; a turn
@@ -143,32 +163,61 @@ export function App() {
   };
   // New chat shows an empty pane; the conversation is created by its first
   // send, and the server titles it from that message.
-  const start = async (text: string, files: File[]) => {
-    const m = await api.create();
-    setFirst({ id: m.id, text, files });
+  const start = async (text: string, files: File[], model?: string) => {
+    let m: ConversationMeta;
+    try {
+      m = await api.create();
+    } catch (e) {
+      refused(e);
+      return;
+    }
+    setFresh((f) => new Set(f).add(m.id));
+    setFirst({ id: m.id, text, files, model });
     setConversations((cs) => (cs.some((c) => c.id === m.id) ? cs : [m, ...cs]));
     open(0, m.id);
     void refresh();
   };
   const rename = async (id: string, title: string) => {
-    await api.rename(id, title);
+    try {
+      await api.rename(id, title);
+    } catch (e) {
+      refused(e);
+    }
     await refresh();
   };
   const remove = async (id: string) => {
-    await api.remove(id);
+    try {
+      await api.remove(id);
+    } catch (e) {
+      refused(e);
+      return;
+    }
     cache.forgetConversation(id);
     setPanes((ps) => ps.map((p) => (p.conversation === id ? {} : p)));
     if (panes[0]?.conversation === id) navigate(undefined);
     await refresh();
   };
 
+  // A conversation this tab created and the server has not titled yet (its
+  // first turn runs) is a new chat, in the list and the header, never its
+  // raw ID; any other untitled log (written by another program) shows its ID.
+  const [fresh, setFresh] = useState<ReadonlySet<string>>(() => new Set());
+  const shown = useMemo(() => conversations.map((c) => (c.title ? c : { ...c, title: fresh.has(c.id) ? t.newChat : c.id })), [conversations, fresh, t]);
+
+  if (unauthorized) {
+    return (
+      <LocaleContext.Provider value={locale}>
+        <TokenPage origin={location.origin} hadToken={token !== undefined} />
+      </LocaleContext.Provider>
+    );
+  }
   return (
     <LocaleContext.Provider value={locale}>
       <div className="app" data-testid="app" data-list-open={listOpen} data-split={panes.length > 1}>
         <aside className="side-pane">
           <SearchPanel token={token} onOpen={openHit} />
           <ConversationList
-            conversations={conversations}
+            conversations={shown}
             selectedId={panes[0]?.conversation}
             onSelect={(id) => open(0, id)}
             onCreate={() => open(0, undefined)}
@@ -182,6 +231,11 @@ export function App() {
           </button>
         </aside>
         <div className="scrim" onClick={() => setListOpen(false)} aria-hidden="true" />
+        {notice ? (
+          <div className="app-notice">
+            <RefusalNotice refusal={notice} onDismiss={() => setNotice(undefined)} />
+          </div>
+        ) : null}
         {storeDown && (
           <div className="store-banner" role="status" data-testid="store-unavailable">
             {t.storeUnavailable}
@@ -191,7 +245,7 @@ export function App() {
           {panes.map((p, slot) => {
             // A conversation the list does not have yet (just created, or a
             // link opened before the list loaded) still opens.
-            const meta = conversations.find((c) => c.id === p.conversation) ?? (p.conversation ? { id: p.conversation, title: p.conversation, updated: '' } : undefined);
+            const meta = shown.find((c) => c.id === p.conversation) ?? (p.conversation ? { id: p.conversation, title: fresh.has(p.conversation) ? t.newChat : p.conversation, updated: '' } : undefined);
             return (
               <ChatPane
                 key={slot}
@@ -202,7 +256,11 @@ export function App() {
                 conversation={meta}
                 head={p.head}
                 onOpenList={() => setListOpen(true)}
-                onStart={slot === 0 ? (text, files) => void start(text, files) : undefined}
+                onStart={slot === 0 ? (text, files, model) => void start(text, files, model) : undefined}
+                onShowList={() => {
+                  open(slot, undefined);
+                  setListOpen(true);
+                }}
                 firstMessage={first && first.id === p.conversation ? first : undefined}
                 onFirstSent={() => setFirst(undefined)}
                 onClose={slot > 0 ? () => setPanes((ps) => ps.slice(0, slot)) : undefined}

@@ -7,6 +7,9 @@
 // thread; a controller belongs to one pane and is disposed with it.
 import type { Client, ServerFrame } from '../protocol/client';
 import { ProtocolError } from '../protocol/client';
+import type { Edit, SelectBranch } from '../protocol/frames';
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /** A branch as metadata and the graph describe it (docs/protocol.md). */
 export interface Branch {
@@ -207,12 +210,12 @@ export class BranchController {
     if (f.type === 'event' && f.op === 'head' && f.conversation === this.o.conversation) void this.refresh();
   }
 
-  private async command(frame: Record<string, unknown>): Promise<{ state: string; code?: string; reason?: string; head?: string }> {
+  private async command(frame: DistributiveOmit<Edit | SelectBranch, 'conversation' | 'commandId'>): Promise<{ state: string; code?: string; reason?: string; head?: string }> {
     try {
-      const r = await this.o.client.request({ conversation: this.o.conversation, commandId: this.o.newId(), ...frame });
+      const r = await this.o.client.request({ conversation: this.o.conversation, commandId: this.o.newId(), ...frame } as Edit | SelectBranch);
       return r.receipt as { state: string; code?: string; reason?: string; head?: string };
     } catch (e) {
-      if (e instanceof ProtocolError) return { state: 'rejected', code: e.code, reason: e.message };
+      if (e instanceof ProtocolError) return { state: 'rejected', code: e.code, reason: e.detail };
       return { state: 'rejected', code: 'disconnected' };
     }
   }
@@ -261,6 +264,21 @@ export class BranchController {
     this.dispatch({ type: 'switch-done' });
     const at = m && m.head === head ? samePlace(m, alt) : undefined;
     if (at) this.o.view()?.focusOn(at.entryId);
+    return true;
+  }
+
+  /** selectHead makes head the selected branch (the graph view's click); the view rebuilds from the `head` event. */
+  async selectHead(head: string): Promise<boolean> {
+    if (this.state.switching || head === this.state.meta?.head) return false;
+    this.dispatch({ type: 'switch-start', head });
+    const r = await this.command({ type: 'select-branch', head });
+    if (this.disposed) return false;
+    if (r.state === 'rejected') {
+      this.dispatch({ type: 'switch-failed', error: refusal(r.code, r.reason, 'switch') });
+      return false;
+    }
+    await this.refresh();
+    this.dispatch({ type: 'switch-done' });
     return true;
   }
 

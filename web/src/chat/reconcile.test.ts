@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { appendText, mergeGroup, reconcile, type Held } from './reconcile';
+import { asEntry, member } from '../../test/messages';
 
-const agent = (id: string, markdown: string) => ({ id, content: { kind: 'agent', markdown } });
+const agent = (id: string, markdown: string) => asEntry({ id, content: { kind: 'agent', markdown } });
 
 describe('reconciling an entry', () => {
   it('ignores stale and repeated revisions', () => {
@@ -12,7 +13,7 @@ describe('reconciling an entry', () => {
   it('takes a newer running value whole', () => {
     const prev: Held = { entry: agent('a', 'hello world'), revision: 5, open: true };
     const next = reconcile(prev, { entry: agent('a', 'hello'), revision: 6, open: true }, 'running');
-    expect(next.entry.content.markdown).toBe('hello');
+    expect(member(next.entry, 'markdown')).toBe('hello');
     expect(next.revision).toBe(6);
   });
   it('never reopens a settled entry', () => {
@@ -21,28 +22,28 @@ describe('reconciling an entry', () => {
     expect(reconcile(prev, { entry: agent('a', 'x'), revision: 9, open: false }, 'settle')).toBe(prev);
   });
   it('a terminal value replaces the presentation: a draft ends with its call', () => {
-    const tool = (status: string, presentation?: unknown) => ({ id: 't', content: { kind: 'tool', receipt: { app: 'shell', summary: 'ls', status }, ...(presentation ? { presentation } : {}) } });
+    const tool = (status: string, presentation?: unknown) => asEntry({ id: 't', content: { kind: 'tool', receipt: { app: 'shell', summary: 'ls', status }, ...(presentation ? { presentation } : {}) } });
     const prev: Held = { entry: tool('', { schema: 'folio.args', version: 1, revision: 3, payload: { path: 'READ' } }), revision: 5, open: true };
     const next = reconcile(prev, { entry: tool('ok'), revision: 8, open: false }, 'settle');
     expect(next.open).toBe(false);
-    expect((next.entry.content.receipt as { status: string }).status).toBe('ok');
-    expect(next.entry.content.presentation).toBeUndefined();
+    expect((member(next.entry, 'receipt') as { status: string }).status).toBe('ok');
+    expect(member(next.entry, 'presentation')).toBeUndefined();
     const kept = { schema: 'folio.shell', version: 1, revision: 4, payload: { command: 'ls', output: 'a' } };
-    expect(reconcile(prev, { entry: tool('ok', kept), revision: 9, open: false }, 'settle').entry.content.presentation).toEqual(kept);
+    expect(member(reconcile(prev, { entry: tool('ok', kept), revision: 9, open: false }, 'settle').entry, 'presentation')).toEqual(kept);
   });
 });
 
 describe('a live presentation', () => {
   it('shows over later running values of its open call and ends at the settle', () => {
-    const tool = (status: string) => ({ id: 't', content: { kind: 'tool', receipt: { app: 'shell', summary: 'ls', status } } });
+    const tool = (status: string) => asEntry({ id: 't', content: { kind: 'tool', receipt: { app: 'shell', summary: 'ls', status } } });
     const live = { schema: 'folio.progress', version: 1, revision: 2, payload: { done: 1 } };
     let held = reconcile(undefined, { entry: tool(''), revision: 1, open: true }, 'running');
     held = reconcile(held, { entry: held.entry, revision: 2, open: true, live }, 'running');
-    expect(held.entry.content.presentation).toEqual(live);
+    expect(member(held.entry, 'presentation')).toEqual(live);
     held = reconcile(held, { entry: tool('running'), revision: 3, open: true }, 'running');
-    expect(held.entry.content.presentation).toEqual(live);
+    expect(member(held.entry, 'presentation')).toEqual(live);
     held = reconcile(held, { entry: tool('ok'), revision: 4, open: false }, 'settle');
-    expect(held.entry.content.presentation).toBeUndefined();
+    expect(member(held.entry, 'presentation')).toBeUndefined();
     expect(held.live).toBeUndefined();
   });
 });
@@ -61,8 +62,8 @@ describe('merging a group from a page with received entries', () => {
 describe('appending streamed text', () => {
   it('appends at the offset the tab holds, and refuses any other', () => {
     const a = agent('a', 'héllo 😀');
-    expect(appendText(a, 8, ' world')?.content.markdown).toBe('héllo 😀 world');
+    expect(member(appendText(a, 8, ' world'), 'markdown')).toBe('héllo 😀 world');
     expect(appendText(a, 7, ' world')).toBeUndefined();
-    expect(appendText({ id: 't', content: { kind: 'tool' } }, 0, 'x')).toBeUndefined();
+    expect(appendText(asEntry({ id: 't', content: { kind: 'tool' } }), 0, 'x')).toBeUndefined();
   });
 });

@@ -11,11 +11,28 @@
 // received tool call; only a window or branch replacement removes rows, and
 // that is the reducer's job.
 
+import type { Entry as LogEntry, Presentation } from '../protocol/entries';
+
 /** A transcript entry in its canonical JSON form. */
-export interface Entry {
-  id: string;
-  content: { kind: string; [member: string]: unknown };
-  timestamp?: string;
+/**
+ * Entry is a transcript entry as the log schema types it (src/protocol/entries.ts,
+ * generated from docs/schema/log-v3.schema.json); the timestamp may be absent
+ * from a live entry the server has not stamped yet.
+ */
+export type Entry = Omit<LogEntry, 'timestamp'> & { timestamp?: string };
+
+/**
+ * toEntry takes an entry as it arrives in a frame (the server checked it
+ * against the schema) after checking the members every consumer relies on:
+ * an ID and a content with a kind. A content kind from a newer server passes
+ * and is shown as nothing (rows.ts's default).
+ */
+export function toEntry(v: unknown): Entry | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const e = v as { id?: unknown; content?: unknown };
+  if (typeof e.id !== 'string' || typeof e.content !== 'object' || e.content === null) return undefined;
+  if (typeof (e.content as { kind?: unknown }).kind !== 'string') return undefined;
+  return v as Entry;
 }
 
 /** What the client holds for an entry. */
@@ -50,7 +67,8 @@ export function reconcile(prev: Held | undefined, next: Held, how: Observation):
   const live = next.live !== undefined ? next.live : prev.live;
   let entry = next.entry;
   if (live !== undefined && open !== false) {
-    entry = { ...entry, content: { ...entry.content, presentation: live } };
+    // A live presentation belongs to a tool call (the only content that has one).
+    if (entry.content.kind === 'tool') entry = { ...entry, content: { ...entry.content, presentation: live as Presentation } };
     return { entry, revision: next.revision, open, live };
   }
   return { entry, revision: next.revision, open };
@@ -89,9 +107,14 @@ export function mergeGroup(pageIds: readonly string[], heldIds: readonly string[
  * UTF-16 units long, and undefined otherwise: the tab missed something.
  */
 export function appendText(entry: Entry, offset: number, text: string): Entry | undefined {
-  const member = entry.content.kind === 'agent' ? 'markdown' : entry.content.kind === 'reasoning' ? 'text' : undefined;
-  if (!member) return undefined;
-  const before = entry.content[member];
-  if (typeof before !== 'string' || before.length !== offset) return undefined;
-  return { ...entry, content: { ...entry.content, [member]: before + text } };
+  const c = entry.content;
+  if (c.kind === 'agent') {
+    if (typeof c.markdown !== 'string' || c.markdown.length !== offset) return undefined;
+    return { ...entry, content: { ...c, markdown: c.markdown + text } };
+  }
+  if (c.kind === 'reasoning') {
+    if (typeof c.text !== 'string' || c.text.length !== offset) return undefined;
+    return { ...entry, content: { ...c, text: c.text + text } };
+  }
+  return undefined;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Entry } from './reconcile';
-import { replyMessage } from './rows';
+import { replyMessage, withoutEmptyItem } from './rows';
 import type { AssistantMessage } from './types';
 
 const held = (entries: Entry[]) => entries.map((entry) => ({ entry, revision: 1, open: false }));
@@ -32,5 +32,20 @@ describe('replyMessage', () => {
     expect(m.state).toBe('cancelled');
     expect(m.stoppedAfterMs).toBe(2740);
     expect(m.receipt).toEqual({ steps: [{ durationMs: 2740 }], finishedAt: 1 });
+  });
+  it('shows every turn receipt of a reply, in stored order, as the terminal prints each', () => {
+    const receipt = (id: string, ms: number): Entry => ({ id, content: { kind: 'turn-receipt', steps: [{ durationMs: ms }], finishedAt: ms } });
+    const m = replyMessage('a1', held([agent('a1', 'one'), receipt('r1', 1000), agent('a2', 'two'), receipt('r2', 2000)]), false);
+    expect(m.receipts?.map((r) => r.steps[0]!.durationMs)).toEqual([1000, 2000]);
+    expect(m.receipt?.finishedAt).toBe(2000);
+  });
+  it('a stopped answer never ends with an empty bullet point', () => {
+    const m = replyMessage('a1', held([agent('a1', 'Steps:\n\n- one\n- '), { id: 's', content: { kind: 'stopped', summary: { elapsedMs: 10 } } }]), false);
+    expect(m.segments).toEqual([{ kind: 'text', id: 'a1', markdown: 'Steps:\n\n- one' }]);
+    expect(withoutEmptyItem('1. a\n2.')).toBe('1. a');
+    expect(withoutEmptyItem('* ')).toBe('');
+    expect(withoutEmptyItem('- one\n- two')).toBe('- one\n- two');
+    expect(withoutEmptyItem('costs $5 -')).toBe('costs $5 -');
+    expect(withoutEmptyItem('a\n\n---')).toBe('a\n\n---');
   });
 });

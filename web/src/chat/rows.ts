@@ -1,14 +1,42 @@
 // Mapping a display group's entries onto one chat row. The same function maps
 // a streaming reply, a finished one and one restored from history, so all
 // three render through the same components.
+import type { Tool } from '../protocol/entries';
 import type { Entry, Held } from './reconcile';
-import type { ReceiptStep } from '../receipt/receipt';
 import type { AssistantMessage, Failure, Message, Presentation, Segment, Step, ToolCall, TurnReceipt } from './types';
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
 const obj = (v: unknown): Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+
+/**
+ * withoutEmptyItem drops a list marker with nothing after it at the end of a
+ * text ("- " when the stop or the stream cut the answer before the item's
+ * words): it would render as an empty bullet point.
+ */
+export function withoutEmptyItem(markdown: string): string {
+  const cut = markdown.replace(/(^|\n)[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]*$/, '$1');
+  return cut === markdown ? markdown : cut.trimEnd();
+}
+
+/**
+ * presentationOf is a stored presentation as the components take it: the
+ * schema's members with the version and revision the adapters compare
+ * (0 when a log left them out).
+ */
+function presentationOf(v: unknown): Presentation | undefined {
+  const p = obj(v);
+  if (typeof p.schema !== 'string') return undefined;
+  const out: Presentation = { schema: p.schema, version: num(p.version) ?? 0, revision: num(p.revision) ?? 0 };
+  if ('payload' in p) out.payload = p.payload;
+  const a = obj(p.artifact);
+  if (typeof a.ref === 'string') {
+    out.artifact = { ref: a.ref, contentType: str(a.contentType), committedBytes: num(a.committedBytes) ?? 0, available: a.available !== false };
+    if (typeof a.final === 'boolean') out.artifact.final = a.final;
+  }
+  return out;
+}
 
 /** Tool apps that start a sub-agent: their step is shown as one. */
 const AGENT_APPS = new Set(['agent', 'task', 'spawn', 'subagent']);
@@ -18,12 +46,12 @@ function failureReason(reason: string): string {
   return reason.replace(/-/g, '_');
 }
 
-function notDone(r: Record<string, unknown>): boolean {
+function notDone(r: { notDone?: unknown }): boolean {
   return r.notDone === true || (typeof r.notDone === 'string' && r.notDone !== '');
 }
 
-function toolCall(e: Entry, open: boolean | undefined): ToolCall {
-  const c = e.content;
+function toolCall(e: Entry, c: Tool, open: boolean | undefined): ToolCall {
+  // A live placeholder's receipt may be partial (no status yet): read it member by member.
   const r = obj(c.receipt);
   const status = str(r.status);
   // An open call is a placeholder (failed, not done, with the reason it waits
@@ -33,7 +61,7 @@ function toolCall(e: Entry, open: boolean | undefined): ToolCall {
   const pending = notDone(r) && (reason === 'running' || reason === 'awaiting_approval');
   const running = open !== false && (pending || (open === true && status === ''));
   const failed = !running && (status === 'failed' || status === 'denied');
-  const pres = c.presentation === undefined ? undefined : (obj(c.presentation) as unknown as Presentation);
+  const pres = presentationOf(c.presentation);
   const call: ToolCall = {
     id: e.id,
     name: str(r.app) || 'function',
@@ -50,7 +78,10 @@ function toolCall(e: Entry, open: boolean | undefined): ToolCall {
     const sup = c.supplementals
       .map((v) => obj(v))
       .filter((v) => typeof v.key === 'string' && typeof v.presentation === 'object' && v.presentation !== null)
-      .map((v) => ({ key: v.key as string, presentation: obj(v.presentation) as unknown as Presentation }));
+      .flatMap((v) => {
+        const p = presentationOf(v.presentation);
+        return typeof v.key === 'string' && p ? [{ key: v.key, presentation: p }] : [];
+      });
     if (sup.length > 0) call.supplementals = sup;
   }
   return call;
@@ -85,7 +116,7 @@ export function replyMessage(id: string, held: readonly Held[], running: boolean
   let failure: Failure | undefined;
   let cancelled = false;
   let stoppedAfterMs: number | undefined;
-  let receipt: TurnReceipt | undefined;
+  const receipts: TurnReceipt[] = [];
   let awaiting = false;
   let steps: Step[] | undefined;
   const flush = () => (steps = undefined);
@@ -111,7 +142,7 @@ export function replyMessage(id: string, held: readonly Held[], running: boolean
         pushStep({ kind: 'thinking', id: e.id, label: str(c.label), text: str(c.text) });
         break;
       case 'tool': {
-        const call = toolCall(e, h.open);
+        const call = toolCall(e, c, h.open);
         if (h.open !== false && notDone(obj(c.receipt)) && str(obj(c.receipt).reason) === 'awaiting_approval') awaiting = true;
         if (AGENT_APPS.has(call.name)) pushStep({ kind: 'agent', id: e.id, name: agentName(call), call });
         else pushStep({ kind: 'function', id: e.id, call });
@@ -119,7 +150,7 @@ export function replyMessage(id: string, held: readonly Held[], running: boolean
       }
       case 'agent':
         flush();
-        segments.push({ kind: 'text', id: e.id, markdown: str(c.markdown) });
+        segments.push({ kind: 'text', id: e.id, markdown: withoutEmptyItem(str(c.markdown)) });
         break;
       case 'steering':
         flush();
@@ -140,7 +171,7 @@ export function replyMessage(id: string, held: readonly Held[], running: boolean
         break;
       case 'turn-receipt':
         if (Array.isArray(c.steps)) {
-          receipt = { steps: c.steps.map((s) => obj(s) as unknown as ReceiptStep), finishedAt: num(c.finishedAt) };
+          receipts.push({ steps: c.steps.map((s) => ({ ...s, durationMs: s.durationMs ?? 0 })), finishedAt: num(c.finishedAt) });
         }
         break;
       case 'notice':
@@ -167,7 +198,11 @@ export function replyMessage(id: string, held: readonly Held[], running: boolean
   }
   const state = failure ? 'failed' : cancelled ? 'cancelled' : awaiting ? 'awaiting_approval' : running ? 'streaming' : 'completed';
   const m: AssistantMessage = { id, role: 'assistant', state, segments, failure };
-  if (receipt) m.receipt = receipt;
+  if (receipts.length > 0) {
+    // Each receipt is shown, as `folio log show` prints each line; `receipt` is the last.
+    m.receipt = receipts[receipts.length - 1];
+    m.receipts = receipts;
+  }
   if (cancelled) m.stoppedAfterMs = stoppedAfterMs;
   return m;
 }
@@ -183,10 +218,8 @@ export function groupMessage(held: readonly Held[], running: boolean, placeholde
   if (c.kind === 'header' || c.kind === 'notice') {
     const hasReply = held.some((h) => h.entry.content.kind !== 'header' && h.entry.content.kind !== 'notice');
     if (!hasReply) {
-      const parts = held.map((h) =>
-        h.entry.content.kind === 'header'
-          ? [str(h.entry.content.name), str(h.entry.content.model)].filter(Boolean).join(' · ')
-          : str(h.entry.content.text),
+      const parts = held.map(({ entry: { content: h } }) =>
+        h.kind === 'header' ? [str(h.name), str(h.model)].filter(Boolean).join(' · ') : h.kind === 'notice' ? str(h.text) : '',
       );
       return { id: first.entry.id, role: 'preamble', text: parts.join(' — ') };
     }

@@ -99,7 +99,10 @@ export interface AssistantMessage {
   segments: Segment[];
   failure?: Failure;
   /** The stored `turn-receipt` of the turn this reply ends. */
+  /** The reply's last turn receipt. */
   receipt?: TurnReceipt;
+  /** Every turn receipt of the reply, in stored order (a log may hold several in one reply, as Jazz writes them). */
+  receipts?: TurnReceipt[];
   /** The reply was stopped: how long the turn had run. */
   stoppedAfterMs?: number;
 }

@@ -4,6 +4,7 @@ import { Client } from '../protocol/client';
 import { ViewCache } from './cache';
 import { TranscriptView } from './view';
 import { atEnd } from './window';
+import { member } from '../../test/messages';
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
 async function until(cond: () => boolean, what = 'condition') {
@@ -198,7 +199,7 @@ describe('an empty conversation', () => {
 describe('streamed text', () => {
   const agentText = (view: TranscriptView) => {
     const held = view.getState().window.held.get('a');
-    return held?.entry.content.markdown;
+    return member(held?.entry, 'markdown');
   };
   const streaming = async () => {
     const server = new FakeServer([]);

@@ -5,8 +5,8 @@
 // getState (useSyncExternalStore).
 import type { QueueItem as FrameQueueItem } from '../protocol/frames';
 import { DisconnectedError, ProtocolError, type Client, type ServerFrame } from '../protocol/client';
-import type { EntryAnswer, EventFrame } from '../protocol/frames';
-import { appendText, type Entry, type Held } from './reconcile';
+import type { EntryAnswer, EventFrame, Open, PageRequest } from '../protocol/frames';
+import { appendText, toEntry, type Entry, type Held } from './reconcile';
 import { groupMessage } from './rows';
 import type { Message } from './types';
 import { atEnd, edgeAnchors, emptyWindow, groupsOf, reduceWindow, type Direction, type WindowAction, type WindowState, type WirePage } from './window';
@@ -40,6 +40,8 @@ export interface ViewState {
   queue: QueueItem[];
   approvals: Approval[];
   deleted: boolean;
+  /** The server has no such conversation: the view asks nothing more. */
+  missing: boolean;
   /** The view's window was replaced (new generation, jump, restore): anchoring must not carry over. */
   replacedAt: number;
   /** A message to bring to the top of the viewport (after a branch switch); n changes per request. */
@@ -99,6 +101,7 @@ export class TranscriptView {
       queue: [],
       approvals: [],
       deleted: false,
+      missing: false,
       replacedAt: 0,
     };
     this.unsub.push(client.onEvent((f) => this.onEvent(f)));
@@ -178,6 +181,7 @@ export class TranscriptView {
   }
 
   private async ensureOpen(): Promise<void> {
+    if (this.state.missing) return;
     if (this.disposed || this.client.status !== 'open' || this.opened === this.client.connects) return;
     if (this.opening) {
       // A replaced and a head event arrive together: one open at a time, and
@@ -204,13 +208,21 @@ export class TranscriptView {
 
   private async openSnapshot(): Promise<void> {
     const w = this.state.window;
-    const frame: Record<string, unknown> = { type: 'open', conversation: this.conversation };
+    const frame: Open = { type: 'open', conversation: this.conversation };
     if (this.head) frame.head = this.head;
     if (w.generation >= 0 && w.loaded) frame.since = { generation: w.generation, seq: w.seq };
     let snap: ServerFrame;
     try {
       snap = await this.client.request(frame);
     } catch (e) {
+      if (e instanceof ProtocolError && e.code === 'not-found') {
+        // No such conversation: say so and stop asking (a `deleted` or a
+        // reconnect does not bring it back; opening its link again does).
+        clearTimeout(this.retryTimer);
+        this.retryTimer = undefined;
+        this.set({ missing: true, loading: false, failed: false });
+        return;
+      }
       this.opened = -1;
       this.fail(e, () => void this.ensureOpen());
       return;
@@ -295,7 +307,7 @@ export class TranscriptView {
     if (!w.token || this.inflight) return false;
     const anchors = edgeAnchors(w);
     let anchor: string;
-    let direction: string;
+    let direction: PageRequest['direction'];
     if (what === 'latest') [anchor, direction] = ['latest', 'before'];
     else if (typeof what === 'object') [anchor, direction] = [what.around, 'around'];
     else {
@@ -424,23 +436,26 @@ export class TranscriptView {
     const gen = f.generation;
     switch (f.op) {
       case 'upsert':
-      case 'settle':
+      case 'settle': {
         if (gen !== w.generation && w.generation >= 0) return;
         if (!w.loaded) {
           // The window's first page is on its way: apply these after it, in order.
           this.early.push(frame);
           return;
         }
+        const entry = toEntry(f.entry);
+        if (!entry) return; // the server checks entries against the schema; a broken one is dropped, not guessed at
         this.dispatch({
           type: 'entry',
           how: f.op === 'settle' ? 'settle' : 'running',
-          entry: f.entry as unknown as Entry,
+          entry,
           revision: f.revision,
           open: f.op === 'settle' ? false : f.open,
           after: f.after,
           seq: f.seq,
         });
         break;
+      }
       case 'append': {
         // Streaming text: the appended text, against the revision the tab
         // must hold. After a gap or a mismatch the tab asks for that one
@@ -517,10 +532,15 @@ export class TranscriptView {
       this.rebuild();
       return;
     }
+    const entry = toEntry(a.entry);
+    if (!entry) {
+      this.rebuild();
+      return;
+    }
     this.dispatch({
       type: 'entry',
       how: a.open ? 'running' : 'settle',
-      entry: a.entry as unknown as Entry,
+      entry,
       revision: a.revision,
       open: a.open,
       after: a.after,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeGroups, FakeServer } from '../../test/fakeserver';
 import { atEnd, emptyWindow, groupsOf, MAX_BYTES, MAX_PAGES, reduceWindow, windowBytes, type WindowState, type WirePage } from './window';
+import { asEntry } from '../../test/messages';
 
 const server = new FakeServer(makeGroups(2000, 400));
 const BUDGET = 4096;
@@ -100,7 +101,7 @@ describe('the window reducer', () => {
   it('keeps live-updated rows through eviction and puts them back in refetched groups', () => {
     let w = page(opened(), 'replace', server.page('latest', 'before', BUDGET) as WirePage);
     const lastGroupId = lastId(w);
-    w = reduceWindow(w, { type: 'entry', how: 'running', entry: { id: 't-live', content: { kind: 'tool', receipt: { app: 'shell', summary: 's', status: '' } } }, revision: 11, open: true, after: lastGroupId, seq: 11 });
+    w = reduceWindow(w, { type: 'entry', how: 'running', entry: asEntry({ id: 't-live', content: { kind: 'tool', receipt: { app: 'shell', summary: 's', status: '' } } }), revision: 11, open: true, after: lastGroupId, seq: 11 });
     expect(groupsOf(w).at(-1)!.ids).toContain('t-live');
     for (let i = 0; i < 8; i++) w = page(w, 'before', server.page(first(w), 'before', BUDGET) as WirePage);
     expect(w.held.has('t-live')).toBe(true); // the update is kept though its page went

@@ -8,6 +8,7 @@ import type { Api, Graph } from '../protocol/api';
 import { Client } from '../protocol/client';
 import { ChatPane } from './ChatPane';
 import { branchTree, GraphView } from './GraphPanel';
+import { asEntry } from '../../test/messages';
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
 async function until(cond: () => boolean, what = 'condition') {
@@ -18,8 +19,8 @@ async function until(cond: () => boolean, what = 'condition') {
   throw new Error(`timed out waiting for ${what}`);
 }
 
-const user = (id: string, text: string) => ({ id, content: { kind: 'user', text } });
-const agent = (id: string, markdown: string) => ({ id, content: { kind: 'agent', markdown } });
+const user = (id: string, text: string) => asEntry({ id, content: { kind: 'user', text } });
+const agent = (id: string, markdown: string) => asEntry({ id, content: { kind: 'agent', markdown } });
 
 const graph: Graph = {
   id: 'c1',

@@ -81,10 +81,10 @@ function MessageEditor({ c, entryId, text, sending, error }: { c: BranchControll
         </div>
       ) : null}
       <div className="editor-actions">
-        <button type="submit" disabled={sending}>
+        <button type="submit" className="button button-primary" disabled={sending}>
           {sending ? t.sendingEdit : t.sendEdit}
         </button>
-        <button type="button" disabled={sending} onClick={() => c.dispatch({ type: 'edit-cancel', entryId })}>
+        <button type="button" className="button" disabled={sending} onClick={() => c.dispatch({ type: 'edit-cancel', entryId })}>
           {t.cancel}
         </button>
       </div>

@@ -113,11 +113,11 @@ export function AssistantBubble({ message }: { message: AssistantMessage }) {
             </button>
           ) : null}
           {text ? <CopyReply text={text} /> : null}
-          {message.receipt ? (
-            <span className="turn-receipt" data-testid="turn-receipt" aria-label={t.receipt}>
-              {receiptLine(message.receipt)}
+          {(message.receipts ?? (message.receipt ? [message.receipt] : [])).map((r, i) => (
+            <span key={i} className="turn-receipt" data-testid="turn-receipt" aria-label={t.receipt}>
+              {receiptLine(r)}
             </span>
-          ) : null}
+          ))}
         </div>
       ) : null}
     </div>

@@ -1,14 +1,17 @@
 import { Check, CheckCheck, GitBranch, Menu, X } from 'lucide-react';
-import { useEffect, useMemo, useRef, useState, useSyncExternalStore } from 'react';
+import { useEffect, useMemo, useReducer, useRef, useState, useSyncExternalStore } from 'react';
 import { BranchController } from '../chat/branches';
 import type { ViewCache } from '../chat/cache';
+import { initialDelivery, reduceDelivery, uncertainSends, visibleQueue, withModel, type Outgoing } from '../chat/delivery';
 import type { ConversationMeta, Message } from '../chat/types';
 import { useCatalog } from '../i18n/catalog';
 import type { TranscriptView } from '../chat/view';
-import type { Api, ModelInfo } from '../protocol/api';
+import { HttpError, type Api, type ModelInfo, type Workspace } from '../protocol/api';
 import { ProtocolError, type Client } from '../protocol/client';
-import type { CommandState, Receipt } from '../protocol/frames';
-import { advances, isFinal, isReturned } from '../protocol/states';
+import type { Refusal } from '../protocol/errors';
+import type { Approve, Receipt, Retry, Send, Steer, Stop } from '../protocol/frames';
+import { MissingConversation, RefusalNotice, RefusedDraft } from './Refusal';
+import { Welcome } from './Welcome';
 import { ApprovalView, waitingPresentation } from './ApprovalView';
 import { ArtifactReaderContext, type ArtifactReader } from './ArtifactOutput';
 import { BranchContext, BranchNotice, useBranches } from './BranchControls';
@@ -17,19 +20,6 @@ import { Composer } from './Composer';
 import { GraphPanel } from './GraphPanel';
 import { Transcript } from './Transcript';
 import { TurnActionsContext, type TurnActions } from './TurnActions';
-
-/** A message the user sent, as the pane tracks its delivery. */
-export interface Outgoing {
-  commandId: string;
-  kind: 'send' | 'steer';
-  text: string;
-  attachments?: string[];
-  /** The model this send switches to (a name from the model list). */
-  model?: string;
-  /** pending: sent, no answer; uncertain: the connection dropped before the answer. */
-  state: CommandState;
-  code?: string;
-}
 
 const newId = () => (globalThis.crypto?.randomUUID?.() ?? `k-${Date.now()}-${Math.random().toString(36).slice(2)}`);
 
@@ -46,18 +36,13 @@ export interface ChatPaneProps {
   slot: number;
   onOpenList: () => void;
   onClose?: () => void;
-  /** A message to send once the pane shows its (just created) conversation. */
-  firstMessage?: { text: string; files: File[] };
+  /** A message to send once the pane shows its (just created) conversation, with the model picked for it. */
+  firstMessage?: { text: string; files: File[]; model?: string };
   onFirstSent?: () => void;
   /** No conversation yet: the first send creates one (titled from that message). */
-  onStart?: (text: string, files: File[]) => void;
-}
-
-/** A message given back to the user: the stop cancelled it before it ran. */
-interface Returned {
-  commandId: string;
-  kind: 'send' | 'steer';
-  text: string;
+  onStart?: (text: string, files: File[], model?: string) => void;
+  /** Leave a conversation the server does not have for the list. */
+  onShowList?: () => void;
 }
 
 /** lastFailure is the failure entry of the transcript's last reply, the only one `retry` accepts. */
@@ -66,25 +51,22 @@ function lastFailure(rows: readonly Message[]): string | undefined {
   return last?.role === 'assistant' && last.state === 'failed' ? last.failure?.id : undefined;
 }
 
+/** refusalOf turns what a request threw into a refusal to show (an error frame's code, else the transport's). */
+function refusalOf(e: unknown): Refusal {
+  if (e instanceof ProtocolError) return { code: e.code, reason: e.detail };
+  if (e instanceof HttpError) return { code: e.code, reason: e.message };
+  return { code: 'internal', reason: e instanceof Error ? e.message : String(e) };
+}
+
 /** The pane's body for one view: the transcript, queue and composer. */
-function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessage, onFirstSent }: ChatPaneProps & { viewKey: string; view: TranscriptView; conversation: ConversationMeta }) {
+function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessage, onFirstSent, onShowList }: ChatPaneProps & { viewKey: string; view: TranscriptView; conversation: ConversationMeta }) {
   const t = useCatalog();
   const state = useSyncExternalStore(view.subscribe, view.getState);
-  const [draft, setDraft] = useState('');
-  const [outgoing, setOutgoing] = useState<Outgoing[]>([]);
-  const [returned, setReturned] = useState<Returned[]>([]);
-  const [approvalError, setApprovalError] = useState<string | undefined>();
+  const [d, dispatch] = useReducer(reduceDelivery, initialDelivery);
+  const dRef = useLatest(d);
   const [models, setModels] = useState<ModelInfo[]>([]);
-  // current: the model the server says the next turn runs on; chosen: the
-  // user's pick, sent with the next send (the server then remembers it).
-  const [current, setCurrent] = useState<string | undefined>();
-  const [chosen, setChosen] = useState<string | undefined>();
   const [modelsAsked, setModelsAsked] = useState(0);
-  // forget: the pick was refused (the server's list changed): show the server's current model again.
-  const refreshModels = (forget: boolean) => {
-    if (forget) setChosen(undefined);
-    setModelsAsked((n) => n + 1);
-  };
+  const composerBox = useRef<HTMLTextAreaElement>(null);
   useEffect(() => {
     let live = true;
     // An Api without a model list (a read-only embedding) shows no picker.
@@ -93,7 +75,7 @@ function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessag
       (l) => {
         if (!live) return;
         setModels(l.models);
-        setCurrent(l.current);
+        dispatch({ type: 'models', current: l.current });
       },
       () => {},
     );
@@ -108,36 +90,25 @@ function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessag
   const heights = cache.heights.get(viewKey) ?? new Map<string, number>();
   if (!cache.heights.has(viewKey)) cache.heights.set(viewKey, heights);
 
-  const giveBack = (o: { commandId: string; kind: 'send' | 'steer'; text: string }) =>
-    setReturned((l) => (l.some((r) => r.commandId === o.commandId) ? l : [...l, { commandId: o.commandId, kind: o.kind, text: o.text }]));
-  const update = (commandId: string, patch: Partial<Outgoing> & { state: CommandState }) =>
-    setOutgoing((list) => list.map((o) => (o.commandId === commandId && advances(o.state, patch.state) ? { ...o, ...patch } : o)));
-
   const deliver = async (o: Outgoing) => {
-    const frame: Record<string, unknown> = { type: o.kind, conversation: conversation.id, commandId: o.commandId, text: o.text };
-    if (o.kind === 'send' && o.attachments?.length) frame.attachments = o.attachments;
-    if (o.kind === 'send' && o.model) frame.model = o.model;
+    const frame: Send | Steer =
+      o.kind === 'send'
+        ? { type: 'send', conversation: conversation.id, commandId: o.commandId, text: o.text, ...(o.attachments?.length ? { attachments: o.attachments } : {}), ...(o.model ? { model: o.model } : {}) }
+        : { type: 'steer', conversation: conversation.id, commandId: o.commandId, text: o.text };
     try {
-      const r = (await client.request(frame)).receipt as { state: CommandState; code?: string };
-      if (isReturned(r.state)) {
-        setOutgoing((list) => list.filter((x) => x.commandId !== o.commandId));
-        // A definitive rejection gives the text back as an ordinary draft; a
-        // message the stop cancelled comes back with an explicit Send.
-        if (r.code === 'cancelled') giveBack(o);
-        else setDraft(o.text);
-      } else update(o.commandId, { state: r.state, code: r.code });
+      const r = (await client.request(frame)).receipt as Receipt;
+      dispatch({ type: 'receipt', via: 'answer', commandId: o.commandId, state: r.state, code: r.code, reason: r.reason });
     } catch (e) {
       if (e instanceof ProtocolError) {
         // The server refused the frame itself (an unknown model, text over
         // the limit): nothing happened, so the text is the draft again.
-        setOutgoing((list) => list.filter((x) => x.commandId !== o.commandId));
-        setDraft(o.text);
-        if (e.code === 'unknown-model') refreshModels(true);
+        dispatch({ type: 'refused', commandId: o.commandId, refusal: refusalOf(e) });
+        if (e.code === 'unknown-model') setModelsAsked((n) => n + 1);
         return;
       }
       // Transport failure: delivery is uncertain. The same command ID is
       // resent on reconnect (idempotent); the text is never sent under a new ID.
-      update(o.commandId, { state: 'uncertain' });
+      dispatch({ type: 'lost', commandId: o.commandId });
     }
   };
 
@@ -146,12 +117,9 @@ function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessag
     () =>
       client.onStatus((s) => {
         if (s !== 'open') return;
-        setOutgoing((list) => {
-          for (const o of list) if (o.state === 'uncertain') void deliverRef.current(o);
-          return list;
-        });
+        for (const o of uncertainSends(dRef.current)) void deliverRef.current(o);
       }),
-    [client, conversation.id, deliverRef],
+    [client, conversation.id, deliverRef, dRef],
   );
 
   useEffect(
@@ -159,35 +127,21 @@ function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessag
       client.onEvent((f) => {
         if (f.type !== 'event' || f.conversation !== conversation.id || f.op !== 'receipt') return;
         const r = f.receipt as Receipt;
-        if (isReturned(r.state)) {
-          // A queued send the stop cancelled leaves the queue and comes back
-          // as a draft with Send and Discard.
-          setOutgoing((list) => {
-            const o = list.find((x) => x.commandId === r.commandId);
-            if (o) giveBack(o);
-            return list.filter((x) => x.commandId !== r.commandId);
-          });
-          return;
-        }
-        update(r.commandId, { state: r.state, code: r.code });
+        dispatch({ type: 'receipt', via: 'event', commandId: r.commandId, state: r.state, code: r.code, reason: r.reason });
       }),
     [client, conversation.id],
   );
 
-  const send = async (text: string, files: File[]) => {
-    setDraft('');
-    const o: Outgoing = { commandId: newId(), kind: 'send', text, state: 'pending' };
-    if (chosen !== undefined && chosen !== current) {
-      o.model = chosen;
-      setCurrent(chosen);
-    }
-    setOutgoing((l) => [...l, o]);
+  const send = async (text: string, files: File[], model?: string) => {
+    let o: Outgoing = withModel(dRef.current, { commandId: newId(), kind: 'send', text, state: 'pending' });
+    if (model !== undefined && model !== dRef.current.current) o = { ...o, model };
+    dispatch({ type: 'submit', o });
     if (files.length) {
       try {
-        o.attachments = (await Promise.all(files.map((f) => api.upload(conversation.id, f)))).map((a) => a.id);
-      } catch {
-        setOutgoing((l) => l.filter((x) => x.commandId !== o.commandId));
-        setDraft(text);
+        o = { ...o, attachments: (await Promise.all(files.map((f) => api.upload(conversation.id, f)))).map((a) => a.id) };
+        dispatch({ type: 'attached', commandId: o.commandId, attachments: o.attachments! });
+      } catch (e) {
+        dispatch({ type: 'refused', commandId: o.commandId, refusal: refusalOf(e) });
         return;
       }
     }
@@ -200,43 +154,42 @@ function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessag
     if (!firstMessage || firstSent.current) return;
     firstSent.current = true;
     onFirstSent?.();
-    void send(firstMessage.text, firstMessage.files);
+    void send(firstMessage.text, firstMessage.files, firstMessage.model);
   });
   const steer = (text: string) => {
-    setDraft('');
     const o: Outgoing = { commandId: newId(), kind: 'steer', text, state: 'pending' };
-    setOutgoing((l) => [...l, o]);
+    dispatch({ type: 'submit', o });
     void deliver(o);
   };
   const stop = () => {
     if (!state.turn?.turn) return;
-    void client.request({ type: 'stop', conversation: conversation.id, commandId: newId(), turn: state.turn.turn, reply: state.turn.reply }).catch(() => {});
+    const frame: Stop = { type: 'stop', conversation: conversation.id, commandId: newId(), turn: state.turn.turn, ...(state.turn.reply ? { reply: state.turn.reply } : {}) };
+    void client.request(frame).catch(() => {});
   };
   // allow for this conversation sends scope "conversation"; allow once sends
   // no scope, which the server takes as once.
   const approve = (invocationId: string, allow: boolean, scope?: 'conversation') => {
-    setApprovalError(undefined);
-    const frame: Record<string, unknown> = { type: 'approve', conversation: conversation.id, commandId: newId(), invocationId, allow };
-    if (scope) frame.scope = scope;
-    void client.request(frame).catch((e: unknown) => setApprovalError(e instanceof Error ? e.message : String(e)));
+    dispatch({ type: 'approval-error' });
+    const frame: Approve = { type: 'approve', conversation: conversation.id, commandId: newId(), invocationId, allow, ...(scope ? { scope } : {}) };
+    void client.request(frame).catch((e: unknown) => dispatch({ type: 'approval-error', refusal: refusalOf(e) }));
   };
   const retryable = lastFailure(state.rows);
   const actions = useMemo<TurnActions>(
     () => ({
       retryable,
       retry: (failureId) => {
-        void client.request({ type: 'retry', conversation: conversation.id, commandId: newId(), failureId }).catch(() => {});
+        const frame: Retry = { type: 'retry', conversation: conversation.id, commandId: newId(), failureId };
+        void client.request(frame).catch(() => {});
       },
     }),
     [client, conversation.id, retryable],
   );
 
+  if (state.missing) return <MissingConversation id={conversation.id} onShowList={onShowList ?? (() => {})} />;
+
   // This tab's sends, then sends queued by other tabs (from the server's queue).
-  const mine = new Set(outgoing.map((o) => o.commandId));
-  const visibleQueue: Outgoing[] = [
-    ...outgoing.filter((o) => !isFinal(o.state)),
-    ...state.queue.filter((q) => !mine.has(q.commandId)).map((q) => ({ commandId: q.commandId, kind: 'send' as const, text: q.text, state: q.state })),
-  ];
+  const queue = visibleQueue(d, state.queue);
+  const onStop = state.turn ? stop : undefined;
   return (
     <TurnActionsContext.Provider value={actions}>
       <ArtifactReaderContext.Provider value={readArtifact}>
@@ -250,10 +203,20 @@ function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessag
           }}
         />
       </ArtifactReaderContext.Provider>
-      <div className="pane-dock">
-        {visibleQueue.length > 0 ? (
+      <div
+        className="pane-dock"
+        onKeyDown={(e) => {
+          // Esc stops a running turn, as in the terminal (an open menu or
+          // editor takes its Esc first and stops it from coming here).
+          if (e.key === 'Escape' && onStop && !e.defaultPrevented) {
+            e.preventDefault();
+            onStop();
+          }
+        }}
+      >
+        {queue.length > 0 ? (
           <ol className="queue" aria-label={t.queue}>
-            {visibleQueue.map((o) => (
+            {queue.map((o) => (
               <li key={o.commandId} className="queue-item" data-state={o.state} data-kind={o.kind}>
                 <span className="queue-text">{o.text}</span>
                 <span className="queue-state">{o.state === 'pending' || o.state === 'uncertain' ? t.sending : (t.queueState[o.state as keyof typeof t.queueState] ?? o.state)}</span>
@@ -261,7 +224,24 @@ function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessag
             ))}
           </ol>
         ) : null}
-        {returned.map((r) => (
+        {d.refused.map((r) => (
+          <RefusedDraft
+            key={r.commandId}
+            text={r.text}
+            refusal={r.refusal}
+            onSendAgain={() => {
+              dispatch({ type: 'drop', commandId: r.commandId });
+              if (dRef.current.draft === r.text) dispatch({ type: 'draft', text: '' });
+              if (r.kind === 'steer' && state.turn) steer(r.text);
+              else void send(r.text, []);
+            }}
+            onTakeBack={() => {
+              dispatch({ type: 'drop', commandId: r.commandId, takeBack: true });
+              composerBox.current?.focus();
+            }}
+          />
+        ))}
+        {d.returned.map((r) => (
           <div key={r.commandId} className={r.kind === 'steer' ? 'draft-card steer-draft' : 'draft-card'} role="group" aria-label={t.cancelledDraft} data-testid="returned-draft">
             <span className="draft-note">{t.cancelledDraft}</span>
             <span className="draft-text">{r.text}</span>
@@ -270,13 +250,13 @@ function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessag
                 type="button"
                 className="button button-primary"
                 onClick={() => {
-                  setReturned((l) => l.filter((x) => x.commandId !== r.commandId));
+                  dispatch({ type: 'drop', commandId: r.commandId });
                   void send(r.text, []);
                 }}
               >
                 {t.send}
               </button>
-              <button type="button" className="button" onClick={() => setReturned((l) => l.filter((x) => x.commandId !== r.commandId))}>
+              <button type="button" className="button" onClick={() => dispatch({ type: 'drop', commandId: r.commandId })}>
                 {t.discard}
               </button>
             </span>
@@ -304,23 +284,24 @@ function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessag
                 </div>
               </div>
             ))}
-            {approvalError ? (
-              <p className="approval-error" role="alert">
-                {approvalError}
-              </p>
+            {d.approvalError ? (
+              <div className="approval-error">
+                <RefusalNotice refusal={d.approvalError} onDismiss={() => dispatch({ type: 'approval-error' })} />
+              </div>
             ) : null}
           </div>
         ) : null}
         <Composer
-          draft={draft}
-          setDraft={setDraft}
+          boxRef={composerBox}
+          draft={d.draft}
+          setDraft={(text) => dispatch({ type: 'draft', text })}
           running={state.turn !== undefined}
           onSend={(text, f) => void send(text, f)}
           onSteer={steer}
-          onStop={state.turn ? stop : undefined}
+          onStop={onStop}
           models={models}
-          model={chosen ?? current}
-          onModel={setChosen}
+          model={d.chosen ?? d.current}
+          onModel={(name) => dispatch({ type: 'choose', name })}
         />
       </div>
     </TurnActionsContext.Provider>
@@ -337,7 +318,6 @@ function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessag
 export function ChatPane(props: ChatPaneProps) {
   const { cache, conversation, slot, head, onOpenList, onClose, api, client, onStart } = props;
   const t = useCatalog();
-  const [newDraft, setNewDraft] = useState('');
   const [graphOpen, setGraphOpen] = useState(false);
   const viewKey = conversation ? `${conversation.id}|${head ?? ''}|${slot}` : '';
   const [held, setHeld] = useState<{ key: string; view: TranscriptView } | undefined>();
@@ -381,7 +361,8 @@ export function ChatPane(props: ChatPaneProps) {
           <button type="button" className="icon-button list-toggle" aria-label={t.conversations} onClick={onOpenList}>
             <Menu aria-hidden="true" size={18} />
           </button>
-          <h1 className="chat-title">{conversation?.title ?? t.noConversation}</h1>
+          {/* A conversation not titled yet (its first turn still running) is a new chat, never its raw ID. */}
+          <h1 className="chat-title">{conversation ? conversation.title || t.newChat : t.noConversation}</h1>
           {conversation ? (
             <button type="button" className="icon-button" aria-label={t.graph} title={t.graph} aria-pressed={graphOpen} aria-expanded={graphOpen} onClick={() => setGraphOpen(!graphOpen)}>
               <GitBranch aria-hidden="true" size={16} />
@@ -397,30 +378,75 @@ export function ChatPane(props: ChatPaneProps) {
         <BranchNotice />
         {conversation && view ? (
           <PaneBody key={viewKey} {...props} conversation={conversation} viewKey={viewKey} view={view} />
+        ) : onStart && !conversation ? (
+          <NewChat api={api} onStart={onStart} />
         ) : (
-          <>
-            <div className="message-column empty-pane" data-testid="message-column" />
-            {onStart && !conversation ? (
-              <div className="pane-dock">
-                <Composer
-                  draft={newDraft}
-                  setDraft={setNewDraft}
-                  onSend={(text, files) => {
-                    setNewDraft('');
-                    onStart(text, files);
-                  }}
-                />
-              </div>
-            ) : null}
-          </>
+          <div className="message-column empty-pane" data-testid="message-column" />
         )}
       </main>
     </BranchContext.Provider>
   );
 }
 
+/**
+ * NewChat is the pane before a conversation exists: the first screen
+ * (Welcome) and the composer, whose model picker already works: the pick
+ * goes with the first send.
+ */
+function NewChat({ api, onStart }: { api: Api; onStart: (text: string, files: File[], model?: string) => void }) {
+  const [draft, setDraft] = useState('');
+  const [models, setModels] = useState<ModelInfo[]>([]);
+  const [chosen, setChosen] = useState<string | undefined>();
+  const [workspace, setWorkspace] = useState<Workspace | undefined>();
+  const box = useRef<HTMLTextAreaElement>(null);
+  useEffect(() => {
+    let live = true;
+    api.models?.().then(
+      (l) => live && setModels(l.models),
+      () => {},
+    );
+    api.workspace?.().then(
+      (w) => live && setWorkspace(w),
+      () => {},
+    );
+    return () => {
+      live = false;
+    };
+  }, [api]);
+  const fallback = models.find((m) => m.default) ?? models[0];
+  const model = models.find((m) => m.name === chosen) ?? fallback;
+  return (
+    <>
+      <div className="message-column empty-pane" data-testid="message-column">
+        <Welcome
+          model={model}
+          workspace={workspace}
+          onSuggest={(s) => {
+            setDraft(s);
+            box.current?.focus();
+          }}
+        />
+      </div>
+      <div className="pane-dock">
+        <Composer
+          boxRef={box}
+          draft={draft}
+          setDraft={setDraft}
+          models={models}
+          model={model?.name}
+          onModel={setChosen}
+          onSend={(text, files) => {
+            setDraft('');
+            onStart(text, files, chosen !== undefined && chosen !== fallback?.name ? chosen : undefined);
+          }}
+        />
+      </div>
+    </>
+  );
+}
+
 /** PaneGraph loads the graph when opened, and again when the selected head changes. */
 function PaneGraph({ api, id }: { api: Api; id: string }) {
-  const [, s] = useBranches();
-  return <GraphPanel load={() => api.graph(id)} headKey={`${id}|${s.meta?.head ?? ''}`} />;
+  const [c, s] = useBranches();
+  return <GraphPanel load={() => api.graph(id)} headKey={`${id}|${s.meta?.head ?? ''}`} busy={s.switching !== undefined} onSelect={c ? (head) => void c.selectHead(head) : undefined} />;
 }

@@ -1,5 +1,5 @@
 import { ArrowUp, Cpu, Navigation, Paperclip, Square, X } from 'lucide-react';
-import { useLayoutEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { useLayoutEffect, useRef, useState, type FormEvent, type KeyboardEvent, type RefObject } from 'react';
 import { useCatalog } from '../i18n/catalog';
 import type { ModelInfo } from '../protocol/api';
 
@@ -22,6 +22,8 @@ export interface ComposerProps {
   /** The model the next send runs on (a ModelInfo name). */
   model?: string;
   onModel?: (name: string) => void;
+  /** The text area, for a caller that puts text in and focuses it (a suggestion, a refused message taken back). */
+  boxRef?: RefObject<HTMLTextAreaElement | null>;
 }
 
 /**
@@ -57,19 +59,20 @@ function size(n: number): string {
  * starts a new line. Files over the size limit are refused with a note and
  * never attached; attached files show as chips until sent or removed.
  */
-export function Composer({ disabled, running, draft, setDraft, onSend, onSteer, onStop, models, model, onModel }: ComposerProps) {
+export function Composer({ disabled, running, draft, setDraft, onSend, onSteer, onStop, models, model, onModel, boxRef }: ComposerProps) {
   const t = useCatalog();
   const [files, setFiles] = useState<File[]>([]);
   const [note, setNote] = useState('');
   const input = useRef<HTMLInputElement>(null);
-  const box = useRef<HTMLTextAreaElement>(null);
+  const own = useRef<HTMLTextAreaElement>(null);
+  const box = boxRef ?? own;
   // The text area grows with its text, up to the stylesheet's max-height.
   useLayoutEffect(() => {
     const el = box.current;
     if (!el) return;
     el.style.height = 'auto';
     el.style.height = `${el.scrollHeight + 2}px`;
-  }, [draft]);
+  }, [draft, box]);
   const send = () => {
     const text = draft.trim();
     if ((text === '' && files.length === 0) || disabled) return;

@@ -19,6 +19,28 @@ export function stripSummary(steps: readonly Step[], t: Catalog = catalogs.en): 
   return parts.join(' · ');
 }
 
+/**
+ * toolLabel names a call as the terminal's rows do: the tool, then what it
+ * did ("shell · ls -la"), or the receipt's own words when they do not start
+ * with the tool's name ("read README.md").
+ */
+export function toolLabel(call: ToolCall): string {
+  let rest = stepSummary(call);
+  const named = (call.summary ?? '').startsWith(`${call.name} `);
+  // The shell's receipt reads "$ ls -la": the prompt sign stands for the tool.
+  if (rest.startsWith('$ ')) return `${call.name} · ${rest.slice(2)}`;
+  if (named && rest) return `${call.name} · ${rest}`;
+  rest ||= call.name;
+  return rest;
+}
+
+/** stripTools names a group's calls (sub-agents by their name), at most three, then "+n". */
+export function stripTools(steps: readonly Step[]): string {
+  const names = steps.flatMap((s) => (s.kind === 'function' ? [toolLabel(s.call)] : []));
+  const shown = names.slice(0, 3).map((n) => (n.length > 60 ? `${n.slice(0, 59)}…` : n));
+  return names.length > 3 ? `${shown.join(', ')} +${names.length - 3}` : shown.join(', ');
+}
+
 /** stepSummary is a call's summary without the tool name the receipt already starts with ("shell go test" → "go test"). */
 export function stepSummary(call: ToolCall): string {
   const s = call.summary ?? '';
@@ -123,11 +145,18 @@ export function ExecutionStrip({ id, steps }: { id: string; steps: readonly Step
     setOpen(!open);
   };
   const running = steps.some((s) => s.kind !== 'thinking' && s.call.state === 'running');
+  const tools = stripTools(steps);
   return (
     <div className="execution-strip" data-strip-id={id} data-running={running || undefined}>
-      <button type="button" className="strip-summary" aria-expanded={open} onClick={toggle}>
+      {/* The counts are the button's name; the calls it holds are named beside them, as the terminal names its rows. */}
+      <button type="button" className="strip-summary" aria-expanded={open} aria-label={stripSummary(steps, t)} aria-describedby={tools ? `${id}-tools` : undefined} onClick={toggle}>
         <ChevronRight aria-hidden="true" size={14} className="strip-chevron" />
-        {stripSummary(steps, t)}
+        <span className="strip-counts">{stripSummary(steps, t)}</span>
+        {tools ? (
+          <span className="strip-tools" id={`${id}-tools`} data-testid="strip-tools">
+            {tools}
+          </span>
+        ) : null}
       </button>
       {open ? (
         <ul className="steps">

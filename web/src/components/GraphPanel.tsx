@@ -1,8 +1,10 @@
 // The graph view: a conversation's branches as a tree (titles and fork
 // points), the compactions of the selected head with the entries each one
-// covers, and the conversations it spawned or attached. It is an accessible
-// list, not a drawing. The graph is requested when the panel mounts, which
-// happens only when the reader opens it: metadata never carries it.
+// covers, and the conversations it spawned or attached. The tree is drawn
+// (SVG, the selected head's path from the root marked; a click or Enter on a
+// branch selects it) above the same tree as a list with fork points. The
+// graph is requested when the panel mounts, which happens only when the
+// reader opens it: metadata never carries it.
 import { useEffect, useState } from 'react';
 import type { Branch } from '../chat/branches';
 import { useCatalog } from '../i18n/catalog';
@@ -33,6 +35,87 @@ export function branchTree(branches: readonly Branch[]): TreeNode[] {
     (parent ? parent.children : roots).push(n);
   }
   return roots;
+}
+
+/** pathTo is the selected head and the heads it forked from, up to its root. */
+export function pathTo(branches: readonly Branch[], head: string): Set<string> {
+  const by = new Map(branches.map((b) => [b.head, b]));
+  const path = new Set<string>();
+  for (let b = by.get(head); b && !path.has(b.head); b = b.forkedFrom !== undefined ? by.get(b.forkedFrom) : undefined) path.add(b.head);
+  return path;
+}
+
+const ROW = 28;
+const INDENT = 22;
+const R = 6;
+
+/**
+ * BranchDrawing draws the branch tree: one row per branch in tree order, a
+ * branch indented under the one it forked from, joined to it by an elbow.
+ * The selected head's path from its root is marked; every other branch is a
+ * button that selects it.
+ */
+export function BranchDrawing({ branches, head, onSelect, busy }: { branches: readonly Branch[]; head: string; onSelect?: (head: string) => void; busy?: boolean }) {
+  const t = useCatalog();
+  const rows: { node: TreeNode; depth: number; parentRow?: number }[] = [];
+  const walk = (n: TreeNode, depth: number, parentRow?: number) => {
+    const me = rows.length;
+    rows.push({ node: n, depth, parentRow });
+    for (const c of n.children) walk(c, depth + 1, me);
+  };
+  for (const r of branchTree(branches)) walk(r, 0);
+  const path = pathTo(branches, head);
+  const maxDepth = Math.max(0, ...rows.map((r) => r.depth));
+  const x = (depth: number) => 12 + depth * INDENT;
+  const y = (row: number) => 14 + row * ROW;
+  const width = x(maxDepth) + 240;
+  return (
+    <svg className="graph-drawing" data-testid="graph-drawing" role="group" aria-label={t.branches} width={width} height={rows.length * ROW + 4} viewBox={`0 0 ${width} ${rows.length * ROW + 4}`}>
+      {rows.map((r, i) =>
+        r.parentRow === undefined ? null : (
+          <path
+            key={`edge-${r.node.branch.head}`}
+            className={path.has(r.node.branch.head) ? 'graph-edge graph-on-path' : 'graph-edge'}
+            d={`M ${x(r.depth - 1)} ${y(r.parentRow) + R} V ${y(i)} H ${x(r.depth) - R}`}
+            fill="none"
+          />
+        ),
+      )}
+      {rows.map((r, i) => {
+        const b = r.node.branch;
+        const selected = b.head === head;
+        const onPath = path.has(b.head);
+        const choose = () => {
+          if (!selected && !busy) onSelect?.(b.head);
+        };
+        return (
+          <g
+            key={b.head}
+            className={`graph-node${onPath ? ' graph-on-path' : ''}${selected ? ' graph-node-selected' : ''}`}
+            data-branch={b.head}
+            role="button"
+            tabIndex={selected || !onSelect ? -1 : 0}
+            aria-pressed={selected}
+            aria-label={selected ? `${b.label} ${t.selected}` : t.switchTo(b.label)}
+            onClick={choose}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter' || e.key === ' ') {
+                e.preventDefault();
+                choose();
+              }
+            }}
+          >
+            <rect x={0} y={y(i) - ROW / 2} width={width} height={ROW} className="graph-hit" />
+            <circle cx={x(r.depth)} cy={y(i)} r={R} />
+            <text x={x(r.depth) + R + 8} y={y(i) + 4}>
+              {b.label}
+              {selected ? ` ${t.selected}` : ''}
+            </text>
+          </g>
+        );
+      })}
+    </svg>
+  );
 }
 
 function BranchItem({ node, head }: { node: TreeNode; head: string }) {
@@ -68,7 +151,7 @@ function BranchItem({ node, head }: { node: TreeNode; head: string }) {
 }
 
 /** GraphView renders a graph response. */
-export function GraphView({ graph }: { graph: BranchGraph }) {
+export function GraphView({ graph, onSelect, busy }: { graph: BranchGraph; onSelect?: (head: string) => void; busy?: boolean }) {
   const t = useCatalog();
   const branches = graph.branches ?? [];
   const compactions = graph.compactions ?? [];
@@ -79,6 +162,7 @@ export function GraphView({ graph }: { graph: BranchGraph }) {
         <h2 className="graph-heading">
           {t.branches} <span className="graph-count">{branches.length}</span>
         </h2>
+        <BranchDrawing branches={branches} head={graph.head} onSelect={onSelect} busy={busy} />
         <ul className="graph-tree">
           {branchTree(branches).map((n) => (
             <BranchItem key={n.branch.head} node={n} head={graph.head} />
@@ -125,7 +209,7 @@ export function GraphView({ graph }: { graph: BranchGraph }) {
  * GraphPanel fetches the graph when it mounts and again when the selected
  * head changes (headKey), never before it is opened.
  */
-export function GraphPanel({ load, headKey }: { load: () => Promise<BranchGraph>; headKey?: string }) {
+export function GraphPanel({ load, headKey, onSelect, busy }: { load: () => Promise<BranchGraph>; headKey?: string; onSelect?: (head: string) => void; busy?: boolean }) {
   const t = useCatalog();
   const [graph, setGraph] = useState<BranchGraph | undefined>();
   const [error, setError] = useState('');
@@ -143,5 +227,5 @@ export function GraphPanel({ load, headKey }: { load: () => Promise<BranchGraph>
   }, [headKey, loadRef]);
   if (error) return <div className="graph-panel" role="alert">{t.graphUnavailable(error)}</div>;
   if (!graph) return <div className="graph-panel" role="status">{t.graphLoading}</div>;
-  return <GraphView graph={graph} />;
+  return <GraphView graph={graph} onSelect={onSelect} busy={busy} />;
 }

@@ -10,6 +10,7 @@ import type { Api } from '../protocol/api';
 import { Client } from '../protocol/client';
 import { ChatPane } from './ChatPane';
 import { Transcript } from './Transcript';
+import { asEntry } from '../../test/messages';
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
 async function until(cond: () => boolean, what = 'condition') {
@@ -23,7 +24,7 @@ async function until(cond: () => boolean, what = 'condition') {
 const user = (id: string, text: string): Entry => ({ id, content: { kind: 'user', text } });
 const agent = (id: string, markdown: string): Entry => ({ id, content: { kind: 'agent', markdown } });
 const thinking = (id: string, text: string): Entry => ({ id, content: { kind: 'reasoning', text, label: 'Thinking' } });
-const tool = (id: string, app: string, status: string, extra: Record<string, unknown> = {}): Entry => ({
+const tool = (id: string, app: string, status: string, extra: Record<string, unknown> = {}): Entry => asEntry({
   id,
   content: { kind: 'tool', receipt: { app, summary: `${app} ${id}`, status, args: '{"command":"ls"}', ...(status === 'ok' ? { outputPreview: 'a.go' } : {}) }, invocationId: `inv-${id}`, ...extra },
 });
@@ -254,7 +255,7 @@ describe('prefetch', () => {
 
 describe('open tool calls from the engine', () => {
   const held = (entries: Entry[], open?: boolean) => entries.map((entry) => ({ entry, revision: 1, open }));
-  const placeholder = (reason: string) => ({ id: 't', content: { kind: 'tool', receipt: { app: 'shell', summary: 'shell', status: 'failed', reason, notDone: 'the call did not complete' } } });
+  const placeholder = (reason: string) => asEntry({ id: 't', content: { kind: 'tool', receipt: { app: 'shell', summary: 'shell', status: 'failed', reason, notDone: 'the call did not complete' } } });
   it('show a running placeholder as running, not failed', () => {
     const m = groupMessage(held([placeholder('running')], true), true) as AssistantMessage;
     const step = m.segments[0]!.kind === 'steps' ? m.segments[0]!.steps[0]! : undefined;

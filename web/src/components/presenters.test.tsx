@@ -2,7 +2,8 @@ import { fireEvent, render } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import type { Held } from '../chat/reconcile';
 import { replyMessage } from '../chat/rows';
-import { ExecutionStrip, stripSummary } from './ExecutionStrip';
+import { asEntry } from '../../test/messages';
+import { ExecutionStrip, stripSummary, stripTools, toolLabel } from './ExecutionStrip';
 import { PresentationView } from './presenters';
 
 describe('PresentationView', () => {
@@ -111,7 +112,7 @@ describe('folio.task', () => {
 
 describe('supplemental items', () => {
   const work = (open: boolean, supplementals: unknown[]): Held => ({
-    entry: {
+    entry: asEntry({
       id: 'w1',
       content: {
         kind: 'tool',
@@ -120,7 +121,7 @@ describe('supplemental items', () => {
         presentation: { schema: 'folio.shell', version: 1, revision: 2, payload: { command: 'make', output: 'primary out' } },
         supplementals,
       },
-    },
+    }),
     revision: 1,
     open,
   });
@@ -146,5 +147,23 @@ describe('supplemental items', () => {
 
   it('ignores malformed supplementals', () => {
     expect(shown(work(true, [null, 'junk', { key: 3 }, stats]))).toEqual(['stats: stats.txt+12 files']);
+  });
+});
+
+describe('naming the calls of a strip', () => {
+  const call = (name: string, summary: string) => ({ kind: 'function' as const, id: `${name}-${summary}`, call: { id: 'x', name, summary, state: 'done' as const } });
+  it('names tools as the terminal does, after the counts', () => {
+    expect(toolLabel(call('shell', '$ ls -la').call)).toBe('shell · ls -la');
+    expect(toolLabel(call('shell', 'shell $ ls -la').call)).toBe('shell · ls -la');
+    expect(toolLabel(call('read_file', 'read README.md').call)).toBe('read README.md');
+    expect(toolLabel(call('probe', 'probe check disks').call)).toBe('probe · check disks');
+    expect(toolLabel(call('probe', '').call)).toBe('probe');
+    const steps = [call('shell', '$ ls -la'), call('read_file', 'read README.md')];
+    expect(stripTools(steps)).toBe('shell · ls -la, read README.md');
+    expect(stripTools([...steps, call('a', 'a 1'), call('b', 'b 2')])).toBe('shell · ls -la, read README.md, a · 1 +1');
+    const { getByRole, getByTestId } = render(<ExecutionStrip id="s-named" steps={steps} />);
+    // The button keeps its counts as its name; the calls are named beside them.
+    expect(getByRole('button', { name: 'Functions ×2' })).toBeTruthy();
+    expect(getByTestId('strip-tools').textContent).toBe('shell · ls -la, read README.md');
   });
 });

@@ -2,6 +2,7 @@
 // makes a missing key a compile error.
 import { createContext, useContext } from 'react';
 import type { FailureReason } from '../chat/types';
+import type { ErrorCode } from '../protocol/errors';
 
 export interface Catalog {
   /** One concise headline per failure reason. */
@@ -104,6 +105,7 @@ export interface Catalog {
   after: string;
   atStart: string;
   selected: string;
+  switchTo: (label: string) => string;
   // Tool output.
   fullOutput: (size: string) => string;
   loading: string;
@@ -121,6 +123,27 @@ export interface Catalog {
   mcpInAll: (size: string) => string;
   mcpKeptAsArtifact: string;
   mcpMoreBlocks: (n: number) => string;
+  // The first screen of a new chat (what the terminal's first screen says).
+  welcomeTitle: string;
+  welcomeTagline: string;
+  welcomeFolder: string;
+  welcomeData: string;
+  demoHint: string;
+  suggestionsLabel: string;
+  suggestions: string[];
+  // Refusals: one sentence per error code, what to do where there is something to do.
+  refusal: Record<ErrorCode, string>;
+  refusalUnknown: (code: string) => string;
+  refusedDraft: string;
+  sendAgain: string;
+  takeBack: string;
+  noSuchConversation: string;
+  noSuchConversationHint: string;
+  showConversations: string;
+  tokenTitle: string;
+  tokenBody: string;
+  tokenWhere: string;
+  tokenStale: string;
 }
 
 export const catalogs = {
@@ -223,6 +246,7 @@ export const catalogs = {
     after: 'after',
     atStart: 'at the start',
     selected: '(selected)',
+    switchTo: (label) => `Switch to ${label}`,
     fullOutput: (size) => `Full output (${size})`,
     loading: 'Loading…',
     couldNotLoad: (why) => `Could not load: ${why}`,
@@ -238,6 +262,62 @@ export const catalogs = {
     mcpInAll: (size) => `… ${size} in all`,
     mcpKeptAsArtifact: ', kept as an artifact',
     mcpMoreBlocks: (n) => `… ${n} more blocks`,
+    welcomeTitle: 'folio',
+    welcomeTagline: 'a conversation engine in your browser',
+    welcomeFolder: 'Folder',
+    welcomeData: 'Data',
+    demoHint: 'This is the offline demo model: it answers from a script. For a real one, start folio serve with OPENAI_API_KEY and FOLIO_PROVIDER=openai set, or see docs/providers.md.',
+    suggestionsLabel: 'Try',
+    suggestions: [
+      'Use your tools to list this folder and read the README',
+      'Show me a table of three sorting algorithms',
+      'Write some code that reverses a string in Go',
+    ],
+    refusal: {
+      'bad-request': 'The server could not read this request (a bug in this page: reload it).',
+      'unknown-type': 'The server does not know this request (this page is older or newer than the server: reload it).',
+      'too-large': 'Too large for the server: shorten the message or send fewer or smaller files.',
+      'too-many': 'Too many at once: wait a moment and send again.',
+      'protocol-version': 'This page speaks another protocol version than the server: reload the page.',
+      'hello-required': 'The connection was not set up yet: send again.',
+      unauthorized: 'The server did not accept this page’s token: open the address folio serve printed.',
+      'host-not-allowed': 'The server does not answer to this host name: open the address folio serve printed.',
+      'origin-not-allowed': 'The server refused a request from another site.',
+      'unsupported-media-type': 'The server refused the request’s content type (a bug in this page: reload it).',
+      'token-required': 'Uploads need a token: start folio serve without --no-token.',
+      'invalid-id': 'That is not a valid conversation or command ID.',
+      'not-found': 'No such conversation, message or file: it may have been deleted.',
+      locked: 'Another folio process is writing this conversation (a terminal chat or another server): close it there, then send again.',
+      'token-unknown': 'The view expired on the server: it is being reloaded.',
+      'token-expired': 'The view expired on the server: it is being reloaded.',
+      'token-scope': 'The view belongs to another connection: it is being reloaded.',
+      'token-stale': 'The conversation changed: the view is being reloaded.',
+      'bad-anchor': 'That place in the conversation no longer exists: jump to the latest message.',
+      'bad-direction': 'The server refused a page request (a bug in this page: reload it).',
+      'bad-budget': 'The server refused a page request (a bug in this page: reload it).',
+      'command-conflict': 'A different command was already sent under this ID: send again.',
+      'stop-conflict': 'That turn is no longer the running one: nothing was stopped.',
+      'not-running': 'Nothing is running, so there is nothing to stop or steer.',
+      'engine-unavailable': 'The server cannot run turns right now (it is shutting down or has no model): try again later.',
+      cancelled: 'Not sent: the turn was stopped.',
+      unsupported: 'The server cannot do that for this conversation.',
+      'bad-range': 'The server refused that part of the file: load it again.',
+      'unknown-model': 'The server does not offer that model any more: pick another one and send again.',
+      'store-unavailable': 'The server cannot reach its database: nothing was saved. Send again once it is back.',
+      internal: 'The server failed: send again, and see the server’s log if it keeps happening.',
+      busy: 'A turn is running: stop it (or wait for it), then try again.',
+    },
+    refusalUnknown: (code) => `The server refused this (${code}).`,
+    refusedDraft: 'Not sent',
+    sendAgain: 'Send again',
+    takeBack: 'Edit',
+    noSuchConversation: 'No such conversation',
+    noSuchConversationHint: 'It may have been deleted, or the address is wrong.',
+    showConversations: 'Show conversations',
+    tokenTitle: 'This page needs its key',
+    tokenBody: 'folio serve protects the app with a token. When it starts, it prints the address to open, with the token after #token=, like this:',
+    tokenWhere: 'Open that address (copy it from the terminal where folio serve runs). The token stays in this tab only; a new tab or a bookmark needs the printed address again.',
+    tokenStale: 'A token from an earlier run of folio serve no longer works: each start prints a new one unless --token sets it.',
   },
   de: {
     failure: {
@@ -338,6 +418,7 @@ export const catalogs = {
     after: 'nach',
     atStart: 'am Anfang',
     selected: '(gewählt)',
+    switchTo: (label) => `Zu ${label} wechseln`,
     fullOutput: (size) => `Vollständige Ausgabe (${size})`,
     loading: 'Wird geladen…',
     couldNotLoad: (why) => `Konnte nicht geladen werden: ${why}`,
@@ -353,6 +434,62 @@ export const catalogs = {
     mcpInAll: (size) => `… ${size} insgesamt`,
     mcpKeptAsArtifact: ', als Artefakt aufbewahrt',
     mcpMoreBlocks: (n) => `… ${n} weitere Blöcke`,
+    welcomeTitle: 'folio',
+    welcomeTagline: 'eine Gesprächs-Engine in deinem Browser',
+    welcomeFolder: 'Ordner',
+    welcomeData: 'Daten',
+    demoHint: 'Das ist das Offline-Demomodell: es antwortet nach Skript. Für ein echtes starte folio serve mit OPENAI_API_KEY und FOLIO_PROVIDER=openai, oder siehe docs/providers.md.',
+    suggestionsLabel: 'Probier',
+    suggestions: [
+      'Nutze deine tools: liste diesen Ordner auf und lies die README',
+      'Zeig mir eine table mit drei Sortierverfahren',
+      'Schreib code, der in Go eine Zeichenkette umdreht',
+    ],
+    refusal: {
+      'bad-request': 'Der Server konnte diese Anfrage nicht lesen (ein Fehler dieser Seite: lade sie neu).',
+      'unknown-type': 'Der Server kennt diese Anfrage nicht (Seite und Server passen nicht zusammen: lade die Seite neu).',
+      'too-large': 'Zu groß für den Server: kürze die Nachricht oder sende weniger oder kleinere Dateien.',
+      'too-many': 'Zu viele auf einmal: warte kurz und sende erneut.',
+      'protocol-version': 'Diese Seite spricht eine andere Protokollversion als der Server: lade die Seite neu.',
+      'hello-required': 'Die Verbindung war noch nicht bereit: sende erneut.',
+      unauthorized: 'Der Server hat das Token dieser Seite nicht angenommen: öffne die Adresse, die folio serve ausgegeben hat.',
+      'host-not-allowed': 'Der Server antwortet nicht auf diesen Hostnamen: öffne die Adresse, die folio serve ausgegeben hat.',
+      'origin-not-allowed': 'Der Server hat eine Anfrage einer anderen Seite abgelehnt.',
+      'unsupported-media-type': 'Der Server hat den Inhaltstyp abgelehnt (ein Fehler dieser Seite: lade sie neu).',
+      'token-required': 'Hochladen braucht ein Token: starte folio serve ohne --no-token.',
+      'invalid-id': 'Das ist keine gültige Unterhaltungs- oder Befehls-ID.',
+      'not-found': 'Diese Unterhaltung, Nachricht oder Datei gibt es nicht: vielleicht wurde sie gelöscht.',
+      locked: 'Ein anderer folio-Prozess schreibt gerade diese Unterhaltung (ein Terminal-Chat oder ein anderer Server): schließe sie dort und sende erneut.',
+      'token-unknown': 'Die Ansicht ist auf dem Server abgelaufen: sie wird neu geladen.',
+      'token-expired': 'Die Ansicht ist auf dem Server abgelaufen: sie wird neu geladen.',
+      'token-scope': 'Die Ansicht gehört zu einer anderen Verbindung: sie wird neu geladen.',
+      'token-stale': 'Die Unterhaltung hat sich geändert: die Ansicht wird neu geladen.',
+      'bad-anchor': 'Diese Stelle gibt es nicht mehr: spring zur neuesten Nachricht.',
+      'bad-direction': 'Der Server hat eine Seitenanfrage abgelehnt (ein Fehler dieser Seite: lade sie neu).',
+      'bad-budget': 'Der Server hat eine Seitenanfrage abgelehnt (ein Fehler dieser Seite: lade sie neu).',
+      'command-conflict': 'Unter dieser ID wurde schon ein anderer Befehl gesendet: sende erneut.',
+      'stop-conflict': 'Diese Antwort läuft nicht mehr: nichts wurde gestoppt.',
+      'not-running': 'Es läuft nichts, also gibt es nichts zu stoppen oder zu lenken.',
+      'engine-unavailable': 'Der Server kann gerade keine Antworten erzeugen (er fährt herunter oder hat kein Modell): versuch es später.',
+      cancelled: 'Nicht gesendet: die Antwort wurde gestoppt.',
+      unsupported: 'Das kann der Server für diese Unterhaltung nicht.',
+      'bad-range': 'Der Server hat diesen Teil der Datei abgelehnt: lade ihn erneut.',
+      'unknown-model': 'Dieses Modell bietet der Server nicht mehr an: wähle ein anderes und sende erneut.',
+      'store-unavailable': 'Der Server erreicht seine Datenbank nicht: nichts wurde gespeichert. Sende erneut, sobald sie wieder da ist.',
+      internal: 'Der Server ist gescheitert: sende erneut, und sieh im Log des Servers nach, wenn es wieder passiert.',
+      busy: 'Eine Antwort läuft: stoppe sie (oder warte), dann versuch es erneut.',
+    },
+    refusalUnknown: (code) => `Der Server hat das abgelehnt (${code}).`,
+    refusedDraft: 'Nicht gesendet',
+    sendAgain: 'Erneut senden',
+    takeBack: 'Bearbeiten',
+    noSuchConversation: 'Diese Unterhaltung gibt es nicht',
+    noSuchConversationHint: 'Vielleicht wurde sie gelöscht, oder die Adresse ist falsch.',
+    showConversations: 'Unterhaltungen zeigen',
+    tokenTitle: 'Diese Seite braucht ihren Schlüssel',
+    tokenBody: 'folio serve schützt die App mit einem Token. Beim Start gibt es die Adresse zum Öffnen aus, mit dem Token nach #token=, etwa so:',
+    tokenWhere: 'Öffne diese Adresse (kopiere sie aus dem Terminal, in dem folio serve läuft). Das Token bleibt nur in diesem Tab; ein neuer Tab oder ein Lesezeichen braucht die ausgegebene Adresse erneut.',
+    tokenStale: 'Ein Token eines früheren Starts von folio serve gilt nicht mehr: jeder Start gibt ein neues aus, außer --token legt es fest.',
   },
 } satisfies Record<string, Catalog>;
 
@@ -371,6 +508,12 @@ export function pickLocale(preferred: readonly string[]): Locale {
 export function failureHeadline(reason: string, locale: Locale): string {
   const c: Catalog = catalogs[locale];
   return Object.hasOwn(c.failure, reason) ? c.failure[reason as FailureReason] : c.failureUnknown;
+}
+
+/** refusalText is the localized sentence for a refusal code; an unknown code still says something. */
+export function refusalText(code: string, locale: Locale): string {
+  const c: Catalog = catalogs[locale];
+  return Object.hasOwn(c.refusal, code) ? c.refusal[code as ErrorCode] : c.refusalUnknown(code);
 }
 
 export const LocaleContext = createContext<Locale>('en');

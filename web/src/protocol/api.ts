@@ -26,6 +26,8 @@ export interface Api {
   meta?(id: string): Promise<WireMeta>;
   /** The server's models and, for a conversation, the one its next turn runs on. */
   models(conversation?: string): Promise<ModelList>;
+  /** What a new chat's first screen shows: the tools' folder, the data folder, whether the model is the demo. */
+  workspace?(): Promise<Workspace>;
   /** A bounded range (at most 64 KiB) of an artifact an entry of the conversation refers to. */
   artifact(conversation: string, ref: string, offset: number, length: number): Promise<ArtifactRange>;
 }
@@ -44,6 +46,13 @@ export interface ModelInfo {
   provider: string;
   model: string;
   default: boolean;
+}
+
+/** GET /api/v2/workspace. */
+export interface Workspace {
+  folder: string;
+  data: string;
+  demo: boolean;
 }
 
 export interface ModelList {
@@ -69,8 +78,10 @@ export interface WireMeta {
   alternatives?: { entryId: string; heads: string[]; index: number }[];
 }
 
+// A conversation without a title yet (just created, its first turn not
+// titled) has title "": the app shows "New chat", never the raw ID.
 function meta(m: WireMeta): ConversationMeta {
-  return { id: m.id, title: m.title || m.id, updated: m.updatedAt ?? m.startedAt ?? '' };
+  return { id: m.id, title: m.title ?? '', updated: m.updatedAt ?? m.startedAt ?? '' };
 }
 
 export function httpApi(token?: string, base = '/api/v2'): Api {
@@ -131,6 +142,7 @@ export function httpApi(token?: string, base = '/api/v2'): Api {
         final: r.headers.get('Folio-Final') === 'true',
       };
     },
+    workspace: async () => (await call('GET', '/workspace')) as Workspace,
     models: async (conversation) => (await call('GET', conversation ? `/models?conversation=${enc(conversation)}` : '/models')) as ModelList,
   };
 }

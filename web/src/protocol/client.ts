@@ -4,6 +4,8 @@
 // the network is back (the `online` event) it reconnects at once instead of
 // sitting out a retry delay computed while offline.
 
+import type { ClientFrame } from './frames';
+
 export const PROTOCOL_VERSION = 4;
 
 /** A server frame. Answers carry `re`; events do not. */
@@ -17,10 +19,11 @@ export interface ServerFrame {
 export class ProtocolError extends Error {
   constructor(
     readonly code: string,
-    message: string,
+    /** The server's message, without the code. */
+    readonly detail: string,
     readonly rebuild: boolean,
   ) {
-    super(`${code}: ${message}`);
+    super(`${code}: ${detail}`);
     this.name = 'ProtocolError';
   }
 }
@@ -86,8 +89,8 @@ export class Client {
     return () => this.statuses.delete(fn);
   }
 
-  /** request sends frame (without id) and waits for its answer. */
-  request(frame: Record<string, unknown>): Promise<ServerFrame> {
+  /** request sends frame (without id: the client numbers it) and waits for its answer. */
+  request(frame: ClientFrame): Promise<ServerFrame> {
     if (this.status !== 'open' || !this.ws) return Promise.reject(new DisconnectedError());
     const id = `r${++this.next}`;
     return new Promise((resolve, reject) => {
