@@ -72,6 +72,12 @@ type Options struct {
 	// its path (/export).
 	New    func() error
 	Export func() (string, error)
+	// Tail is how many of a resumed conversation's last turns the classic
+	// view prints: 0 about two screens' worth, < 0 every entry the engine's
+	// document holds. Earlier says how to see the entries before them (a
+	// command), on the line that counts them.
+	Tail    int
+	Earlier func() string
 }
 
 // Conversation is one saved conversation as the picker lists it.
@@ -175,6 +181,7 @@ func NewApp(o Options) *App {
 	opts := []PainterOption{WithLocation(o.Location)}
 	if o.Classic {
 		a.classic = NewClassic(NewPainter(o.Theme, append(opts, ForClassic())...))
+		a.setTail()
 		a.classic.Mount()
 		if o.Output != nil {
 			a.inline = NewInline(o.Output)
@@ -416,6 +423,16 @@ func (a *App) syncClassic() tea.Cmd {
 	return nil
 }
 
+// setTail tells the classic projection how much of a resumed conversation
+// to print, at the terminal's current height.
+func (a *App) setTail() {
+	t := Tail{Turns: a.o.Tail, Rows: a.height}
+	if a.o.Earlier != nil {
+		t.Hint = func(transcript.Document) string { return a.o.Earlier() }
+	}
+	a.classic.SetTail(t)
+}
+
 // resizeSettle is how long the classic view waits after a size change
 // before it draws at the new size.
 const resizeSettle = 80 * time.Millisecond
@@ -439,6 +456,7 @@ func (a *App) applySize(seq uint64) tea.Cmd {
 	// be one short.
 	a.width, a.height = max(m.Width-1, 10), max(m.Height, 4)
 	a.sized = true
+	a.setTail()
 	a.layout()
 	return a.syncClassic()
 }
