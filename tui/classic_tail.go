@@ -98,3 +98,18 @@ func (c *Classic) earlierLine(doc transcript.Document, from int) string {
 	}
 	return c.cache.painter.theme.finish(c.cache.painter.pal.faint.Render(s))
 }
+
+// PrintFrom returns every line the classic view prints of doc from entry
+// from on, its live region included, as if it had printed the whole
+// document: for output nobody interacts with that a long conversation
+// gets in parts (folio log show). The entries before from are context
+// only: a part that starts at a multiple of 64 entries after a context of
+// 64 (or at the document's start) paints exactly as the whole would.
+func (c *Classic) PrintFrom(doc transcript.Document, from, width int) []string {
+	*c = Classic{cache: c.cache, mounted: true, gen: 1, next: from}
+	f := c.Sync(doc, 1, width, 1<<30)
+	return append(f.Print, f.Live...)
+}
+
+// PartAlign is the alignment PrintFrom's parts need (see PrintFrom).
+const PartAlign = maxRun
