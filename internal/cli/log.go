@@ -9,7 +9,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-
 	"github.com/spf13/cobra"
 
 	"github.com/foliodev/folio/history"

@@ -273,4 +273,3 @@ func showJSON(c *history.Conversation, w io.Writer) error {
 	_, err := io.WriteString(w, "\n")
 	return err
 }
-

@@ -86,7 +86,6 @@ func showCorpus(t *testing.T) []string {
 	return paths
 }
 
-
 func fmtInt(n int) string {
 	if n == 0 {
 		return "0"
