@@ -532,9 +532,11 @@ func (a *App) View() tea.View {
 		room := max(a.height-len(chrome), 1)
 		switch {
 		case a.picker != nil:
-			lines = a.picker.lines(a, a.width, room)
+			lines = pad(a.picker.lines(a, a.width, room), room)
 		case a.overlay != nil:
-			lines = a.overlayLines(a.width, room)
+			// Padded to the transcript's height: the editor stays at
+			// the bottom whatever the panel holds.
+			lines = pad(a.overlayLines(a.width, room), room)
 		case a.o.Welcome != nil && a.snap.Document.Len() == 0:
 			lines = a.welcomeLines()
 			if len(lines) > room {
@@ -573,6 +575,17 @@ func (a *App) View() tea.View {
 	return v
 }
 
+// pad returns lines cut or filled with empty lines to exactly n.
+func pad(lines []string, n int) []string {
+	if len(lines) > n {
+		return lines[:n]
+	}
+	for len(lines) < n {
+		lines = append(lines, "")
+	}
+	return lines
+}
+
 // editorRow is the row of the editor's first line within the chrome.
 func (a *App) editorRow() int {
 	n := len(a.childLines()) + len(a.draftLines()) + 1
@@ -599,6 +612,8 @@ func (a *App) chrome() []string {
 	out = append(out, a.footer())
 	if a.status != "" {
 		out = append(out, a.finish(a.pal.info.Render(truncate(a.status, a.width))))
+	} else if a.retryable() {
+		out = append(out, a.finish(a.pal.info.Render(truncate("the turn failed · ctrl+r or /retry runs it again", a.width))))
 	}
 	if a.o.Notice != "" {
 		// Wrapped, not cut: the notice names the settings to change, and
@@ -666,6 +681,9 @@ func (a *App) key(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+s", "tab":
 		return a.submit(true)
 	case "ctrl+r":
+		if _, ok := a.rejected(); !ok {
+			return a.retry()
+		}
 		return a.takeBackDraft(true)
 	case "ctrl+x":
 		return a.takeBackDraft(false)
@@ -728,6 +746,10 @@ func (a *App) submit(steer bool) tea.Cmd {
 	id := a.outbox.Add(text, steer)
 	a.input.Reset()
 	it, err := a.outbox.Send(context.Background(), id)
+	if a.view != nil {
+		// The person's own message is what they want to see next.
+		a.view.JumpToLatest()
+	}
 	if err != nil && steer && it.Delivery == engine.Draft {
 		// The turn ended (or is stopping) before the instruction got
 		// there: it stays a draft the person can send with ctrl+r.
@@ -792,6 +814,38 @@ func (a *App) takeBackDraft(send bool) tea.Cmd {
 	if _, err := a.outbox.Send(context.Background(), id); err != nil {
 		a.status = "not sent: " + err.Error()
 	}
+	if a.view != nil {
+		a.view.JumpToLatest()
+	}
+	return nil
+}
+
+// retryable reports whether the conversation ends in a failure a retry
+// may fix, with no turn running: the moment to offer one.
+func (a *App) retryable() bool {
+	d := a.snap.Document
+	if d.Len() == 0 || a.running() {
+		return false
+	}
+	f, ok := d.At(d.Len() - 1).Content.(transcript.Failure)
+	return ok && f.Retryable
+}
+
+// retry runs the failed last turn again through the engine's Retry, the
+// action a failure entry offers (the web's retry button does the same).
+func (a *App) retry() tea.Cmd {
+	_, err := a.eng.Retry(fmt.Sprintf("tui-retry-%x", cmdSeq.Add(1)))
+	switch {
+	case errors.Is(err, engine.ErrNothingToRetry):
+		a.status = "nothing to retry: the last turn did not fail"
+	case err != nil:
+		a.status = "not retried: " + err.Error()
+	default:
+		a.status = "retrying the failed turn"
+		if a.view != nil {
+			a.view.JumpToLatest()
+		}
+	}
 	return nil
 }
 
@@ -807,6 +861,8 @@ func (a *App) slash(text string) (tea.Cmd, bool) {
 	case "/help":
 		a.openHelp()
 		return nil, true
+	case "/retry":
+		return a.retry(), true
 	case "/model":
 		a.openModels()
 		return nil, true
