@@ -75,6 +75,10 @@ type Options struct {
 	// command), on the line that counts them.
 	Tail    int
 	Earlier func() string
+	// Pager reads the entries of a resumed conversation that the engine's
+	// document does not hold, for the fullscreen view's scrolling back;
+	// nil scrolls back only through what the engine holds.
+	Pager Pager
 }
 
 // Conversation is one saved conversation as the picker lists it.
@@ -191,6 +195,7 @@ func NewApp(o Options) *App {
 			Top: []string{"ctrl+home"}, Latest: []string{"ctrl+end"},
 			Expand: []string{"ctrl+o"},
 		}
+		a.view.Pager = o.Pager
 	}
 	a.input = newEditor(o.Theme)
 	if a.inline != nil {

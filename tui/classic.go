@@ -94,10 +94,7 @@ func (c *Classic) Sync(doc transcript.Document, gen uint64, width, height int) F
 		// A document that arrives whole (a resume) prints its end only.
 		c.next = c.tailStart(doc, width)
 		if l := c.earlierLine(doc, c.next); l != "" {
-			f.Print = append(f.Print, l)
-			if c.next == 0 {
-				f.Print = append(f.Print, "") // later runs bring their own
-			}
+			f.Print = append(f.Print, l) // the run after it brings its blank line
 		}
 	}
 	defer c.cache.endFrame()

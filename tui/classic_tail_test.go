@@ -23,7 +23,7 @@ func genLog(t testing.TB, n int, seed uint64) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := gen.Write(f, gen.Options{Messages: n, Seed: seed}); err != nil {
+	if _, err := gen.Write(f, gen.Options{Messages: n, Seed: seed, Summaries: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {

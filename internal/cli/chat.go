@@ -215,6 +215,7 @@ func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
 		Export:        s.export,
 		Tail:          f.tail.turns,
 		Earlier:       s.showCommand,
+		Pager:         s,
 	}
 	hist := newPromptHistory(dataDir)
 	o.History, o.OnPrompt = hist.load(), hist.add
@@ -366,6 +367,43 @@ func (s *chatSession) open(log *history.Log) (*history.Conversation, error) {
 		return nil, err
 	}
 	return conv, s.eng.Resume(conv.Document, conv.Messages)
+}
+
+// Page reads entries lo..hi of the current conversation through its log's
+// page index (tui.Pager): the fullscreen view scrolling back before what
+// the engine loaded. Each read opens the index as of the log's size now,
+// so a page costs its entries, and what the engine saved since is seen.
+func (s *chatSession) Page(lo, hi int) ([]transcript.Entry, []int, error) {
+	s.mu.Lock()
+	path := s.log.Path()
+	s.mu.Unlock()
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	ix, err := history.OpenIndex(path, f, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer ix.Close()
+	d, err := ix.Document(ix.Head())
+	if err != nil {
+		return nil, nil, err
+	}
+	refs, err := d.Refs(lo, hi)
+	if err != nil {
+		return nil, nil, err
+	}
+	es, err := d.Entries(f, lo, hi)
+	if err != nil {
+		return nil, nil, err
+	}
+	sizes := make([]int, len(refs))
+	for i, r := range refs {
+		sizes[i] = int(r.Len)
+	}
+	return es, sizes, nil
 }
 
 // showCommand is the command that prints the current conversation whole,
