@@ -98,11 +98,15 @@ func runAt(d transcript.Document, i int) block {
 	if f == "" {
 		return block{i, i + 1}
 	}
+	// Runs break at multiples of maxRun counted over the whole
+	// conversation, so a window that holds only its end (Elided) or pages
+	// of it groups entries as the whole document does.
+	el := d.Elided()
 	s, e := i, i+1
-	for s > 0 && s%maxRun != 0 && family(d.At(s-1).Content) == f {
+	for s > 0 && (s+el)%maxRun != 0 && family(d.At(s-1).Content) == f {
 		s--
 	}
-	for e < d.Len() && e%maxRun != 0 && family(d.At(e).Content) == f {
+	for e < d.Len() && (e+el)%maxRun != 0 && family(d.At(e).Content) == f {
 		e++
 	}
 	return block{s, e}
@@ -112,9 +116,12 @@ func runAt(d transcript.Document, i int) block {
 // run but the first does, except the continuation of a long stretch.
 func separated(d transcript.Document, b block) bool {
 	if b.start == 0 {
-		return false
+		// The conversation's first run has none; the first run of a
+		// window into it has one unless the window starts a stretch's
+		// continuation, which it cannot tell, so it has one.
+		return d.Elided() > 0
 	}
-	if b.start%maxRun == 0 {
+	if (b.start+d.Elided())%maxRun == 0 {
 		f := family(d.At(b.start).Content)
 		return f == "" || family(d.At(b.start-1).Content) != f
 	}

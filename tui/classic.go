@@ -37,6 +37,7 @@ type Classic struct {
 	nextID  string // its ID when it is partly printed
 	partial int    // bytes of nextID's markdown printed
 	printed bool   // whether any line of nextID was printed
+	tail    *Tail  // what a new generation prints (classic_tail.go)
 }
 
 // NewClassic returns an unmounted classic projection painting with p (which
@@ -68,7 +69,7 @@ func (f Frame) View() string { return strings.Join(f.Live, "\n") }
 // beginning.
 func (c *Classic) Mount() {
 	if !c.mounted {
-		*c = Classic{cache: c.cache, mounted: true}
+		*c = Classic{cache: c.cache, mounted: true, tail: c.tail}
 	}
 }
 
@@ -86,13 +87,18 @@ func (c *Classic) Sync(doc transcript.Document, gen uint64, width, height int) F
 	if !c.mounted {
 		return Frame{}
 	}
+	var f Frame
 	if gen != c.gen {
 		c.gen, c.next, c.nextID, c.partial, c.printed = gen, 0, "", 0, false
 		c.cache.resetStreams()
+		// A document that arrives whole (a resume) prints its end only.
+		c.next = c.tailStart(doc, width)
+		if l := c.earlierLine(doc, c.next); l != "" {
+			f.Print = append(f.Print, l) // the run after it brings its blank line
+		}
 	}
 	defer c.cache.endFrame()
 	never := func(string) bool { return false }
-	var f Frame
 	i := c.next
 	for i < doc.Len() {
 		b := runAt(doc, i)

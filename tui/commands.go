@@ -25,6 +25,7 @@ var slashCommands = []slashCommand{
 	{"/new", "start a new conversation"},
 	{"/clear", "start a new conversation on a clear screen"},
 	{"/export", "write this conversation to a text file"},
+	{"/retry", "run a failed turn again (ctrl+r)"},
 	{"/quit", "leave (the conversation stays saved)"},
 }
 
@@ -106,6 +107,8 @@ type overlay struct {
 	sel   int
 	pick  func(i int) error // called on enter with the selected item
 	err   string
+	top   int // the first text line shown, when the text is taller than the panel
+	rows  int // the text rows the panel showed last (for paging)
 }
 
 func (a *App) openOverlay(o *overlay) {
@@ -128,8 +131,18 @@ func (a *App) overlayKey(s string) tea.Cmd {
 		a.closeOverlay()
 	case "up", "ctrl+p", "k":
 		o.sel = max(o.sel-1, 0)
+		o.scroll(-1)
 	case "down", "ctrl+n", "j":
 		o.sel = min(o.sel+1, max(len(o.items)-1, 0))
+		o.scroll(1)
+	case "pgup", "b":
+		o.scroll(-max(o.rows-1, 1))
+	case "pgdown", "space", " ", "f":
+		o.scroll(max(o.rows-1, 1))
+	case "home", "g":
+		o.scroll(-len(o.lines))
+	case "end", "G":
+		o.scroll(len(o.lines))
 	case "enter":
 		if o.pick == nil || len(o.items) == 0 {
 			a.closeOverlay()
@@ -144,7 +157,19 @@ func (a *App) overlayKey(s string) tea.Cmd {
 	return nil
 }
 
-// overlayLines draws the overlay in a window of width×height.
+// scroll moves a text panel's first shown line by n (a list's keys move
+// its selection instead).
+func (o *overlay) scroll(n int) {
+	if len(o.items) > 0 {
+		return
+	}
+	o.top = min(max(o.top+n, 0), max(len(o.lines)-o.rows, 0))
+}
+
+// overlayLines draws the overlay in a window of width×height. Text taller
+// than the window scrolls (↑/↓, pgup/pgdown, home/end), with a last row
+// that says how much is below; the panel never grows past height, so the
+// editor under it stays where it is.
 func (a *App) overlayLines(width, height int) []string {
 	o := a.overlay
 	s := a.pal
@@ -152,7 +177,26 @@ func (a *App) overlayLines(width, height int) []string {
 	if o.err != "" {
 		out = append(out, a.finish(s.bad.Render(truncate("✗ "+o.err, width))))
 	}
-	for _, l := range o.lines {
+	text := o.lines
+	if room := height - len(out); len(o.items) == 0 && len(text) > room {
+		o.rows = max(room-1, 1)
+		o.top = min(o.top, max(len(text)-o.rows, 0))
+		end := min(o.top+o.rows, len(text))
+		for _, l := range text[o.top:end] {
+			out = append(out, a.finish(s.text.Render(truncate(l, width))))
+		}
+		more := fmt.Sprintf("↓ %d more · ↑/↓ pgup/pgdown scroll", len(text)-end)
+		if end == len(text) {
+			more = "↑ more above · ↑/↓ pgup/pgdown scroll"
+		}
+		out = append(out, a.finish(s.faint.Render(truncate(more, width))))
+		if len(out) > height {
+			out = out[:height]
+		}
+		return out
+	}
+	o.rows = len(text)
+	for _, l := range text {
 		out = append(out, a.finish(s.text.Render(truncate(l, width))))
 	}
 	room := max(height-len(out), 1)
@@ -183,6 +227,7 @@ var helpKeys = [][2]string{
 	{"up, down", "earlier and later prompts (on the editor's first or last line)"},
 	{"ctrl+g", "answer a tool call: y once, a a session, n deny"},
 	{"ctrl+r, ctrl+x", "send again, or drop, a message a stop sent back"},
+	{"ctrl+r", "run a failed turn again (also /retry)"},
 	{"ctrl+y", "copy the latest answer's markdown"},
 	{"ctrl+k", "search every conversation (/search QUERY)"},
 	{"ctrl+o", "expand or collapse the entry in view (fullscreen)"},

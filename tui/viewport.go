@@ -29,7 +29,9 @@ import (
 // A Viewport is not safe for concurrent use.
 type Viewport struct {
 	cache         *Cache
-	doc           transcript.Document
+	doc           transcript.Document // what is painted: src, with paged entries (pages.go)
+	src           transcript.Document // the engine's document
+	pg            paged
 	gen           uint64
 	mounted       bool
 	width, height int
@@ -41,6 +43,9 @@ type Viewport struct {
 	expanded  map[string]bool
 
 	Keys KeyMap
+	// Pager reads the entries before the engine's document (a resumed
+	// conversation's); nil scrolls back only as far as the document goes.
+	Pager Pager
 }
 
 // KeyMap names the keys the viewport answers to, as Bubble Tea key strings.
@@ -79,15 +84,21 @@ func (v *Viewport) SetDocument(doc transcript.Document, gen uint64) {
 		v.baseline = doc.Len()
 		clear(v.expanded)
 		v.cache.resetStreams()
+		v.pg = paged{}
 	}
-	v.doc = doc
+	v.src = doc
 	if v.follow {
 		v.baseline = doc.Len()
+		v.pg = paged{}
 	}
+	v.compose()
 }
 
 // Document returns the document shown and its generation.
 func (v *Viewport) Document() (transcript.Document, uint64) { return v.doc, v.gen }
+
+// Source is the engine's document the view was last given.
+func (v *Viewport) Source() transcript.Document { return v.src }
 
 // SetSize changes the window size. The text reflows from the source at the
 // new width; the anchor is kept.
@@ -104,7 +115,7 @@ func (v *Viewport) Unseen() int {
 	if v.follow {
 		return 0
 	}
-	return max(v.doc.Len()-v.baseline, 0)
+	return max(v.src.Len()-v.baseline, 0)
 }
 
 // Expanded reports whether entry id is expanded.
@@ -171,7 +182,8 @@ func matches(k string, keys []string) bool {
 // JumpToLatest returns to the live edge and clears the unseen count.
 func (v *Viewport) JumpToLatest() {
 	v.follow = true
-	v.baseline = v.doc.Len()
+	v.baseline = v.src.Len()
+	v.dropPages()
 }
 
 // Top moves to the first line of the conversation.
@@ -180,6 +192,7 @@ func (v *Viewport) Top() {
 		return
 	}
 	v.leaveEdge()
+	v.top()
 	v.anchorID, v.anchorOff = v.doc.At(0).ID, 0
 	v.settle()
 }
@@ -187,7 +200,7 @@ func (v *Viewport) Top() {
 func (v *Viewport) leaveEdge() {
 	if v.follow {
 		v.follow = false
-		v.baseline = v.doc.Len()
+		v.baseline = v.src.Len()
 	}
 }
 
@@ -241,14 +254,28 @@ func (v *Viewport) ScrollBy(n int) {
 	off += n
 	for off < 0 {
 		if b.start == 0 {
-			off = 0
-			break
+			id := v.doc.At(0).ID
+			if !v.pageBack() {
+				off = 0
+				break
+			}
+			i, _ := v.doc.Index(id)
+			b = runAt(v.doc, i)
+			continue
 		}
 		b = runAt(v.doc, b.start-1)
 		off += v.cache.height(v.doc, b, v.width, ex)
 	}
 	for {
 		h := v.cache.height(v.doc, b, v.width, ex)
+		if off >= h && b.end >= v.doc.Len() && v.detached() {
+			id := v.doc.At(b.start).ID
+			if v.pageAhead() {
+				i, _ := v.doc.Index(id)
+				b = runAt(v.doc, i)
+				continue
+			}
+		}
 		if off < h || b.end >= v.doc.Len() {
 			off = min(off, max(h-1, 0))
 			break
@@ -277,6 +304,14 @@ func (v *Viewport) settle() {
 		below += v.cache.height(v.doc, b, v.width, ex)
 	}
 	if below <= v.height && b.end >= v.doc.Len() {
+		if v.detached() {
+			// The pages shown end before the engine's document: read on
+			// towards it instead of jumping there.
+			if v.pageAhead() {
+				v.settle()
+			}
+			return
+		}
 		v.JumpToLatest()
 	}
 }
@@ -307,6 +342,10 @@ func (v *Viewport) Lines() []string {
 	}
 	for len(out) < v.height {
 		out = append(out, "")
+	}
+	if v.pg.err != "" {
+		s := v.cache.painter.pal
+		out[0] = v.cache.painter.theme.finish(s.bad.Render(truncate("✗ "+v.pg.err+" · pgup tries again", v.width)))
 	}
 	if n := v.Unseen(); n > 0 {
 		out[len(out)-1] = v.unseenLine(n)

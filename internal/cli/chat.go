@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -56,10 +57,37 @@ func (r *resumeValue) Set(s string) error {
 	return nil
 }
 
+// tailValue is --tail's value: a number of turns, or all.
+type tailValue struct{ turns int }
+
+func (t *tailValue) String() string {
+	switch {
+	case t.turns < 0:
+		return "all"
+	case t.turns == 0:
+		return ""
+	}
+	return strconv.Itoa(t.turns)
+}
+func (t *tailValue) Type() string { return "N|all" }
+func (t *tailValue) Set(s string) error {
+	if s == "all" {
+		t.turns = -1
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return fmt.Errorf("want a number of turns (1 or more) or all, got %q", s)
+	}
+	t.turns = n
+	return nil
+}
+
 // chatFlags are the chat's options, on folio itself and on folio chat.
 type chatFlags struct {
 	classic bool
 	resume  resumeValue
+	tail    tailValue
 	data    string
 	prov    providerFlags
 	dir     string
@@ -116,6 +144,7 @@ func chatCmd(stdio IO, asRoot bool, run func(*cobra.Command, *chatFlags, IO) err
 	fs.BoolVar(&f.classic, "classic", false, "the inline view, printing into the terminal's scrollback")
 	fs.Var(&f.resume, "resume", "continue the conversation with this ID (as folio log ls lists it); alone, pick one from a list")
 	fs.Lookup("resume").NoOptDefVal = pickSentinel
+	fs.Var(&f.tail, "tail", "--classic: print this many of a resumed conversation's last turns (default: about two screens), or all of it")
 	dataFlag(fs, &f.data)
 	f.prov.add(fs)
 	fs.StringVar(&f.dir, "dir", "", "workspace folder the tools work in (default: the current folder)")
@@ -159,6 +188,9 @@ func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
 	}
 	s.popts, s.work = popts, work
 	defer s.close()
+	// The classic view asked for every turn reads the whole conversation;
+	// everything else opens its tail.
+	s.whole = f.classic && f.tail.turns < 0
 	if f.resume.id != "" {
 		s.warn = stdio.Err
 		if err := s.resume(f.resume.id); err != nil {
@@ -182,6 +214,9 @@ func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
 		New:           s.newConversation,
 		Export:        s.export,
 		Search:        s.search,
+		Tail:          f.tail.turns,
+		Earlier:       s.showCommand,
+		Pager:         s,
 	}
 	hist := newPromptHistory(dataDir)
 	o.History, o.OnPrompt = hist.load(), hist.add
@@ -212,6 +247,10 @@ type chatSession struct {
 	// warn gets notices about a resumed log (a lock taken over) while
 	// nothing draws on the terminal yet; nil once the chat's view owns it.
 	warn io.Writer
+
+	// whole makes resume read the whole document (the classic view
+	// printing every turn) instead of its tail.
+	whole bool
 
 	mu  sync.Mutex
 	log *history.Log
@@ -284,7 +323,8 @@ func (s *chatSession) list() ([]tui.Conversation, error) {
 }
 
 // resume continues conversation id: its log is opened (taking its lock),
-// the engine is hydrated from it, and later saves go to it.
+// the engine is hydrated from its tail (engine.Open), and later saves go to
+// it.
 func (s *chatSession) resume(id string) error {
 	path, err := history.Locate(s.dataDir, id)
 	if err != nil {
@@ -302,12 +342,11 @@ func (s *chatSession) resume(id string) error {
 	if err != nil {
 		return err
 	}
-	conv, err := log.Load()
+	// The server's open: the page index gives the end of the document and
+	// the messages a turn needs, so resuming costs the tail, not the whole
+	// conversation. The views page earlier entries from the log.
+	conv, err := s.open(log)
 	if err != nil {
-		log.Close()
-		return err
-	}
-	if err := s.eng.Resume(conv.Document, conv.Messages); err != nil {
 		log.Close()
 		return err
 	}
@@ -317,6 +356,63 @@ func (s *chatSession) resume(id string) error {
 	s.log.Close()
 	s.log, s.id = log, id
 	return nil
+}
+
+// open hydrates the engine from log: its tail, or with whole every entry.
+func (s *chatSession) open(log *history.Log) (*history.Conversation, error) {
+	if !s.whole {
+		return s.eng.Open(log)
+	}
+	conv, err := log.Load()
+	if err != nil {
+		return nil, err
+	}
+	return conv, s.eng.Resume(conv.Document, conv.Messages)
+}
+
+// Page reads entries lo..hi of the current conversation through its log's
+// page index (tui.Pager): the fullscreen view scrolling back before what
+// the engine loaded. Each read opens the index as of the log's size now,
+// so a page costs its entries, and what the engine saved since is seen.
+func (s *chatSession) Page(lo, hi int) ([]transcript.Entry, []int, error) {
+	s.mu.Lock()
+	path := s.log.Path()
+	s.mu.Unlock()
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	ix, err := history.OpenIndex(path, f, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer ix.Close()
+	d, err := ix.Document(ix.Head())
+	if err != nil {
+		return nil, nil, err
+	}
+	refs, err := d.Refs(lo, hi)
+	if err != nil {
+		return nil, nil, err
+	}
+	es, err := d.Entries(f, lo, hi)
+	if err != nil {
+		return nil, nil, err
+	}
+	sizes := make([]int, len(refs))
+	for i, r := range refs {
+		sizes[i] = int(r.Len)
+	}
+	return es, sizes, nil
+}
+
+// showCommand is the command that prints the current conversation whole,
+// for the line that counts the entries a resume did not print.
+func (s *chatSession) showCommand() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return "folio log show " + s.id
 }
 
 // saved returns the current conversation's ID if anything of it is saved.

@@ -8,22 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
-	"time"
-
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/spf13/cobra"
 
 	"github.com/foliodev/folio/history"
-	"github.com/foliodev/folio/message"
-	"github.com/foliodev/folio/transcript"
-	"github.com/foliodev/folio/tui"
 )
 
 func init() {
 	register("", newLogCmd)
-	register("log", newLogShowCmd)
 	register("log", newLogValidateCmd)
 	register("log", newLogUpgradeCmd)
 	register("log", newLogCompactCmd)
@@ -50,30 +42,6 @@ folio log validate big.jsonl`,
 			return usage(cmd, "missing command (show, validate, upgrade, compact, ls, export)")
 		},
 	}
-}
-
-func newLogShowCmd(stdio IO) *cobra.Command {
-	var (
-		asJSON bool
-		width  int
-		store  string
-	)
-	cmd := &cobra.Command{
-		Use:   "show FILE|ID",
-		Short: "Print the conversation as the classic view would",
-		Long: "Print a conversation log as the classic terminal view draws it, or with --json as one object holding its entries, model messages and rejected lines. " +
-			"With --store (or FOLIO_DATABASE_URL), an argument that is not a file names a conversation in that PostgreSQL store.",
-		Example: `folio log show conversations/20260304-050607-a1b2c3.jsonl
-folio log show --json --width 80 big.jsonl`,
-		Args: oneArg("FILE"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return logShow(cmd, args[0], store, asJSON, width, stdio)
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
-	storeFlag(cmd.Flags(), &store)
-	cmd.Flags().IntVar(&width, "width", 0, "wrap width (default: $COLUMNS, else 100)")
-	return cmd
 }
 
 func newLogValidateCmd(stdio IO) *cobra.Command {
@@ -136,67 +104,6 @@ func newLogListCmd(stdio IO) *cobra.Command {
 	dataFlag(cmd.Flags(), &data)
 	storeFlag(cmd.Flags(), &store)
 	return cmd
-}
-
-func logShow(cmd *cobra.Command, arg, store string, asJSON bool, width int, stdio IO) error {
-	if err := checkWidth(cmd, width); err != nil {
-		return err
-	}
-	c, _, path, err := readConversation(cmd, arg, store)
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		return showJSON(c, stdio.Out)
-	}
-	w := width
-	if w <= 0 {
-		w = envWidth()
-	}
-	theme := tui.PlainTheme
-	if isTerminal(stdio.Out) {
-		theme = tui.DetectTheme(os.Environ(), true)
-	}
-	if len(c.Problems) > 0 {
-		fmt.Fprintf(stdio.Err, "folio: %s: %d problem(s); run folio log validate %s\n", path, len(c.Problems), path)
-	}
-	_, err = io.WriteString(stdio.Out, renderDocument(c.Document, theme, w))
-	return err
-}
-
-// renderDocument is the whole document as the classic view paints it, for
-// output nobody interacts with (folio log show, the chat's /export).
-func renderDocument(d transcript.Document, theme tui.Theme, width int) string {
-	classic := tui.NewClassic(tui.NewPainter(theme, tui.ForClassic(), tui.Unattended(), tui.WithLocation(time.Local)))
-	classic.Mount()
-	frame := classic.Sync(d, 1, width, 1<<30)
-	var b strings.Builder
-	for _, l := range append(frame.Print, frame.Live...) {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-func showJSON(c *history.Conversation, w io.Writer) error {
-	out := struct {
-		ConversationID string             `json:"conversationId"`
-		Version        int                `json:"version"`
-		Entries        []transcript.Entry `json:"entries"`
-		Messages       []message.Message  `json:"messages"`
-		Rejected       []history.Problem  `json:"rejected"`
-	}{c.Header.ConversationID, c.Header.Version, c.Document.Entries(), c.Messages, c.Problems}
-	if out.Messages == nil {
-		out.Messages = []message.Message{}
-	}
-	if out.Rejected == nil {
-		out.Rejected = []history.Problem{}
-	}
-	if err := json.MarshalWrite(w, out, json.Deterministic(true), jsontext.Multiline(false)); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
 }
 
 func logValidate(cmd *cobra.Command, path string, stdio IO) error {

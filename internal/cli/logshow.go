@@ -1,0 +1,275 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/spf13/cobra"
+
+	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/message"
+	"github.com/foliodev/folio/transcript"
+	"github.com/foliodev/folio/tui"
+)
+
+func init() { register("log", newLogShowCmd) }
+
+// showOptions are folio log show's flags.
+type showOptions struct {
+	asJSON bool
+	width  int
+	store  string
+	tail   int    // the last tail entries; 0 all
+	from   string // from this entry on; "" from the first
+}
+
+func newLogShowCmd(stdio IO) *cobra.Command {
+	var o showOptions
+	cmd := &cobra.Command{
+		Use:   "show FILE|ID",
+		Short: "Print the conversation as the classic view would",
+		Long: "Print a conversation log as the classic terminal view draws it, or with --json as one object holding its entries, model messages and rejected lines. " +
+			"A log with a page index (every log in a data folder has one) is printed as it is read, in parts, so even a very long conversation starts printing at once and in little memory; --tail and --from read only what they print. " +
+			"With --store (or FOLIO_DATABASE_URL), an argument that is not a file names a conversation in that PostgreSQL store.",
+		Example: `folio log show conversations/20260304-050607-a1b2c3.jsonl
+folio log show --tail 20 conversations/20260304-050607-a1b2c3.jsonl
+folio log show --json --width 80 big.jsonl`,
+		Args: oneArg("FILE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return logShow(cmd, args[0], o, stdio)
+		},
+	}
+	fs := cmd.Flags()
+	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object")
+	storeFlag(fs, &o.store)
+	fs.IntVar(&o.width, "width", 0, "wrap width (default: $COLUMNS, else 100)")
+	fs.IntVar(&o.tail, "tail", 0, "print only the last N entries (as folio log ls counts them)")
+	fs.StringVar(&o.from, "from", "", "print from the entry with this ID on")
+	return cmd
+}
+
+// logFile is the log file show reads for its argument. (It is the one place
+// that turns the argument into a file, so an argument that names a
+// conversation by ID can be resolved here.)
+func logFile(arg string) string { return arg }
+
+func logShow(cmd *cobra.Command, arg string, o showOptions, stdio IO) error {
+	if err := checkWidth(cmd, o.width); err != nil {
+		return err
+	}
+	if o.tail < 0 {
+		return usage(cmd, "--tail must be a number of entries, got %d", o.tail)
+	}
+	if o.width <= 0 {
+		o.width = envWidth()
+	}
+	theme := tui.PlainTheme
+	if isTerminal(stdio.Out) {
+		theme = tui.DetectTheme(os.Environ(), true)
+	}
+	path := logFile(arg)
+	if !o.asJSON {
+		if done, err := streamShow(path, o, theme, stdio); done {
+			if err != nil {
+				return failure(cmd, err)
+			}
+			return nil
+		}
+	}
+	c, _, path, err := readConversation(cmd, path, o.store)
+	if err != nil {
+		return err
+	}
+	from, err := showFrom(c.Document.Len(), o, func(id string) int {
+		if i, ok := c.Document.Index(id); ok {
+			return i
+		}
+		return -1
+	})
+	if err != nil {
+		return failure(cmd, err)
+	}
+	if o.asJSON {
+		if from > 0 {
+			doc, err := transcript.NewDocument(c.Document.ID(), c.Document.Entries()[from:])
+			if err != nil {
+				return failure(cmd, err)
+			}
+			c.Document = doc
+		}
+		return showJSON(c, stdio.Out)
+	}
+	if len(c.Problems) > 0 {
+		io.WriteString(stdio.Err, problemsLine(path, len(c.Problems)))
+	}
+	if from == 0 {
+		_, err = io.WriteString(stdio.Out, renderDocument(c.Document, theme, o.width))
+		return err
+	}
+	return writeLines(stdio.Out, classicPrinter(theme).PrintFrom(c.Document, from, o.width))
+}
+
+// showFrom is the first entry show prints of a document of n entries: the
+// one --from names, or the first of the last --tail.
+func showFrom(n int, o showOptions, find func(id string) int) (int, error) {
+	from := 0
+	if o.from != "" {
+		if from = find(o.from); from < 0 {
+			return 0, fmt.Errorf("no entry %q in the conversation", o.from)
+		}
+	}
+	if o.tail > 0 {
+		from = max(from, n-o.tail)
+	}
+	return from, nil
+}
+
+// problemsLine is the note show writes to standard error for a log with
+// problems.
+func problemsLine(path string, n int) string {
+	return fmt.Sprintf("folio: %s: %d problem(s); run folio log validate %s\n", path, n, path)
+}
+
+// showPart is how many entries show decodes and paints at a time: a
+// multiple of tui.PartAlign, so each part paints as the whole would.
+const showPart = 16 * tui.PartAlign
+
+// streamShow prints the log at path in parts through its page index: the
+// refs of a part, its entries' bytes, its lines, then the next part, so
+// memory holds a part, never the conversation. It reports done false
+// (having written nothing) when the log has no usable index (not in a data
+// folder and never indexed, a version 2 log, a log of messages only, a
+// store's conversation): the caller then reads it whole.
+func streamShow(path string, o showOptions, theme tui.Theme, stdio IO) (done bool, err error) {
+	if filepath.Base(filepath.Dir(path)) != "conversations" {
+		if _, err := os.Stat(history.IndexPath(path)); err != nil {
+			return false, nil
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false, nil
+	}
+	defer f.Close()
+	ix, err := history.OpenIndex(path, f, 0)
+	if err != nil {
+		return false, nil
+	}
+	defer ix.Close()
+	d, err := ix.Document(ix.Head())
+	if err != nil {
+		return false, nil
+	}
+	n := d.Len()
+	from, err := showFrom(n, o, func(id string) int {
+		i, err := d.Find(id)
+		if err != nil {
+			return -1
+		}
+		return i
+	})
+	if err != nil {
+		return true, err
+	}
+	p := classicPrinter(theme)
+	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	first := true
+	for lo := from; lo < n || first; {
+		hi := min(n, lo-lo%showPart+showPart)
+		// A part paints after the 64 entries before its aligned start, so
+		// its runs and separators are the whole document's.
+		ctx := max(0, lo-lo%tui.PartAlign-tui.PartAlign)
+		doc, err := partDoc(d, f, id, ctx, hi)
+		if err != nil {
+			if first {
+				return false, nil // read it whole instead
+			}
+			return true, err
+		}
+		if first {
+			if k := ix.Problems(); k > 0 {
+				io.WriteString(stdio.Err, problemsLine(path, k))
+			}
+			first = false
+		}
+		if err := writeLines(stdio.Out, p.PrintFrom(doc, lo-ctx, o.width)); err != nil {
+			return true, err
+		}
+		lo = hi
+	}
+	return true, nil
+}
+
+// partDoc is entries lo..hi of d as a document, the open ones (the
+// provisional tail) open.
+func partDoc(d *history.IndexDoc, f *os.File, id string, lo, hi int) (transcript.Document, error) {
+	es, err := d.Entries(f, lo, hi)
+	if err != nil {
+		return transcript.Document{}, err
+	}
+	settled := min(max(d.Settled()-lo, 0), len(es))
+	doc := transcript.NewCheckedDocument(id, es[:settled])
+	for _, e := range es[settled:] {
+		if doc, err = doc.Open(e); err != nil {
+			return transcript.Document{}, err
+		}
+	}
+	return doc, nil
+}
+
+func writeLines(w io.Writer, lines []string) error {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// classicPrinter is the classic projection that prints for output nobody
+// interacts with.
+func classicPrinter(theme tui.Theme) *tui.Classic {
+	return tui.NewClassic(tui.NewPainter(theme, tui.ForClassic(), tui.Unattended(), tui.WithLocation(time.Local)))
+}
+
+// renderDocument is the whole document as the classic view paints it, for
+// output nobody interacts with (folio log show, the chat's /export).
+func renderDocument(d transcript.Document, theme tui.Theme, width int) string {
+	classic := classicPrinter(theme)
+	classic.Mount()
+	frame := classic.Sync(d, 1, width, 1<<30)
+	var b strings.Builder
+	for _, l := range append(frame.Print, frame.Live...) {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func showJSON(c *history.Conversation, w io.Writer) error {
+	out := struct {
+		ConversationID string             `json:"conversationId"`
+		Version        int                `json:"version"`
+		Entries        []transcript.Entry `json:"entries"`
+		Messages       []message.Message  `json:"messages"`
+		Rejected       []history.Problem  `json:"rejected"`
+	}{c.Header.ConversationID, c.Header.Version, c.Document.Entries(), c.Messages, c.Problems}
+	if out.Messages == nil {
+		out.Messages = []message.Message{}
+	}
+	if out.Rejected == nil {
+		out.Rejected = []history.Problem{}
+	}
+	if err := json.MarshalWrite(w, out, json.Deterministic(true), jsontext.Multiline(false)); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}

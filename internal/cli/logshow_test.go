@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/internal/gen"
+	"github.com/foliodev/folio/tui"
+)
+
+// wholeShow is folio log show as it was before it streamed: the whole log
+// read, then printed (the oracle of the streaming one).
+func wholeShow(t *testing.T, path string, asJSON bool, width int) (string, string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := history.ReadStore(singleFile{path, data}, strings.TrimSuffix(filepath.Base(path), ".jsonl"))
+	if err != nil {
+		return "", "error: " + err.Error()
+	}
+	var out, errOut bytes.Buffer
+	if asJSON {
+		if err := showJSON(c, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), ""
+	}
+	if len(c.Problems) > 0 {
+		io.WriteString(&errOut, problemsLine(path, len(c.Problems)))
+	}
+	out.WriteString(renderDocument(c.Document, tui.PlainTheme, width))
+	return out.String(), errOut.String()
+}
+
+// showCorpus copies the fixture logs (Jazz's among them: rejected batches,
+// legacy version 2 logs, branches, open tails) and generated ones into a
+// data folder's conversations folder, where show reads them through their
+// page indexes, and returns their paths.
+func showCorpus(t *testing.T) []string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "conversations")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, pattern := range []string{"../../history/export/testdata/jazz/*.jsonl", "../../history/testdata/*.jsonl",
+		"../../engine/testdata/jazz/*/*.jsonl"} {
+		matches, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range matches {
+			data, err := os.ReadFile(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(dir, filepath.Base(filepath.Dir(m))+"-"+filepath.Base(m))
+			if err := os.WriteFile(p, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			paths = append(paths, p)
+		}
+	}
+	if len(paths) < 40 {
+		t.Fatalf("the corpus has only %d logs", len(paths))
+	}
+	for _, n := range []int{5, 700, 5000} {
+		p := filepath.Join(dir, "gen-"+fmtInt(n)+".jsonl")
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := gen.Write(f, gen.Options{Messages: n, Seed: uint64(n)}); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+func fmtInt(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
+
+// folio log show prints exactly what the whole read printed, text and
+// JSON, for every log of the corpus, twice (the second time through the
+// index the first one left).
+func TestLogShowStreamsTheWholeReadsOutput(t *testing.T) {
+	for _, path := range showCorpus(t) {
+		for _, asJSON := range []bool{false, true} {
+			wantOut, wantErr := wholeShow(t, path, asJSON, 100)
+			for round := range 2 {
+				args := []string{"log", "show", "--width", "100", path}
+				if asJSON {
+					args = append(args, "--json")
+				}
+				out, errOut, err := run(t, args...)
+				if strings.HasPrefix(wantErr, "error: ") {
+					if err == nil {
+						t.Errorf("%s: show succeeded where the whole read failed (%s)", path, wantErr)
+					}
+					continue
+				}
+				if err != nil {
+					t.Errorf("%s (json %v, round %d): %v", filepath.Base(path), asJSON, round, err)
+					continue
+				}
+				if out != wantOut {
+					t.Errorf("%s (json %v, round %d): the output differs from the whole read's:\n%s",
+						filepath.Base(path), asJSON, round, firstDiff(out, wantOut))
+				}
+				if errOut != wantErr {
+					t.Errorf("%s (json %v, round %d): stderr %q, want %q", filepath.Base(path), asJSON, round, errOut, wantErr)
+				}
+			}
+		}
+	}
+}
+
+// firstDiff shows where two outputs part.
+func firstDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; i < len(g) || i < len(w); i++ {
+		var a, b string
+		if i < len(g) {
+			a = g[i]
+		}
+		if i < len(w) {
+			b = w[i]
+		}
+		if a != b {
+			return "line " + fmtInt(i+1) + ":\n got  " + a + "\n want " + b
+		}
+	}
+	return "(same lines)"
+}
+
+// --tail N prints the last N entries and --from ID the entries from ID on,
+// as the whole document paints them there.
+func TestLogShowTailAndFrom(t *testing.T) {
+	paths := showCorpus(t)
+	path := paths[len(paths)-1] // the longest generated log
+	c, err := history.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := c.Document.Len()
+	for _, k := range []int{1, 100, 1000} {
+		want := strings.Join(classicPrinter(tui.PlainTheme).PrintFrom(c.Document, n-k, 100), "\n") + "\n"
+		out, _, err := run(t, "log", "show", "--width", "100", "--tail", fmtInt(k), path)
+		if err != nil || out != want {
+			t.Fatalf("--tail %d: %v\n%s", k, err, firstDiff(out, want))
+		}
+		out, _, err = run(t, "log", "show", "--width", "100", "--from", c.Document.At(n-k).ID, path)
+		if err != nil || out != want {
+			t.Fatalf("--from the same entry: %v\n%s", err, firstDiff(out, want))
+		}
+	}
+	if _, _, err := run(t, "log", "show", "--from", "no-such-entry", path); exitCode(err) != 1 {
+		t.Errorf("--from an unknown entry: %v, want exit 1", err)
+	}
+}

@@ -1,0 +1,72 @@
+#!/bin/sh
+# term-bench.sh measures the terminal at two sizes of conversation: launch
+# to the first full screen (the ready footer) and peak RSS of
+# `folio --resume ID` in the fullscreen and the classic view, and how long a
+# page key takes to change the fullscreen view, in tmux at 120×40.
+#
+#   scripts/term-bench.sh [SIZES]     (default: 3000 300000)
+#
+# It builds folio, writes generated logs (folio gen --seed 2) into a
+# throwaway data folder and prints one line per measurement. Times are
+# polled every 10 ms, so they are good to about that. Run it alone on the
+# machine: the figures are the ratios between sizes, from one run.
+set -eu
+sizes=${*:-3000 300000}
+work=$(mktemp -d)
+trap 'tmux -S "$work/tmux.sock" kill-server 2>/dev/null || true; rm -rf "$work"' EXIT
+go build -o "$work/folio" ./cmd/folio
+home="$work/home"
+mkdir -p "$home/conversations"
+now_ms() { date +%s%3N; }
+pane() { tmux -S "$work/tmux.sock" capture-pane -p -t bench; }
+
+# run_one VIEW_ARGS ID: launch, wait for the ready footer, report.
+run_one() {
+	args=$1 id=$2
+	rm -f "$work/rss"
+	start=$(now_ms)
+	tmux -S "$work/tmux.sock" -f /dev/null new-session -d -s bench -x 120 -y 40 \
+		-e FOLIO_HOME="$home" -e FOLIO_PROVIDER= -e TERM=xterm-256color \
+		"/usr/bin/time -f %M -o $work/rss $work/folio $args --resume $id"
+	until pane | grep -q "ready"; do sleep 0.01; done
+	ready=$(( $(now_ms) - start ))
+	lat=""
+	case "$args" in *--classic*) ;; *)
+		lat=$(page_latency) ;;
+	esac
+	tmux -S "$work/tmux.sock" send-keys -t bench C-c C-c
+	while [ ! -s "$work/rss" ]; do sleep 0.05; done
+	tmux -S "$work/tmux.sock" kill-server 2>/dev/null || true
+	echo "$args ready_ms=$ready peak_rss_kb=$(cat "$work/rss") $lat"
+}
+
+# page_latency presses PageUp 50 times, each after the view settled, and
+# prints the slowest and the median time to a changed pane.
+page_latency() {
+	ts=""
+	for _ in $(seq 50); do
+		before=$(pane)
+		t0=$(now_ms)
+		tmux -S "$work/tmux.sock" send-keys -t bench PageUp
+		while [ "$(pane)" = "$before" ]; do
+			[ $(( $(now_ms) - t0 )) -gt 2000 ] && break
+			sleep 0.005
+		done
+		ts="$ts $(( $(now_ms) - t0 ))"
+	done
+	echo "$ts" | tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {printf "page_ms_median=%d page_ms_max=%d", a[int((NR+1)/2)], a[NR]}'
+}
+
+for n in $sizes; do
+	id="20260101-000000-$(printf '%06d' "$n" | tail -c 6)"
+	"$work/folio" gen --messages "$n" --seed 2 --out "$home/conversations/$id.jsonl" >/dev/null
+	echo "== $n messages"
+	run_one "" "$id"
+	run_one "--classic" "$id"
+	start=$(now_ms)
+	/usr/bin/time -f %M -o "$work/rss" "$work/folio" log show "$home/conversations/$id.jsonl" >/dev/null
+	echo "log-show ms=$(( $(now_ms) - start )) peak_rss_kb=$(cat "$work/rss") bytes=$(stat -c %s "$home/conversations/$id.jsonl")"
+	start=$(now_ms)
+	"$work/folio" log show --tail 100 "$home/conversations/$id.jsonl" >/dev/null
+	echo "log-show-tail100 ms=$(( $(now_ms) - start ))"
+done
