@@ -54,59 +54,75 @@ folio log validate big.jsonl`,
 
 func newLogShowCmd(stdio IO) *cobra.Command {
 	var (
-		asJSON bool
-		width  int
-		store  string
+		asJSON      bool
+		width       int
+		store, data string
 	)
 	cmd := &cobra.Command{
 		Use:   "show FILE|ID",
 		Short: "Print the conversation as the classic view would",
 		Long: "Print a conversation log as the classic terminal view draws it, or with --json as one object holding its entries, model messages and rejected lines. " +
-			"With --store (or FOLIO_DATABASE_URL), an argument that is not a file names a conversation in that PostgreSQL store.",
-		Example: `folio log show conversations/20260304-050607-a1b2c3.jsonl
+			"An argument that is not a file is a conversation ID, as folio log ls prints it, looked up in the data folder (--data), " +
+			"or with --store (or FOLIO_DATABASE_URL) in that PostgreSQL store.",
+		Example: `folio log show 20260304-050607-a1b2c3
+folio log show conversations/20260304-050607-a1b2c3.jsonl
 folio log show --json --width 80 big.jsonl`,
-		Args: oneArg("FILE"),
+		Args: oneArg("FILE or ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return logShow(cmd, args[0], store, asJSON, width, stdio)
+			return logShow(cmd, args[0], store, data, asJSON, width, stdio)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	storeFlag(cmd.Flags(), &store)
+	dataFlag(cmd.Flags(), &data)
 	cmd.Flags().IntVar(&width, "width", 0, "wrap width (default: $COLUMNS, else 100)")
 	return cmd
 }
 
-func newLogValidateCmd(stdio IO) *cobra.Command {
-	return &cobra.Command{
-		Use:     "validate FILE",
-		Short:   "Check every record; exit 1 and list problems if any",
-		Long:    "Read a conversation log and check every record. A valid log prints one summary line; otherwise each problem is listed with its line and JSON pointer, and the exit status is 1.",
-		Example: "folio log validate conversations/20260304-050607-a1b2c3.jsonl",
-		Args:    oneArg("FILE"),
-		RunE:    func(cmd *cobra.Command, args []string) error { return logValidate(cmd, args[0], stdio) },
+// idHelp ends the long help of every command that takes FILE|ID.
+const idHelp = " An argument that is not a file is a conversation ID, as folio log ls prints it, looked up in the data folder (--data)."
+
+// fileOrIDCmd builds a log command taking one FILE|ID and --data; run gets
+// the log file the argument names (see resolveLogArg).
+func fileOrIDCmd(use, short, long, example string, run func(cmd *cobra.Command, path string) error) *cobra.Command {
+	var data string
+	cmd := &cobra.Command{
+		Use:     use + " FILE|ID",
+		Short:   short,
+		Long:    long + idHelp,
+		Example: example,
+		Args:    oneArg("FILE or ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path, err := resolveLogArg(cmd, args[0], data)
+			if err != nil {
+				return err
+			}
+			return run(cmd, path)
+		},
 	}
+	dataFlag(cmd.Flags(), &data)
+	return cmd
+}
+
+func newLogValidateCmd(stdio IO) *cobra.Command {
+	return fileOrIDCmd("validate", "Check every record; exit 1 and list problems if any",
+		"Read a conversation log and check every record. A valid log prints one summary line; otherwise each problem is listed with its line and JSON pointer, and the exit status is 1.",
+		"folio log validate 20260304-050607-a1b2c3\nfolio log validate conversations/20260304-050607-a1b2c3.jsonl",
+		func(cmd *cobra.Command, path string) error { return logValidate(cmd, path, stdio) })
 }
 
 func newLogUpgradeCmd(stdio IO) *cobra.Command {
-	return &cobra.Command{
-		Use:     "upgrade FILE",
-		Short:   "Rewrite a version 2 log as version 3, atomically",
-		Long:    "Rewrite a version 2 conversation log in version 3 form. The new file replaces the old one atomically; a log that is already version 3 is left alone.",
-		Example: "folio log upgrade old.jsonl",
-		Args:    oneArg("FILE"),
-		RunE:    func(cmd *cobra.Command, args []string) error { return logUpgrade(cmd, args[0], stdio) },
-	}
+	return fileOrIDCmd("upgrade", "Rewrite a version 2 log as version 3, atomically",
+		"Rewrite a version 2 conversation log in version 3 form. The new file replaces the old one atomically; a log that is already version 3 is left alone.",
+		"folio log upgrade old.jsonl\nfolio log upgrade 20260304-050607-a1b2c3",
+		func(cmd *cobra.Command, path string) error { return logUpgrade(cmd, path, stdio) })
 }
 
 func newLogCompactCmd(stdio IO) *cobra.Command {
-	return &cobra.Command{
-		Use:     "compact FILE",
-		Short:   "Drop superseded UI snapshots, atomically",
-		Long:    "Rewrite a conversation log without the UI records later ones replaced, upgrading it to version 3 on the way. The new file replaces the old one atomically.",
-		Example: "folio log compact conversations/20260304-050607-a1b2c3.jsonl",
-		Args:    oneArg("FILE"),
-		RunE:    func(cmd *cobra.Command, args []string) error { return logCompact(cmd, args[0], stdio) },
-	}
+	return fileOrIDCmd("compact", "Drop superseded UI snapshots, atomically",
+		"Rewrite a conversation log without the UI records later ones replaced, upgrading it to version 3 on the way. The new file replaces the old one atomically.",
+		"folio log compact 20260304-050607-a1b2c3\nfolio log compact conversations/20260304-050607-a1b2c3.jsonl",
+		func(cmd *cobra.Command, path string) error { return logCompact(cmd, path, stdio) })
 }
 
 func newLogListCmd(stdio IO) *cobra.Command {
@@ -138,11 +154,11 @@ func newLogListCmd(stdio IO) *cobra.Command {
 	return cmd
 }
 
-func logShow(cmd *cobra.Command, arg, store string, asJSON bool, width int, stdio IO) error {
+func logShow(cmd *cobra.Command, arg, store, data string, asJSON bool, width int, stdio IO) error {
 	if err := checkWidth(cmd, width); err != nil {
 		return err
 	}
-	c, _, path, err := readConversation(cmd, arg, store)
+	c, _, path, err := readConversation(cmd, arg, store, data)
 	if err != nil {
 		return err
 	}
