@@ -126,6 +126,10 @@ func chatCmd(stdio IO, asRoot bool, run func(*cobra.Command, *chatFlags, IO) err
 }
 
 func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
+	work, err := workDir(cmd, f.dir)
+	if err != nil {
+		return err
+	}
 	if !isTTY(stdio.In) || !isTTY(stdio.Out) {
 		return usageErr(prefix(cmd)+"needs a terminal on standard input and output", `folio run "your prompt"`)
 	}
@@ -138,12 +142,6 @@ func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
 	cfg, prov, err := provider.Load(popts)
 	if err != nil {
 		return providerErr(cmd, f.prov, err)
-	}
-	work := f.dir
-	if work == "" {
-		if work, err = os.Getwd(); err != nil {
-			return failure(cmd, err)
-		}
 	}
 
 	extra, mgr, err := loadMCP(ctx, dataDir, work, stdio.Err)

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -329,6 +330,30 @@ func providerErr(cmd *cobra.Command, f providerFlags, err error) error {
 		return usage(cmd, "--provider: %v", err)
 	}
 	return failure(cmd, err)
+}
+
+// workDir is the workspace folder the tools work in: --dir, which must be
+// a folder that exists (a usage error naming it otherwise, before the tools
+// fail in ways that point elsewhere, such as a shell that "cannot be
+// found"), else the current folder.
+func workDir(cmd *cobra.Command, dir string) (string, error) {
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", failure(cmd, err)
+		}
+		return wd, nil
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", usage(cmd, "--dir %s: no such folder", dir)
+	case err != nil:
+		return "", usage(cmd, "--dir %s: %v", dir, err)
+	case !fi.IsDir():
+		return "", usage(cmd, "--dir %s is not a folder", dir)
+	}
+	return dir, nil
 }
 
 // checkWidth refuses a negative --width (0 means the default).

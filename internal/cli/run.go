@@ -117,6 +117,10 @@ func runRun(cmd *cobra.Command, f *runFlags, prompt string, stdio IO) error {
 	if err := checkWidth(cmd, f.width); err != nil {
 		return err
 	}
+	work, err := workDir(cmd, f.dir)
+	if err != nil {
+		return err
+	}
 	dataDir, _ := history.DataDir(f.data) // no data folder: no config file, no artifacts
 	cfg, prov, err := provider.Load(provider.Options{DataDir: dataDir, Provider: f.prov.provider, Model: f.prov.model, BaseURL: f.prov.baseURL})
 	if err != nil {
@@ -124,12 +128,6 @@ func runRun(cmd *cobra.Command, f *runFlags, prompt string, stdio IO) error {
 	}
 	if cfg.Type == provider.TypeDemo && !f.asJSON {
 		fmt.Fprintln(stdio.Err, "folio: using the offline demo model; set FOLIO_PROVIDER and a key (or --base-url) to use a real one, see folio models")
-	}
-	work := f.dir
-	if work == "" {
-		if work, err = os.Getwd(); err != nil {
-			return failure(cmd, err)
-		}
 	}
 
 	store := transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))

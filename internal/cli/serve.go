@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -65,6 +64,10 @@ const replicaIdleAfter = 2 * time.Second
 
 func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 	ctx := cmd.Context()
+	var (
+		dir string
+		err error
+	)
 	switch {
 	case f.noToken && f.token != "":
 		return usageErr("serve: --token and --no-token contradict each other", "folio serve --token SECRET, or folio serve --no-token")
@@ -86,7 +89,10 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 		}
 		return usageErr("serve: --addr: "+err.Error(), "folio serve --addr 127.0.0.1:7878")
 	}
-	dir, err := history.DataDir(f.data)
+	if f.work, err = workDir(cmd, f.work); err != nil {
+		return err
+	}
+	dir, err = history.DataDir(f.data)
 	if err != nil {
 		return failure(cmd, err)
 	}
@@ -99,11 +105,6 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 	models, err := server.ConfiguredModels(popts)
 	if err != nil {
 		return failure(cmd, err)
-	}
-	if f.work == "" {
-		if f.work, err = os.Getwd(); err != nil {
-			return failure(cmd, err)
-		}
 	}
 	var allowed []string
 	if f.allow != "" {
