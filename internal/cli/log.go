@@ -35,7 +35,7 @@ func init() {
 func newLogCmd(IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "log",
-		Short: "Inspect, validate, upgrade, compact and export conversation logs",
+		Short: "Inspect, validate, repair, upgrade, compact and export conversation logs",
 		Long:  "Work with conversation logs: the JSON Lines files in the data folder's conversations/ that hold each conversation.",
 		Example: `folio log ls
 folio log show ~/.local/share/folio/conversations/20260304-050607-a1b2c3.jsonl
@@ -47,7 +47,7 @@ folio log validate big.jsonl`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usage(cmd, "missing command (show, validate, upgrade, compact, ls, export)")
+			return usage(cmd, "missing command (show, validate, repair, upgrade, compact, ls, export)")
 		},
 	}
 }
@@ -234,7 +234,11 @@ func logValidate(cmd *cobra.Command, path string, stdio IO) error {
 		fmt.Fprintf(&b, "%s:%s: %s\n", path, p.Where(), p.Msg)
 	}
 	io.WriteString(stdio.Out, b.String())
-	return ExitError{Code: 1, Msg: fmt.Sprintf("log validate: %s has %d problem(s)", path, len(c.Problems))}
+	msg := fmt.Sprintf("log validate: %s has %d problem(s)", path, len(c.Problems))
+	if repairable(c.Problems) {
+		msg += fmt.Sprintf("\nfolio log repair %s keeps every valid record and moves the other lines to %s", path, history.RemovedPath(path))
+	}
+	return ExitError{Code: 1, Msg: msg}
 }
 
 func logUpgrade(cmd *cobra.Command, path string, stdio IO) error {
