@@ -42,7 +42,7 @@ folio log show ~/.local/share/folio/conversations/20260304-050607-a1b2c3.jsonl
 folio log validate big.jsonl`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usage(cmd, "unknown command %q", args[0])
+				return unknownCommand(cmd, args[0])
 			}
 			return nil
 		},
@@ -220,9 +220,9 @@ func logValidate(cmd *cobra.Command, path string, stdio IO) error {
 	if err != nil {
 		return failure(cmd, err)
 	}
-	if len(c.Header.Missing) > 0 {
+	if missing := jazzMissing(path, c.Header.Missing); len(missing) > 0 {
 		fmt.Fprintf(stdio.Err, "%s:1: note: the header has no %s; Jazz will not open this log (folio log export --format jazz writes one it will)\n",
-			path, strings.Join(c.Header.Missing, " or "))
+			path, strings.Join(missing, " or "))
 	}
 	if len(c.Problems) == 0 {
 		_, err := fmt.Fprintf(stdio.Out, "%s: valid, version %d, %d entries, %d messages\n",
@@ -239,6 +239,25 @@ func logValidate(cmd *cobra.Command, path string, stdio IO) error {
 		msg += fmt.Sprintf("\nfolio log repair %s keeps every valid record and moves the other lines to %s", path, history.RemovedPath(path))
 	}
 	return ExitError{Code: 1, Msg: msg}
+}
+
+// jazzMissing is what validate notes a log's header lacks for Jazz. folio
+// writes no agentId (it has no agents), so a missing one is worth a note
+// only for a log in Jazz's layout, conversations/<agentId>/<id>.jsonl,
+// where Jazz is expected to open it.
+func jazzMissing(path string, missing []string) []string {
+	dir := filepath.Dir(path)
+	inJazz := filepath.Base(dir) != "conversations" && filepath.Base(filepath.Dir(dir)) == "conversations"
+	if inJazz {
+		return missing
+	}
+	var out []string
+	for _, m := range missing {
+		if m != "agentId" {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func logUpgrade(cmd *cobra.Command, path string, stdio IO) error {
@@ -309,6 +328,15 @@ func logList(cmd *cobra.Command, data, store string, stdio IO) error {
 		dir, err := history.DataDir(data)
 		if err != nil {
 			return failure(cmd, err)
+		}
+		// A folder named on the command line must be there: a typo
+		// would otherwise read as "no conversations". The default one
+		// may not exist yet.
+		if fi, err := os.Stat(dir); data != "" && (err != nil || !fi.IsDir()) {
+			if err == nil {
+				return usage(cmd, "data folder %s is not a folder", data)
+			}
+			return usage(cmd, "data folder %s: no such folder", data)
 		}
 		if list, err = history.List(dir); err != nil {
 			return failure(cmd, err)

@@ -52,7 +52,7 @@ folio serve --store postgres://folio@db/folio --data /var/lib/folio-replica-1`,
 	fs.BoolVar(&f.noToken, "no-token", false, "serve without a token (loopback addresses only)")
 	fs.StringArrayVar(&f.hosts, "allowed-host", nil, "another name the Host header may carry, NAME or NAME:PORT (repeatable)")
 	f.prov.add(fs)
-	fs.StringVar(&f.allow, "allow", "", "comma-separated tools that run without approval (shell,write_file,edit_file; github__* for one MCP server's tools; * for all)")
+	fs.StringVar(&f.allow, "allow", "", allowUsage("comma-separated tools that run without approval"))
 	fs.StringVar(&f.work, "dir", "", "workspace folder the tools work in (default: the folder folio serve starts in)")
 	storeFlag(fs, &f.store)
 	return cmd
@@ -101,6 +101,7 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 	if err != nil {
 		return providerErr(cmd, f.prov, err)
 	}
+	demoModelNote(stdio.Err, cfg)
 	// The models a browser may switch to; the first is cfg itself.
 	models, err := server.ConfiguredModels(popts)
 	if err != nil {
