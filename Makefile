@@ -32,8 +32,16 @@ test-pg:
 	$(GO) test $(GOFLAGS_TEST) ./store/... ./history/... && \
 	$(GO) test $(GOFLAGS_TEST) -run 'Replica|LogImport|StoreUnreachable' ./server ./internal/cli
 
+# A release binary: stripped of the symbol table and DWARF (-s -w), with
+# its version stamped in (folio --version prints it). VERSION
+# defaults to git describe; BIN is where it goes. go run ./cmd/folio builds
+# without any of this and reports the development version.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
+BIN ?= bin/folio
+LDFLAGS := -s -w -X github.com/foliodev/folio/internal/cli.Version=$(VERSION)
+
 build:
-	$(GO) build -o bin/folio ./cmd/folio
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/folio
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -392,10 +392,7 @@ func (r *reader) entriesOf(line []byte) ([]transcript.Entry, error) {
 
 func (r *reader) finish() error {
 	c := r.conv
-	c.UpdatedAt = r.lastAt
-	if !r.metaTime.IsZero() {
-		c.UpdatedAt = r.metaTime
-	}
+	c.UpdatedAt = updatedAt(r.lastAt, r.metaTime)
 	return r.finishBranches()
 }
 

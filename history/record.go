@@ -145,7 +145,8 @@ type Conversation struct {
 	Header Header
 	// Title is the newest title: the header's, replaced by later meta records.
 	Title string
-	// UpdatedAt is the newest meta updatedAt, or the newest record's "at".
+	// UpdatedAt is when the conversation last changed: the newest record's
+	// "at", or the newest meta updatedAt when that is later.
 	UpdatedAt time.Time
 	// Document is the current presentation: the last accepted ui-transcript
 	// and the ui-append batches accepted after it, or, when the log has no

@@ -27,8 +27,9 @@ import (
 // it costs only time.
 
 // summaryFormat versions the summary file itself; a summary of another
-// format is ignored.
-const summaryFormat = 3
+// format is ignored. Format 3 dated a conversation by its newest meta
+// updatedAt even when records came after it.
+const summaryFormat = 4
 
 // summarySuffix is appended to a log's path to name its summary.
 const summarySuffix = ".summary"
@@ -73,11 +74,17 @@ type listState struct {
 	lastAt, metaTime time.Time
 }
 
-func (s listState) updatedAt() time.Time {
-	if !s.metaTime.IsZero() {
-		return s.metaTime
+func (s listState) updatedAt() time.Time { return updatedAt(s.lastAt, s.metaTime) }
+
+// updatedAt is when a conversation last changed: its newest record's at, or
+// the newest meta updatedAt when that is later (Jazz may date a change so).
+// A title set at the first prompt must not pin "updated" there while the
+// conversation goes on.
+func updatedAt(lastAt, metaTime time.Time) time.Time {
+	if metaTime.After(lastAt) {
+		return metaTime
 	}
-	return s.lastAt
+	return lastAt
 }
 
 // instant is t as a reader gets it back from a record's "at": the written

@@ -127,10 +127,7 @@ func readTail(path string, window int, widen *TailStart) (*reader, error) {
 	}
 
 	c.Title = st.title
-	c.UpdatedAt = st.lastAt
-	if !st.metaTime.IsZero() {
-		c.UpdatedAt = st.metaTime
-	}
+	c.UpdatedAt = updatedAt(st.lastAt, st.metaTime)
 	c.Problems = slices.Clone(st.problemList)
 	if torn != nil {
 		c.Problems = append(c.Problems, *torn)

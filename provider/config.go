@@ -210,7 +210,7 @@ func Resolve(o Options) (Config, error) {
 	case TypeAnthropic:
 		defURL, defModel = DefaultAnthropicBaseURL, DefaultAnthropicModel
 	case TypeDemo:
-		defModel = demoModel
+		defModel = DemoModel
 	}
 	c.BaseURL = strings.TrimRight(pick("baseURL", o.BaseURL, "FOLIO_BASE_URL", sec.BaseURL, defURL), "/")
 	if c.Type == TypeOpenAI && c.BaseURL == DefaultOpenAIBaseURL {

@@ -32,11 +32,11 @@ var contextWindows = []struct {
 	{"gemma3", 131_072},
 	{"deepseek-r1", 131_072},
 	{"deepseek-chat", 65_536},
-	{demoModel, 32_768},
+	{DemoModel, 32_768},
 }
 
-// demoModel is the demo provider's model name.
-const demoModel = "folio-demo"
+// DemoModel is the demo provider's model name.
+const DemoModel = "folio-demo"
 
 // ContextWindow returns the context window of model in tokens, or 0 when it
 // is not known. An OpenRouter-style vendor prefix ("openai/gpt-4o") and an

@@ -8,6 +8,5 @@ var (
 )
 
 const (
-	DemoModel       = demoModel
 	DefaultDemoRate = defaultDemoRate
 )

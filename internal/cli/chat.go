@@ -122,7 +122,7 @@ func chatCmd(stdio IO, asRoot bool, run func(*cobra.Command, *chatFlags, IO) err
 				return nil
 			}
 			if len(args) > 0 && asRoot {
-				return usageErr(fmt.Sprintf("unknown command %q", args[0]), "folio --help")
+				return unknownCommand(cmd, args[0])
 			}
 			return noArgs(cmd, args)
 		},
@@ -150,11 +150,15 @@ func chatCmd(stdio IO, asRoot bool, run func(*cobra.Command, *chatFlags, IO) err
 	fs.StringVar(&f.dir, "dir", "", "workspace folder the tools work in (default: the current folder)")
 	fs.BoolVar(&f.yes, "yes", false, "allow every tool call without asking")
 	fs.BoolVar(&f.mouse, "mouse", os.Getenv("FOLIO_MOUSE") == "1", "fullscreen: capture the mouse so the wheel scrolls (selecting text then needs shift); default $FOLIO_MOUSE=1, else off")
-	fs.StringVar(&f.allow, "allow", "", "comma-separated tools to allow without asking (shell,write_file; an MCP server's tools as github__* or github__search)")
+	fs.StringVar(&f.allow, "allow", "", allowUsage("comma-separated tools to allow without asking"))
 	return cmd
 }
 
 func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
+	work, err := workDir(cmd, f.dir)
+	if err != nil {
+		return err
+	}
 	if !isTTY(stdio.In) || !isTTY(stdio.Out) {
 		return usageErr(prefix(cmd)+"needs a terminal on standard input and output", `folio run "your prompt"`)
 	}
@@ -168,12 +172,7 @@ func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
 	if err != nil {
 		return providerErr(cmd, f.prov, err)
 	}
-	work := f.dir
-	if work == "" {
-		if work, err = os.Getwd(); err != nil {
-			return failure(cmd, err)
-		}
-	}
+	demoModelNote(stdio.Err, cfg)
 
 	extra, mgr, err := loadMCP(ctx, dataDir, work, stdio.Err)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -137,6 +138,7 @@ func newRoot(stdio IO) *cobra.Command {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	walk(root, exampleFor)
+	walk(root, addCompletions)
 	return root
 }
 
@@ -158,7 +160,11 @@ func Run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer
 	// What cobra itself refuses is a usage mistake: an unknown command, or
 	// a wrong argument to a built-in command.
 	msg := err.Error()
-	if strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "invalid argument") ||
+	if name, ok := strings.CutPrefix(msg, `unknown command "`); ok {
+		name, _, _ = strings.Cut(name, `"`)
+		return unknownCommand(root, name)
+	}
+	if strings.HasPrefix(msg, "invalid argument") ||
 		strings.HasPrefix(msg, "accepts ") || strings.HasPrefix(msg, "requires ") {
 		return usageErr(msg, "folio --help")
 	}
@@ -166,9 +172,77 @@ func Run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer
 }
 
 // flagError turns pflag's complaint (which names the flag) into a usage
-// error whose try line is the command's first example.
+// error. An unknown flag gets the nearest one the command has, when one is
+// close, and the command's --help as the try line; any other flag mistake
+// gets the command's first example.
 func flagError(cmd *cobra.Command, err error) error {
-	return usageErr(prefix(cmd)+err.Error(), tryLine(cmd))
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
+		if near := nearestFlag(cmd, name); near != "" {
+			msg += " (did you mean --" + near + "?)"
+		}
+		return usageErr(prefix(cmd)+msg, cmd.CommandPath()+" --help")
+	}
+	if strings.HasPrefix(msg, "unknown shorthand flag") {
+		return usageErr(prefix(cmd)+msg, cmd.CommandPath()+" --help")
+	}
+	return usageErr(prefix(cmd)+msg, tryLine(cmd))
+}
+
+// nearestFlag is the flag of cmd whose name is closest to name, if it is
+// close enough to be a typo (as cobra judges commands: two edits, or a
+// prefix); "" otherwise.
+func nearestFlag(cmd *cobra.Command, name string) string {
+	best, bestD := "", 3
+	visit := func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		d := editDistance(name, f.Name)
+		if strings.HasPrefix(f.Name, name) && len(name) >= 2 {
+			d = min(d, 1)
+		}
+		if d < bestD {
+			best, bestD = f.Name, d
+		}
+	}
+	cmd.LocalFlags().VisitAll(visit)
+	cmd.InheritedFlags().VisitAll(visit)
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// unknownCommand is the usage error for an unknown subcommand of cmd,
+// with the nearest one cobra finds, if any.
+func unknownCommand(cmd *cobra.Command, name string) error {
+	msg := fmt.Sprintf("%sunknown command %q", prefix(cmd), name)
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's own default
+	}
+	if s := cmd.SuggestionsFor(name); len(s) > 0 {
+		msg += " (did you mean " + cmd.CommandPath() + " " + s[0] + "?)"
+	}
+	return usageErr(msg, cmd.CommandPath()+" --help")
 }
 
 // usage is a usage error for cmd with its first example as the try line.
@@ -329,6 +403,44 @@ func providerErr(cmd *cobra.Command, f providerFlags, err error) error {
 		return usage(cmd, "--provider: %v", err)
 	}
 	return failure(cmd, err)
+}
+
+// workDir is the workspace folder the tools work in: --dir, which must be
+// a folder that exists (a usage error naming it otherwise, before the tools
+// fail in ways that point elsewhere, such as a shell that "cannot be
+// found"), else the current folder.
+func workDir(cmd *cobra.Command, dir string) (string, error) {
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", failure(cmd, err)
+		}
+		return wd, nil
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", usage(cmd, "--dir %s: no such folder", dir)
+	case err != nil:
+		return "", usage(cmd, "--dir %s: %v", dir, err)
+	case !fi.IsDir():
+		return "", usage(cmd, "--dir %s is not a folder", dir)
+	}
+	return dir, nil
+}
+
+// demoModelNote tells on w that a model name given for the demo provider
+// is ignored: the demo answers alike whatever it is called, and a person
+// who asked for gpt-9 should not believe they got it.
+func demoModelNote(w io.Writer, cfg provider.Config) {
+	if cfg.Type != provider.TypeDemo || cfg.Model == "" || cfg.Model == provider.DemoModel || w == nil {
+		return
+	}
+	from := "--model"
+	if src := cfg.Sources["model"]; src != "" && src != "flag" {
+		from = src
+	}
+	fmt.Fprintf(w, "folio: the model %q (%s) is ignored: the offline demo model is in use; pick a provider with --provider or FOLIO_PROVIDER (see folio models)\n", cfg.Model, from)
 }
 
 // checkWidth refuses a negative --width (0 means the default).

@@ -27,54 +27,67 @@ func init() {
 func newLogCmd(IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "log",
-		Short: "Inspect, validate, upgrade, compact and export conversation logs",
+		Short: "Inspect, validate, repair, upgrade, compact and export conversation logs",
 		Long:  "Work with conversation logs: the JSON Lines files in the data folder's conversations/ that hold each conversation.",
 		Example: `folio log ls
 folio log show ~/.local/share/folio/conversations/20260304-050607-a1b2c3.jsonl
 folio log validate big.jsonl`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usage(cmd, "unknown command %q", args[0])
+				return unknownCommand(cmd, args[0])
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usage(cmd, "missing command (show, validate, upgrade, compact, ls, export)")
+			return usage(cmd, "missing command (show, validate, repair, upgrade, compact, ls, export)")
 		},
 	}
 }
 
-func newLogValidateCmd(stdio IO) *cobra.Command {
-	return &cobra.Command{
-		Use:     "validate FILE",
-		Short:   "Check every record; exit 1 and list problems if any",
-		Long:    "Read a conversation log and check every record. A valid log prints one summary line; otherwise each problem is listed with its line and JSON pointer, and the exit status is 1.",
-		Example: "folio log validate conversations/20260304-050607-a1b2c3.jsonl",
-		Args:    oneArg("FILE"),
-		RunE:    func(cmd *cobra.Command, args []string) error { return logValidate(cmd, args[0], stdio) },
+// idHelp ends the long help of every command that takes FILE|ID.
+const idHelp = " An argument that is not a file is a conversation ID, as folio log ls prints it, looked up in the data folder (--data)."
+
+// fileOrIDCmd builds a log command taking one FILE|ID and --data; run gets
+// the log file the argument names (see resolveLogArg).
+func fileOrIDCmd(use, short, long, example string, run func(cmd *cobra.Command, path string) error) *cobra.Command {
+	var data string
+	cmd := &cobra.Command{
+		Use:     use + " FILE|ID",
+		Short:   short,
+		Long:    long + idHelp,
+		Example: example,
+		Args:    oneArg("FILE or ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path, err := resolveLogArg(cmd, args[0], data)
+			if err != nil {
+				return err
+			}
+			return run(cmd, path)
+		},
 	}
+	dataFlag(cmd.Flags(), &data)
+	return cmd
+}
+
+func newLogValidateCmd(stdio IO) *cobra.Command {
+	return fileOrIDCmd("validate", "Check every record; exit 1 and list problems if any",
+		"Read a conversation log and check every record. A valid log prints one summary line; otherwise each problem is listed with its line and JSON pointer, and the exit status is 1.",
+		"folio log validate 20260304-050607-a1b2c3\nfolio log validate conversations/20260304-050607-a1b2c3.jsonl",
+		func(cmd *cobra.Command, path string) error { return logValidate(cmd, path, stdio) })
 }
 
 func newLogUpgradeCmd(stdio IO) *cobra.Command {
-	return &cobra.Command{
-		Use:     "upgrade FILE",
-		Short:   "Rewrite a version 2 log as version 3, atomically",
-		Long:    "Rewrite a version 2 conversation log in version 3 form. The new file replaces the old one atomically; a log that is already version 3 is left alone.",
-		Example: "folio log upgrade old.jsonl",
-		Args:    oneArg("FILE"),
-		RunE:    func(cmd *cobra.Command, args []string) error { return logUpgrade(cmd, args[0], stdio) },
-	}
+	return fileOrIDCmd("upgrade", "Rewrite a version 2 log as version 3, atomically",
+		"Rewrite a version 2 conversation log in version 3 form. The new file replaces the old one atomically; a log that is already version 3 is left alone.",
+		"folio log upgrade old.jsonl\nfolio log upgrade 20260304-050607-a1b2c3",
+		func(cmd *cobra.Command, path string) error { return logUpgrade(cmd, path, stdio) })
 }
 
 func newLogCompactCmd(stdio IO) *cobra.Command {
-	return &cobra.Command{
-		Use:     "compact FILE",
-		Short:   "Drop superseded UI snapshots, atomically",
-		Long:    "Rewrite a conversation log without the UI records later ones replaced, upgrading it to version 3 on the way. The new file replaces the old one atomically.",
-		Example: "folio log compact conversations/20260304-050607-a1b2c3.jsonl",
-		Args:    oneArg("FILE"),
-		RunE:    func(cmd *cobra.Command, args []string) error { return logCompact(cmd, args[0], stdio) },
-	}
+	return fileOrIDCmd("compact", "Drop superseded UI snapshots, atomically",
+		"Rewrite a conversation log without the UI records later ones replaced, upgrading it to version 3 on the way. The new file replaces the old one atomically.",
+		"folio log compact 20260304-050607-a1b2c3\nfolio log compact conversations/20260304-050607-a1b2c3.jsonl",
+		func(cmd *cobra.Command, path string) error { return logCompact(cmd, path, stdio) })
 }
 
 func newLogListCmd(stdio IO) *cobra.Command {
@@ -111,9 +124,9 @@ func logValidate(cmd *cobra.Command, path string, stdio IO) error {
 	if err != nil {
 		return failure(cmd, err)
 	}
-	if len(c.Header.Missing) > 0 {
+	if missing := jazzMissing(path, c.Header.Missing); len(missing) > 0 {
 		fmt.Fprintf(stdio.Err, "%s:1: note: the header has no %s; Jazz will not open this log (folio log export --format jazz writes one it will)\n",
-			path, strings.Join(c.Header.Missing, " or "))
+			path, strings.Join(missing, " or "))
 	}
 	if len(c.Problems) == 0 {
 		_, err := fmt.Fprintf(stdio.Out, "%s: valid, version %d, %d entries, %d messages\n",
@@ -125,7 +138,30 @@ func logValidate(cmd *cobra.Command, path string, stdio IO) error {
 		fmt.Fprintf(&b, "%s:%s: %s\n", path, p.Where(), p.Msg)
 	}
 	io.WriteString(stdio.Out, b.String())
-	return ExitError{Code: 1, Msg: fmt.Sprintf("log validate: %s has %d problem(s)", path, len(c.Problems))}
+	msg := fmt.Sprintf("log validate: %s has %d problem(s)", path, len(c.Problems))
+	if repairable(c.Problems) {
+		msg += fmt.Sprintf("\nfolio log repair %s keeps every valid record and moves the other lines to %s", path, history.RemovedPath(path))
+	}
+	return ExitError{Code: 1, Msg: msg}
+}
+
+// jazzMissing is what validate notes a log's header lacks for Jazz. folio
+// writes no agentId (it has no agents), so a missing one is worth a note
+// only for a log in Jazz's layout, conversations/<agentId>/<id>.jsonl,
+// where Jazz is expected to open it.
+func jazzMissing(path string, missing []string) []string {
+	dir := filepath.Dir(path)
+	inJazz := filepath.Base(dir) != "conversations" && filepath.Base(filepath.Dir(dir)) == "conversations"
+	if inJazz {
+		return missing
+	}
+	var out []string
+	for _, m := range missing {
+		if m != "agentId" {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func logUpgrade(cmd *cobra.Command, path string, stdio IO) error {
@@ -196,6 +232,15 @@ func logList(cmd *cobra.Command, data, store string, stdio IO) error {
 		dir, err := history.DataDir(data)
 		if err != nil {
 			return failure(cmd, err)
+		}
+		// A folder named on the command line must be there: a typo
+		// would otherwise read as "no conversations". The default one
+		// may not exist yet.
+		if fi, err := os.Stat(dir); data != "" && (err != nil || !fi.IsDir()) {
+			if err == nil {
+				return usage(cmd, "data folder %s is not a folder", data)
+			}
+			return usage(cmd, "data folder %s: no such folder", data)
 		}
 		if list, err = history.List(dir); err != nil {
 			return failure(cmd, err)

@@ -224,6 +224,9 @@ func TestLogList(t *testing.T) {
 	if !strings.Contains(out, "ID") || !strings.Contains(out, "c1") || !strings.Contains(out, "The box") || !strings.Contains(out, " 3 ") {
 		t.Fatalf("ls:\n%s", out)
 	}
+	if err := os.Mkdir(filepath.Join(dir, "empty"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	out, _, err = run(t, "log", "ls", "--data", filepath.Join(dir, "empty"))
 	if err != nil || !strings.Contains(out, "no conversations") {
 		t.Fatalf("empty ls: %q %v", out, err)

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,21 +12,26 @@ import (
 )
 
 func newLogExportCmd(stdio IO) *cobra.Command {
-	var format, store, to string
+	var format, store, to, data string
 	cmd := &cobra.Command{
 		Use:   "export --format jazz|markdown|log FILE|ID",
 		Short: "Write the conversation for Jazz, as Markdown, or as its stored log",
 		Long: "Write a conversation log to standard output as a version 3 log Jazz opens (--format jazz), as a Markdown transcript with its receipts (--format markdown), " +
 			"or as the log exactly as stored (--format log), which copies a conversation out of PostgreSQL into a file. " +
+			"An argument that is not a file is a conversation ID, as folio log ls prints it, looked up in the data folder (--data). " +
 			"What Jazz has no place for is mapped to the nearest kind Jazz knows, and standard error lists every mapping. " +
 			"With --store (or FOLIO_DATABASE_URL), an argument that is not a file names a conversation in that PostgreSQL store; " +
 			"--format log --to DIR then copies it into the data folder DIR instead, with its receipts, attachments and artifacts (again changes nothing).",
-		Example: `folio log export --format jazz conversations/20260304-050607-a1b2c3.jsonl > conv.jsonl
+		Example: `folio log export --format markdown 20260304-050607-a1b2c3
+folio log export --format jazz conversations/20260304-050607-a1b2c3.jsonl > conv.jsonl
 folio log export --format markdown conversations/20260304-050607-a1b2c3.jsonl
 folio log export --store "$FOLIO_DATABASE_URL" --format log 20260304-050607-a1b2c3 > 20260304-050607-a1b2c3.jsonl
 folio log export --store "$FOLIO_DATABASE_URL" --format log --to ~/.local/share/folio 20260304-050607-a1b2c3`,
-		Args: oneArg("FILE"),
+		Args: oneArg("FILE or ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(cmd, format); err != nil {
+				return err
+			}
 			if to != "" {
 				url := storeURL(store)
 				if format != "log" || url == "" {
@@ -33,22 +39,36 @@ folio log export --store "$FOLIO_DATABASE_URL" --format log --to ~/.local/share/
 				}
 				return exportTo(cmd, url, args[0], to, stdio)
 			}
-			return logExport(cmd, args[0], format, store, stdio)
+			return logExport(cmd, args[0], format, store, data, stdio)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "", "jazz, markdown or log (required)")
 	storeFlag(cmd.Flags(), &store)
+	dataFlag(cmd.Flags(), &data)
 	cmd.Flags().StringVar(&to, "to", "", "with --format log and --store: the data folder to copy the conversation into, with its attachments and artifacts")
 	return cmd
 }
 
-// logExport writes the export to standard output and what had to be
-// mapped to standard error.
-func logExport(cmd *cobra.Command, arg, format, store string, stdio IO) error {
+// exportFormats are the formats folio log export writes: export's, and
+// the log as stored.
+var exportFormats = []string{"jazz", "markdown", "log"}
+
+// checkFormat refuses a missing or unknown --format before anything is
+// read, so a bad flag is reported as such whatever the argument.
+func checkFormat(cmd *cobra.Command, format string) error {
 	if format == "" {
 		return usage(cmd, "--format is required (jazz, markdown or log)")
 	}
-	c, data, path, err := readConversation(cmd, arg, store)
+	if !slices.Contains(exportFormats, format) {
+		return usage(cmd, "--format: unknown format %q (want jazz, markdown or log)", format)
+	}
+	return nil
+}
+
+// logExport writes the export to standard output and what had to be
+// mapped to standard error.
+func logExport(cmd *cobra.Command, arg, format, store, dataDir string, stdio IO) error {
+	c, data, path, err := readConversation(cmd, arg, store, dataDir)
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ type showOptions struct {
 	asJSON bool
 	width  int
 	store  string
+	data   string // the data folder an ID is looked up in
 	tail   int    // the last tail entries; 0 all
 	from   string // from this entry on; "" from the first
 }
@@ -36,11 +37,12 @@ func newLogShowCmd(stdio IO) *cobra.Command {
 		Short: "Print the conversation as the classic view would",
 		Long: "Print a conversation log as the classic terminal view draws it, or with --json as one object holding its entries, model messages and rejected lines. " +
 			"A log with a page index (every log in a data folder has one) is printed as it is read, in parts, so even a very long conversation starts printing at once and in little memory; --tail and --from read only what they print. " +
-			"With --store (or FOLIO_DATABASE_URL), an argument that is not a file names a conversation in that PostgreSQL store.",
-		Example: `folio log show conversations/20260304-050607-a1b2c3.jsonl
+			"With --store (or FOLIO_DATABASE_URL), an argument that is not a file names a conversation in that PostgreSQL store." + idHelp,
+		Example: `folio log show 20260304-050607-a1b2c3
+folio log show conversations/20260304-050607-a1b2c3.jsonl
 folio log show --tail 20 conversations/20260304-050607-a1b2c3.jsonl
 folio log show --json --width 80 big.jsonl`,
-		Args: oneArg("FILE"),
+		Args: oneArg("FILE or ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return logShow(cmd, args[0], o, stdio)
 		},
@@ -48,16 +50,12 @@ folio log show --json --width 80 big.jsonl`,
 	fs := cmd.Flags()
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object")
 	storeFlag(fs, &o.store)
+	dataFlag(fs, &o.data)
 	fs.IntVar(&o.width, "width", 0, "wrap width (default: $COLUMNS, else 100)")
 	fs.IntVar(&o.tail, "tail", 0, "print only the last N entries (as folio log ls counts them)")
 	fs.StringVar(&o.from, "from", "", "print from the entry with this ID on")
 	return cmd
 }
-
-// logFile is the log file show reads for its argument. (It is the one place
-// that turns the argument into a file, so an argument that names a
-// conversation by ID can be resolved here.)
-func logFile(arg string) string { return arg }
 
 func logShow(cmd *cobra.Command, arg string, o showOptions, stdio IO) error {
 	if err := checkWidth(cmd, o.width); err != nil {
@@ -73,7 +71,14 @@ func logShow(cmd *cobra.Command, arg string, o showOptions, stdio IO) error {
 	if isTerminal(stdio.Out) {
 		theme = tui.DetectTheme(os.Environ(), true)
 	}
-	path := logFile(arg)
+	path := arg
+	if storeURL(o.store) == "" {
+		p, err := resolveLogArg(cmd, arg, o.data)
+		if err != nil {
+			return err
+		}
+		path = p
+	}
 	if !o.asJSON {
 		if done, err := streamShow(path, o, theme, stdio); done {
 			if err != nil {
@@ -82,7 +87,7 @@ func logShow(cmd *cobra.Command, arg string, o showOptions, stdio IO) error {
 			return nil
 		}
 	}
-	c, _, path, err := readConversation(cmd, path, o.store)
+	c, _, path, err := readConversation(cmd, path, o.store, o.data)
 	if err != nil {
 		return err
 	}

@@ -57,6 +57,21 @@ func loadMCP(ctx context.Context, dataDir, work string, errOut io.Writer) ([]too
 
 // allowList is what --yes and --allow allow: "*" for --yes, else the
 // comma-separated names and patterns.
+// allowUsage is the --allow flag's help: the built-in tools that ask for
+// approval, named from the one registry (tools.Builtin), then how MCP
+// servers' tools are named.
+func allowUsage(lead string) string {
+	var names []string
+	if set, err := tools.Builtin("", nil); err == nil {
+		for _, n := range set.Names() {
+			if t, ok := set.Get(n); ok && t.NeedsApproval() {
+				names = append(names, n)
+			}
+		}
+	}
+	return lead + " (" + strings.Join(names, ",") + "; an MCP server's tools as github__* or github__search; * for all)"
+}
+
 func allowList(yes bool, allow string) []string {
 	if yes {
 		return []string{"*"}

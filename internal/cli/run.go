@@ -79,7 +79,7 @@ git diff | folio run --allow shell -`,
 	fs := cmd.Flags()
 	fs.BoolVar(&f.asJSON, "json", false, "print the turn's entries and messages as one JSON object")
 	fs.BoolVar(&f.yes, "yes", false, "allow every tool call without asking")
-	fs.StringVar(&f.allow, "allow", "", "comma-separated tools to allow without asking (shell,write_file,edit_file; an MCP server's tools as github__* or github__search)")
+	fs.StringVar(&f.allow, "allow", "", allowUsage("comma-separated tools to allow without asking"))
 	f.prov.add(fs)
 	fs.StringVar(&f.data, "data", "", "data folder for config.json and artifacts (default $FOLIO_HOME, else $XDG_DATA_HOME/folio)")
 	fs.StringVar(&f.dir, "dir", "", "workspace folder the tools work in (default: the current folder)")
@@ -117,6 +117,10 @@ func runRun(cmd *cobra.Command, f *runFlags, prompt string, stdio IO) error {
 	if err := checkWidth(cmd, f.width); err != nil {
 		return err
 	}
+	work, err := workDir(cmd, f.dir)
+	if err != nil {
+		return err
+	}
 	dataDir, _ := history.DataDir(f.data) // no data folder: no config file, no artifacts
 	cfg, prov, err := provider.Load(provider.Options{DataDir: dataDir, Provider: f.prov.provider, Model: f.prov.model, BaseURL: f.prov.baseURL})
 	if err != nil {
@@ -125,12 +129,7 @@ func runRun(cmd *cobra.Command, f *runFlags, prompt string, stdio IO) error {
 	if cfg.Type == provider.TypeDemo && !f.asJSON {
 		fmt.Fprintln(stdio.Err, "folio: using the offline demo model; set FOLIO_PROVIDER and a key (or --base-url) to use a real one, see folio models")
 	}
-	work := f.dir
-	if work == "" {
-		if work, err = os.Getwd(); err != nil {
-			return failure(cmd, err)
-		}
-	}
+	demoModelNote(stdio.Err, cfg)
 
 	store := transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))
 	var hostOpts []toolview.Option

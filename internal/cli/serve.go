@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -53,7 +52,7 @@ folio serve --store postgres://folio@db/folio --data /var/lib/folio-replica-1`,
 	fs.BoolVar(&f.noToken, "no-token", false, "serve without a token (loopback addresses only)")
 	fs.StringArrayVar(&f.hosts, "allowed-host", nil, "another name the Host header may carry, NAME or NAME:PORT (repeatable)")
 	f.prov.add(fs)
-	fs.StringVar(&f.allow, "allow", "", "comma-separated tools that run without approval (shell,write_file,edit_file; github__* for one MCP server's tools; * for all)")
+	fs.StringVar(&f.allow, "allow", "", allowUsage("comma-separated tools that run without approval"))
 	fs.StringVar(&f.work, "dir", "", "workspace folder the tools work in (default: the folder folio serve starts in)")
 	storeFlag(fs, &f.store)
 	return cmd
@@ -65,6 +64,10 @@ const replicaIdleAfter = 2 * time.Second
 
 func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 	ctx := cmd.Context()
+	var (
+		dir string
+		err error
+	)
 	switch {
 	case f.noToken && f.token != "":
 		return usageErr("serve: --token and --no-token contradict each other", "folio serve --token SECRET, or folio serve --no-token")
@@ -86,7 +89,10 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 		}
 		return usageErr("serve: --addr: "+err.Error(), "folio serve --addr 127.0.0.1:7878")
 	}
-	dir, err := history.DataDir(f.data)
+	if f.work, err = workDir(cmd, f.work); err != nil {
+		return err
+	}
+	dir, err = history.DataDir(f.data)
 	if err != nil {
 		return failure(cmd, err)
 	}
@@ -95,15 +101,11 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 	if err != nil {
 		return providerErr(cmd, f.prov, err)
 	}
+	demoModelNote(stdio.Err, cfg)
 	// The models a browser may switch to; the first is cfg itself.
 	models, err := server.ConfiguredModels(popts)
 	if err != nil {
 		return failure(cmd, err)
-	}
-	if f.work == "" {
-		if f.work, err = os.Getwd(); err != nil {
-			return failure(cmd, err)
-		}
 	}
 	var allowed []string
 	if f.allow != "" {

@@ -62,22 +62,27 @@ func redactURL(u string) string {
 	return u
 }
 
-// readConversation reads ARG: a log file, or with a store configured, a
-// conversation ID in it (a path to an existing file is read as a file
-// either way). It returns the conversation, the log's exact bytes and the
+// readConversation reads ARG: a log file, or a conversation ID, which is
+// looked up in the store when one is configured, else in the data folder
+// dataDir (see resolveLogArg); a path to an existing file is read as a file
+// either way. It returns the conversation, the log's exact bytes and the
 // name to show.
-func readConversation(cmd *cobra.Command, arg, store string) (*history.Conversation, []byte, string, error) {
+func readConversation(cmd *cobra.Command, arg, store, dataDir string) (*history.Conversation, []byte, string, error) {
 	url := storeURL(store)
 	if _, err := os.Stat(arg); url == "" || err == nil {
-		data, err := os.ReadFile(arg)
+		path, err := resolveLogArg(cmd, arg, dataDir)
 		if err != nil {
-			return nil, nil, arg, failure(cmd, err)
+			return nil, nil, arg, err
 		}
-		c, err := history.ReadStore(singleFile{arg, data}, strings.TrimSuffix(filepath.Base(arg), ".jsonl"))
+		data, err := os.ReadFile(path)
 		if err != nil {
-			return nil, nil, arg, failure(cmd, err)
+			return nil, nil, path, failure(cmd, err)
 		}
-		return c, data, arg, nil
+		c, err := history.ReadStore(singleFile{path, data}, strings.TrimSuffix(filepath.Base(path), ".jsonl"))
+		if err != nil {
+			return nil, nil, path, failure(cmd, err)
+		}
+		return c, data, path, nil
 	}
 	s, err := openStore(cmd, url)
 	if err != nil {
