@@ -36,6 +36,8 @@ export const ERROR_CODES = [
   'unknown-model',
   'store-unavailable',
   'internal',
+  'bad-query',
+  'search-timeout',
   'busy',
 ] as const;
 
