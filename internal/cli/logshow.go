@@ -36,7 +36,7 @@ func newLogShowCmd(stdio IO) *cobra.Command {
 		Use:   "show FILE|ID",
 		Short: "Print the conversation as the classic view would",
 		Long: "Print a conversation log as the classic terminal view draws it, or with --json as one object holding its entries, model messages and rejected lines. " +
-			"A log with a page index (every log in a data folder has one) is printed as it is read, in parts, so even a very long conversation starts printing at once and in little memory; --tail and --from read only what they print. " +
+			"A log with a page index (every log in a data folder has one) is printed as it is read, in parts, so even a very long conversation starts printing at once; --tail and --from read only what they print (--json still reads the whole log). " +
 			"With --store (or FOLIO_DATABASE_URL), an argument that is not a file names a conversation in that PostgreSQL store." + idHelp,
 		Example: `folio log show 20260304-050607-a1b2c3
 folio log show conversations/20260304-050607-a1b2c3.jsonl
