@@ -165,12 +165,9 @@ func jazzMissing(path string, missing []string) []string {
 }
 
 func logUpgrade(cmd *cobra.Command, path string, stdio IO) error {
-	if _, err := os.Stat(path); err != nil {
-		return failure(cmd, err)
-	}
-	l, err := openLog(path, stdio.Err)
+	l, err := openExistingLog(cmd, path, stdio)
 	if err != nil {
-		return failure(cmd, err)
+		return err
 	}
 	defer l.Close()
 	res, err := l.Upgrade()
@@ -187,12 +184,9 @@ func logUpgrade(cmd *cobra.Command, path string, stdio IO) error {
 }
 
 func logCompact(cmd *cobra.Command, path string, stdio IO) error {
-	if _, err := os.Stat(path); err != nil {
-		return failure(cmd, err)
-	}
-	l, err := openLog(path, stdio.Err)
+	l, err := openExistingLog(cmd, path, stdio)
 	if err != nil {
-		return failure(cmd, err)
+		return err
 	}
 	defer l.Close()
 	res, err := l.Compact()
@@ -281,4 +275,17 @@ func logList(cmd *cobra.Command, data, store string, stdio IO) error {
 // copied log), so listings do not show it.
 func conversationID(s history.Summary) string {
 	return strings.TrimSuffix(filepath.Base(s.Path), ".jsonl")
+}
+
+// openExistingLog opens the log at path for a command that rewrites it
+// (upgrade, compact, repair): a missing file is an error, never a new log.
+func openExistingLog(cmd *cobra.Command, path string, stdio IO) (*history.Log, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, failure(cmd, err)
+	}
+	l, err := openLog(path, stdio.Err)
+	if err != nil {
+		return nil, failure(cmd, err)
+	}
+	return l, nil
 }

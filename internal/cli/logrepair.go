@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -22,12 +21,9 @@ func newLogRepairCmd(stdio IO) *cobra.Command {
 }
 
 func logRepair(cmd *cobra.Command, path string, stdio IO) error {
-	if _, err := os.Stat(path); err != nil {
-		return failure(cmd, err)
-	}
-	l, err := openLog(path, stdio.Err)
+	l, err := openExistingLog(cmd, path, stdio)
 	if err != nil {
-		return failure(cmd, err)
+		return err
 	}
 	defer l.Close()
 	res, err := l.Repair()
