@@ -18,9 +18,9 @@ import (
 
 	"github.com/foliodev/folio/engine"
 	"github.com/foliodev/folio/history"
-	"github.com/foliodev/folio/tools"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
+	"github.com/foliodev/folio/tools/toolschema"
 )
 
 // These tests run a real tool invocation through the engine, with the
@@ -122,25 +122,25 @@ func TestToolItemConvergesLiveRecordReplay(t *testing.T) {
 			p := inv.Presentation()
 			for i := 1; i <= 5; i++ {
 				data := fmt.Sprintf(`{"title":"counting","done":%d,"of":5}`, i)
-				rev, err := p.Replace(toolview.Payload{Schema: tools.SchemaTask, Version: 1, Data: []byte(data)})
+				rev, err := p.Replace(toolview.Payload{Schema: toolschema.Task, Version: 1, Data: []byte(data)})
 				if err != nil {
 					return toolview.Result{}, err
 				}
 				last = accepted{rev, data}
 			}
 			// A stale producer revision is refused and leaves the value alone.
-			if _, err := p.Replace(toolview.Payload{Schema: tools.SchemaTask, Version: 1, Revision: 1, Data: []byte(`{"stale":true}`)}); err == nil {
+			if _, err := p.Replace(toolview.Payload{Schema: toolschema.Task, Version: 1, Revision: 1, Data: []byte(`{"stale":true}`)}); err == nil {
 				return toolview.Result{}, errors.New("a stale revision was accepted")
 			}
-			if _, err := inv.Supplemental("stats").Replace(toolview.Payload{Schema: tools.SchemaTask, Version: 1, Data: []byte(`{"files":12}`)}); err != nil {
+			if _, err := inv.Supplemental("stats").Replace(toolview.Payload{Schema: toolschema.Task, Version: 1, Data: []byte(`{"files":12}`)}); err != nil {
 				return toolview.Result{}, err
 			}
 			spin := inv.Supplemental("spinner", toolview.WithRetention(toolview.Ephemeral))
-			if _, err := spin.Replace(toolview.Payload{Schema: tools.SchemaTask, Version: 1, Data: []byte(`{"note":"` + canary + `"}`)}); err != nil {
+			if _, err := spin.Replace(toolview.Payload{Schema: toolschema.Task, Version: 1, Data: []byte(`{"note":"` + canary + `"}`)}); err != nil {
 				return toolview.Result{}, err
 			}
 			big := `{"note":"` + canary + strings.Repeat("x", toolview.DefaultPayloadLimit) + `"}`
-			if _, err := spin.Replace(toolview.Payload{Schema: tools.SchemaTask, Version: 1, Data: []byte(big)}); err == nil {
+			if _, err := spin.Replace(toolview.Payload{Schema: toolschema.Task, Version: 1, Data: []byte(big)}); err == nil {
 				return toolview.Result{}, errors.New("an oversized update was accepted")
 			}
 			scratch := inv.Supplemental("scratch", toolview.WithRetention(toolview.Ephemeral))
@@ -149,7 +149,7 @@ func TestToolItemConvergesLiveRecordReplay(t *testing.T) {
 				return toolview.Result{}, err
 			}
 			fmt.Fprintf(w, "scratch %s\n", canary)
-			if _, err := scratch.ReplaceArtifact(w.Checkpoint(tools.SchemaShell, 1, false)); err != nil {
+			if _, err := scratch.ReplaceArtifact(w.Checkpoint(toolschema.Shell, 1, false)); err != nil {
 				return toolview.Result{}, err
 			}
 			b, _ := os.ReadFile(w.Path())
@@ -219,7 +219,7 @@ func TestToolItemConvergesLiveRecordReplay(t *testing.T) {
 		// The primary checkpoint is the tool's last accepted value.
 		want := terminalOfTool(liveTool)
 		if want.Primary == nil || want.Primary.Revision != int64(last.rev) || string(want.Primary.Payload) != last.data ||
-			want.Primary.Schema != tools.SchemaTask || want.Primary.Version != 1 || want.Primary.Artifact != nil {
+			want.Primary.Schema != toolschema.Task || want.Primary.Version != 1 || want.Primary.Artifact != nil {
 			t.Fatalf("settled primary %+v, want revision %d payload %s", want.Primary, last.rev, last.data)
 		}
 		if want.Status != transcript.ToolOK || want.Tool != "work" || len(want.Supplementals) != 1 || want.Supplementals[0].Key != "stats" {
@@ -342,11 +342,11 @@ func TestArtifactCheckpointReplaysAfterReload(t *testing.T) {
 			}
 			half := len(content) / 2
 			w.Write(content[:half])
-			if _, err := p.ReplaceArtifact(w.Checkpoint(tools.SchemaShell, 1, false)); err != nil {
+			if _, err := p.ReplaceArtifact(w.Checkpoint(toolschema.Shell, 1, false)); err != nil {
 				return toolview.Result{}, err
 			}
 			w.Write(content[half:])
-			if lastRev, err = p.ReplaceArtifact(w.Checkpoint(tools.SchemaShell, 1, true)); err != nil {
+			if lastRev, err = p.ReplaceArtifact(w.Checkpoint(toolschema.Shell, 1, true)); err != nil {
 				return toolview.Result{}, err
 			}
 			return toolview.Result{Text: "built", Summary: "built"}, nil
@@ -376,7 +376,7 @@ func TestArtifactCheckpointReplaysAfterReload(t *testing.T) {
 		}
 		a := *p.Artifact
 		if p.Revision != int64(lastRev) || !a.Final || !a.Available || a.CommittedBytes != int64(len(content)) ||
-			a.ContentType != "text/plain" || p.Schema != tools.SchemaShell {
+			a.ContentType != "text/plain" || p.Schema != toolschema.Shell {
 			t.Fatalf("replayed checkpoint %+v artifact %+v, want the final one at revision %d with %d bytes", p, a, lastRev, len(content))
 		}
 
@@ -423,11 +423,11 @@ func TestOpenCallEphemeralValuesNeverSaved(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		running, release := make(chan struct{}), make(chan struct{})
 		tool := &fakeTool{name: "work", run: func(ctx context.Context, inv *toolview.Invocation, _ []byte) (toolview.Result, error) {
-			if _, err := inv.Supplemental("stats").Replace(toolview.Payload{Schema: tools.SchemaTask, Version: 1, Data: []byte(`{"files":12}`)}); err != nil {
+			if _, err := inv.Supplemental("stats").Replace(toolview.Payload{Schema: toolschema.Task, Version: 1, Data: []byte(`{"files":12}`)}); err != nil {
 				return toolview.Result{}, err
 			}
 			spin := inv.Supplemental("spinner", toolview.WithRetention(toolview.Ephemeral))
-			if _, err := spin.Replace(toolview.Payload{Schema: tools.SchemaTask, Version: 1, Data: []byte(`{"note":"` + canary + `-spinner"}`)}); err != nil {
+			if _, err := spin.Replace(toolview.Payload{Schema: toolschema.Task, Version: 1, Data: []byte(`{"note":"` + canary + `-spinner"}`)}); err != nil {
 				return toolview.Result{}, err
 			}
 			running <- struct{}{}
@@ -460,7 +460,7 @@ func TestOpenCallEphemeralValuesNeverSaved(t *testing.T) {
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
 		tc, open := liveTool("while the arguments stream")
-		if !open || tc.Presentation == nil || tc.Presentation.Schema != tools.SchemaArgs ||
+		if !open || tc.Presentation == nil || tc.Presentation.Schema != toolschema.Args ||
 			!strings.Contains(string(tc.Presentation.Payload), canary+"-draft") {
 			t.Fatalf("the draft is not shown live: open %v, %+v", open, tc.Presentation)
 		}

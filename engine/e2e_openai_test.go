@@ -17,6 +17,7 @@ import (
 	"github.com/foliodev/folio/tools"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
+	"github.com/foliodev/folio/tools/toolschema"
 )
 
 // openaiEngine wires the real OpenAI-compatible client to a loopback SSE
@@ -82,7 +83,7 @@ func TestEndToEndOpenAIClientWithRealTools(t *testing.T) {
 	}
 	sh, rd := es[3].Content.(transcript.Tool), es[4].Content.(transcript.Tool)
 	if sh.Receipt.Status != transcript.ToolOK || sh.Receipt.Args != `{"command": "ls"}` || sh.Presentation == nil ||
-		sh.Presentation.Schema != tools.SchemaShell || sh.Presentation.Artifact == nil || !sh.Presentation.Artifact.Final {
+		sh.Presentation.Schema != toolschema.Shell || sh.Presentation.Artifact == nil || !sh.Presentation.Artifact.Final {
 		t.Errorf("shell entry %+v %+v", sh.Receipt, sh.Presentation)
 	}
 	if rd.Receipt.Status != transcript.ToolOK || rd.Receipt.Summary != "read README.md" {

@@ -11,9 +11,9 @@ import (
 	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/provider"
 	"github.com/foliodev/folio/receipt"
-	"github.com/foliodev/folio/tools"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
+	"github.com/foliodev/folio/tools/toolschema"
 )
 
 // A plain reply: reasoning and answer each get one entry, and the receipt
@@ -247,19 +247,19 @@ func TestDraftShownLiveNeverSaved(t *testing.T) {
 		synctest.Wait()
 		snap := h.store.Snapshot()
 		tc := snap.Document.At(1).Content.(transcript.Tool)
-		if !snap.Document.IsOpen(1) || tc.Presentation == nil || tc.Presentation.Schema != tools.SchemaArgs ||
+		if !snap.Document.IsOpen(1) || tc.Presentation == nil || tc.Presentation.Schema != toolschema.Args ||
 			!strings.Contains(string(tc.Presentation.Payload), "SECRET-DRAFT") {
 			t.Fatalf("draft not shown live: %+v", tc.Presentation)
 		}
 		close(g)
 		h.eng.Wait(context.Background(), "c1")
 		es := h.wantKinds("user tool agent turn-receipt")
-		if pr := es[1].Content.(transcript.Tool).Presentation; pr != nil && pr.Schema == tools.SchemaArgs {
+		if pr := es[1].Content.(transcript.Tool).Presentation; pr != nil && pr.Schema == toolschema.Args {
 			t.Error("the draft stayed in the settled entry")
 		}
 		// The complete arguments are saved with the receipt, as any call's
 		// are; the draft payload never is.
-		if strings.Contains(readFile(t, h.path), tools.SchemaArgs) {
+		if strings.Contains(readFile(t, h.path), toolschema.Args) {
 			t.Error("a draft presentation reached the log")
 		}
 	})

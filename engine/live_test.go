@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/engine"
-	"github.com/foliodev/folio/tools"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
+	"github.com/foliodev/folio/tools/toolschema"
 )
 
 // A running tool's presentation reaches its open entry through the store,
@@ -20,9 +20,9 @@ func TestRunningToolPresentationIsLiveInTheStore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		step := make(chan struct{}, 1)
 		tool := &fakeTool{name: "work", run: func(ctx context.Context, inv *toolview.Invocation, _ []byte) (toolview.Result, error) {
-			inv.Presentation().Replace(toolview.Payload{Schema: tools.SchemaDiff, Version: 1, Data: []byte(`{"path":"a","diff":"bytes:1"}`)})
+			inv.Presentation().Replace(toolview.Payload{Schema: toolschema.Diff, Version: 1, Data: []byte(`{"path":"a","diff":"bytes:1"}`)})
 			<-step
-			inv.Presentation().Replace(toolview.Payload{Schema: tools.SchemaDiff, Version: 1, Data: []byte(`{"path":"a","diff":"bytes:2"}`)})
+			inv.Presentation().Replace(toolview.Payload{Schema: toolschema.Diff, Version: 1, Data: []byte(`{"path":"a","diff":"bytes:2"}`)})
 			return toolview.Result{Text: "done"}, nil
 		}}
 		p := newScripted(cat(call(0, "k", "work", `{}`), done()), cat(text("ok"), done()))
@@ -113,8 +113,8 @@ func TestRunningToolSupplementalsAreLiveInTheStore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		step := make(chan struct{})
 		tool := &fakeTool{name: "work", run: func(ctx context.Context, inv *toolview.Invocation, _ []byte) (toolview.Result, error) {
-			inv.Supplemental("stats").Replace(toolview.Payload{Schema: tools.SchemaTask, Version: 1, Data: []byte(`{"files":1}`)})
-			inv.Supplemental("spinner", toolview.WithRetention(toolview.Ephemeral)).Replace(toolview.Payload{Schema: tools.SchemaTask, Version: 1, Data: []byte(`{"note":"spinning"}`)})
+			inv.Supplemental("stats").Replace(toolview.Payload{Schema: toolschema.Task, Version: 1, Data: []byte(`{"files":1}`)})
+			inv.Supplemental("spinner", toolview.WithRetention(toolview.Ephemeral)).Replace(toolview.Payload{Schema: toolschema.Task, Version: 1, Data: []byte(`{"note":"spinning"}`)})
 			<-step
 			return toolview.Result{Text: "done"}, nil
 		}}

@@ -14,6 +14,7 @@ import (
 	"github.com/foliodev/folio/tools"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
+	"github.com/foliodev/folio/tools/toolschema"
 )
 
 // commandsOf renders a command list as "id:state" words, for comparisons.
@@ -435,7 +436,7 @@ func TestWaitingCallShowsItsPreviewUnsaved(t *testing.T) {
 			t.Fatalf("%d approvals", snap.Live.Approvals.Len())
 		}
 		tl, _ := snap.Document.At(1).Content.(transcript.Tool)
-		if pr := tl.Presentation; pr == nil || pr.Schema != tools.SchemaShell || !strings.Contains(string(pr.Payload), "rm -rf build") || !pr.Ephemeral {
+		if pr := tl.Presentation; pr == nil || pr.Schema != toolschema.Shell || !strings.Contains(string(pr.Payload), "rm -rf build") || !pr.Ephemeral {
 			t.Fatalf("the waiting call's presentation is %+v, want the shell preview, ephemeral", pr)
 		}
 		must(t, h.eng.Approve(snap.Live.Approvals.At(0).ID, engine.Deny))
@@ -446,7 +447,7 @@ func TestWaitingCallShowsItsPreviewUnsaved(t *testing.T) {
 		}
 		b, err := os.ReadFile(h.path)
 		must(t, err)
-		if strings.Contains(string(b), tools.SchemaShell) {
+		if strings.Contains(string(b), toolschema.Shell) {
 			t.Fatalf("the preview reached the log:\n%s", b)
 		}
 	})

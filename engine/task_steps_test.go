@@ -15,29 +15,30 @@ import (
 	"github.com/foliodev/folio/tools"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
+	"github.com/foliodev/folio/tools/toolschema"
 )
 
-func taskView(t *testing.T, c transcript.Content) tools.TaskView {
+func taskView(t *testing.T, c transcript.Content) toolschema.TaskView {
 	t.Helper()
 	tc, ok := c.(transcript.Tool)
-	if !ok || tc.Presentation == nil || tc.Presentation.Schema != tools.SchemaTask {
+	if !ok || tc.Presentation == nil || tc.Presentation.Schema != toolschema.Task {
 		t.Fatalf("not a task entry with a folio.task presentation: %#v", c)
 	}
-	var v tools.TaskView
+	var v toolschema.TaskView
 	if err := json.Unmarshal(tc.Presentation.Payload, &v); err != nil {
 		t.Fatal(err)
 	}
 	return v
 }
 
-func stepLine(s tools.TaskStep) string {
+func stepLine(s toolschema.TaskStep) string {
 	if s.Name != "" {
 		return s.Kind + ":" + s.Name + ":" + s.Status
 	}
 	return s.Kind + ":" + s.Status
 }
 
-func stepLines(ss []tools.TaskStep) string {
+func stepLines(ss []toolschema.TaskStep) string {
 	var out []string
 	for _, s := range ss {
 		out = append(out, stepLine(s))
@@ -151,17 +152,17 @@ func TestTaskPresentationIsBounded(t *testing.T) {
 		es := h.wantKinds("user tool agent turn-receipt")
 		tc := es[1].Content.(transcript.Tool)
 		v := taskView(t, tc)
-		if len(v.Steps) != tools.TaskMaxSteps || v.Omitted != n+1-tools.TaskMaxSteps {
-			t.Fatalf("%d steps, omitted %d; want %d, %d", len(v.Steps), v.Omitted, tools.TaskMaxSteps, n+1-tools.TaskMaxSteps)
+		if len(v.Steps) != toolschema.TaskMaxSteps || v.Omitted != n+1-toolschema.TaskMaxSteps {
+			t.Fatalf("%d steps, omitted %d; want %d, %d", len(v.Steps), v.Omitted, toolschema.TaskMaxSteps, n+1-toolschema.TaskMaxSteps)
 		}
 		// The newest are kept: the last call, then the answer.
-		if last := v.Steps[len(v.Steps)-1]; last.Kind != "answer" || len(last.Summary) > tools.TaskSummaryBytes {
+		if last := v.Steps[len(v.Steps)-1]; last.Kind != "answer" || len(last.Summary) > toolschema.TaskSummaryBytes {
 			t.Errorf("last step %+v", last)
 		}
 		if s := v.Steps[len(v.Steps)-2]; s.Kind != "tool" || s.Status != "ok" {
 			t.Errorf("last call %+v", s)
 		}
-		if len(v.Answer) > tools.TaskAnswerPreview || !strings.HasSuffix(v.Answer, "…") {
+		if len(v.Answer) > toolschema.TaskAnswerPreview || !strings.HasSuffix(v.Answer, "…") {
 			t.Errorf("answer preview of %d bytes", len(v.Answer))
 		}
 		if len(v.Label) > 60 {

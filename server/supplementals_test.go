@@ -13,6 +13,7 @@ import (
 	"github.com/foliodev/folio/tools"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
+	"github.com/foliodev/folio/tools/toolschema"
 )
 
 // itemsTool publishes a primary value, a retained supplemental and an
@@ -25,7 +26,7 @@ func (itemsTool) Decl() toolview.ToolDecl {
 func (itemsTool) NeedsApproval() bool { return false }
 func (it itemsTool) Run(ctx context.Context, inv *toolview.Invocation, _ []byte) (toolview.Result, error) {
 	pay := func(p *toolview.Presentation, data string) {
-		_, _ = p.Replace(toolview.Payload{Schema: tools.SchemaTask, Version: 1, Data: []byte(data)})
+		_, _ = p.Replace(toolview.Payload{Schema: toolschema.Task, Version: 1, Data: []byte(data)})
 	}
 	pay(inv.Presentation(), `{"label":"items","status":"running"}`)
 	pay(inv.Supplemental("stats"), `{"label":"stats","status":"running"}`)

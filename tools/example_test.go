@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
@@ -32,4 +33,26 @@ func ExampleNewSet() {
 	// Output:
 	// [read_file list_files write_file edit_file shell]
 	// true
+}
+
+// oneShot is a Spawner that answers every task at once, as a program's own
+// child runner would after running its agent.
+type oneShot struct{}
+
+func (oneShot) Spawn(_ context.Context, invocationID, label, prompt string) (answer, childID string, err error) {
+	return "3 files", "child-" + invocationID, nil
+}
+
+// A program that runs child agents its own way (another model, another
+// process) gives the task tool its Spawner; the engine's is used when the
+// set comes from tools.Builtin.
+func ExampleTask() {
+	set, err := tools.NewSet(tools.Task{Spawner: oneShot{}})
+	if err != nil {
+		panic(err)
+	}
+	t, _ := set.Get("task")
+	fmt.Println(t.Decl().Name, t.NeedsApproval())
+	// Output:
+	// task false
 }

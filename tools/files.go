@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/foliodev/folio/tools/toolschema"
 	"github.com/foliodev/folio/toolview"
 )
 
@@ -81,11 +82,6 @@ type WriteFile struct{ Root string }
 type writeArgs struct {
 	Path    string `json:"path"`
 	Content string `json:"content"`
-}
-
-type diffView struct {
-	Path string `json:"path"`
-	Diff string `json:"diff"`
 }
 
 // Decl declares write_file.
@@ -234,7 +230,7 @@ func diffPayload(path, old, new string) (v toolview.Payload, added, removed int)
 	if cut {
 		shown += "… diff cut at " + strconv.Itoa(len(shown)) + " bytes\n"
 	}
-	return payload(SchemaDiff, diffView{Path: path, Diff: shown}), added, removed
+	return payload(toolschema.Diff, toolschema.DiffView{Path: path, Diff: shown}), added, removed
 }
 
 // readBounded reads a file for a preview: ok is false when it is missing,

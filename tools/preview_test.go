@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/foliodev/folio/tools/toolschema"
 	"github.com/go-json-experiment/json"
 )
 
@@ -25,12 +26,12 @@ func TestPreviews(t *testing.T) {
 		want   []string // substrings of the payload's text fields
 		ok     bool
 	}{
-		{"shell", Shell{Dir: root}, `{"command":"ls -la"}`, SchemaShell, []string{"ls -la"}, true},
+		{"shell", Shell{Dir: root}, `{"command":"ls -la"}`, toolschema.Shell, []string{"ls -la"}, true},
 		{"shell without a command", Shell{Dir: root}, `{"command":""}`, "", nil, false},
-		{"write over a file", WriteFile{Root: root}, `{"path":"a.txt","content":"one\n2\nthree\n"}`, SchemaDiff, []string{"-two", "+2", " one"}, true},
-		{"write a new file", WriteFile{Root: root}, `{"path":"new.txt","content":"hello\n"}`, SchemaDiff, []string{"+hello"}, true},
-		{"edit", EditFile{Root: root}, `{"path":"a.txt","old":"three","new":"3"}`, SchemaDiff, []string{"-three", "+3", " two"}, true},
-		{"edit of text the file lacks", EditFile{Root: root}, `{"path":"a.txt","old":"four","new":"4"}`, SchemaDiff, []string{"-four", "+4"}, true},
+		{"write over a file", WriteFile{Root: root}, `{"path":"a.txt","content":"one\n2\nthree\n"}`, toolschema.Diff, []string{"-two", "+2", " one"}, true},
+		{"write a new file", WriteFile{Root: root}, `{"path":"new.txt","content":"hello\n"}`, toolschema.Diff, []string{"+hello"}, true},
+		{"edit", EditFile{Root: root}, `{"path":"a.txt","old":"three","new":"3"}`, toolschema.Diff, []string{"-three", "+3", " two"}, true},
+		{"edit of text the file lacks", EditFile{Root: root}, `{"path":"a.txt","old":"four","new":"4"}`, toolschema.Diff, []string{"-four", "+4"}, true},
 		{"arguments that are not JSON", EditFile{Root: root}, `{`, "", nil, false},
 	}
 	for _, c := range cases {

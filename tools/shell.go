@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/foliodev/folio/tools/toolschema"
 	"github.com/foliodev/folio/toolview"
 )
 
@@ -36,12 +37,6 @@ type shellArgs struct {
 	TimeoutMs int64  `json:"timeout_ms,omitzero"`
 }
 
-type shellView struct {
-	Command  string `json:"command"`
-	Output   string `json:"output"`
-	ExitCode *int   `json:"exitCode,omitzero"`
-}
-
 // Decl declares shell.
 func (Shell) Decl() toolview.ToolDecl {
 	return toolview.ToolDecl{
@@ -62,7 +57,7 @@ func (Shell) Preview(raw []byte) (toolview.Payload, bool) {
 		return toolview.Payload{}, false
 	}
 	c, _ := clip(a.Command, maxPreviewBytes)
-	return payload(SchemaShell, shellView{Command: c}), true
+	return payload(toolschema.Shell, toolschema.ShellView{Command: c}), true
 }
 
 // Run runs the command.
@@ -178,10 +173,10 @@ func (o *shellOutput) publish(final bool, exit *int, timedOut bool) {
 	if timedOut {
 		out += "\n[timed out; killed]"
 	}
-	v := shellView{Command: o.command, Output: out, ExitCode: exit}
-	p := payload(SchemaShell, v)
+	v := toolschema.ShellView{Command: o.command, Output: out, ExitCode: exit}
+	p := payload(toolschema.Shell, v)
 	if o.art != nil {
-		cp := o.art.Checkpoint(SchemaShell, 1, final)
+		cp := o.art.Checkpoint(toolschema.Shell, 1, final)
 		cp.Data = p.Data
 		if _, err := o.inv.Presentation().ReplaceArtifact(cp); err == nil {
 			return

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/foliodev/folio/tools/toolschema"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
 )
@@ -53,51 +54,13 @@ type taskArgs struct {
 	Label  string `json:"label,omitzero"`
 }
 
-// Bounds of the folio.task payload. A step is small and the list is
-// capped, so the payload stays far under the host's bound however long the
-// child works: about 20 KiB for ordinary text, and under 100 KiB even if
-// every byte needed a six-byte JSON escape.
-const (
-	TaskMaxSteps      = 64   // newest steps kept; older ones are counted in omitted
-	TaskSummaryBytes  = 200  // per step summary
-	TaskAnswerPreview = 1024 // the answer preview
-	taskNameBytes     = 64
-)
-
-// TaskStep is one step of a child's work in the folio.task payload.
-type TaskStep struct {
-	// Kind is "tool", "reasoning", "answer" (the child's text) or
-	// "notice" (a warning or the child's failure).
-	Kind string `json:"kind"`
-	// Name is the tool's name, for a tool step.
-	Name    string `json:"name,omitzero"`
-	Summary string `json:"summary"`
-	// Status is "running" while the step's entry is open, then a tool's
-	// outcome ("ok", "failed", "denied"), or "ok"/"failed" for the others.
-	Status     string   `json:"status"`
-	DurationMs *float64 `json:"durationMs,omitzero"`
-}
-
-// TaskView is the folio.task v1 payload.
-type TaskView struct {
-	Label  string `json:"label"`
-	Child  string `json:"child,omitzero"`
-	Status string `json:"status"`
-	// Steps are the newest steps of the child, oldest first.
-	Steps []TaskStep `json:"steps,omitzero"`
-	// Omitted counts older steps dropped to keep the list bounded.
-	Omitted int `json:"omitted,omitzero"`
-	// Answer is a preview of the child's final answer.
-	Answer string `json:"answer,omitzero"`
-}
-
-// TaskSteps describes a child's feed as bounded steps: the newest
-// TaskMaxSteps, and how many older ones were left out. It walks the feed
+// taskSteps describes a child's feed as bounded steps: the newest
+// toolschema.TaskMaxSteps, and how many older ones were left out. It walks the feed
 // from the end and only describes the steps it keeps, since the task tool
 // calls it on every change of a child's feed.
-func TaskSteps(feed transcript.Document) (steps []TaskStep, omitted int) {
+func taskSteps(feed transcript.Document) (steps []toolschema.TaskStep, omitted int) {
 	i := feed.Len() - 1
-	for ; i >= 0 && len(steps) < TaskMaxSteps; i-- {
+	for ; i >= 0 && len(steps) < toolschema.TaskMaxSteps; i-- {
 		if s, ok := taskStep(feed.At(i).Content, i >= feed.Settled()); ok {
 			steps = append(steps, s)
 		}
@@ -109,29 +72,29 @@ func TaskSteps(feed transcript.Document) (steps []TaskStep, omitted int) {
 	}
 	slices.Reverse(steps)
 	for k := range steps {
-		steps[k].Summary = brief(steps[k].Summary, TaskSummaryBytes)
-		steps[k].Name = brief(steps[k].Name, taskNameBytes) // a model may invent a long tool name
+		steps[k].Summary = brief(steps[k].Summary, toolschema.TaskSummaryBytes)
+		steps[k].Name = brief(steps[k].Name, toolschema.TaskNameBytes) // a model may invent a long tool name
 	}
 	return steps, omitted
 }
 
 // taskStep is the step an entry of a child's feed stands for, with its
 // summary not yet clipped; ok is false for entries that are not steps.
-func taskStep(ct transcript.Content, open bool) (s TaskStep, ok bool) {
+func taskStep(ct transcript.Content, open bool) (s toolschema.TaskStep, ok bool) {
 	switch c := ct.(type) {
 	case transcript.Tool:
-		s = TaskStep{Kind: "tool", Name: c.Receipt.App, Summary: c.Receipt.Summary,
+		s = toolschema.TaskStep{Kind: "tool", Name: c.Receipt.App, Summary: c.Receipt.Summary,
 			Status: string(c.Receipt.Status), DurationMs: c.Receipt.DurationMs}
 	case transcript.Reasoning:
-		s = TaskStep{Kind: "reasoning", Summary: c.Text, Status: "ok", DurationMs: c.DurationMs}
+		s = toolschema.TaskStep{Kind: "reasoning", Summary: c.Text, Status: "ok", DurationMs: c.DurationMs}
 	case transcript.Agent:
-		s = TaskStep{Kind: "answer", Summary: c.Markdown, Status: "ok"}
+		s = toolschema.TaskStep{Kind: "answer", Summary: c.Markdown, Status: "ok"}
 	case transcript.Notice:
-		s = TaskStep{Kind: "notice", Summary: c.Text, Status: "ok"}
+		s = toolschema.TaskStep{Kind: "notice", Summary: c.Text, Status: "ok"}
 	case transcript.Failure:
-		s = TaskStep{Kind: "notice", Summary: firstOf(c.Headline, c.Reason), Status: "failed"}
+		s = toolschema.TaskStep{Kind: "notice", Summary: firstOf(c.Headline, c.Reason), Status: "failed"}
 	default:
-		return TaskStep{}, false
+		return toolschema.TaskStep{}, false
 	}
 	if open {
 		s.Status = "running"
@@ -174,11 +137,11 @@ func (Task) NeedsApproval() bool { return false }
 type taskPublisher struct {
 	inv  *toolview.Invocation
 	mu   sync.Mutex
-	view TaskView
+	view toolschema.TaskView
 	last []byte
 }
 
-func (p *taskPublisher) publish(edit func(v *TaskView)) {
+func (p *taskPublisher) publish(edit func(v *toolschema.TaskView)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	edit(&p.view)
@@ -187,7 +150,7 @@ func (p *taskPublisher) publish(edit func(v *TaskView)) {
 		return // an unchanged view is not worth an update
 	}
 	p.last = b
-	_, _ = p.inv.Presentation().Replace(toolview.Payload{Schema: SchemaTask, Version: 1, Data: b})
+	_, _ = p.inv.Presentation().Replace(toolview.Payload{Schema: toolschema.Task, Version: 1, Data: b})
 }
 
 // Run spawns the child and waits for it, publishing the child's steps as
@@ -205,20 +168,20 @@ func (t Task) Run(ctx context.Context, inv *toolview.Invocation, raw []byte) (to
 		label, _ = clip(oneLine(a.Prompt), 60)
 	}
 	p := &taskPublisher{inv: inv}
-	p.publish(func(v *TaskView) { v.Label, v.Status = label, "running" })
+	p.publish(func(v *toolschema.TaskView) { v.Label, v.Status = label, "running" })
 	observe := func(feed transcript.Document) {
-		steps, omitted := TaskSteps(feed)
-		p.publish(func(v *TaskView) { v.Steps, v.Omitted = steps, omitted })
+		steps, omitted := taskSteps(feed)
+		p.publish(func(v *toolschema.TaskView) { v.Steps, v.Omitted = steps, omitted })
 	}
 	answer, child, err := t.Spawner.Spawn(withChildObserver(ctx, observe), inv.ID(), label, a.Prompt)
-	p.publish(func(v *TaskView) {
+	p.publish(func(v *toolschema.TaskView) {
 		v.Child, v.Status = child, "done"
 		if err != nil {
 			v.Status = "failed"
 		}
 		v.Answer = answer
-		if len(answer) > TaskAnswerPreview {
-			c, _ := clip(answer, TaskAnswerPreview-len("…"))
+		if len(answer) > toolschema.TaskAnswerPreview {
+			c, _ := clip(answer, toolschema.TaskAnswerPreview-len("…"))
 			v.Answer = c + "…"
 		}
 	})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/foliodev/folio/tools/toolschema"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
 )
@@ -47,7 +48,7 @@ func TestTaskStepsFromFeed(t *testing.T) {
 		transcript.Notice{Text: "loop", Tone: transcript.ToneWarn},
 		transcript.Failure{Reason: "provider_error", Headline: "The provider failed."},
 	}, transcript.Tool{Receipt: transcript.ToolReceipt{App: "shell", Summary: "shell", Status: transcript.ToolFailed, Reason: "running", NotDone: "not done"}})
-	steps, omitted := TaskSteps(d)
+	steps, omitted := taskSteps(d)
 	var got []string
 	for _, s := range steps {
 		got = append(got, s.Kind+"/"+s.Name+"/"+s.Status+"/"+s.Summary)
@@ -70,16 +71,16 @@ func TestTaskViewWorstCaseIsBounded(t *testing.T) {
 	for range 200 {
 		cs = append(cs, transcript.Tool{Receipt: transcript.ToolReceipt{App: strings.Repeat("n", 500), Summary: nasty, Status: transcript.ToolOK}})
 	}
-	steps, omitted := TaskSteps(feedOf(t, cs))
-	if len(steps) != TaskMaxSteps || omitted != 200-TaskMaxSteps {
+	steps, omitted := taskSteps(feedOf(t, cs))
+	if len(steps) != toolschema.TaskMaxSteps || omitted != 200-toolschema.TaskMaxSteps {
 		t.Fatalf("%d steps, omitted %d", len(steps), omitted)
 	}
 	for _, s := range steps {
-		if len(s.Summary) > TaskSummaryBytes || !utf8.ValidString(s.Summary) || len(s.Name) > taskNameBytes {
+		if len(s.Summary) > toolschema.TaskSummaryBytes || !utf8.ValidString(s.Summary) || len(s.Name) > toolschema.TaskNameBytes {
 			t.Fatalf("step %d/%d bytes, valid %v", len(s.Name), len(s.Summary), utf8.ValidString(s.Summary))
 		}
 	}
-	b, err := json.Marshal(TaskView{Label: strings.Repeat("\x01", 60), Status: "done", Steps: steps, Omitted: omitted, Answer: strings.Repeat("\x01", TaskAnswerPreview)})
+	b, err := json.Marshal(toolschema.TaskView{Label: strings.Repeat("\x01", 60), Status: "done", Steps: steps, Omitted: omitted, Answer: strings.Repeat("\x01", toolschema.TaskAnswerPreview)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,8 +99,8 @@ func BenchmarkTaskSteps(b *testing.B) {
 	d := feedOf(b, cs)
 	b.ReportAllocs()
 	for b.Loop() {
-		steps, _ := TaskSteps(d)
-		if _, err := json.Marshal(TaskView{Label: "x", Status: "running", Steps: steps}); err != nil {
+		steps, _ := taskSteps(d)
+		if _, err := json.Marshal(toolschema.TaskView{Label: "x", Status: "running", Steps: steps}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -11,28 +11,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/foliodev/folio/provider"
+	"github.com/foliodev/folio/tools/toolschema"
 	"github.com/foliodev/folio/toolview"
-)
-
-// Presentation schemas the built-in tools publish, all version 1. The
-// shell and diff payloads are exactly the shapes package tui's built-in
-// adapters decode (strictly), so the same items render in every view;
-// generic code never reads them.
-const (
-	// SchemaShell: {"command": "ls -la", "output": "<bounded tail>",
-	// "exitCode": 0}; exitCode is absent while the command runs. The full
-	// output is the item's artifact (when the host has an artifact folder).
-	SchemaShell = "folio.shell"
-	// SchemaDiff: {"path": "main.go", "diff": "<unified diff, bounded>"}.
-	SchemaDiff = "folio.diff"
-	// SchemaTask: {"label": "count files", "child": "<child region ID>",
-	// "status": "running" | "done" | "failed", "steps": [...],
-	// "omitted": 3, "answer": "<preview>"}, linking the call to the
-	// child's live region and listing the child's newest steps (see
-	// TaskView), so the log shows the nested calls after a reload.
-	SchemaTask = "folio.task"
-	// SchemaArgs names the host-built argument draft.
-	SchemaArgs = "folio.args"
 )
 
 // ProducerName is the manifest name of the built-in tools.
@@ -94,10 +74,10 @@ func NewSet(ts ...Tool) (*Set, error) {
 		decls = append(decls, d)
 	}
 	adapters := []toolview.AdapterDecl{
-		{Schema: SchemaShell, Version: 1},
-		{Schema: SchemaDiff, Version: 1},
-		{Schema: SchemaTask, Version: 1},
-		{Schema: SchemaArgs, Version: 1, Role: toolview.RoleDraft},
+		{Schema: toolschema.Shell, Version: 1},
+		{Schema: toolschema.Diff, Version: 1},
+		{Schema: toolschema.Task, Version: 1},
+		{Schema: toolschema.Args, Version: 1, Role: toolview.RoleDraft},
 	}
 	for _, t := range ts {
 		if p, ok := t.(Presenter); ok {

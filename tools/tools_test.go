@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/foliodev/folio/tools/toolschema"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
 )
@@ -55,13 +56,13 @@ func TestShellOutputExitStatusAndArtifact(t *testing.T) {
 	if !strings.HasPrefix(rec.Result.Text, "exit status 3\n") || !strings.Contains(rec.Result.Text, "out\n") || !strings.Contains(rec.Result.Text, "err\n") {
 		t.Errorf("result %q", rec.Result.Text)
 	}
-	var v shellView
+	var v toolschema.ShellView
 	payloadOf(t, rec.Presentation, &v)
 	if v.ExitCode == nil || *v.ExitCode != 3 || v.Output != "out\nerr\n" && v.Output != "err\nout\n" || v.Command == "" {
 		t.Errorf("view %+v", v)
 	}
 	a := rec.Presentation.Artifact
-	if a == nil || !a.Final || a.CommittedBytes != 8 || rec.Presentation.Schema != SchemaShell {
+	if a == nil || !a.Final || a.CommittedBytes != 8 || rec.Presentation.Schema != toolschema.Shell {
 		t.Errorf("artifact %+v", a)
 	}
 	ok := invoke(t, context.Background(), dir, "shell", `{"command":"pwd"}`)
@@ -100,9 +101,9 @@ func TestWriteEditReadList(t *testing.T) {
 	if rec.Outcome.Status != transcript.ToolOK {
 		t.Fatalf("write: %+v", rec.Result)
 	}
-	var d diffView
+	var d toolschema.DiffView
 	payloadOf(t, rec.Presentation, &d)
-	if d.Path != "sub/a.txt" || strings.Count(d.Diff, "\n+") != 4 || rec.Presentation.Schema != SchemaDiff || !strings.Contains(rec.Result.Text, "+3") {
+	if d.Path != "sub/a.txt" || strings.Count(d.Diff, "\n+") != 4 || rec.Presentation.Schema != toolschema.Diff || !strings.Contains(rec.Result.Text, "+3") {
 		t.Errorf("write diff %+v", d)
 	}
 	rec = invoke(t, context.Background(), dir, "edit_file", `{"path":"sub/a.txt","old":"two","new":"TWO"}`)
@@ -233,7 +234,7 @@ func FuzzUnifiedDiff(f *testing.F) {
 type presenting struct{ Tool }
 
 func (presenting) Adapters() []toolview.AdapterDecl {
-	return []toolview.AdapterDecl{{Schema: "acme.progress", Version: 2}, {Schema: SchemaShell, Version: 1}}
+	return []toolview.AdapterDecl{{Schema: "acme.progress", Version: 2}, {Schema: toolschema.Shell, Version: 1}}
 }
 
 // A tool with schemas of its own gets them declared in the set's manifest
@@ -265,7 +266,7 @@ func TestPresenterAdaptersAndWith(t *testing.T) {
 		}
 		return n
 	}
-	if count(set.Manifest(), "acme.progress") != 1 || count(base.Manifest(), "acme.progress") != 0 || count(set.Manifest(), SchemaShell) != 1 {
+	if count(set.Manifest(), "acme.progress") != 1 || count(base.Manifest(), "acme.progress") != 0 || count(set.Manifest(), toolschema.Shell) != 1 {
 		t.Fatalf("adapters %+v", set.Manifest().Adapters)
 	}
 }

@@ -6,76 +6,27 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/foliodev/folio/mcp/mcpschema"
+	"github.com/foliodev/folio/tools/toolschema"
 	"github.com/foliodev/folio/transcript"
 )
 
-// The built-in presentation schemas. Tools that publish these payloads get
-// terminal rendering without shipping an adapter of their own.
-const (
-	// SchemaShell (version 1) is a shell command and its terminal output:
-	// {"command": "go test ./...", "output": "ok ...", "exitCode": 0}.
-	// exitCode is omitted while the command runs.
-	SchemaShell = "folio.shell"
-	// SchemaDiff (version 1) is a change to one file as a unified diff:
-	// {"path": "main.go", "diff": "@@ -1,3 +1,4 @@\n..."}.
-	SchemaDiff = "folio.diff"
-	// SchemaTask (version 1) is a sub-agent and its newest steps:
-	// {"label": "scout", "child": "<region ID>", "status": "running",
-	// "steps": [{"kind": "tool", "name": "shell", "summary": "ls",
-	// "status": "ok", "durationMs": 12}], "omitted": 3, "answer": "…"}.
-	SchemaTask = "folio.task"
-	// SchemaArgs (version 1) is a call's arguments while the model still
-	// writes them: {"text": "{\"command\": \"ls", "bytes": 14,
-	// "truncated": false}.
-	SchemaArgs = "folio.args"
-)
-
-type argsPayload struct {
-	Text      string `json:"text"`
-	Bytes     int64  `json:"bytes"`
-	Truncated bool   `json:"truncated"`
-}
-
-type shellPayload struct {
-	Command  string `json:"command"`
-	Output   string `json:"output"`
-	ExitCode *int   `json:"exitCode,omitzero"`
-}
-
-type diffPayload struct {
-	Path string `json:"path"`
-	Diff string `json:"diff"`
-}
-
-type taskStep struct {
-	Kind       string   `json:"kind"`
-	Name       string   `json:"name,omitzero"`
-	Summary    string   `json:"summary"`
-	Status     string   `json:"status"`
-	DurationMs *float64 `json:"durationMs,omitzero"`
-}
-
-type taskPayload struct {
-	Label   string     `json:"label"`
-	Child   string     `json:"child,omitzero"`
-	Status  string     `json:"status"`
-	Steps   []taskStep `json:"steps,omitzero"`
-	Omitted int        `json:"omitted,omitzero"`
-	Answer  string     `json:"answer,omitzero"`
-}
+// The built-in presentation schemas are package toolschema's: tools that
+// publish those values get terminal rendering without an adapter of their
+// own.
 
 var defaultRegistry = func() *Registry {
 	r := NewRegistry()
-	_ = r.Register(SchemaShell, 1, AdapterFunc(renderShell))
-	_ = r.Register(SchemaDiff, 1, AdapterFunc(renderDiff))
-	_ = r.Register(SchemaTask, 1, AdapterFunc(renderTask))
-	_ = r.Register(SchemaArgs, 1, AdapterFunc(renderArgs))
-	_ = r.Register(SchemaMCP, 1, AdapterFunc(renderMCP))
+	_ = r.Register(toolschema.Shell, 1, AdapterFunc(renderShell))
+	_ = r.Register(toolschema.Diff, 1, AdapterFunc(renderDiff))
+	_ = r.Register(toolschema.Task, 1, AdapterFunc(renderTask))
+	_ = r.Register(toolschema.Args, 1, AdapterFunc(renderArgs))
+	_ = r.Register(mcpschema.Progress, 1, AdapterFunc(renderMCP))
 	return r
 }()
 
 // DefaultRegistry returns a new registry holding the built-in adapters
-// (SchemaShell, SchemaDiff, SchemaTask, SchemaArgs and SchemaMCP, version 1), to which more can be added.
+// (toolschema.Shell, toolschema.Diff, toolschema.Task, toolschema.Args and mcpschema.Progress, version 1), to which more can be added.
 func DefaultRegistry() *Registry {
 	r := NewRegistry()
 	defaultRegistry.mu.RLock()
@@ -89,7 +40,7 @@ func DefaultRegistry() *Registry {
 var strictPayload = json.RejectUnknownMembers(true)
 
 func renderShell(p *transcript.Presentation, width int, th Theme) ([]string, error) {
-	var v shellPayload
+	var v toolschema.ShellView
 	if err := json.Unmarshal(p.Payload, &v, strictPayload); err != nil {
 		return nil, fmt.Errorf("%w: %s v%d: %v", ErrPayload, p.Schema, p.Version, err)
 	}
@@ -110,7 +61,7 @@ func renderShell(p *transcript.Presentation, width int, th Theme) ([]string, err
 }
 
 func renderDiff(p *transcript.Presentation, width int, th Theme) ([]string, error) {
-	var v diffPayload
+	var v toolschema.DiffView
 	if err := json.Unmarshal(p.Payload, &v, strictPayload); err != nil {
 		return nil, fmt.Errorf("%w: %s v%d: %v", ErrPayload, p.Schema, p.Version, err)
 	}
@@ -126,7 +77,7 @@ func renderDiff(p *transcript.Presentation, width int, th Theme) ([]string, erro
 // nested step with the same glyphs as the main receipts, so a child's calls
 // read like the parent's. The answer preview is left to the tool result.
 func renderTask(p *transcript.Presentation, width int, th Theme) ([]string, error) {
-	var v taskPayload
+	var v toolschema.TaskView
 	if err := json.Unmarshal(p.Payload, &v, strictPayload); err != nil {
 		return nil, fmt.Errorf("%w: %s v%d: %v", ErrPayload, p.Schema, p.Version, err)
 	}
@@ -164,7 +115,7 @@ func renderTask(p *transcript.Presentation, width int, th Theme) ([]string, erro
 // renderArgs shows arguments still arriving: how much so far and the tail
 // of the text, on one line.
 func renderArgs(p *transcript.Presentation, width int, th Theme) ([]string, error) {
-	var v argsPayload
+	var v toolschema.ArgsDraft
 	if err := json.Unmarshal(p.Payload, &v, strictPayload); err != nil {
 		return nil, fmt.Errorf("%w: %s v%d: %v", ErrPayload, p.Schema, p.Version, err)
 	}

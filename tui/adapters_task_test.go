@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/foliodev/folio/tools/toolschema"
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -15,7 +16,7 @@ import (
 // reload paints the same lines.
 func TestTaskAdapterNestedCalls(t *testing.T) {
 	t.Parallel()
-	pres := &transcript.Presentation{Schema: SchemaTask, Version: 1, Revision: 4, Payload: transcript.RawJSON(`{"label":"scout","child":"c9","status":"done",` +
+	pres := &transcript.Presentation{Schema: toolschema.Task, Version: 1, Revision: 4, Payload: transcript.RawJSON(`{"label":"scout","child":"c9","status":"done",` +
 		`"steps":[{"kind":"reasoning","summary":"where to start","status":"ok","durationMs":800},` +
 		`{"kind":"tool","name":"shell","summary":"ls -la","status":"ok","durationMs":12},` +
 		`{"kind":"tool","name":"edit","summary":"main.go","status":"denied"},` +
@@ -45,7 +46,7 @@ func TestTaskAdapterNestedCalls(t *testing.T) {
 // A folio.task payload with an unknown member is refused, not guessed at.
 func TestTaskAdapterIsStrict(t *testing.T) {
 	t.Parallel()
-	_, err := renderTask(&transcript.Presentation{Schema: SchemaTask, Version: 1, Payload: transcript.RawJSON(`{"label":"x","status":"done","extra":1}`)}, 40, DarkTheme)
+	_, err := renderTask(&transcript.Presentation{Schema: toolschema.Task, Version: 1, Payload: transcript.RawJSON(`{"label":"x","status":"done","extra":1}`)}, 40, DarkTheme)
 	if !errors.Is(err, ErrPayload) {
 		t.Fatalf("err %v, want ErrPayload", err)
 	}

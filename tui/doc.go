@@ -25,9 +25,9 @@
 //   - tool: a receipt line (status glyph, tool, summary, duration). Short
 //     receipts of consecutive tools are packed several to a row when they
 //     fit the width. A retained presentation is drawn by the Adapter
-//     registered for its schema and version (built in: SchemaShell and
-//     SchemaDiff); without one, a bounded line of host metadata (schema,
-//     version, revision, sizes) is shown. Payload JSON is never printed.
+//     registered for its schema and version (built in: the values of
+//     packages toolschema and mcpschema); without one, a bounded line of
+//     host metadata (schema, version, revision, sizes) is shown. Payload JSON is never printed.
 //     Expanding shows arguments, detail, output and diff.
 //   - notice (glyph and color by tone; audience "classic" only in the
 //     classic view), report (fields aligned, items, meters as bars, text,

@@ -10,10 +10,6 @@ import (
 	"github.com/foliodev/folio/transcript"
 )
 
-// SchemaMCP (version 1) is an MCP tool call (package mcp): its progress
-// while it runs, then the result's content blocks, an mcpschema.Call.
-const SchemaMCP = mcpschema.Progress
-
 // mcpTextLines bounds how much of a result's text the terminal shows; the
 // model and the log keep the rest.
 const mcpTextLines = 12

@@ -7,11 +7,12 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/foliodev/folio/mcp/mcpschema"
 	"github.com/foliodev/folio/transcript"
 )
 
 func mcpEntry(payload string, status transcript.ToolStatus) transcript.Entry {
-	pres := &transcript.Presentation{Schema: SchemaMCP, Version: 1, Revision: 3, Payload: transcript.RawJSON(payload)}
+	pres := &transcript.Presentation{Schema: mcpschema.Progress, Version: 1, Revision: 3, Payload: transcript.RawJSON(payload)}
 	return ent("m", transcript.Tool{Receipt: transcript.ToolReceipt{App: "demo__progress", Summary: "progress", Status: status, DurationMs: f64(800)}, Presentation: pres})
 }
 
@@ -55,7 +56,7 @@ func TestMCPAdapter(t *testing.T) {
 func TestMCPAdapterLongTextAndStrictness(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("line\\n", 40)
-	out, err := renderMCP(&transcript.Presentation{Schema: SchemaMCP, Version: 1, Payload: transcript.RawJSON(
+	out, err := renderMCP(&transcript.Presentation{Schema: mcpschema.Progress, Version: 1, Payload: transcript.RawJSON(
 		`{"server":"s","tool":"t","status":"ok","content":[{"type":"text","text":"` + long + `","truncated":true,"bytes":90000,"item":"result","ref":"ab"}]}`)}, 40, DarkTheme)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +65,7 @@ func TestMCPAdapterLongTextAndStrictness(t *testing.T) {
 	if strings.Count(plain, "line") != mcpTextLines || !strings.Contains(plain, "… 87.9 KiB in all, kept as an artifact") {
 		t.Fatalf("long text:\n%s", plain)
 	}
-	_, err = renderMCP(&transcript.Presentation{Schema: SchemaMCP, Version: 1, Payload: transcript.RawJSON(`{"server":"s","tool":"t","status":"ok","extra":1}`)}, 40, DarkTheme)
+	_, err = renderMCP(&transcript.Presentation{Schema: mcpschema.Progress, Version: 1, Payload: transcript.RawJSON(`{"server":"s","tool":"t","status":"ok","extra":1}`)}, 40, DarkTheme)
 	if !errors.Is(err, ErrPayload) {
 		t.Fatalf("err %v, want ErrPayload", err)
 	}

@@ -8,14 +8,15 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/foliodev/folio/tools/toolschema"
 	"github.com/foliodev/folio/transcript"
 )
 
 func TestPainters(t *testing.T) {
 	t.Parallel()
-	presShell := &transcript.Presentation{Schema: SchemaShell, Version: 1, Revision: 3,
+	presShell := &transcript.Presentation{Schema: toolschema.Shell, Version: 1, Revision: 3,
 		Payload: transcript.RawJSON(`{"command":"go test ./...","output":"ok  \tfolio/tui\t0.2s\nFAIL\tfolio/x\n","exitCode":1}`)}
-	presDiff := &transcript.Presentation{Schema: SchemaDiff, Version: 1, Revision: 1,
+	presDiff := &transcript.Presentation{Schema: toolschema.Diff, Version: 1, Revision: 1,
 		Payload: transcript.RawJSON(`{"path":"main.go","diff":"@@ -1,2 +1,2 @@\n-old line\n+new line\n context"}`)}
 	presUnknown := &transcript.Presentation{Schema: "acme.chart", Version: 2, Revision: 7,
 		Payload:  transcript.RawJSON(`{"secret":"do-not-show","points":[1,2,3]}`),
@@ -101,7 +102,7 @@ func TestPresentationFallbackNeverShowsPayload(t *testing.T) {
 	}
 	// A payload the built-in adapter cannot read also falls back.
 	bad := ent("t", transcript.Tool{Receipt: transcript.ToolReceipt{App: "shell", Status: transcript.ToolOK},
-		Presentation: &transcript.Presentation{Schema: SchemaShell, Version: 1, Payload: transcript.RawJSON(`{"cmd":"hunter2"}`)}})
+		Presentation: &transcript.Presentation{Schema: toolschema.Shell, Version: 1, Payload: transcript.RawJSON(`{"cmd":"hunter2"}`)}})
 	out := ansi.Strip(strings.Join(NewPainter(DarkTheme).PaintEntry(bad, 80, false), "\n"))
 	if strings.Contains(out, "hunter2") || strings.Contains(out, "folio.shell") || !strings.Contains(out, "not shown here") {
 		t.Fatalf("unreadable payload not handled by the fallback:\n%s", out)
@@ -113,7 +114,7 @@ func TestPresentationFallbackNeverShowsPayload(t *testing.T) {
 func TestToolRowShowsSupplementals(t *testing.T) {
 	t.Parallel()
 	tc := transcript.Tool{Receipt: transcript.ToolReceipt{App: "work", Summary: "count", Status: transcript.ToolOK},
-		Supplementals: []transcript.KeyedPresentation{{Key: "patch", Presentation: transcript.Presentation{Schema: SchemaDiff, Version: 1,
+		Supplementals: []transcript.KeyedPresentation{{Key: "patch", Presentation: transcript.Presentation{Schema: toolschema.Diff, Version: 1,
 			Payload: transcript.RawJSON(`{"path":"notes.md","diff":"+supplemental line"}`)}}}}
 	out := ansi.Strip(strings.Join(NewPainter(DarkTheme).Paint(Run{Entries: []transcript.Entry{ent("t", tc), okTool("t2", "read", "a.go", 3)}}, 80), "\n"))
 	if !strings.Contains(out, "+supplemental line") || !strings.Contains(out, "notes.md") {

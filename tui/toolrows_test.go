@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/foliodev/folio/tools/toolschema"
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -21,9 +22,9 @@ func TestToolRowsSayEachThingOnce(t *testing.T) {
 			ent("t1", transcript.Tool{Receipt: transcript.ToolReceipt{App: "shell", Summary: "shell", Status: transcript.ToolOK}}),
 			ent("t2", transcript.Tool{Receipt: transcript.ToolReceipt{App: "shell", Summary: "shell", Status: transcript.ToolDenied, Reason: "denied"}}),
 			ent("t3", transcript.Tool{Receipt: transcript.ToolReceipt{App: "shell", Summary: "$ ls -la", Status: transcript.ToolOK, DurationMs: f64(12)},
-				Presentation: &transcript.Presentation{Schema: SchemaShell, Version: 1, Revision: 3, Payload: shellPayload}}),
+				Presentation: &transcript.Presentation{Schema: toolschema.Shell, Version: 1, Revision: 3, Payload: shellPayload}}),
 			ent("t4", transcript.Tool{Receipt: transcript.ToolReceipt{App: "write_file", Summary: "write_file", Status: transcript.ToolOK},
-				Presentation: &transcript.Presentation{Schema: SchemaArgs, Version: 1, Revision: 2,
+				Presentation: &transcript.Presentation{Schema: toolschema.Args, Version: 1, Revision: 2,
 					Payload: transcript.RawJSON(`{"text":"{\"path\":\"notes.md\",\"content\":\"# Plan","bytes":39,"truncated":false}`)}}),
 		},
 		Open: []bool{true, false, false, true},
