@@ -42,7 +42,7 @@ func (s *Store) PutBlob(conv string, b history.Blob, data []byte) (history.Blob,
 		// appends its writer makes meanwhile.
 		err := tx.QueryRow(ctx, `SELECT 1 FROM folio_conversations WHERE id = $1 FOR KEY SHARE`, conv).Scan(&one)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("%s %s: no conversation %s: %w", b.Kind, b.Name, Name(conv), fs.ErrNotExist)
+			return fmt.Errorf("%s %s: no conversation %s: %w", b.Kind, b.Name, convName(conv), fs.ErrNotExist)
 		}
 		if err != nil {
 			return err
@@ -54,7 +54,7 @@ func (s *Store) PutBlob(conv string, b history.Blob, data []byte) (history.Blob,
 		case err == nil && have == b.Digest:
 			return nil // stored already
 		case err == nil:
-			return fmt.Errorf("%w: %s %s of %s holds sha256 %s", history.ErrBlobConflict, b.Kind, b.Name, Name(conv), have)
+			return fmt.Errorf("%w: %s %s of %s holds sha256 %s", history.ErrBlobConflict, b.Kind, b.Name, convName(conv), have)
 		case !errors.Is(err, pgx.ErrNoRows):
 			return err
 		}
@@ -76,7 +76,7 @@ func (s *Store) PutBlob(conv string, b history.Blob, data []byte) (history.Blob,
 				return err
 			}
 			if have != b.Digest {
-				return fmt.Errorf("%w: %s %s of %s holds sha256 %s", history.ErrBlobConflict, b.Kind, b.Name, Name(conv), have)
+				return fmt.Errorf("%w: %s %s of %s holds sha256 %s", history.ErrBlobConflict, b.Kind, b.Name, convName(conv), have)
 			}
 		}
 		return nil
@@ -106,7 +106,7 @@ func (s *Store) GetBlob(conv string, kind history.BlobKind, name string) (histor
 		JOIN folio_blobs b USING (conversation_id, digest)
 		WHERE n.conversation_id = $1 AND n.kind = $2 AND n.name = $3`, conv, string(kind), name).Scan(&b.Digest, &b.Size, &b.Meta, &data)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return b, nil, fmt.Errorf("no %s %s in %s: %w", kind, name, Name(conv), fs.ErrNotExist)
+		return b, nil, fmt.Errorf("no %s %s in %s: %w", kind, name, convName(conv), fs.ErrNotExist)
 	}
 	if err != nil {
 		return b, nil, fmt.Errorf("pgstore: get %s %s of %s: %w", kind, name, conv, err)

@@ -11,11 +11,11 @@ import (
 // migrated by a newer folio than this one.
 var ErrSchemaNewer = errors.New("pgstore: the database schema is newer than this folio; update folio")
 
-// ErrLeaseLost is returned by a Medium's writes after its lease connection
+// errLeaseLost is returned by a Medium's writes after its lease connection
 // ended: another writer may hold the conversation now, so this one must
 // reopen it.
 // It wraps history.ErrLockLost.
-var ErrLeaseLost = fmt.Errorf("pgstore: the writer lease was lost (its connection ended); reopen the conversation: %w", history.ErrLockLost)
+var errLeaseLost = fmt.Errorf("pgstore: the writer lease was lost (its connection ended); reopen the conversation: %w", history.ErrLockLost)
 
 // ErrConflict is returned by a write that finds the log changed under its
 // lease: something wrote it without the lease. Nothing is written.

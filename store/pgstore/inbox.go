@@ -9,17 +9,17 @@ import (
 
 // Commands across replicas. A command that reaches a replica while
 // another replica's engine holds the conversation is written to
-// folio_inbox and announced on InboxChannel. The owner (the replica whose
+// folio_inbox and announced on inboxChannel. The owner (the replica whose
 // Mirror has a writer open on the conversation) claims it, runs it, and
-// records each receipt the command gets in the row and on ReceiptsChannel,
+// records each receipt the command gets in the row and on receiptsChannel,
 // where the sending replica picks them up for its tabs. Command IDs stay
 // idempotent: a second Forward of the same ID adds nothing.
 
-// InboxChannel and ReceiptsChannel are the channels of forwarded commands
+// inboxChannel and receiptsChannel are the channels of forwarded commands
 // and of their receipts.
 const (
-	InboxChannel    = "folio_inbox"
-	ReceiptsChannel = "folio_receipts"
+	inboxChannel    = "folio_inbox"
+	receiptsChannel = "folio_receipts"
 )
 
 // note is the payload of both channels.
@@ -94,7 +94,7 @@ func (m *Mirror) Forward(ctx context.Context, id, commandID string, body []byte)
 	if err != nil {
 		return fmt.Errorf("pgstore: forward: %w", err)
 	}
-	return m.notify(ctx, InboxChannel, note{Conversation: id, Command: commandID})
+	return m.notify(ctx, inboxChannel, note{Conversation: id, Command: commandID})
 }
 
 // Withdraw takes back a forwarded command no owner claimed yet; it
@@ -113,7 +113,7 @@ func (m *Mirror) Answer(ctx context.Context, id, commandID string, receipt []byt
 		id, commandID, receipt); err != nil {
 		return fmt.Errorf("pgstore: answer: %w", err)
 	}
-	return m.notify(ctx, ReceiptsChannel, note{Conversation: id, Command: commandID, Receipt: receipt})
+	return m.notify(ctx, receiptsChannel, note{Conversation: id, Command: commandID, Receipt: receipt})
 }
 
 // claim takes a forwarded command for this replica, once. A command this

@@ -12,7 +12,7 @@ import (
 // what its tabs see of the answer being written (text appended to an open
 // entry, or the open entry whole) to the other replicas as it happens,
 // before any of it is saved: Stream hands a message to a sender goroutine,
-// which notifies LiveChannel with it inline when it fits NOTIFY's payload
+// which notifies liveChannel with it inline when it fits NOTIFY's payload
 // limit, or writes it to folio_live and notifies the row's number. Every
 // listening replica passes the messages of the conversations it serves to
 // OnLive, in the order they were sent.
@@ -23,8 +23,8 @@ import (
 // message's base revision and offset and waits for the saved records,
 // which are never lost.
 
-// LiveChannel is the channel of streaming messages.
-const LiveChannel = "folio_live"
+// liveChannel is the channel of streaming messages.
+const liveChannel = "folio_live"
 
 // maxNotify is the largest payload sent inline; PostgreSQL's limit is
 // 8000 bytes.
@@ -37,7 +37,7 @@ const maxLiveQueue = 1024
 // longer than any listener takes to read it.
 const liveKeep = time.Minute
 
-// liveNote is a LiveChannel payload: the message inline (m), or the number
+// liveNote is a liveChannel payload: the message inline (m), or the number
 // of its row in folio_live (n).
 type liveNote struct {
 	Conversation string          `json:"c"`
@@ -128,7 +128,7 @@ func (m *Mirror) sendLive(ctx context.Context, q []liveNote) error {
 		if len(batch) == 0 {
 			return nil
 		}
-		_, err := m.s.pool.Exec(ctx, `SELECT pg_notify($1, p) FROM unnest($2::text[]) WITH ORDINALITY AS t(p, i) ORDER BY i`, LiveChannel, batch)
+		_, err := m.s.pool.Exec(ctx, `SELECT pg_notify($1, p) FROM unnest($2::text[]) WITH ORDINALITY AS t(p, i) ORDER BY i`, liveChannel, batch)
 		batch = batch[:0]
 		return err
 	}
@@ -161,7 +161,7 @@ func (m *Mirror) sendLarge(ctx context.Context, n liveNote) error {
 	}
 	_, err = m.s.pool.Exec(ctx, `WITH r AS (INSERT INTO folio_live (conversation_id, body) VALUES ($1, $2) RETURNING n)
 		SELECT pg_notify($3, left($4, -1) || ',"n":' || r.n || '}') FROM r`,
-		n.Conversation, []byte(n.Message), LiveChannel, string(ref))
+		n.Conversation, []byte(n.Message), liveChannel, string(ref))
 	if err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func (m *Mirror) sendLarge(ctx context.Context, n liveNote) error {
 	return err
 }
 
-// liveNoteIn handles a LiveChannel notification on the listener.
+// liveNoteIn handles a liveChannel notification on the listener.
 func (m *Mirror) liveNoteIn(ctx context.Context, payload string) {
 	var n liveNote
 	if json.Unmarshal([]byte(payload), &n) != nil || n.From == m.s.owner {

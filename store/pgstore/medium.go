@@ -38,7 +38,7 @@ type Medium struct {
 }
 
 // Name is "postgres:<id>".
-func (m *Medium) Name() string { return Name(m.id) }
+func (m *Medium) Name() string { return convName(m.id) }
 
 // TookOverFrom is the process ID of a writer whose lease row was left
 // behind (it died holding the conversation), or 0.
@@ -51,7 +51,7 @@ func (m *Medium) BackendPID() uint32 { return m.conn.PgConn().PID() }
 func (m *Medium) fail(err error) error {
 	if m.conn.IsClosed() {
 		m.lost = true
-		return fmt.Errorf("%w: %v", ErrLeaseLost, err)
+		return fmt.Errorf("%w: %v", errLeaseLost, err)
 	}
 	return err
 }
@@ -62,7 +62,7 @@ func (m *Medium) Read() ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.lost || m.conn.IsClosed() {
-		return nil, ErrLeaseLost
+		return nil, errLeaseLost
 	}
 	ctx, cancel := m.s.ctx()
 	defer cancel()
@@ -97,7 +97,7 @@ func (m *Medium) position(ctx context.Context) (logPos, error) {
 	defer m.mu.Unlock()
 	var p logPos
 	if m.lost || m.conn.IsClosed() {
-		return p, ErrLeaseLost
+		return p, errLeaseLost
 	}
 	err := m.conn.QueryRow(ctx, `SELECT size, next_seq, epoch FROM folio_conversations WHERE id = $1`, m.id).Scan(&p.size, &p.next, &p.epoch)
 	if errors.Is(err, pgx.ErrNoRows) || err == nil && p.size == 0 {
@@ -171,7 +171,7 @@ func (m *Medium) readCommitted(ctx context.Context) ([]byte, error) {
 // write is Append (replace false) and Replace.
 func (m *Medium) write(data []byte, replace bool) error {
 	if m.lost || m.conn.IsClosed() {
-		return ErrLeaseLost
+		return errLeaseLost
 	}
 	var offs, seqs []int64
 	var bodies [][]byte
@@ -291,7 +291,7 @@ func (m *Medium) RecordCommand(line []byte) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.lost || m.conn.IsClosed() {
-		return ErrLeaseLost
+		return errLeaseLost
 	}
 	ctx, cancel := m.s.ctx()
 	defer cancel()
@@ -337,7 +337,7 @@ func (m *Medium) Close() error {
 }
 
 // alive reports whether the lease connection still answers; a connection
-// that does not is marked lost (its writes return ErrLeaseLost).
+// that does not is marked lost (its writes return errLeaseLost).
 func (m *Medium) alive(ctx context.Context) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()

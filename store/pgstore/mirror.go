@@ -296,7 +296,7 @@ func (m *Mirror) listen(ctx context.Context) (listened bool, err error) {
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	m.listener.Store(conn.PgConn().PID())
-	for _, ch := range []string{AppendsChannel, InboxChannel, ReceiptsChannel, LiveChannel} {
+	for _, ch := range []string{AppendsChannel, inboxChannel, receiptsChannel, liveChannel} {
 		if _, err := conn.Exec(ctx, `LISTEN `+ch); err != nil {
 			return false, err
 		}
@@ -344,7 +344,7 @@ func (m *Mirror) listen(ctx context.Context) (listened bool, err error) {
 		if err != nil {
 			return true, err
 		}
-		if n.Channel == LiveChannel {
+		if n.Channel == liveChannel {
 			m.liveNoteIn(ctx, n.Payload)
 			continue
 		}

@@ -142,5 +142,5 @@ func migrate(ctx context.Context, conn *pgx.Conn) (err error) {
 	return nil
 }
 
-// SchemaVersion is the schema version this folio migrates to.
-func SchemaVersion() int { return len(migrations) }
+// schemaVersion is the schema version this folio migrates to.
+func schemaVersion() int { return len(migrations) }

@@ -80,7 +80,7 @@ func TestMirrorReportsUnreachableAndLostLeases(t *testing.T) {
 		{ID: "u2", Content: transcript.User{Text: "again"}, Timestamp: t0},
 	})
 	err := gone.Save(d, []message.Message{message.Text(message.User, "hi"), message.Text(message.User, "again")})
-	if !errors.Is(err, ErrLeaseLost) || !errors.Is(err, history.ErrLockLost) {
-		t.Fatalf("a save on the lost lease: %v; want ErrLeaseLost wrapping history.ErrLockLost", err)
+	if !errors.Is(err, errLeaseLost) || !errors.Is(err, history.ErrLockLost) {
+		t.Fatalf("a save on the lost lease: %v; want errLeaseLost wrapping history.ErrLockLost", err)
 	}
 }

@@ -98,7 +98,7 @@ func checkID(id string) error {
 func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
 
 // Name is how the store names conversation id in messages.
-func Name(id string) string { return "postgres:" + id }
+func convName(id string) string { return "postgres:" + id }
 
 // leaseKey is id's advisory lock key.
 func leaseKey(id string) int64 {
@@ -131,7 +131,7 @@ func (s *Store) OpenMedium(id string) (*Medium, error) {
 		var pid int
 		_ = conn.QueryRow(ctx, `SELECT pid FROM folio_leases WHERE conversation_id = $1`, id).Scan(&pid)
 		conn.Close(ctx)
-		return nil, &history.LockedError{Path: Name(id), PID: pid}
+		return nil, &history.LockedError{Path: convName(id), PID: pid}
 	}
 	// A lease row left by a holder whose session is gone: that writer died
 	// holding the conversation.
@@ -164,7 +164,7 @@ func (s *Store) ReadLog(id string) ([]byte, string, error) {
 		data, err = readLog(ctx, tx, id)
 		return err
 	})
-	return data, Name(id), err
+	return data, convName(id), err
 }
 
 // querier is a connection or a transaction.
@@ -178,13 +178,13 @@ func readLog(ctx context.Context, q querier, id string) ([]byte, error) {
 	var size int64
 	if err := q.QueryRow(ctx, `SELECT size FROM folio_conversations WHERE id = $1`, id).Scan(&size); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, fmt.Errorf("%s: %w", Name(id), fs.ErrNotExist)
+			return nil, fmt.Errorf("%s: %w", convName(id), fs.ErrNotExist)
 		}
 		return nil, fmt.Errorf("pgstore: read %s: %w", id, err)
 	}
 	if size == 0 {
 		// A row made for receipts before the first record: no log yet.
-		return nil, fmt.Errorf("%s: %w", Name(id), fs.ErrNotExist)
+		return nil, fmt.Errorf("%s: %w", convName(id), fs.ErrNotExist)
 	}
 	data := make([]byte, 0, size)
 	rows, err := q.Query(ctx, `SELECT body FROM folio_records WHERE conversation_id = $1 ORDER BY seq`, id)
@@ -226,7 +226,7 @@ func (s *Store) Follow(ctx context.Context, id string, epoch, seq int64) (Tail, 
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, `SELECT epoch FROM folio_conversations WHERE id = $1`, id).Scan(&t.Epoch); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
-				return fmt.Errorf("%s: %w", Name(id), fs.ErrNotExist)
+				return fmt.Errorf("%s: %w", convName(id), fs.ErrNotExist)
 			}
 			return err
 		}
@@ -289,7 +289,7 @@ func (s *Store) List() ([]history.Summary, error) {
 		}
 		sum.StartedAt, _ = time.Parse(time.RFC3339Nano, *started)
 		sum.Branched = *branched
-		sum.Path = Name(sum.ID)
+		sum.Path = convName(sum.ID)
 		sum.Version, sum.Entries, sum.Messages, sum.Problems = int(*version), int(*entries), int(*messages), int(*problems)
 		sum.UpdatedAt, _ = time.Parse(time.RFC3339Nano, *updated)
 		out = append(out, sum)

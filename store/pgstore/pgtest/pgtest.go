@@ -16,9 +16,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Required reports whether the PostgreSQL suites must run rather than be
+// required reports whether the PostgreSQL suites must run rather than be
 // skipped.
-func Required() bool {
+func required() bool {
 	return os.Getenv("CI") == "true" || os.Getenv("FOLIO_REQUIRE_SUITES") == "1"
 }
 
@@ -27,7 +27,7 @@ func BaseURL(t testing.TB) string {
 	t.Helper()
 	u := os.Getenv("FOLIO_TEST_DATABASE_URL")
 	if u == "" {
-		if Required() {
+		if required() {
 			t.Fatal("FOLIO_TEST_DATABASE_URL is required here (CI=true or FOLIO_REQUIRE_SUITES=1); start a cluster with .ci/pg-start")
 		}
 		t.Skip("set FOLIO_TEST_DATABASE_URL to run the PostgreSQL suites (eval \"$(.ci/pg-start --export)\")")
