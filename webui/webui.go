@@ -15,19 +15,16 @@ import (
 	"github.com/foliodev/folio/web"
 )
 
-// ContentSecurityPolicy is sent with every response. Markdown is sanitized
+// contentSecurityPolicy is sent with every response. Markdown is sanitized
 // before it reaches the page; this is the second line: no inline or foreign
 // script, no plugins, no framing. Inline styles stay allowed because KaTeX
 // positions glyphs with style attributes.
-const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
 	"img-src 'self' data:; font-src 'self' data:; connect-src 'self'; object-src 'none'; " +
 	"base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 
-// FS returns the embedded app.
-func FS() fs.FS { return web.Dist() }
-
 // Handler serves the embedded app.
-func Handler() http.Handler { return NewHandler(FS()) }
+func Handler() http.Handler { return NewHandler(web.Dist()) }
 
 // NewHandler serves the app in fsys, which must hold index.html at its root.
 // Paths under assets/ are immutable (their names carry a content hash) and may
@@ -43,7 +40,7 @@ func NewHandler(fsys fs.FS) http.Handler {
 			return
 		}
 		h := w.Header()
-		h.Set("Content-Security-Policy", ContentSecurityPolicy)
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 
@@ -53,7 +50,7 @@ func NewHandler(fsys fs.FS) http.Handler {
 		// browser asks for c/assets/… or c/favicon.svg: those are served as
 		// the root's files. Any other c/{id} is the route itself and gets
 		// the page, even when the ID has a dot in it.
-		if rest, ok := strings.CutPrefix(name, RoutePrefix); ok && rest != "" {
+		if rest, ok := strings.CutPrefix(name, routePrefix); ok && rest != "" {
 			if _, err := fs.Stat(fsys, rest); err == nil || strings.Contains(rest, "/") {
 				name = rest
 			} else {
@@ -79,8 +76,8 @@ func NewHandler(fsys fs.FS) http.Handler {
 	})
 }
 
-// RoutePrefix starts the app's client-side conversation routes, c/{id}.
-const RoutePrefix = "c/"
+// routePrefix starts the app's client-side conversation routes, c/{id}.
+const routePrefix = "c/"
 
 // serveFile serves the file name of the app, whatever path asked for it.
 func serveFile(w http.ResponseWriter, r *http.Request, files http.Handler, name string) {

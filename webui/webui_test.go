@@ -10,6 +10,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/foliodev/folio/web"
 	"github.com/foliodev/folio/webui"
 )
 
@@ -44,7 +45,7 @@ func TestEmbeddedAppIsComplete(t *testing.T) {
 		t.Fatalf("index.html references %d assets, want the script and the stylesheet:\n%s", len(refs), page)
 	}
 	for _, ref := range refs {
-		if _, err := fs.Stat(webui.FS(), ref[1]); err != nil {
+		if _, err := fs.Stat(web.Dist(), ref[1]); err != nil {
 			t.Errorf("index.html references %s, which is not embedded: %v", ref[1], err)
 		}
 		res := get(t, h, http.MethodGet, "/"+ref[1])

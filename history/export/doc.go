@@ -1,6 +1,6 @@
 // Package export writes a conversation log read by package history in
-// formats other programs open: a version 3 log that Jazz reads (Jazz), and
-// a Markdown transcript for sharing (Markdown).
+// formats other programs open (Write): a version 3 log that Jazz reads
+// ("jazz"), and a Markdown transcript for sharing ("markdown").
 //
 // Exporting never changes the log it reads. Everything folio keeps that
 // Jazz's strict schema has no place for (folio's own content kinds, a tool
@@ -9,5 +9,5 @@
 // tool receipt — and reported in the returned Mapped list, never dropped
 // without a word.
 //
-// The functions are safe for concurrent use; they share no state.
+// Write is safe for concurrent use; calls share no state.
 package export

@@ -257,7 +257,7 @@ func roundTrip(t *testing.T, path string, fresh bool) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	mapped, err := export.Jazz(&out, saved)
+	mapped, err := export.Write(&out, saved, "jazz", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func FuzzExportJazz(f *testing.F) {
 			return
 		}
 		var out bytes.Buffer
-		mapped, err := export.Jazz(&out, c)
+		mapped, err := export.Write(&out, c, "jazz", nil)
 		if err != nil {
 			t.Fatalf("export: %v", err)
 		}

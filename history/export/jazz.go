@@ -16,8 +16,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// DefaultAgent is the agentId of an exported log whose header names none.
-const DefaultAgent = "folio"
+// defaultAgent is the agentId of an exported log whose header names none.
+const defaultAgent = "folio"
 
 // Mapped says what an export had to change to fit the target format: the
 // entry (or "message N") it concerns and what became of it.
@@ -28,14 +28,14 @@ type Mapped struct {
 
 func (m Mapped) String() string { return m.Where + ": " + m.What }
 
-// Jazz writes c as a version 3 log that Jazz opens: a header with an
-// agentId (c's, else DefaultAgent), every model message in Jazz's
+// jazz writes c as a version 3 log that Jazz opens: a header with an
+// agentId (c's, else defaultAgent), every model message in Jazz's
 // OpenAI-style spelling at the time it was recorded, and every
 // presentation entry as one ui-append record, dated by the entry, of
 // entries that pass Jazz's schema. One record per entry keeps
 // Jazz's all-or-nothing batch rule from hiding a whole conversation behind
 // one entry it might refuse. It returns what it mapped.
-func Jazz(w io.Writer, c *history.Conversation) ([]Mapped, error) {
+func jazz(w io.Writer, c *history.Conversation) ([]Mapped, error) {
 	var mapped []Mapped
 	bw := bufio.NewWriter(w)
 	at := c.UpdatedAt
@@ -90,7 +90,7 @@ func Jazz(w io.Writer, c *history.Conversation) ([]Mapped, error) {
 func jazzHeader(c *history.Conversation) []byte {
 	agent := c.Header.AgentID
 	if agent == "" {
-		agent = DefaultAgent
+		agent = defaultAgent
 	}
 	started := c.Header.StartedAt
 	if started.IsZero() {

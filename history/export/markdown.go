@@ -13,11 +13,11 @@ import (
 	"github.com/foliodev/folio/transcript"
 )
 
-// Markdown writes c's presentation as a Markdown transcript for reading
+// markdown writes c's presentation as a Markdown transcript for reading
 // and sharing: the person's messages as quotes, answers as they were
 // written, tool receipts and turn receipts as lines of their own. Instants
 // are shown in loc.
-func Markdown(w io.Writer, c *history.Conversation, loc *time.Location) error {
+func markdown(w io.Writer, c *history.Conversation, loc *time.Location) error {
 	bw := bufio.NewWriter(w)
 	title := history.DisplayTitle(c.Title, c.Messages)
 	if title == "" {

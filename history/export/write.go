@@ -13,9 +13,9 @@ import (
 func Write(w io.Writer, c *history.Conversation, format string, loc *time.Location) ([]Mapped, error) {
 	switch format {
 	case "jazz":
-		return Jazz(w, c)
+		return jazz(w, c)
 	case "markdown", "md":
-		return nil, Markdown(w, c, loc)
+		return nil, markdown(w, c, loc)
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnknownFormat, format)
 }
