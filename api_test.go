@@ -52,7 +52,7 @@ var apiPackages = []struct {
 	{dir: "engine", check: false},
 	{dir: "history", check: false},
 	{dir: "history/storetest", check: false, support: true},
-	{dir: "server", check: false},
+	{dir: "server", check: true},
 	{dir: "server/pager", check: false},
 	{dir: "store/pgstore", check: true},
 	{dir: "tui", check: false},

@@ -36,8 +36,8 @@ import (
 // Refusals are answered before the handler runs, so nothing reaches the
 // data folder.
 
-// MinTokenLen is the shortest token the server accepts.
-const MinTokenLen = 16
+// minTokenLen is the shortest token the server accepts.
+const minTokenLen = 16
 
 // TokenSubprotocolPrefix starts the WebSocket subprotocol that carries the
 // token from a browser, which cannot set headers on an upgrade: the offer
@@ -62,8 +62,8 @@ func CheckToken(token string) error {
 	if strings.TrimFunc(token, unicode.IsSpace) == "" {
 		return fmt.Errorf("%w: it is empty or only whitespace", ErrWeakToken)
 	}
-	if len(token) < MinTokenLen {
-		return fmt.Errorf("%w: it has %d characters, at least %d are needed", ErrWeakToken, len(token), MinTokenLen)
+	if len(token) < minTokenLen {
+		return fmt.Errorf("%w: it has %d characters, at least %d are needed", ErrWeakToken, len(token), minTokenLen)
 	}
 	return nil
 }

@@ -193,7 +193,7 @@ func TestUploadsNeedTheToken(t *testing.T) {
 }
 
 func TestCheckToken(t *testing.T) {
-	for _, tok := range []string{"", " ", strings.Repeat(" ", 20), "\t\n\u00a0\u2003 \t\n \t\n \t\n \t", "short", strings.Repeat("x", MinTokenLen-1)} {
+	for _, tok := range []string{"", " ", strings.Repeat(" ", 20), "\t\n\u00a0\u2003 \t\n \t\n \t\n \t", "short", strings.Repeat("x", minTokenLen-1)} {
 		if err := CheckToken(tok); !errors.Is(err, ErrWeakToken) {
 			t.Errorf("%q accepted: %v", tok, err)
 		}
@@ -203,7 +203,7 @@ func TestCheckToken(t *testing.T) {
 			}
 		}
 	}
-	for _, tok := range []string{strings.Repeat("x", MinTokenLen), NewToken()} {
+	for _, tok := range []string{strings.Repeat("x", minTokenLen), NewToken()} {
 		if err := CheckToken(tok); err != nil {
 			t.Errorf("%q refused: %v", tok, err)
 		}

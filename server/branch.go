@@ -66,27 +66,27 @@ func (w saver) LoadTail(n int, widen *history.TailStart) (conv *history.Conversa
 	return conv, err
 }
 
-// Alternative is a place in the selected head where the conversation
+// branchAlternative is a place in the selected head where the conversation
 // branched: the entry at that position in the selected head, every head
 // with an entry of its own there (the branch it was first forked from,
 // then the forks in creation order) and which of them the selected head
 // shows. A client draws ‹ index+1/len(heads) › on that entry and selects
 // heads[index±1] to move between them.
-type Alternative struct {
+type branchAlternative struct {
 	EntryID string   `json:"entryId"`
 	Heads   []string `json:"heads"`
 	Index   int      `json:"index"`
 }
 
 // branchesOf describes a conversation's branches.
-func branchesOf(branches []history.Branch) []Branch {
-	out := make([]Branch, 0, len(branches))
+func branchesOf(branches []history.Branch) []listedBranch {
+	out := make([]listedBranch, 0, len(branches))
 	for _, b := range branches {
 		label := b.Title
 		if label == "" {
 			label = b.ID
 		}
-		br := Branch{Head: b.ID, Label: label, ForkedFrom: b.Parent, After: b.AfterEntry}
+		br := listedBranch{Head: b.ID, Label: label, ForkedFrom: b.Parent, After: b.AfterEntry}
 		if b.ID != history.Main {
 			br.CreatedAt = string(transcript.AppendInstant(nil, b.Created))
 		}
@@ -98,7 +98,7 @@ func branchesOf(branches []history.Branch) []Branch {
 // alternativesOf lists the selected head's alternatives: per fork point
 // (the entry branches forked after), the heads with their own entry at the
 // position that follows it.
-func alternativesOf(c *history.Conversation) []Alternative {
+func alternativesOf(c *history.Conversation) []branchAlternative {
 	return alternatives(c.Branches, c.Head, func(head string) (branchDoc, error) {
 		d, _, err := c.Branch(head)
 		if err != nil {
@@ -116,7 +116,7 @@ type branchDoc interface {
 }
 
 // alternatives is alternativesOf for branches whose documents doc gives.
-func alternatives(branches []history.Branch, head string, doc func(head string) (branchDoc, error)) []Alternative {
+func alternatives(branches []history.Branch, head string, doc func(head string) (branchDoc, error)) []branchAlternative {
 	type group struct {
 		after string
 		fork  int // where the first fork put it: after's index + 1 in its parent
@@ -135,7 +135,7 @@ func alternatives(branches []history.Branch, head string, doc func(head string) 
 			g.heads = append(g.heads, b.ID)
 		}
 	}
-	out := []Alternative{}
+	out := []branchAlternative{}
 	cur, err := doc(head)
 	if err != nil {
 		return out
@@ -166,7 +166,7 @@ func alternatives(branches []history.Branch, head string, doc func(head string) 
 				continue
 			}
 			if at, ok := d.idAt(p); ok && at == id {
-				out = append(out, Alternative{EntryID: id, Heads: g.heads, Index: i})
+				out = append(out, branchAlternative{EntryID: id, Heads: g.heads, Index: i})
 				break
 			}
 		}
@@ -219,8 +219,8 @@ type branchInfo struct {
 	fi           os.FileInfo
 	size         int64
 	head         string
-	branches     []Branch
-	alternatives []Alternative
+	branches     []listedBranch
+	alternatives []branchAlternative
 }
 
 // branchMeta gives a branched log's metadata: from its page index, which
@@ -301,11 +301,11 @@ func branchMetaIndexed(path string, fi os.FileInfo) (*branchInfo, error) {
 // graphOf is the whole graph of a log read with package history: its
 // branches, what each compaction covers in the selected head, and the
 // child conversations it links to.
-func graphOf(id string, c *history.Conversation) Graph {
-	g := Graph{ID: id, Head: c.Head, Branches: branchesOf(c.Branches), Compactions: []GraphCover{}, Links: []GraphLink{}}
+func graphOf(id string, c *history.Conversation) branchGraph {
+	g := branchGraph{ID: id, Head: c.Head, Branches: branchesOf(c.Branches), Compactions: []graphCover{}, Links: []graphLink{}}
 	for _, e := range c.Document.All() {
 		if cp, ok := e.Content.(transcript.Compaction); ok {
-			g.Compactions = append(g.Compactions, GraphCover{EntryID: e.ID, FromID: cp.Covers.FromID, ToID: cp.Covers.ToID})
+			g.Compactions = append(g.Compactions, graphCover{EntryID: e.ID, FromID: cp.Covers.FromID, ToID: cp.Covers.ToID})
 		}
 	}
 	covered := map[string]bool{}
@@ -324,7 +324,7 @@ func graphOf(id string, c *history.Conversation) Graph {
 			}
 			if json.Unmarshal(u.Bytes, &r) == nil && r.Summary != "" && !covered[r.Summary] {
 				covered[r.Summary] = true
-				g.Compactions = append(g.Compactions, GraphCover{EntryID: r.Summary, FromID: r.Entries.FromID, ToID: r.Entries.ToID})
+				g.Compactions = append(g.Compactions, graphCover{EntryID: r.Summary, FromID: r.Entries.FromID, ToID: r.Entries.ToID})
 			}
 		case "child":
 			var r struct {
@@ -332,7 +332,7 @@ func graphOf(id string, c *history.Conversation) Graph {
 				ParentEntry  string `json:"parentEntry"`
 			}
 			if json.Unmarshal(u.Bytes, &r) == nil && r.Conversation != "" {
-				g.Links = append(g.Links, GraphLink{From: r.ParentEntry, Kind: "spawn", Conversation: r.Conversation})
+				g.Links = append(g.Links, graphLink{From: r.ParentEntry, Kind: "spawn", Conversation: r.Conversation})
 			}
 		}
 	}

@@ -97,7 +97,7 @@ func TestEditAndSelectBranchOverTheWire(t *testing.T) {
 		t.Fatalf("snapshot head %q", snap.Head)
 	}
 
-	var m Meta
+	var m wireMeta
 	raw := getJSON(t, ts.url+"/api/v2/conversations/"+id, &m)
 	if m.Head != "b1" || len(m.Branches) != 2 || m.Branches[1].Head != "b1" || m.Branches[1].ForkedFrom != "main" ||
 		m.Branches[1].After != beforeSecond || m.Branches[1].Label != "second, edited" {
@@ -130,7 +130,7 @@ func TestEditAndSelectBranchOverTheWire(t *testing.T) {
 		t.Fatalf("send to a head that is not selected: %s", r.raw)
 	}
 
-	var g Graph
+	var g branchGraph
 	raw = getJSON(t, ts.url+"/api/v2/conversations/"+id+"/graph", &g)
 	if g.Head != "main" || len(g.Branches) != 2 || g.Branches[1].ForkedFrom != "main" || g.Compactions == nil || g.Links == nil {
 		t.Fatalf("graph %s", raw)
@@ -346,21 +346,21 @@ func TestGraphHasBranchesCoverageAndChildren(t *testing.T) {
 	f.WriteString(`{"type":"child","at":"2026-03-01T00:00:02.000Z","conversationId":"c-graph.k-9","parentEntry":"a1","agentId":"researcher","title":"find it"}` + "\n")
 	f.Close()
 
-	var m Meta
+	var m wireMeta
 	raw := getJSON(t, ts.url+"/api/v2/conversations/"+id, &m)
 	if m.Head != "main" || len(m.Branches) != 2 || len(m.Alternatives) != 1 || m.Alternatives[0].EntryID != "u2" {
 		t.Fatalf("meta %s", raw)
 	}
-	var g Graph
+	var g branchGraph
 	raw = getJSON(t, ts.url+"/api/v2/conversations/"+id+"/graph", &g)
 	if len(g.Branches) != 2 || g.Branches[1].After != "k1" || g.Branches[1].Label != "again" {
 		t.Fatalf("graph branches %s", raw)
 	}
-	if len(g.Compactions) != 2 || g.Compactions[0] != (GraphCover{EntryID: "k1", FromID: "u1", ToID: "a1"}) ||
-		g.Compactions[1] != (GraphCover{EntryID: "k0", FromID: "x1", ToID: "x9"}) {
+	if len(g.Compactions) != 2 || g.Compactions[0] != (graphCover{EntryID: "k1", FromID: "u1", ToID: "a1"}) ||
+		g.Compactions[1] != (graphCover{EntryID: "k0", FromID: "x1", ToID: "x9"}) {
 		t.Fatalf("graph compactions %s", raw)
 	}
-	if len(g.Links) != 1 || g.Links[0] != (GraphLink{From: "a1", Kind: "spawn", Conversation: "c-graph.k-9"}) {
+	if len(g.Links) != 1 || g.Links[0] != (graphLink{From: "a1", Kind: "spawn", Conversation: "c-graph.k-9"}) {
 		t.Fatalf("graph links %s", raw)
 	}
 }

@@ -34,7 +34,7 @@ type captured struct {
 // the offset it read to is what the snapshot pages, so a capture shows
 // exactly what package history reads. The first capture does that first
 // read without holding the conversation's lock.
-func (c *conversation) capture(head string, since *Since, opts ...pager.Option) (captured, error) {
+func (c *conversation) capture(head string, since *sinceMark, opts ...pager.Option) (captured, error) {
 	// One capture at a time: a later one waits for the one in progress and
 	// then shares what it left (shared), when that still fits.
 	c.mu.Lock()
@@ -57,7 +57,7 @@ func (c *conversation) capture(head string, since *Since, opts ...pager.Option) 
 }
 
 // build is capture's work; only the capture in progress runs it.
-func (c *conversation) build(head string, since *Since, opts []pager.Option) (captured, error) {
+func (c *conversation) build(head string, since *sinceMark, opts []pager.Option) (captured, error) {
 	c.mu.Lock()
 	explicit := head != ""
 	if head == "" {

@@ -28,13 +28,13 @@ type Engine interface {
 
 // Command kinds.
 const (
-	CmdSend         = "send"
-	CmdSteer        = "steer"
-	CmdStop         = "stop"
-	CmdApprove      = "approve"
-	CmdRetry        = "retry"
-	CmdEdit         = "edit"
-	CmdSelectBranch = "select-branch"
+	cmdSend         = "send"
+	cmdSteer        = "steer"
+	cmdStop         = "stop"
+	cmdApprove      = "approve"
+	cmdRetry        = "retry"
+	cmdEdit         = "edit"
+	cmdSelectBranch = "select-branch"
 )
 
 // Command is one client command, validated.
@@ -64,8 +64,8 @@ type Command struct {
 
 // Approval scopes.
 const (
-	ScopeOnce         = "once"
-	ScopeConversation = "conversation"
+	scopeOnce         = "once"
+	scopeConversation = "conversation"
 )
 
 // Attachment is an uploaded file a send refers to. Path is where the server

@@ -31,12 +31,12 @@ func (e *recordingEngine) Do(ctx context.Context, cmd Command) (Receipt, error) 
 	defer e.mu.Unlock()
 	e.cmds = append(e.cmds, cmd)
 	switch cmd.Kind {
-	case CmdSend:
+	case cmdSend:
 		if e.running != "" {
 			return Receipt{State: transcript.CommandQueued}, nil
 		}
 		return Receipt{State: transcript.CommandRunning, EntryID: "u-" + cmd.CommandID}, nil
-	case CmdStop:
+	case cmdStop:
 		if e.running == "" {
 			return Receipt{}, ErrNotRunning
 		}
@@ -74,7 +74,7 @@ func TestServerKeepsNoReceipts(t *testing.T) {
 		t.Fatalf("first send: %s", first.raw)
 	}
 	c.call(send)
-	if n := eng.count(CmdSend); n != 2 {
+	if n := eng.count(cmdSend); n != 2 {
 		t.Fatalf("the engine saw %d deliveries of k-1; want both", n)
 	}
 	// This engine remembers nothing: the server must not answer from

@@ -317,8 +317,8 @@ func (cp *checkpoint) size() int {
 	return n
 }
 
-// Since is what a reconnecting client last applied.
-type Since struct {
+// sinceMark is what a reconnecting client last applied.
+type sinceMark struct {
 	Generation int64 `json:"generation"`
 	Seq        int64 `json:"seq"`
 }
@@ -335,7 +335,7 @@ type Since struct {
 // past snapOff, the log offset the snapshot was read to) is in neither the
 // snapshot nor, by its revision, above the snapshot's seq: it goes in the
 // checkpoint too, so nothing published is lost between the two.
-func (c *feed) checkpointLocked(since *Since, snapSeq, snapOff int64) *checkpoint {
+func (c *feed) checkpointLocked(since *sinceMark, snapSeq, snapOff int64) *checkpoint {
 	cp := &checkpoint{Entries: []checkpointEntry{}, Presentations: []checkpointPres{}}
 	after := snapSeq
 	if since != nil {

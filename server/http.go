@@ -76,22 +76,22 @@ func pathID(w http.ResponseWriter, r *http.Request) (string, bool) {
 	return id, true
 }
 
-// Meta describes a conversation without its entries or graph.
-type Meta struct {
-	ID        string   `json:"id"`
-	Title     string   `json:"title"`
-	StartedAt string   `json:"startedAt,omitzero"`
-	UpdatedAt string   `json:"updatedAt,omitzero"`
-	Bytes     int64    `json:"bytes"`
-	Head      string   `json:"head"`
-	Branches  []Branch `json:"branches"`
+// wireMeta describes a conversation without its entries or graph.
+type wireMeta struct {
+	ID        string         `json:"id"`
+	Title     string         `json:"title"`
+	StartedAt string         `json:"startedAt,omitzero"`
+	UpdatedAt string         `json:"updatedAt,omitzero"`
+	Bytes     int64          `json:"bytes"`
+	Head      string         `json:"head"`
+	Branches  []listedBranch `json:"branches"`
 	// Alternatives are the selected head's places with sibling branches,
-	// for ‹ 2/3 › navigation; see Alternative.
-	Alternatives []Alternative `json:"alternatives"`
+	// for ‹ 2/3 › navigation; see branchAlternative.
+	Alternatives []branchAlternative `json:"alternatives"`
 }
 
-// Branch is one branch head of a conversation.
-type Branch struct {
+// listedBranch is one branch head of a conversation.
+type listedBranch struct {
 	Head  string `json:"head"`
 	Label string `json:"label"`
 	// ForkedFrom is the parent head, After the parent's entry the branch
@@ -120,15 +120,15 @@ type metaEntry struct {
 	sumSize int64
 }
 
-func (s *Server) meta(id string) (Meta, error) {
+func (s *Server) meta(id string) (wireMeta, error) {
 	return s.metaAt(id, s.logPath(id))
 }
 
 // metaAt is meta for the log of id at p, where history.Locate found it.
-func (s *Server) metaAt(id, p string) (Meta, error) {
+func (s *Server) metaAt(id, p string) (wireMeta, error) {
 	fi, err := os.Stat(p)
 	if err != nil {
-		return Meta{}, err
+		return wireMeta{}, err
 	}
 	s.metaCache.mu.Lock()
 	defer s.metaCache.mu.Unlock()
@@ -156,8 +156,8 @@ func (s *Server) metaAt(id, p string) (Meta, error) {
 	if !me.sum.UpdatedAt.IsZero() {
 		updated = string(transcript.AppendInstant(nil, me.sum.UpdatedAt))
 	}
-	m := Meta{ID: id, Title: title, StartedAt: started, UpdatedAt: updated, Bytes: fi.Size(),
-		Head: defaultHead, Branches: []Branch{{Head: defaultHead, Label: defaultHead}}, Alternatives: []Alternative{}}
+	m := wireMeta{ID: id, Title: title, StartedAt: started, UpdatedAt: updated, Bytes: fi.Size(),
+		Head: defaultHead, Branches: []listedBranch{{Head: defaultHead, Label: defaultHead}}, Alternatives: []branchAlternative{}}
 	if me.sum.Branched {
 		if bi, err := me.branchMeta(p, fi); err == nil {
 			m.Head, m.Branches, m.Alternatives = bi.head, bi.branches, bi.alternatives
@@ -177,7 +177,7 @@ func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusInternalServerError, "internal", "cannot list conversations")
 		return
 	}
-	out := []Meta{}
+	out := []wireMeta{}
 	for _, l := range logs {
 		if validConversationID(l.ID) != nil {
 			continue
@@ -193,7 +193,7 @@ func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) {
 			out = append(out, m)
 		}
 	}
-	slices.SortFunc(out, func(a, b Meta) int { return strings.Compare(b.UpdatedAt, a.UpdatedAt) })
+	slices.SortFunc(out, func(a, b wireMeta) int { return strings.Compare(b.UpdatedAt, a.UpdatedAt) })
 	writeJSON(w, http.StatusOK, map[string]any{"conversations": out})
 }
 
@@ -373,25 +373,25 @@ func (s *Server) announceDeleted(id string) {
 	c.mu.Unlock()
 }
 
-// Graph is a conversation's full graph: requested only while a graph view
+// branchGraph is a conversation's full graph: requested only while a graph view
 // is visible, never part of metadata.
-type Graph struct {
-	ID          string       `json:"id"`
-	Head        string       `json:"head"`
-	Branches    []Branch     `json:"branches"`
-	Compactions []GraphCover `json:"compactions"`
-	Links       []GraphLink  `json:"links"`
+type branchGraph struct {
+	ID          string         `json:"id"`
+	Head        string         `json:"head"`
+	Branches    []listedBranch `json:"branches"`
+	Compactions []graphCover   `json:"compactions"`
+	Links       []graphLink    `json:"links"`
 }
 
-// GraphCover is a compaction and the range it covers.
-type GraphCover struct {
+// graphCover is a compaction and the range it covers.
+type graphCover struct {
 	EntryID string `json:"entryId"`
 	FromID  string `json:"fromId"`
 	ToID    string `json:"toId"`
 }
 
-// GraphLink relates an entry to another conversation.
-type GraphLink struct {
+// graphLink relates an entry to another conversation.
+type graphLink struct {
 	From         string `json:"from"`
 	Kind         string `json:"kind"`
 	Conversation string `json:"conversation"`

@@ -51,16 +51,16 @@ func (ts *testServer) do(t *testing.T, method, path, body string) (int, string) 
 }
 
 // list returns the listing, by ID.
-func (ts *testServer) list(t *testing.T) map[string]Meta {
+func (ts *testServer) list(t *testing.T) map[string]wireMeta {
 	t.Helper()
 	s, body := ts.do(t, "GET", "/api/v2/conversations", "")
 	var l struct {
-		Conversations []Meta `json:"conversations"`
+		Conversations []wireMeta `json:"conversations"`
 	}
 	if s != 200 || json.Unmarshal([]byte(body), &l) != nil {
 		t.Fatalf("list: %d %s", s, body)
 	}
-	out := map[string]Meta{}
+	out := map[string]wireMeta{}
 	for _, m := range l.Conversations {
 		if _, dup := out[m.ID]; dup {
 			t.Fatalf("the listing names %s twice: %s", m.ID, body)
@@ -118,7 +118,7 @@ func TestJazzLayoutConversation(t *testing.T) {
 	if m := got["flat-1"]; m.Title != flat.Title || m.StartedAt != string(transcript.AppendInstant(nil, flat.Header.StartedAt)) {
 		t.Errorf("flat log listed as %+v; want title %q", m, flat.Title)
 	}
-	want := Meta{ID: "3f1c9a", Title: "Fix the failing test", StartedAt: "2026-10-01T10:00:00.000Z", UpdatedAt: "2026-10-01T10:00:41.000Z"}
+	want := wireMeta{ID: "3f1c9a", Title: "Fix the failing test", StartedAt: "2026-10-01T10:00:00.000Z", UpdatedAt: "2026-10-01T10:00:41.000Z"}
 	if m := got["3f1c9a"]; m.ID != want.ID || m.Title != want.Title || m.StartedAt != want.StartedAt || m.UpdatedAt != want.UpdatedAt {
 		t.Errorf("Jazz log listed as %+v; want %+v", m, want)
 	}

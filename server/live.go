@@ -99,13 +99,13 @@ type QueueItem struct {
 
 // Turn states.
 const (
-	TurnRunning = "running"
-	TurnIdle    = "idle"
+	turnRunning = "running"
+	turnIdle    = "idle"
 )
 
 // TurnState says whether the top-level turn runs, and which it is.
 type TurnState struct {
-	State string `json:"state"` // TurnRunning or TurnIdle
+	State string `json:"state"` // turnRunning or turnIdle
 	Turn  string `json:"turn,omitzero"`
 	Reply string `json:"reply,omitzero"`
 }

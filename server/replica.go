@@ -339,7 +339,7 @@ func (s *Server) openLog(id, p string) (*history.Log, error) {
 type listed struct {
 	ID     string
 	Path   string
-	Listed *Meta
+	Listed *wireMeta
 }
 
 // listing lists the conversations: the data folder's logs, or on a
@@ -374,7 +374,7 @@ func (s *Server) listing() ([]listed, error) {
 }
 
 // metaOfSummary is the Meta of a linear conversation's listing.
-func metaOfSummary(sum history.Summary) *Meta {
+func metaOfSummary(sum history.Summary) *wireMeta {
 	var started string
 	if !sum.StartedAt.IsZero() {
 		started = string(transcript.AppendInstant(nil, sum.StartedAt))
@@ -383,8 +383,8 @@ func metaOfSummary(sum history.Summary) *Meta {
 	if !sum.UpdatedAt.IsZero() {
 		updated = string(transcript.AppendInstant(nil, sum.UpdatedAt))
 	}
-	return &Meta{ID: sum.ID, Title: sum.Title, StartedAt: started, UpdatedAt: updated, Bytes: sum.Size,
-		Head: defaultHead, Branches: []Branch{{Head: defaultHead, Label: defaultHead}}, Alternatives: []Alternative{}}
+	return &wireMeta{ID: sum.ID, Title: sum.Title, StartedAt: started, UpdatedAt: updated, Bytes: sum.Size,
+		Head: defaultHead, Branches: []listedBranch{{Head: defaultHead, Label: defaultHead}}, Alternatives: []branchAlternative{}}
 }
 
 // createLog writes a new log's header line on a replica; false without

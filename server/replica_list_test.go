@@ -36,7 +36,7 @@ func TestReplicaListsWithoutCopying(t *testing.T) {
 	must(t, err)
 	defer resp.Body.Close()
 	var list struct {
-		Conversations []Meta `json:"conversations"`
+		Conversations []wireMeta `json:"conversations"`
 	}
 	must(t, json.UnmarshalRead(resp.Body, &list, json.RejectUnknownMembers(false)))
 	if len(list.Conversations) != len(ids) {

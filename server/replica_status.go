@@ -12,8 +12,8 @@ import "net/http"
 
 // Store states a status frame carries.
 const (
-	StoreReachable   = "reachable"
-	StoreUnreachable = "unreachable"
+	storeReachable   = "reachable"
+	storeUnreachable = "unreachable"
 )
 
 // statusFrame tells a tab whether the server can reach its conversation
@@ -35,9 +35,9 @@ func (s *Server) storeReachable() error {
 
 // storeStatus is the Replica's OnStatus.
 func (s *Server) storeStatus(reachable bool, lost []string) {
-	st := StoreUnreachable
+	st := storeUnreachable
 	if reachable {
-		st = StoreReachable
+		st = storeReachable
 		for _, id := range lost {
 			s.lockLost(id)
 		}

@@ -116,8 +116,8 @@ func TestReplicaStoreOutage(t *testing.T) {
 	})
 
 	cl.crash(t)
-	awaitStatus(ca, StoreUnreachable)
-	awaitStatus(cb, StoreUnreachable)
+	awaitStatus(ca, storeUnreachable)
+	awaitStatus(cb, storeUnreachable)
 	for name, tab := range map[string]*client{"A": ca, "B": cb} {
 		r := tab.send(id, "k2"+name, "while down")
 		if r.State != transcript.CommandRejected || r.Code != "store-unavailable" {
@@ -141,12 +141,12 @@ func TestReplicaStoreOutage(t *testing.T) {
 	}
 	// A tab that connects meanwhile is told at once.
 	late := b.dial(t)
-	awaitStatus(late, StoreUnreachable)
+	awaitStatus(late, storeUnreachable)
 
 	cl.start(t)
-	awaitStatus(ca, StoreReachable)
-	awaitStatus(cb, StoreReachable)
-	awaitStatus(late, StoreReachable)
+	awaitStatus(ca, storeReachable)
+	awaitStatus(cb, storeReachable)
+	awaitStatus(late, storeReachable)
 
 	if r := cb.send(id, "k3", "after"); r.State == transcript.CommandRejected {
 		t.Fatalf("send on B after recovery: %+v", r)
@@ -282,8 +282,8 @@ func TestReplicaSessionsTerminated(t *testing.T) {
 		t.Fatalf("ended %d sessions", ended)
 	}
 	for _, tab := range []*client{ca, cb} {
-		awaitStatus(tab, StoreUnreachable)
-		awaitStatus(tab, StoreReachable)
+		awaitStatus(tab, storeUnreachable)
+		awaitStatus(tab, storeReachable)
 	}
 	if r := ca.send(id, "k2", "after"); r.State == transcript.CommandRejected {
 		t.Fatalf("send on A after the sessions ended: %+v", r)

@@ -67,7 +67,7 @@ func TestProtocolSchemaMatchesTheFrames(t *testing.T) {
 	for def, typ := range map[string]reflect.Type{
 		"hello":                  reflect.TypeFor[helloFrame](),
 		"open":                   reflect.TypeFor[openFrame](),
-		"since":                  reflect.TypeFor[Since](),
+		"since":                  reflect.TypeFor[sinceMark](),
 		"pageRequest":            reflect.TypeFor[pageRequest](),
 		"release":                reflect.TypeFor[releaseFrame](),
 		"unfollow":               reflect.TypeFor[unfollowFrame](),
@@ -112,8 +112,8 @@ func TestProtocolSchemaMatchesTheFrames(t *testing.T) {
 	}
 
 	// Commands: one definition per kind, with the members needs allows.
-	cmdDefs := map[string]string{CmdSend: "send", CmdSteer: "steer", CmdStop: "stop", CmdApprove: "approve",
-		CmdRetry: "retry", CmdEdit: "edit", CmdSelectBranch: "selectBranch"}
+	cmdDefs := map[string]string{cmdSend: "send", cmdSteer: "steer", cmdStop: "stop", cmdApprove: "approve",
+		cmdRetry: "retry", cmdEdit: "edit", cmdSelectBranch: "selectBranch"}
 	if len(cmdDefs) != len(needs) {
 		t.Fatalf("this test knows %d commands, the server %d", len(cmdDefs), len(needs))
 	}

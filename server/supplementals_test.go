@@ -11,9 +11,9 @@ import (
 	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/provider/demo"
 	"github.com/foliodev/folio/tools"
+	"github.com/foliodev/folio/tools/toolschema"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
-	"github.com/foliodev/folio/tools/toolschema"
 )
 
 // itemsTool publishes a primary value, a retained supplemental and an

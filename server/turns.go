@@ -20,9 +20,9 @@ import (
 // of them (idle closing, shutdown, receipts, renames and the way in for
 // commands) is the server's (engines.go).
 
-// DefaultIdleAfter is how long a conversation's engine stays open with
+// defaultIdleAfter is how long a conversation's engine stays open with
 // nothing running before it is closed and its log's lock released.
-const DefaultIdleAfter = 10 * time.Minute
+const defaultIdleAfter = 10 * time.Minute
 
 // maxAttachmentText is how much of an attachment's text reaches the model;
 // larger or binary files are described instead.
@@ -44,7 +44,7 @@ type TurnsOptions struct {
 	// call that needs approval waits for an approve command.
 	Allow []string
 	// IdleAfter closes an engine with nothing running after this long
-	// (default DefaultIdleAfter).
+	// (default defaultIdleAfter, ten minutes).
 	IdleAfter time.Duration
 	// StreamSaveEvery, when set, is how often a streaming answer is saved
 	// at the latest (engine.WithStreamSaveEvery; default the engine's).
@@ -93,7 +93,7 @@ func newTurnHost(o TurnsOptions) (*turnHost, error) {
 		o.Workspace = wd
 	}
 	if o.IdleAfter <= 0 {
-		o.IdleAfter = DefaultIdleAfter
+		o.IdleAfter = defaultIdleAfter
 	}
 	return &turnHost{opts: o}, nil
 }

@@ -32,11 +32,11 @@ func (c *conversation) do(ctx context.Context, t *turnHost, e *engine.Engine, cm
 		err error
 	)
 	switch cmd.Kind {
-	case CmdEdit:
+	case cmdEdit:
 		return c.edit(ctx, e, cmd, tag)
-	case CmdSelectBranch:
+	case cmdSelectBranch:
 		return c.selectBranch(e, cmd, tag)
-	case CmdSend:
+	case cmdSend:
 		if cmd.Head != "" {
 			if cur, herr := c.logHead(); herr != nil || cmd.Head != cur {
 				return Receipt{}, fmt.Errorf("%w: head %q is not the selected head %q", ErrNotFound, clip(cmd.Head), cur)
@@ -54,7 +54,7 @@ func (c *conversation) do(ctx context.Context, t *turnHost, e *engine.Engine, cm
 		if errors.Is(err, engine.ErrEmpty) {
 			return Receipt{State: transcript.CommandRejected, Code: "bad-request", Reason: "send: the text is empty"}, nil
 		}
-	case CmdSteer:
+	case cmdSteer:
 		r, err = e.Steer(cmd.CommandID, cmd.Text, tag...)
 		switch {
 		case errors.Is(err, engine.ErrEmpty):
@@ -64,7 +64,7 @@ func (c *conversation) do(ctx context.Context, t *turnHost, e *engine.Engine, cm
 		case errors.Is(err, engine.ErrCancelled):
 			return Receipt{}, fmt.Errorf("%w: the turn is being stopped; the instruction stays a draft", ErrCancelled)
 		}
-	case CmdStop:
+	case cmdStop:
 		// A retry's turn is named by the user entry of the turn it runs
 		// again, so a stop naming that entry stops the retry.
 		r, err = e.Once(cmd.CommandID, func() error {
@@ -77,10 +77,10 @@ func (c *conversation) do(ctx context.Context, t *turnHost, e *engine.Engine, cm
 				return err
 			}
 		}, tag...)
-	case CmdApprove:
+	case cmdApprove:
 		d := engine.Deny
 		switch {
-		case cmd.Allow && cmd.Scope == ScopeConversation:
+		case cmd.Allow && cmd.Scope == scopeConversation:
 			d = engine.AllowSession
 		case cmd.Allow:
 			d = engine.AllowOnce
@@ -94,7 +94,7 @@ func (c *conversation) do(ctx context.Context, t *turnHost, e *engine.Engine, cm
 			}
 			return nil
 		}, tag...)
-	case CmdRetry:
+	case cmdRetry:
 		if last := lastFailure(e.Store().Snapshot().Document); last == "" || last != cmd.FailureID {
 			if rc, known := known(c.id, e, cmd); known {
 				return rc, nil // a repeated retry: the failure is no longer the last entry

@@ -155,7 +155,7 @@ func TestCommandDuringAnIdleCloseReopens(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	if _, err := turns.Do(ctx, Command{Kind: CmdSend, Conversation: id, CommandID: "c1", Text: "hello"}); err != nil {
+	if _, err := turns.Do(ctx, Command{Kind: cmdSend, Conversation: id, CommandID: "c1", Text: "hello"}); err != nil {
 		t.Fatal(err)
 	}
 	cv := ts.conv(id)
@@ -179,7 +179,7 @@ func TestCommandDuringAnIdleCloseReopens(t *testing.T) {
 	}
 	sent := make(chan result, 1)
 	go func() {
-		rc, err := turns.Do(ctx, Command{Kind: CmdSend, Conversation: id, CommandID: "c2", Text: "again"})
+		rc, err := turns.Do(ctx, Command{Kind: cmdSend, Conversation: id, CommandID: "c2", Text: "again"})
 		sent <- result{rc, err}
 	}()
 	select {

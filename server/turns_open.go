@@ -243,7 +243,7 @@ func (c *conversation) openEngine() *engine.Engine {
 // and empty while no engine of this server does.
 func (c *logWriter) controlLocked() *controlState {
 	if c.eng == nil {
-		return &controlState{Turn: &TurnState{State: TurnIdle}, Queue: []QueueItem{}, Approvals: []ApprovalItem{}}
+		return &controlState{Turn: &TurnState{State: turnIdle}, Queue: []QueueItem{}, Approvals: []ApprovalItem{}}
 	}
 	cs := controlOf(c.eng.Store().Snapshot().Live)
 	return &cs
@@ -257,7 +257,7 @@ func (c *logWriter) touch() {
 // runs, something is queued or an approval waits (read from its store's
 // live state, as everything else reads them).
 func (c *logWriter) idleSince(eng *engine.Engine, now time.Time) time.Duration {
-	if cs := controlOf(eng.Store().Snapshot().Live); cs.Turn.State == TurnRunning || len(cs.Queue) > 0 || len(cs.Approvals) > 0 {
+	if cs := controlOf(eng.Store().Snapshot().Live); cs.Turn.State == turnRunning || len(cs.Queue) > 0 || len(cs.Approvals) > 0 {
 		return 0
 	}
 	return now.Sub(time.Unix(0, c.lastUsed.Load()))

@@ -209,9 +209,9 @@ func (p *publisher) publishDoc(snap transcript.Snapshot) {
 // store's live state.
 func turnOf(l transcript.Live) TurnState {
 	if t, ok := l.Turn(); ok {
-		return TurnState{State: TurnRunning, Turn: t.Entry, Reply: t.Reply}
+		return TurnState{State: turnRunning, Turn: t.Entry, Reply: t.Reply}
 	}
-	return TurnState{State: TurnIdle}
+	return TurnState{State: turnIdle}
 }
 
 // publishControl publishes the turn, queue and approvals (from the store's

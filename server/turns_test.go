@@ -52,7 +52,7 @@ func (ts *testServer) create(t *testing.T) string {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var m Meta
+	var m wireMeta
 	if err := json.UnmarshalRead(resp.Body, &m, json.RejectUnknownMembers(false)); err != nil || resp.StatusCode != http.StatusCreated {
 		t.Fatalf("create: %d %v", resp.StatusCode, err)
 	}
@@ -286,7 +286,7 @@ func TestDuplicateSendIsOneTurn(t *testing.T) {
 	var polled Receipt
 	err = json.UnmarshalRead(resp.Body, &polled, json.RejectUnknownMembers(false))
 	resp.Body.Close()
-	if err != nil || polled.State != transcript.CommandDone || polled.Kind != CmdSend {
+	if err != nil || polled.State != transcript.CommandDone || polled.Kind != cmdSend {
 		t.Fatalf("polled receipt: %+v %v", polled, err)
 	}
 	// A third delivery after the turn still starts nothing.

@@ -12,8 +12,8 @@ import (
 // model is the offline demo (so the app can say how to set up a real one).
 // The model list itself is GET /api/v2/models.
 
-// Workspace is the answer of GET /api/v2/workspace.
-type Workspace struct {
+// workspaceInfo is the answer of GET /api/v2/workspace.
+type workspaceInfo struct {
 	// Folder is the folder the built-in tools work in ("" without an engine).
 	Folder string `json:"folder"`
 	// Data is the server's data folder.
@@ -33,7 +33,7 @@ func (t *turnHost) workspace() (folder string, demo bool) {
 }
 
 func (s *Server) getWorkspace(w http.ResponseWriter, _ *http.Request) {
-	out := Workspace{Data: s.opts.DataDir}
+	out := workspaceInfo{Data: s.opts.DataDir}
 	if s.turns != nil {
 		out.Folder, out.Demo = s.turns.workspace()
 	}

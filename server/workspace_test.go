@@ -11,7 +11,7 @@ import (
 	"github.com/foliodev/folio/provider/demo"
 )
 
-func getWorkspace(t *testing.T, url string) Workspace {
+func getWorkspace(t *testing.T, url string) workspaceInfo {
 	t.Helper()
 	resp, err := http.Get(url + "/api/v2/workspace")
 	if err != nil {
@@ -22,7 +22,7 @@ func getWorkspace(t *testing.T, url string) Workspace {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET workspace: %d %s", resp.StatusCode, body)
 	}
-	var w Workspace
+	var w workspaceInfo
 	if err := json.Unmarshal(body, &w, json.RejectUnknownMembers(true)); err != nil {
 		t.Fatalf("workspace: %v: %s", err, body)
 	}

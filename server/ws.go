@@ -300,7 +300,7 @@ func (c *conn) handle(frame []byte) {
 		c.onUnfollow(env, frame)
 	case "entry":
 		c.onEntry(env, frame)
-	case CmdSend, CmdSteer, CmdStop, CmdApprove, CmdRetry, CmdEdit, CmdSelectBranch:
+	case cmdSend, cmdSteer, cmdStop, cmdApprove, cmdRetry, cmdEdit, cmdSelectBranch:
 		c.onCommand(env, frame)
 	case "":
 		c.protoError(env.ID, "bad-request", "frame has no type", false)

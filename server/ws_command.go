@@ -34,13 +34,13 @@ type commandFrame struct {
 
 // needs lists, per command, the members it requires and allows.
 var needs = map[string]struct{ required, allowed string }{
-	CmdSend:         {"text", "text attachments head model"},
-	CmdSteer:        {"text", "text"},
-	CmdStop:         {"turn", "turn reply"},
-	CmdApprove:      {"invocationId allow", "invocationId allow scope"},
-	CmdRetry:        {"failureId", "failureId"},
-	CmdEdit:         {"entryId text", "entryId text"},
-	CmdSelectBranch: {"head", "head"},
+	cmdSend:         {"text", "text attachments head model"},
+	cmdSteer:        {"text", "text"},
+	cmdStop:         {"turn", "turn reply"},
+	cmdApprove:      {"invocationId allow", "invocationId allow scope"},
+	cmdRetry:        {"failureId", "failureId"},
+	cmdEdit:         {"entryId text", "entryId text"},
+	cmdSelectBranch: {"head", "head"},
 }
 
 func (m *commandFrame) present() map[string]bool {
@@ -88,9 +88,9 @@ func (c *conn) onCommand(env envelope, frame []byte) {
 		return
 	}
 	switch m.Scope {
-	case "", ScopeOnce, ScopeConversation:
+	case "", scopeOnce, scopeConversation:
 	default:
-		c.protoError(env.ID, "bad-request", fmt.Sprintf("approve: scope must be %q or %q", ScopeOnce, ScopeConversation), false)
+		c.protoError(env.ID, "bad-request", fmt.Sprintf("approve: scope must be %q or %q", scopeOnce, scopeConversation), false)
 		return
 	}
 	if m.Model != "" {

@@ -55,7 +55,7 @@ func (c *conn) onHello(env envelope, frame []byte) {
 	}
 	c.reply(welcomeFrame{"welcome", env.ID, ProtocolVersion, c.id, limits{maxFrame, pager.MinBudget, pager.MaxBudget, pager.DefaultBudget, size}})
 	if c.srv.storeReachable() != nil {
-		c.reply(statusFrame{Type: "status", Store: StoreUnreachable})
+		c.reply(statusFrame{Type: "status", Store: storeUnreachable})
 	}
 }
 
@@ -118,9 +118,9 @@ type snapshotFrame struct {
 // openFrame is the client's open.
 type openFrame struct {
 	envelope
-	Conversation string `json:"conversation"`
-	Head         string `json:"head"`
-	Since        *Since `json:"since"`
+	Conversation string     `json:"conversation"`
+	Head         string     `json:"head"`
+	Since        *sinceMark `json:"since"`
 }
 
 func (c *conn) onOpen(env envelope, frame []byte) {
