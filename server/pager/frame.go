@@ -15,13 +15,16 @@ import "strconv"
 // stored bytes and how many there are) and of its index's digits. That
 // makes the size of any run of groups, the whole document's included, a
 // difference of two positions the page index holds, with no pass over
-// the groups in between (see span).
+// the groups in between (spanBytes). Were M written in as many digits as
+// it needs, a run's size would depend on each group's digits, which only
+// a pass over every group (or page bytes stored in the index) could give.
 //
 // A display group is one turn of history's page index (history.Ref.Turn):
 // a user entry alone, or the entries up to the next user entry.
 
-// sizeWidth is the characters a group's "bytes" figure takes: enough for
-// any size a JavaScript number holds exactly.
+// sizeWidth is the characters a group's "bytes" figure takes: 15 digits,
+// a petabyte, more than any log holds, and every such number is one a
+// JavaScript number holds exactly.
 const sizeWidth = 15
 
 const (

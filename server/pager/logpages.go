@@ -48,9 +48,10 @@ func FromLog(log *os.File, doc Doc) (*Snapshot, error) {
 }
 
 // logPages are the display groups of a log-backed snapshot (the turns of
-// the log's page index, one group each), learned as pages need them: from the end backwards, or, for an anchor before
-// those, backwards from the anchor (a window), so a page there costs the
-// refs it spans rather than the distance from the end. A page past a
+// the log's page index, one group each), learned as pages need them: from
+// the end backwards, or, for an anchor before those, backwards from the
+// anchor (a window), so a page there costs the refs it spans rather than
+// the distance from the end. A page past a
 // window's end makes the refs reach the end again.
 type logPages struct {
 	mu     sync.Mutex
