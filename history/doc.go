@@ -27,8 +27,9 @@
 // that List trusts only while the log's size, mtime and (on Linux) inode and
 // change time are still the ones it records, and that nothing else reads;
 // and a page index (<id>.jsonl.index, OpenIndex) saying where each entry of
-// every branch's document is stored in the log and which display group it
-// is in, which the writer extends as it appends and a reader trusts only
+// every branch's document is stored in the log, its size and which turn
+// it is in (in the log's terms: how a page frames entries is the
+// server's), which the writer extends as it appends and a reader trusts only
 // while it matches the log, rebuilding it otherwise.
 //
 // Reading never guesses: a record that fails validation is reported with its

@@ -14,7 +14,7 @@ import (
 // sameAsRebuild fails unless the page index on disk beside the log at path
 // describes what an index rebuilt from the log in one pass does: every
 // branch's description, counts, last entry, provisional tail, compactions
-// resolved to groups, reserved IDs and model messages, and the state's
+// resolved to turns, reserved IDs and model messages, and the state's
 // head, title and problems. Frame positions may differ.
 func sameAsRebuild(t *testing.T, step, path string) {
 	t.Helper()
@@ -147,7 +147,7 @@ func TestWriterForksLightly(t *testing.T) {
 		t.Fatal(err)
 	}
 	same("a fork of main at an entry the table holds")
-	if ix := checkIndex(t, path); len(ix.st.branch(id).cov) != 4 || ix.st.branch(id).cov[2].ToGroup < 0 {
+	if ix := checkIndex(t, path); len(ix.st.branch(id).cov) != 4 || ix.st.branch(id).cov[2].ToTurn < 0 {
 		t.Fatalf("the fork does not resolve main's compactions against itself: %+v", ix.st.branch(id).cov)
 	}
 	if _, err := l.Fork(Main, "lf-c3", 0, "before lf-p2"); err != nil {

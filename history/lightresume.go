@@ -68,7 +68,7 @@ func (ix *Index) resumeLight() (*Scanner, *idTable, error) {
 	for _, ref := range br.tail {
 		r.tail = append(r.tail, transcript.Entry{ID: ref.ID})
 	}
-	br.groups = nil // only compactions read them, which take resume, and forks, which take forkCovLight
+	br.turns = nil // only compactions read them, which take resume, and forks, which take forkCovLight
 	r.uiLines = br.uiLines
 	if br.msgs > 0 || br.msgsMade {
 		r.conv.Messages, r.msgAt = make([]message.Message, br.msgs), make([]time.Time, br.msgs)
@@ -174,10 +174,10 @@ func (l *lightForks) find(id string, n int) int {
 }
 
 // forkCovLight is apply's fork of the parent's compaction entries for a
-// Scanner from resumeLight, whose builder holds no groups: what each
+// Scanner from resumeLight, whose builder holds no turns: what each
 // covers is resolved against the branch's first k entries by their refs,
 // read from the parent's chain back to the entries the state left out
-// (pskip) and, for those, through the ID table. The new branch's groups
+// (pskip) and, for those, through the ID table. The new branch's turns
 // stay unknown, as its parent's are, until a full resume.
 func (b *indexBuilder) forkCovLight(lf *lightForks, parent, nb *ixBranch, pskip int) error {
 	k := nb.info.ForkIndex
@@ -187,14 +187,14 @@ func (b *indexBuilder) forkCovLight(lf *lightForks, parent, nb *ixBranch, pskip 
 			covs = append(covs, c)
 		}
 	}
-	nb.groups = nil
+	nb.turns = nil
 	if len(covs) == 0 {
 		return nil
 	}
 	held := map[string]int32{}
 	for j, ref := range parent.tail {
 		if parent.count+j < k {
-			held[ref.ID] = ref.Group
+			held[ref.ID] = ref.Turn
 		}
 	}
 	for l := parent.last; l.pos != 0; {
@@ -204,7 +204,7 @@ func (b *indexBuilder) forkCovLight(lf *lightForks, parent, nb *ixBranch, pskip 
 		}
 		for j, ref := range refs {
 			if ord+j < k && ord+j >= pskip {
-				held[ref.ID] = ref.Group
+				held[ref.ID] = ref.Turn
 			}
 		}
 		if ord <= pskip {
@@ -212,7 +212,7 @@ func (b *indexBuilder) forkCovLight(lf *lightForks, parent, nb *ixBranch, pskip 
 		}
 		l = prev
 	}
-	groupOf := func(id string) (int32, error) {
+	turnOf := func(id string) (int32, error) {
 		if g, ok := held[id]; ok {
 			return g, nil
 		}
@@ -223,14 +223,14 @@ func (b *indexBuilder) forkCovLight(lf *lightForks, parent, nb *ixBranch, pskip 
 		if err != nil || ord < 0 {
 			return -1, err
 		}
-		return f.refs[ord-f.ordinal].Group, nil
+		return f.refs[ord-f.ordinal].Turn, nil
 	}
 	for _, c := range covs {
 		var err error
-		if c.FromGroup, err = groupOf(c.FromID); err != nil {
+		if c.FromTurn, err = turnOf(c.FromID); err != nil {
 			return err
 		}
-		if c.ToGroup, err = groupOf(c.ToID); err != nil {
+		if c.ToTurn, err = turnOf(c.ToID); err != nil {
 			return err
 		}
 		nb.cov = append(nb.cov, c)
@@ -285,7 +285,7 @@ func (ix *Index) lightBranch(table *idTable, b *ixBranch) (bs *branchState, skip
 	for _, ref := range b.tail {
 		bs.tail = append(bs.tail, transcript.Entry{ID: ref.ID})
 	}
-	b.groups = nil // only compactions read them, which take resume, and forks, which take forkCovLight
+	b.turns = nil // only compactions read them, which take resume, and forks, which take forkCovLight
 	if b.msgs > 0 || b.msgsMade {
 		bs.msgs, bs.msgAt = make([]message.Message, b.msgs), make([]time.Time, b.msgs)
 	}

@@ -3,21 +3,20 @@ package history
 import (
 	"hash/crc32"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/foliodev/folio/transcript"
 )
 
 // The page index. Beside each version 3 log, <log>.index records, for the
-// current document of every branch, each entry's ID, display group and the
-// bytes of its stored JSON in the log, plus what a reader needs to continue
+// current document of every branch, each entry's ID, turn and the bytes
+// of its stored JSON in the log, plus what a reader needs to continue
 // reading at the log's end. Paging a conversation then costs the index's
 // last commit plus the frames of the entries a page shows, never the log.
 //
 // The file is append-only between rebuilds:
 //
-//	"FOLIOIX\x03"
+//	"FOLIOIX\x04"
 //	frame*  where frame = u32 n | u8 kind | n bytes | u32 CRC-32C(kind, bytes)
 //	trailer = "FIXT" | u64 offset of the last state frame | u32 CRC-32C
 //
@@ -31,6 +30,13 @@ import (
 // trailer, then fsyncs. A reader trusts the file only when its trailer and
 // state frame check out and every frame it reads matches its checksum; a
 // torn append fails the trailer, so the index is rebuilt.
+//
+// The magic's last byte is the format's version. Version 4 records each
+// entry in the log's own terms (its bytes, its offset among the
+// document's stored entries, its turn); version 3 recorded where each
+// entry fell on a web page, so a change to the page frame changed it. An
+// index of another version is not a page index to this folio: it is
+// rebuilt once, on its first open.
 
 // indexSuffix is appended to a log's path to name its page index.
 const indexSuffix = ".index"
@@ -42,7 +48,7 @@ const indexSuffix = ".index"
 func IndexPath(logPath string) string { return sidecarBase(logPath) + indexSuffix }
 
 var (
-	indexMagic   = []byte("FOLIOIX\x03")
+	indexMagic   = []byte("FOLIOIX\x04")
 	trailerMagic = []byte("FIXT")
 	castagnoli   = crc32.MakeTable(crc32.Castagnoli)
 )
@@ -56,88 +62,50 @@ const (
 	frameHeadLen  = 5 // u32 length, u8 kind
 )
 
-// Ref is one entry of a branch's document as the page index records it.
+// Ref is one entry of a branch's document as the page index records it:
+// where its stored JSON is in the log, how large it is, and which turn of
+// the conversation it belongs to. It says nothing of how a page frames
+// entries; whoever shows them does that arithmetic (server/pager).
 type Ref struct {
 	ID string
 	// Start and Len are the entry's stored JSON in the log.
 	Start int64
 	Len   int32
-	// Group is the entry's display group: a user entry is a group of its
-	// own, and every other entry joins the group of the entry before it
-	// unless that one is a user entry.
-	Group int32
-	User  bool
+	// Prior is the stored bytes of the document's entries before this
+	// one, laid end to end: the entry's offset in the document's stored
+	// JSON. The entries from ref a to ref b hold b.Prior+b.Len-a.Prior
+	// bytes.
+	Prior int64
+	// Turn is the entry's turn, numbered from 0: a user entry is a turn
+	// of its own (the user's), and the entries after it up to the next
+	// user entry are one turn (the reply). TurnStart says the entry is
+	// its turn's first.
+	Turn      int32
+	TurnStart bool
+	User      bool
 	// Compaction marks a compaction entry.
 	Compaction bool
 	// Kind is the entry's content kind ("" for a kind this folio's index
 	// has no code for).
 	Kind transcript.Kind
-	// Before is the page bytes of the groups before this entry's, each
-	// followed by its comma; GroupLen and GroupN are the stored bytes and
-	// the number of the entries of its group up to and including this one.
-	// So the page bytes of a document's prefix ending at this entry are
-	// Before + GroupBytes(Group, GroupLen, GroupN).
-	Before   int64
-	GroupLen int64
-	GroupN   int32
 }
 
-// startsGroup reports whether an entry starts a new display group after an
-// entry whose user flag is prevUser (have false: it is the first entry).
-func startsGroup(have, prevUser, user bool) bool { return !have || user || prevUser }
+// startsTurn reports whether an entry starts a new turn after an entry
+// whose user flag is prevUser (have false: it is the first entry).
+func startsTurn(have, prevUser, user bool) bool { return !have || user || prevUser }
 
 // follow numbers r (its ID, bytes and flags set) as the entry after prev
 // (have false: the document's first entry).
 func follow(prev Ref, have bool, r Ref) Ref {
-	if !startsGroup(have, prev.User, r.User) {
-		r.Group, r.Before, r.GroupLen, r.GroupN = prev.Group, prev.Before, prev.GroupLen+int64(r.Len), prev.GroupN+1
-		return r
-	}
-	r.Group, r.Before, r.GroupLen, r.GroupN = 0, 0, int64(r.Len), 1
+	r.Turn, r.Prior, r.TurnStart = 0, 0, true
 	if have {
-		r.Group = prev.Group + 1
-		r.Before = prev.Before + GroupBytes(int(prev.Group), prev.GroupLen, int(prev.GroupN)) + 1
-	}
-	return r
-}
-
-// GroupOpen appends the start of display group index's JSON on a page:
-// {"index":N,"entries":[ — its entries follow, joined by commas, then
-// GroupClose.
-func GroupOpen(dst []byte, index int) []byte {
-	dst = append(dst, `{"index":`...)
-	dst = strconv.AppendInt(dst, int64(index), 10)
-	return append(dst, `,"entries":[`...)
-}
-
-// GroupClose appends the end of a display group's JSON: ],"bytes":M} where
-// M is the group's whole size (GroupBytes), its own digits included.
-func GroupClose(dst []byte, index int, entriesLen int64, n int) []byte {
-	dst = append(dst, `],"bytes":`...)
-	dst = strconv.AppendInt(dst, GroupBytes(index, entriesLen, n), 10)
-	return append(dst, '}')
-}
-
-// GroupBytes is the size of display group index's JSON on a page when its
-// n entries' stored JSON totals entriesLen bytes. A client budgets pages
-// with it, so it counts the digits of the number that states it.
-func GroupBytes(index int, entriesLen int64, n int) int64 {
-	size := int64(len(`{"index":`)+digits(int64(index))+len(`,"entries":[`)+len(`],"bytes":}`)) + entriesLen + int64(max(n-1, 0))
-	for d := int64(1); ; d++ {
-		if int64(digits(size+d)) == d {
-			return size + d
+		r.Prior = prev.Prior + int64(prev.Len)
+		r.Turn = prev.Turn
+		if r.TurnStart = startsTurn(have, prev.User, r.User); r.TurnStart {
+			r.Turn++
 		}
 	}
-}
-
-// digits is the number of decimal digits of v ≥ 0.
-func digits(v int64) int {
-	n := 1
-	for v >= 10 {
-		v /= 10
-		n++
-	}
-	return n
+	return r
 }
 
 // entryKinds numbers the content kinds in the index (code i+1 is
@@ -183,11 +151,11 @@ type ixBranch struct {
 	first   string // the first settled entry's ID (when count > 0)
 	tail    []Ref
 	// cov and tailCov are the compactions among the settled entries and
-	// the tail, resolved to groups.
+	// the tail, resolved to turns.
 	cov, tailCov []Cov
-	// groups holds each settled entry's group while building (not stored:
+	// turns holds each settled entry's turn while building (not stored:
 	// resume reads it back from the frames).
-	groups []int32
+	turns []int32
 	// msgChain is the branch's model messages since its last rewrite (a
 	// chain of message frames, msgs of them); msgsMade says whether its
 	// list was ever made (a reader's empty list is then not nil).
@@ -203,13 +171,13 @@ type ixBranch struct {
 	msgPending []msgRef
 }
 
-// Cov is a compaction entry of a document resolved to display groups: the
-// groups of its own entry and of the first and last entries it covers (-1
+// Cov is a compaction entry of a document resolved to turns: the turns of
+// its own entry and of the first and last entries it covers (-1
 // when that entry is not in the document).
 type Cov struct {
-	EntryID, FromID, ToID     string
-	Group, FromGroup, ToGroup int32
-	ordinal                   int
+	EntryID, FromID, ToID  string
+	Turn, FromTurn, ToTurn int32
+	ordinal                int
 }
 
 // ixState is a commit: what the log looked like and every branch's state.

@@ -83,21 +83,21 @@ func (b *indexBuilder) appendRun(br *ixBranch, refs []Ref) {
 	br.count += len(refs)
 	br.lastRef = refs[len(refs)-1]
 	for _, r := range refs {
-		br.groups = append(br.groups, r.Group)
+		br.turns = append(br.turns, r.Turn)
 	}
 }
 
 // covsOf resolves the compaction entries of a batch (refs, at ordinal
 // from) against the document's IDs, which ids indexes by ordinal.
-func covsOf(batch []Stored, refs []Ref, from int, ids *idSet, groups []int32, tail []Ref) []Cov {
+func covsOf(batch []Stored, refs []Ref, from int, ids *idSet, turns []int32, tail []Ref) []Cov {
 	var out []Cov
-	groupOf := func(id string) int32 {
-		if i := ids.index(id); i >= 0 && i < len(groups) {
-			return groups[i]
+	turnOf := func(id string) int32 {
+		if i := ids.index(id); i >= 0 && i < len(turns) {
+			return turns[i]
 		}
 		for _, r := range tail {
 			if r.ID == id {
-				return r.Group
+				return r.Turn
 			}
 		}
 		return -1
@@ -108,10 +108,10 @@ func covsOf(batch []Stored, refs []Ref, from int, ids *idSet, groups []int32, ta
 			continue
 		}
 		out = append(out, Cov{EntryID: s.Entry.ID, FromID: c.Covers.FromID, ToID: c.Covers.ToID,
-			Group: refs[i].Group, ordinal: from + i})
+			Turn: refs[i].Turn, ordinal: from + i})
 	}
 	for i := range out {
-		out[i].FromGroup, out[i].ToGroup = groupOf(out[i].FromID), groupOf(out[i].ToID)
+		out[i].FromTurn, out[i].ToTurn = turnOf(out[i].FromID), turnOf(out[i].ToID)
 	}
 	return out
 }
@@ -142,18 +142,18 @@ func (b *indexBuilder) apply(s *Scanner, rec Record) error {
 			if br.info.ID == Main {
 				b.st.idTable, b.st.idTableN, b.mainRuns = link{}, 0, nil
 			}
-			br.last, br.count, br.lastRef, br.first, br.cov, br.groups = link{}, 0, Ref{}, "", nil, nil
+			br.last, br.count, br.lastRef, br.first, br.cov, br.turns = link{}, 0, Ref{}, "", nil, nil
 		}
 		refs := refsOf(rec.Batch, br.lastRef, br.count > 0)
 		if rec.Type == TypeUIOpen {
 			br.tail = refs
-			br.tailCov = covsOf(rec.Batch, refs, br.count, s.idsOf(br.info.ID), br.groups, refs)
+			br.tailCov = covsOf(rec.Batch, refs, br.count, s.idsOf(br.info.ID), br.turns, refs)
 			return nil
 		}
 		br.tail, br.tailCov = nil, nil
 		from := br.count
 		b.appendRun(br, refs)
-		br.cov = append(br.cov, covsOf(rec.Batch, refs, from, s.idsOf(br.info.ID), br.groups, nil)...)
+		br.cov = append(br.cov, covsOf(rec.Batch, refs, from, s.idsOf(br.info.ID), br.turns, nil)...)
 	case TypeBranch:
 		info, ok := s.branchInfo(rec.Branch)
 		if !ok {
@@ -174,16 +174,16 @@ func (b *indexBuilder) apply(s *Scanner, rec Record) error {
 				return err
 			}
 		} else {
-			nb.groups = slices.Clone(parent.groups[:min(k, len(parent.groups))])
+			nb.turns = slices.Clone(parent.turns[:min(k, len(parent.turns))])
 			for _, c := range append(slices.Clone(parent.cov), parent.tailCov...) {
 				if c.ordinal < k {
 					// What it covers is resolved again against the branch.
-					c.FromGroup, c.ToGroup = -1, -1
+					c.FromTurn, c.ToTurn = -1, -1
 					if i := s.idsOf(nb.info.ID).index(c.FromID); i >= 0 && i < k {
-						c.FromGroup = groupAt(parent, i)
+						c.FromTurn = turnAt(parent, i)
 					}
 					if i := s.idsOf(nb.info.ID).index(c.ToID); i >= 0 && i < k {
-						c.ToGroup = groupAt(parent, i)
+						c.ToTurn = turnAt(parent, i)
 					}
 					nb.cov = append(nb.cov, c)
 				}
@@ -316,12 +316,12 @@ func (b *indexBuilder) forkMessages(parent, nb *ixBranch) error {
 	return fmt.Errorf("%w: a chain of messages ends before its first", ErrIndexDamaged)
 }
 
-// groupAt is the group of entry i of a branch's document, tail included.
-func groupAt(b *ixBranch, i int) int32 {
-	if i < len(b.groups) {
-		return b.groups[i]
+// turnAt is the turn of entry i of a branch's document, tail included.
+func turnAt(b *ixBranch, i int) int32 {
+	if i < len(b.turns) {
+		return b.turns[i]
 	}
-	return b.tail[i-len(b.groups)].Group
+	return b.tail[i-len(b.turns)].Turn
 }
 
 // commit records the Scanner's position and the reader's per-branch

@@ -37,7 +37,8 @@ func (e *enc) link(l link) { e.i64(l.pos); e.u32(l.size); e.u32(l.take) }
 func (e *enc) ref(r Ref) {
 	e.i64(r.Start)
 	e.u32(uint32(r.Len))
-	e.u32(uint32(r.Group))
+	e.i64(r.Prior)
+	e.u32(uint32(r.Turn))
 	var f uint8
 	if r.User {
 		f |= 1
@@ -45,11 +46,11 @@ func (e *enc) ref(r Ref) {
 	if r.Compaction {
 		f |= 2
 	}
+	if r.TurnStart {
+		f |= 4
+	}
 	e.u8(f)
 	e.u8(kindCode(r.Kind))
-	e.i64(r.Before)
-	e.i64(r.GroupLen)
-	e.u32(uint32(r.GroupN))
 	e.str(r.ID)
 }
 
@@ -116,16 +117,15 @@ func (d *dec) time() time.Time {
 }
 func (d *dec) link() link { return link{pos: d.i64(), size: d.u32(), take: d.u32()} }
 func (d *dec) ref() Ref {
-	r := Ref{Start: d.i64(), Len: int32(d.u32()), Group: int32(d.u32())}
+	r := Ref{Start: d.i64(), Len: int32(d.u32()), Prior: d.i64(), Turn: int32(d.u32())}
 	f := d.u8()
-	r.User, r.Compaction = f&1 != 0, f&2 != 0
+	r.User, r.Compaction, r.TurnStart = f&1 != 0, f&2 != 0, f&4 != 0
 	r.Kind = kindFromCode(d.u8())
-	r.Before, r.GroupLen, r.GroupN = d.i64(), d.i64(), int32(d.u32())
 	r.ID = d.str()
 	if d.err == nil && (r.User != (r.Kind == transcript.KindUser) || r.Compaction != (r.Kind == transcript.KindCompaction)) {
 		d.err = fmt.Errorf("%w: an entry's kind contradicts its flags", ErrIndexDamaged)
 	}
-	if d.err == nil && (r.Start < 0 || r.Len <= 0 || r.Group < 0 || r.ID == "" || r.Before < 0 || r.GroupN < 1 || r.GroupLen < int64(r.Len)) {
+	if d.err == nil && (f > 7 || r.Start < 0 || r.Len <= 0 || r.Turn < 0 || r.ID == "" || r.Prior < 0 || (r.Prior == 0) != (r.Turn == 0 && r.TurnStart)) {
 		d.err = fmt.Errorf("%w: an entry reference is impossible", ErrIndexDamaged)
 	}
 	return r
@@ -239,9 +239,9 @@ func (e *enc) covs(cs []Cov) {
 		e.str(c.EntryID)
 		e.str(c.FromID)
 		e.str(c.ToID)
-		e.u32(uint32(c.Group))
-		e.u32(uint32(c.FromGroup))
-		e.u32(uint32(c.ToGroup))
+		e.u32(uint32(c.Turn))
+		e.u32(uint32(c.FromTurn))
+		e.u32(uint32(c.ToTurn))
 		e.u32(uint32(c.ordinal))
 	}
 }
@@ -254,8 +254,8 @@ func (d *dec) covs() []Cov {
 	var out []Cov
 	for i := uint32(0); i < n && d.err == nil; i++ {
 		c := Cov{EntryID: d.str(), FromID: d.str(), ToID: d.str(),
-			Group: int32(d.u32()), FromGroup: int32(d.u32()), ToGroup: int32(d.u32()), ordinal: int(d.u32())}
-		if d.err == nil && (c.Group < 0 || c.FromGroup < -1 || c.ToGroup < -1 || c.ordinal < 0) {
+			Turn: int32(d.u32()), FromTurn: int32(d.u32()), ToTurn: int32(d.u32()), ordinal: int(d.u32())}
+		if d.err == nil && (c.Turn < 0 || c.FromTurn < -1 || c.ToTurn < -1 || c.ordinal < 0) {
 			d.err = fmt.Errorf("%w: an impossible compaction", ErrIndexDamaged)
 		}
 		out = append(out, c)

@@ -107,7 +107,7 @@ type IndexDoc struct {
 // Len is the number of entries, the provisional tail included.
 func (d *IndexDoc) Len() int { return d.br.count + len(d.br.tail) }
 
-// Coverage is the document's compaction entries, resolved to groups.
+// Coverage is the document's compaction entries, resolved to turns.
 func (d *IndexDoc) Coverage() []Cov {
 	return append(slices.Clip(d.br.cov), d.br.tailCov...)
 }
@@ -200,9 +200,9 @@ func (d *IndexDoc) load(lo int) error {
 		return fmt.Errorf("%w: the last entry is not the one the state names", ErrIndexDamaged)
 	}
 	loaded = append(loaded, d.loaded...)
-	// The groups of what was read must follow the rule, into what was
+	// The turns of what was read must follow the rule, into what was
 	// loaded before.
-	if err := checkGroupsFrom(loaded, next); err != nil {
+	if err := checkTurnsFrom(loaded, next); err != nil {
 		return err
 	}
 	d.loaded, d.from = loaded, next
@@ -230,7 +230,7 @@ func (d *IndexDoc) near(lo, hi int) ([]Ref, error) {
 		return nil, err
 	}
 	out = append(out, a...)
-	if err := checkGroupsFrom(out, lo); err != nil {
+	if err := checkTurnsFrom(out, lo); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -337,7 +337,7 @@ func (d *IndexDoc) back(lo, hi int) ([]Ref, error) {
 	for i := len(runs) - 1; i >= 0; i-- {
 		out = append(out, runs[i]...)
 	}
-	if err := checkGroupsFrom(out, next); err != nil {
+	if err := checkTurnsFrom(out, next); err != nil {
 		return nil, err
 	}
 	return out[lo-next : hi-next], nil

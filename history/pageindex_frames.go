@@ -240,7 +240,7 @@ func readRun(src frameSource, l link) (ordinal int, refs []Ref, prev link, err e
 }
 
 // walk reads the count settled entries a chain ends with, first to last,
-// and checks them against the state's last entry and the group rule.
+// and checks them against the state's last entry and the turn rule.
 func walk(src frameSource, l link, count int, last Ref) ([]Ref, error) {
 	out, err := walkChain(src, l, count, frameEntries, "entries", (*dec).ref)
 	if err != nil {
@@ -249,21 +249,22 @@ func walk(src frameSource, l link, count int, last Ref) ([]Ref, error) {
 	if count > 0 && out[count-1] != last {
 		return nil, fmt.Errorf("%w: the last entry is not the one the state names", ErrIndexDamaged)
 	}
-	if err := checkGroups(out); err != nil {
+	if err := checkTurns(out); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// checkGroups verifies that refs, a whole document, are numbered into
-// groups by the rule.
-func checkGroups(refs []Ref) error { return checkGroupsFrom(refs, 0) }
+// checkTurns verifies that refs, a whole document, are numbered into
+// turns, and their offsets laid out, by the rule (follow).
+func checkTurns(refs []Ref) error { return checkTurnsFrom(refs, 0) }
 
 // ---- building ---------------------------------------------------------------
 
-// checkGroupsFrom checks the group numbering of refs, which start at
-// ordinal from (the first one's group is taken as given unless from is 0).
-func checkGroupsFrom(refs []Ref, from int) error {
+// checkTurnsFrom checks the turn numbering and offsets of refs, which
+// start at ordinal from (the first one's are taken as given unless from
+// is 0).
+func checkTurnsFrom(refs []Ref, from int) error {
 	for i, r := range refs {
 		if i == 0 && from > 0 {
 			continue

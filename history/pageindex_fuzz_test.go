@@ -67,7 +67,7 @@ func indexSeed(f *testing.F) []byte {
 
 // FuzzIndexDecode feeds arbitrary bytes to the page index decoder. It must
 // never panic; what it accepts must be a well-formed index (every chain
-// walks to its first entry, groups numbered by the rule); and anything
+// walks to its first entry, turns numbered by the rule); and anything
 // else must be reported as damage, so OpenIndex rebuilds.
 func FuzzIndexDecode(f *testing.F) {
 	seed := indexSeed(f)
@@ -95,8 +95,8 @@ func FuzzIndexDecode(f *testing.F) {
 			t.Fatalf("accepted an index without its head's document")
 		}
 		for i, refs := range docs {
-			if err := checkGroups(refs); err != nil {
-				t.Fatalf("accepted misnumbered groups in branch %d: %v", i, err)
+			if err := checkTurns(refs); err != nil {
+				t.Fatalf("accepted misnumbered turns in branch %d: %v", i, err)
 			}
 		}
 		if len(st.problemList) > st.problems || len(st.problemList) > maxTailProblems || len(st.unknown) > len(st.problemList) {

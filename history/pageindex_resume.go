@@ -45,7 +45,7 @@ func (ix *Index) resume() (*Scanner, error) {
 		s.last = 0
 	}
 	// stubs reads a branch's entries back as ID-only entries, their ID set
-	// and their groups (which the builder keeps while extending).
+	// and their turns (which the builder keeps while extending).
 	stubs := func(b *ixBranch) ([]transcript.Entry, []transcript.Entry, *idSet, error) {
 		refs, err := walk(src, b.last, b.count, b.lastRef)
 		if err != nil {
@@ -53,10 +53,10 @@ func (ix *Index) resume() (*Scanner, error) {
 		}
 		es := make([]transcript.Entry, len(refs), len(refs)+1)
 		ids := newIDSet(len(refs))
-		b.groups = make([]int32, len(refs))
+		b.turns = make([]int32, len(refs))
 		for i, ref := range refs {
 			es[i].ID = ref.ID
-			b.groups[i] = ref.Group
+			b.turns[i] = ref.Turn
 			if !ids.add(ref.ID) {
 				return nil, nil, nil, fmt.Errorf("%w: entry %q is in the document twice", ErrIndexDamaged, ref.ID)
 			}

@@ -18,7 +18,7 @@ import (
 // checkIndex opens the page index of the log at path and compares every
 // branch's document in it with a full read of the log: the same entries in
 // the same order, each one's stored bytes decoding to the entry read, and
-// groups numbered by the rule.
+// turns numbered by the rule.
 func checkIndex(t testing.TB, path string) *Index {
 	t.Helper()
 	f, err := os.Open(path)
@@ -61,7 +61,7 @@ func checkIndex(t testing.TB, path string) *Index {
 		if err != nil {
 			t.Fatalf("branch %s: %v", b.ID, err)
 		}
-		if err := checkGroups(refs); err != nil {
+		if err := checkTurns(refs); err != nil {
 			t.Fatalf("branch %s: %v", b.ID, err)
 		}
 		for i, r := range refs {

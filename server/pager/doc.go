@@ -26,8 +26,13 @@
 // annotations (compaction coverage, spawn and attach links) are resolved
 // during the same pass only when the captured entries have any; otherwise
 // that work is skipped and pages are identical. Both kinds frame groups
-// with history.GroupOpen and GroupClose, so their pages agree byte for
-// byte.
+// the same way (frame.go), so their pages agree byte for byte.
+//
+// The page frame is this package's alone: the page index records where
+// each entry is, its size and its turn (a display group is a turn), and
+// the bytes a group or a run of groups takes on a page are worked out
+// here from those (spanBytes), so a change to the frame changes no file
+// on disk.
 //
 // A Snapshot is reference counted: the last Release closes its files (and
 // deletes Build's temporary file) at once. An LRU holds one connection's

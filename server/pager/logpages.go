@@ -40,17 +40,18 @@ func FromLog(log *os.File, doc Doc) (*Snapshot, error) {
 	s.stats = Stats{Entries: lg.total, Groups: lg.groups, Bytes: lg.bytes}
 	for _, c := range doc.Coverage() {
 		s.coverage = append(s.coverage, Coverage{EntryID: c.EntryID, FromID: c.FromID, ToID: c.ToID,
-			Group: int(c.Group), FromGroup: int(c.FromGroup), ToGroup: int(c.ToGroup)})
+			Group: int(c.Turn), FromGroup: int(c.FromTurn), ToGroup: int(c.ToTurn)})
 	}
 	s.stats.GraphBuilt = len(s.coverage) > 0
 	s.refs.Store(1)
 	return s, nil
 }
 
-// logPages are the display groups of a log-backed snapshot, learned as
-// pages need them: from the end backwards, or, for an anchor before
-// those, backwards from the anchor (a window), so a page there costs the
-// refs it spans rather than the distance from the end. A page past a
+// logPages are the display groups of a log-backed snapshot (the turns of
+// the log's page index, one group each), learned as pages need them: from
+// the end backwards, or, for an anchor before those, backwards from the
+// anchor (a window), so a page there costs the refs it spans rather than
+// the distance from the end. A page past a
 // window's end makes the refs reach the end again.
 type logPages struct {
 	mu     sync.Mutex
@@ -77,21 +78,23 @@ func (l *logPages) set(refs []history.Ref, from, to int) {
 		return
 	}
 	last := refs[len(refs)-1]
-	l.gHi = int(last.Group) // the last group may go on past a window
+	l.gHi = int(last.Turn) // the last group may go on past a window
 	if to == l.total {
-		l.groups = int(last.Group) + 1
-		l.bytes = last.Before + history.GroupBytes(int(last.Group), last.GroupLen, int(last.GroupN))
+		// The whole document's page bytes, from its last entry's place
+		// alone (spanBytes).
+		l.groups = int(last.Turn) + 1
+		l.bytes = spanBytes(0, l.groups-1, last.Prior+int64(last.Len), l.total)
 		l.gHi = l.groups
 	}
 	first := refs[0]
-	l.gLo = int(first.Group)
-	if first.GroupN != 1 {
+	l.gLo = int(first.Turn)
+	if !first.TurnStart {
 		l.gLo++ // its group starts before the refs
 	}
 	// A new slice: a page being composed may still hold the old one.
-	l.gStart = make([]int32, 0, int(last.Group)+1-l.gLo)
+	l.gStart = make([]int32, 0, int(last.Turn)+1-l.gLo)
 	for i, r := range refs {
-		if int(r.Group) >= l.gLo && (i == 0 || refs[i-1].Group != r.Group) {
+		if int(r.Turn) >= l.gLo && (i == 0 || refs[i-1].Turn != r.Turn) {
 			l.gStart = append(l.gStart, int32(i))
 		}
 	}
@@ -138,21 +141,22 @@ func (l *logPages) ensure(lo, hi int) bool {
 func (l *logPages) n() int     { return l.groups }
 func (l *logPages) err() error { return l.fail }
 
-// lastRef is the last entry of whole group g.
-func (l *logPages) lastRef(g int) history.Ref {
+// lastRef is the refs index of the last entry of whole group g.
+func (l *logPages) lastRef(g int) int {
 	i := g - l.gLo
 	if i+1 < len(l.gStart) {
-		return l.refs[l.gStart[i+1]-1]
+		return int(l.gStart[i+1]) - 1
 	}
-	return l.refs[len(l.refs)-1]
+	return len(l.refs) - 1
 }
 
 func (l *logPages) span(first, last int) int64 {
 	if !l.ensure(first, last) {
 		return 0
 	}
-	end := l.lastRef(last)
-	return end.Before + history.GroupBytes(int(end.Group), end.GroupLen, int(end.GroupN)) - l.refs[l.gStart[first-l.gLo]].Before
+	i, j := int(l.gStart[first-l.gLo]), l.lastRef(last)
+	start, end := l.refs[i], l.refs[j]
+	return spanBytes(first, last, end.Prior+int64(end.Len)-start.Prior, j-i+1)
 }
 
 func (l *logPages) groupOf(id string) int {
@@ -178,7 +182,7 @@ func (l *logPages) groupOf(id string) int {
 	if l.fail != nil {
 		return -1
 	}
-	return int(l.refs[i-l.from].Group)
+	return int(l.refs[i-l.from].Turn)
 }
 
 // pageRefs returns the refs of groups first..last. The slice is never
@@ -212,10 +216,11 @@ func (l *logPages) compose(dst []byte, rs []history.Ref) ([]byte, error) {
 	}
 	// The page's size is known from its first and last refs: grow dst once,
 	// as a page read from a snapshot file does.
-	last := rs[len(rs)-1]
-	dst = slices.Grow(dst, int(last.Before+history.GroupBytes(int(last.Group), last.GroupLen, int(last.GroupN))-rs[0].Before))
+	first, last := rs[0], rs[len(rs)-1]
+	dst = slices.Grow(dst, int(spanBytes(int(first.Turn), int(last.Turn), last.Prior+int64(last.Len)-first.Prior, len(rs))))
 	bp := scratch.Get().(*[]byte)
 	defer scratch.Put(bp)
+	open := 0 // the open group's first ref
 	for i := 0; i < len(rs); {
 		// A run: the entries after rs[i] whose gaps are small, within a
 		// chunk.
@@ -238,18 +243,19 @@ func (l *logPages) compose(dst []byte, rs []history.Ref) ([]byte, error) {
 		}
 		for k := i; k < j; k++ {
 			r := rs[k]
-			if k == 0 || r.Group != rs[k-1].Group {
+			if k == 0 || r.Turn != rs[k-1].Turn {
 				if k > 0 {
 					dst = append(dst, ',')
 				}
-				dst = history.GroupOpen(dst, int(r.Group))
+				dst = groupOpen(dst, int(r.Turn))
+				open = k
 			} else {
 				dst = append(dst, ',')
 			}
 			off := r.Start - start
 			dst = append(dst, buf[off:off+int64(r.Len)]...)
-			if k == len(rs)-1 || rs[k+1].Group != r.Group {
-				dst = history.GroupClose(dst, int(r.Group), r.GroupLen, int(r.GroupN))
+			if k == len(rs)-1 || rs[k+1].Turn != r.Turn {
+				dst = groupClose(dst, int(r.Turn), r.Prior+int64(r.Len)-rs[open].Prior, k-open+1)
 			}
 		}
 		i = j

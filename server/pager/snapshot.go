@@ -156,11 +156,11 @@ func Build(dir string, items iter.Seq2[Item, error], opts ...Option) (*Snapshot,
 		nEntries   int
 	)
 	closeGroup := func() {
-		// The group states its own stored size (history.GroupBytes), so a
-		// client budgets with the server's figure instead of estimating
-		// from decoded JSON.
+		// The group states its own stored size (groupBytes), so a client
+		// budgets with the server's figure instead of estimating from
+		// decoded JSON.
 		g := len(s.groupOff) - 1
-		num = history.GroupClose(num[:0], g, entriesLen, nEntries)
+		num = groupClose(num[:0], g, entriesLen, nEntries)
 		write(num)
 		s.groupLen[g] = int32(off - s.groupOff[g])
 		inGroup = false
@@ -171,7 +171,7 @@ func Build(dir string, items iter.Seq2[Item, error], opts ...Option) (*Snapshot,
 		}
 		s.groupOff = append(s.groupOff, off)
 		s.groupLen = append(s.groupLen, 0)
-		num = history.GroupOpen(num[:0], len(s.groupOff)-1)
+		num = groupOpen(num[:0], len(s.groupOff)-1)
 		write(num)
 		entriesLen, nEntries = 0, 0
 		inGroup = true
