@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/search"
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -330,7 +331,8 @@ func (s *Server) openLog(id, p string) (*history.Log, error) {
 	if r := s.rep.store; r != nil {
 		return r.OpenLog(id)
 	}
-	return history.Open(p)
+	// The data folder's search index follows every save (package search).
+	return history.Open(p, search.Follow(s.opts.DataDir))
 }
 
 // listed is one conversation of a listing: its Meta when the listing

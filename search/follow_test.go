@@ -1,0 +1,79 @@
+package search
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/foliodev/folio/history"
+)
+
+// TestFollowSaves: a Log opened with Follow has every save indexed without
+// any search catching up, and the save does not wait for it.
+func TestFollowSaves(t *testing.T) {
+	data := newData(t)
+	ix := openIndex(t, data)
+	path, err := history.Path(data, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := history.Open(path, Follow(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	c := &convo{t: t, id: "f", log: l}
+	c.save(user("u1", "the albatross circles"))
+	if _, err := Settle(data); err != nil {
+		t.Fatal(err)
+	}
+	look := func(q string) []string {
+		t.Helper()
+		hits, err := ix.Search(context.Background(), q, Options{NoCatchUp: true, Timeout: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return entryIDs(hits)
+	}
+	if got := look("albatross"); len(got) != 1 || got[0] != "f/u1" {
+		t.Fatalf("after the first save: %v, want [f/u1]", got)
+	}
+	c.save(agent("a1", "a second albatross lands"))
+	if err := l.SetTitle("Seabirds"); err != nil {
+		t.Fatal(err)
+	}
+	n, err := Settle(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := look("albatross"); len(got) != 2 {
+		t.Fatalf("after the second save: %v, want two hits", got)
+	}
+	if got := look("seabirds"); len(got) != 1 || got[0] != "f/" {
+		t.Fatalf("after the title: %v, want [f/]", got)
+	}
+	if n < 2 {
+		t.Fatalf("the follower updated %d times, want at least 2", n)
+	}
+}
+
+func TestDataDirOf(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	conv := history.ConversationsDir(data)
+	for _, tc := range []struct {
+		path string
+		ok   bool
+	}{
+		{filepath.Join(conv, "a.jsonl"), true},
+		{filepath.Join(conv, "agent", "a.jsonl"), true},
+		{filepath.Join(data, "a.jsonl"), false},
+		{filepath.Join(data, "x", "y", "z", "a.jsonl"), false},
+	} {
+		got, ok := dataDirOf(tc.path)
+		if ok != tc.ok || (ok && got != data) {
+			t.Errorf("%s: got %q %v, want %v", tc.path, got, ok, tc.ok)
+		}
+	}
+}
