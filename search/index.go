@@ -17,7 +17,6 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/foliodev/folio/history"
-	"github.com/foliodev/folio/transcript"
 )
 
 // schemaVersion changes whenever what the index holds changes; an index of
@@ -454,32 +453,9 @@ func (ix *Index) updateLog(ctx context.Context, lf history.LogFile, c convRow, k
 	if _, err := f.Seek(from, 0); err != nil {
 		return err
 	}
-	pending := map[string]int{} // entry ID → index in upserts
-	var upserts []transcript.Entry
-	for rec, err := range s.Records(f) {
-		if err != nil {
-			return err
-		}
-		if whole || !rec.Accepted {
-			continue
-		}
-		switch rec.Change.Kind {
-		case history.Appended, history.Opened:
-			for _, e := range rec.Change.Entries {
-				if i, ok := pending[e.ID]; ok {
-					upserts[i] = e
-				} else {
-					pending[e.ID] = len(upserts)
-					upserts = append(upserts, e)
-				}
-			}
-		case history.Replaced:
-			whole = true
-			upserts, pending = nil, nil
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	upserts, whole, err := scanGain(ctx, s, f, from, whole)
+	if err != nil {
+		return err
 	}
 	if whole && from > 0 {
 		// A resumed Scanner's document holds only the IDs of what came

@@ -4,11 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/transcript"
 )
 
 // warmScanner is a Scanner that stopped at off of the log path with inode ino.
@@ -156,4 +158,41 @@ func clean(s string) string {
 		s = strings.NewReplacer(markOpen, " ", markClose, " ").Replace(s)
 	}
 	return s
+}
+
+// scanGain runs s over r, the log from some byte on, and says what the
+// index must do: with replaced false, upsert ups (the entries that records
+// starting at or after byte after appended or changed, last version of
+// each); with replaced true (whole, or such a record replaced the head's
+// document: a superseding snapshot, a branch switch), replace the
+// conversation's rows with s.Document() once the log is read to its end
+// by a Scanner that read it from its start.
+func scanGain(ctx context.Context, s *history.Scanner, r io.Reader, after int64, whole bool) (ups []transcript.Entry, replaced bool, err error) {
+	pending := map[string]int{} // entry ID → index in ups
+	replaced = whole
+	for rec, err := range s.Records(r) {
+		if err != nil {
+			return nil, false, err
+		}
+		if replaced || !rec.Accepted || rec.Start < after {
+			continue
+		}
+		switch rec.Change.Kind {
+		case history.Appended, history.Opened:
+			for _, e := range rec.Change.Entries {
+				if i, ok := pending[e.ID]; ok {
+					ups[i] = e
+				} else {
+					pending[e.ID] = len(ups)
+					ups = append(ups, e)
+				}
+			}
+		case history.Replaced:
+			replaced, ups = true, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, false, err
+		}
+	}
+	return ups, replaced, ctx.Err()
 }

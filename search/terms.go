@@ -1,0 +1,233 @@
+package search
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Terms for the PostgreSQL back end. FTS5's unicode61 tokenizer splits
+// text into runs of letters and digits, lowercases them and removes
+// diacritics; PostgreSQL's parsers depend on the database's locale. So the
+// PostgreSQL back end does the same work here, in Go, and hands the
+// database finished lexemes with their positions (a tsvector literal) and
+// a tsquery built from the parsed query, which no parser reads again.
+
+// token is one word of a text: its bytes and its folded form.
+type token struct {
+	start, end int
+	folded     string
+}
+
+// maxLexeme bounds a lexeme's bytes (PostgreSQL allows 2 KiB).
+const maxLexeme = 255
+
+// tokens splits s into words as words does, each with its folded form.
+func tokens(s string) []token {
+	var out []token
+	start := -1
+	for i, r := range s {
+		in := unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
+		switch {
+		case in && start < 0:
+			start = i
+		case !in && start >= 0:
+			out = append(out, token{start, i, fold(s[start:i])})
+			start = -1
+		}
+	}
+	if start >= 0 {
+		out = append(out, token{start, len(s), fold(s[start:])})
+	}
+	// A word of marks alone folds to nothing.
+	k := 0
+	for _, t := range out {
+		if t.folded != "" {
+			out[k] = t
+			k++
+		}
+	}
+	return out[:k]
+}
+
+// fold lowercases a word and removes its diacritics (é → e, ü → u).
+func fold(w string) string {
+	ascii := true
+	for i := 0; i < len(w); i++ {
+		if w[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return cut(strings.ToLower(w), maxLexeme)
+	}
+	var b strings.Builder
+	for _, r := range norm.NFD.String(w) {
+		if unicode.Is(unicode.Mn, r) {
+			continue
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return cut(b.String(), maxLexeme)
+}
+
+// Limits of a tsvector: positions run to 16383, and a lexeme keeps at
+// most 256 of them.
+const (
+	maxPosition  = 16383
+	maxPositions = 256
+)
+
+// tsvector writes the text's words as a tsvector literal: every folded
+// word with the positions it has.
+func tsvector(text string) string {
+	ts := tokens(text)
+	pos := map[string][]int{}
+	var order []string
+	for i, t := range ts {
+		p, ok := pos[t.folded]
+		if !ok {
+			order = append(order, t.folded)
+		}
+		if len(p) < maxPositions {
+			pos[t.folded] = append(p, min(i+1, maxPosition))
+		}
+	}
+	var b strings.Builder
+	for i, w := range order {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		lexeme(&b, w)
+		b.WriteByte(':')
+		last := 0
+		for j, p := range pos[w] {
+			if p == last {
+				continue // positions past the limit all read maxPosition
+			}
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Itoa(p))
+			last = p
+		}
+	}
+	return b.String()
+}
+
+// lexeme writes w quoted for a tsvector or tsquery literal.
+func lexeme(b *strings.Builder, w string) {
+	b.WriteByte('\'')
+	for _, r := range w {
+		if r == '\'' || r == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	b.WriteByte('\'')
+}
+
+// tsquery renders the query's text part as a tsquery literal, term for
+// term as match renders it for FTS5: a term of several words is a phrase
+// (<->), a prefix term's last word matches as a prefix (:*).
+func (q Query) tsquery() string {
+	var b strings.Builder
+	for i, t := range q.Terms {
+		if i > 0 {
+			b.WriteString(" & ")
+		}
+		t.tsquery(&b)
+	}
+	if len(q.Excluded) > 0 {
+		b.WriteString(" & !(")
+		for i, t := range q.Excluded {
+			if i > 0 {
+				b.WriteString(" | ")
+			}
+			t.tsquery(&b)
+		}
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+func (t Term) tsquery(b *strings.Builder) {
+	ws := tokens(t.Text)
+	b.WriteByte('(')
+	for i, w := range ws {
+		if i > 0 {
+			b.WriteString(" <-> ")
+		}
+		lexeme(b, w.folded)
+		if t.Prefix && i == len(ws)-1 {
+			b.WriteString(":*")
+		}
+	}
+	b.WriteByte(')')
+}
+
+// snippet cuts text around the first word the query matches, about
+// snippetTokens words long, and marks every word that matches a term, as
+// FTS5's snippet does for the SQLite back end.
+func (q Query) snippet(text string) []Span {
+	ts := tokens(text)
+	match := func(w string) bool {
+		for _, t := range q.Terms {
+			ws := tokens(t.Text)
+			for i, x := range ws {
+				if w == x.folded || (t.Prefix && i == len(ws)-1 && strings.HasPrefix(w, x.folded)) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	first := -1
+	hit := make([]bool, len(ts))
+	for i, t := range ts {
+		if hit[i] = match(t.folded); hit[i] && first < 0 {
+			first = i
+		}
+	}
+	from := 0
+	if first > snippetTokens/4 {
+		from = first - snippetTokens/4
+	}
+	to := min(len(ts), from+snippetTokens)
+	var out []Span
+	add := func(s string, h bool) {
+		if s == "" {
+			return
+		}
+		if n := len(out); n > 0 && out[n-1].Hit == h {
+			out[n-1].Text += s
+			return
+		}
+		out = append(out, Span{Text: s, Hit: h})
+	}
+	if len(ts) == 0 {
+		add(cut(text, 200), false)
+		return out
+	}
+	pos := 0
+	if from > 0 {
+		add("…", false)
+		pos = ts[from].start
+	}
+	for i := from; i < to; i++ {
+		add(text[pos:ts[i].start], false)
+		add(text[ts[i].start:ts[i].end], hit[i])
+		pos = ts[i].end
+	}
+	if to < len(ts) {
+		add(text[pos:ts[to].start], false)
+		add("…", false)
+	} else {
+		add(text[pos:], false)
+	}
+	return out
+}
