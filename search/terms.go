@@ -63,7 +63,7 @@ func fold(w string) string {
 		}
 	}
 	if ascii {
-		return cut(strings.ToLower(w), maxLexeme)
+		return bound(strings.ToLower(w))
 	}
 	var b strings.Builder
 	for _, r := range norm.NFD.String(w) {
@@ -72,7 +72,14 @@ func fold(w string) string {
 		}
 		b.WriteRune(unicode.ToLower(r))
 	}
-	return cut(b.String(), maxLexeme)
+	return bound(b.String())
+}
+
+func bound(w string) string {
+	if len(w) > maxLexeme {
+		return cut(w, maxLexeme)
+	}
+	return w
 }
 
 // Limits of a tsvector: positions run to 16383, and a lexeme keeps at
@@ -171,27 +178,41 @@ func (t Term) tsquery(b *strings.Builder) {
 }
 
 // snippet cuts text around the first word the query matches, about
-// snippetTokens words long, and marks every word that matches a term, as
-// FTS5's snippet does for the SQLite back end.
+// snippetTokens words long, and marks what matches a term (a phrase as one
+// piece), as FTS5's snippet does for the SQLite back end.
 func (q Query) snippet(text string) []Span {
 	ts := tokens(text)
-	match := func(w string) bool {
-		for _, t := range q.Terms {
-			ws := tokens(t.Text)
-			for i, x := range ws {
-				if w == x.folded || (t.Prefix && i == len(ws)-1 && strings.HasPrefix(w, x.folded)) {
-					return true
+	// group[i] is, for a token that starts a match, the token after the
+	// match's last; 0 elsewhere.
+	group := make([]int, len(ts))
+	first := -1
+	for _, t := range q.Terms {
+		ws := tokens(t.Text)
+		for i := range ts {
+			if i+len(ws) > len(ts) || len(ws) == 0 {
+				break
+			}
+			ok := true
+			for k, w := range ws {
+				x := ts[i+k].folded
+				if x != w.folded && !(t.Prefix && k == len(ws)-1 && strings.HasPrefix(x, w.folded)) {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				group[i] = max(group[i], i+len(ws))
+				if first < 0 || i < first {
+					first = i
 				}
 			}
 		}
-		return false
 	}
-	first := -1
-	hit := make([]bool, len(ts))
-	for i, t := range ts {
-		if hit[i] = match(t.folded); hit[i] && first < 0 {
-			first = i
+	if len(ts) == 0 {
+		if len(text) > 200 {
+			text = cut(text, 200)
 		}
+		return []Span{{Text: text}}
 	}
 	from := 0
 	if first > snippetTokens/4 {
@@ -200,28 +221,26 @@ func (q Query) snippet(text string) []Span {
 	to := min(len(ts), from+snippetTokens)
 	var out []Span
 	add := func(s string, h bool) {
-		if s == "" {
-			return
+		if s != "" {
+			out = append(out, Span{Text: s, Hit: h})
 		}
-		if n := len(out); n > 0 && out[n-1].Hit == h {
-			out[n-1].Text += s
-			return
-		}
-		out = append(out, Span{Text: s, Hit: h})
-	}
-	if len(ts) == 0 {
-		add(cut(text, 200), false)
-		return out
 	}
 	pos := 0
 	if from > 0 {
 		add("…", false)
 		pos = ts[from].start
 	}
-	for i := from; i < to; i++ {
+	for i := from; i < to; {
 		add(text[pos:ts[i].start], false)
-		add(text[ts[i].start:ts[i].end], hit[i])
-		pos = ts[i].end
+		j := i + 1
+		if g := group[i]; g > 0 {
+			j = min(g, len(ts))
+			add(text[ts[i].start:ts[j-1].end], true)
+		} else {
+			add(text[ts[i].start:ts[i].end], false)
+		}
+		pos = ts[j-1].end
+		i = j
 	}
 	if to < len(ts) {
 		add(text[pos:ts[to].start], false)
@@ -229,5 +248,15 @@ func (q Query) snippet(text string) []Span {
 	} else {
 		add(text[pos:], false)
 	}
-	return out
+	// Adjacent pieces that are not hits read as one.
+	k := 0
+	for _, sp := range out {
+		if k > 0 && !sp.Hit && !out[k-1].Hit {
+			out[k-1].Text += sp.Text
+			continue
+		}
+		out[k] = sp
+		k++
+	}
+	return out[:k]
 }
