@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/foliodev/folio/history"
@@ -25,6 +26,8 @@ type env struct {
 	data string
 }
 
+var pgMu sync.Mutex
+
 // backends runs f once per back end, as subtests named for them.
 func backends(t *testing.T, f func(t *testing.T, e env)) {
 	t.Run("files", func(t *testing.T) {
@@ -33,8 +36,11 @@ func backends(t *testing.T, f func(t *testing.T, e env)) {
 		f(t, env{t: t, store: history.Files{Dir: data}, data: data, index: func() Searcher { return openIndex(t, data) }})
 	})
 	t.Run("postgres", func(t *testing.T) {
-		t.Parallel()
 		url := pgtest.URL(t)
+		// Leases are advisory locks of the whole cluster, and the tests
+		// share conversation IDs: one PostgreSQL test at a time.
+		pgMu.Lock()
+		t.Cleanup(pgMu.Unlock)
 		st, err := pgstore.Open(context.Background(), url)
 		if err != nil {
 			t.Fatal(err)

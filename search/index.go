@@ -21,7 +21,7 @@ import (
 
 // schemaVersion changes whenever what the index holds changes; an index of
 // another version is deleted and rebuilt.
-const schemaVersion = "1"
+const schemaVersion = "2"
 
 const schema = `
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -41,9 +41,11 @@ CREATE TABLE docs(
 	entry TEXT NOT NULL,
 	role TEXT NOT NULL,
 	at INTEGER NOT NULL,
+	body BLOB NOT NULL,
 	UNIQUE(conv, entry)
 );
-CREATE VIRTUAL TABLE fts USING fts5(text, tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE fts USING fts5(text, content='', contentless_delete=1,
+	tokenize='unicode61 remove_diacritics 2', prefix='2 3');
 `
 
 // Path is where the index of a data folder lives.
@@ -259,7 +261,7 @@ func (ix *Index) clear(ctx context.Context) error {
 	tx, err := ix.db.BeginTx(ctx, nil)
 	if err == nil {
 		defer tx.Rollback()
-		_, err = tx.ExecContext(ctx, `DELETE FROM docs; DELETE FROM convs; DELETE FROM fts;`)
+		_, err = tx.ExecContext(ctx, `DELETE FROM docs; DELETE FROM convs; INSERT INTO fts(fts) VALUES('delete-all');`)
 		if err == nil {
 			err = tx.Commit()
 		}

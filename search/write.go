@@ -1,7 +1,10 @@
 package search
 
 import (
+	"bytes"
+	"compress/flate"
 	"context"
+	"fmt"
 	"database/sql"
 	"errors"
 	"io"
@@ -83,6 +86,8 @@ type writer struct {
 	conv                  int64
 	find, del, ins, insFT *sql.Stmt
 	delFT                 *sql.Stmt
+	buf                   bytes.Buffer
+	fw                    *flate.Writer
 }
 
 func newWriter(ctx context.Context, tx *sql.Tx, conv int64) (*writer, error) {
@@ -99,7 +104,7 @@ func newWriter(ctx context.Context, tx *sql.Tx, conv int64) (*writer, error) {
 	w.find = prep(`SELECT rowid FROM docs WHERE conv=? AND entry=?`)
 	w.del = prep(`DELETE FROM docs WHERE rowid=?`)
 	w.delFT = prep(`DELETE FROM fts WHERE rowid=?`)
-	w.ins = prep(`INSERT INTO docs(conv, entry, role, at) VALUES(?, ?, ?, ?)`)
+	w.ins = prep(`INSERT INTO docs(conv, entry, role, at, body) VALUES(?, ?, ?, ?, ?)`)
 	w.insFT = prep(`INSERT INTO fts(rowid, text) VALUES(?, ?)`)
 	if err != nil {
 		w.close()
@@ -140,7 +145,7 @@ func (w *writer) put(entry, role, text string, at time.Time, replace bool) error
 	if !at.IsZero() {
 		ms = at.UnixMilli()
 	}
-	res, err := w.ins.ExecContext(w.ctx, w.conv, entry, role, ms)
+	res, err := w.ins.ExecContext(w.ctx, w.conv, entry, role, ms, w.pack(text))
 	if err != nil {
 		return err
 	}
@@ -148,17 +153,53 @@ func (w *writer) put(entry, role, text string, at time.Time, replace bool) error
 	if err != nil {
 		return err
 	}
-	_, err = w.insFT.ExecContext(w.ctx, rowid, clean(text))
+	_, err = w.insFT.ExecContext(w.ctx, rowid, text)
 	return err
 }
 
-// clean keeps the snippet marks out of indexed text.
-func clean(s string) string {
-	if strings.ContainsAny(s, markOpen+markClose) {
-		s = strings.NewReplacer(markOpen, " ", markClose, " ").Replace(s)
+// The text of an entry is kept in docs.body for snippets (FTS5 keeps only
+// its terms: the table is contentless), deflated when that saves room:
+// the first byte says how.
+const (
+	bodyRaw     = 0
+	bodyDeflate = 1
+)
+
+// pack encodes text as docs.body.
+func (w *writer) pack(text string) []byte {
+	if len(text) < 128 {
+		return append([]byte{bodyRaw}, text...)
 	}
-	return s
+	w.buf.Reset()
+	w.buf.WriteByte(bodyDeflate)
+	if w.fw == nil {
+		w.fw, _ = flate.NewWriter(&w.buf, flate.BestSpeed)
+	} else {
+		w.fw.Reset(&w.buf)
+	}
+	w.fw.Write([]byte(text))
+	w.fw.Close()
+	if w.buf.Len() >= len(text)+1 {
+		return append([]byte{bodyRaw}, text...)
+	}
+	return bytes.Clone(w.buf.Bytes())
 }
+
+// unpack decodes docs.body.
+func unpack(b []byte) (string, error) {
+	if len(b) == 0 {
+		return "", nil
+	}
+	switch b[0] {
+	case bodyRaw:
+		return string(b[1:]), nil
+	case bodyDeflate:
+		out, err := io.ReadAll(flate.NewReader(bytes.NewReader(b[1:])))
+		return string(out), err
+	}
+	return "", fmt.Errorf("search index: an entry's text is stored in an unknown form %d", b[0])
+}
+
 
 // scanGain runs s over r, the log from some byte on, and says what the
 // index must do: with replaced false, upsert ups (the entries that records
