@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"compress/flate"
 	"context"
-	"fmt"
 	"database/sql"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -199,7 +199,6 @@ func unpack(b []byte) (string, error) {
 	}
 	return "", fmt.Errorf("search index: an entry's text is stored in an unknown form %d", b[0])
 }
-
 
 // scanGain runs s over r, the log from some byte on, and says what the
 // index must do: with replaced false, upsert ups (the entries that records
