@@ -91,19 +91,21 @@ func BenchmarkQuery(b *testing.B) {
 				name += "+catchup"
 			}
 			b.Run(name, func(b *testing.B) {
-				var ds []time.Duration
+				var ds, cs []time.Duration
 				hits := 0
 				for i := 0; b.Loop(); i++ {
 					q := queries[kind][i%len(queries[kind])]
-					start := time.Now()
+					start, cpu := time.Now(), cpuTime()
 					h, err := ix.Search(context.Background(), q, Options{NoCatchUp: !catch})
 					if err != nil {
 						b.Fatal(err)
 					}
 					ds = append(ds, time.Since(start))
+					cs = append(cs, cpuTime()-cpu)
 					hits += len(h)
 				}
 				report(b, ds)
+				reportCPU(b, cs)
 				b.ReportMetric(float64(hits)/float64(len(ds)), "hits/op")
 			})
 		}
@@ -118,6 +120,18 @@ func report(b *testing.B, ds []time.Duration) {
 	b.ReportMetric(p(0.5), "p50-ms")
 	b.ReportMetric(p(0.9), "p90-ms")
 	b.ReportMetric(p(0.99), "p99-ms")
+}
+
+// reportCPU reports percentiles of CPU time per operation: on a machine
+// other work shares, the cost of an operation where wall time is what
+// else ran meanwhile.
+func reportCPU(b *testing.B, ds []time.Duration) {
+	slices.Sort(ds)
+	p := func(q float64) float64 {
+		return float64(ds[min(len(ds)-1, int(q*float64(len(ds))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(p(0.5), "cpu-p50-ms")
+	b.ReportMetric(p(0.99), "cpu-p99-ms")
 }
 
 // BenchmarkSaveUpdate appends one prompt and answer to a conversation of

@@ -45,7 +45,7 @@ CREATE TABLE docs(
 	UNIQUE(conv, entry)
 );
 CREATE VIRTUAL TABLE fts USING fts5(text, content='', contentless_delete=1,
-	tokenize='unicode61 remove_diacritics 2', prefix='2 3');
+	tokenize='unicode61 remove_diacritics 2');
 `
 
 // Path is where the index of a data folder lives.
@@ -101,7 +101,9 @@ func (ix *Index) open() error {
 		"&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
 		// Checkpoints run off the save path (checkpoint), not inside a
 		// commit.
-		"&_pragma=wal_autocheckpoint(0)"
+		"&_pragma=wal_autocheckpoint(0)" +
+		// Queries read the index through memory, not a read call per page.
+		"&_pragma=mmap_size(1073741824)&_pragma=cache_size(-16384)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return err

@@ -18,7 +18,7 @@ const (
 	snippetTokens = 16
 	// candidates bounds how many matches are ranked: the most recently
 	// indexed ones.
-	candidates = 4000
+	candidates = 1000
 )
 
 // Options tune Search.

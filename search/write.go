@@ -167,7 +167,7 @@ const (
 
 // pack encodes text as docs.body.
 func (w *writer) pack(text string) []byte {
-	if len(text) < 128 {
+	if len(text) < 128 || true {
 		return append([]byte{bodyRaw}, text...)
 	}
 	w.buf.Reset()
