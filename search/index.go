@@ -46,6 +46,7 @@ CREATE TABLE docs(
 );
 CREATE VIRTUAL TABLE fts USING fts5(text, content='', contentless_delete=1,
 	tokenize='unicode61 remove_diacritics 2');
+INSERT INTO fts(fts, rank) VALUES('automerge', 16);
 `
 
 // Path is where the index of a data folder lives.
