@@ -65,6 +65,14 @@ func BenchmarkIndexBuild(b *testing.B) {
 	b.ReportMetric(float64(size)*float64(b.N)/1e6/(cpuTime()-cpu0).Seconds(), "MB/cpu-s")
 }
 
+// benchQueries are the queries of each kind the query benchmarks run.
+var benchQueries = map[string][]string{
+	"one-word":   {"compaction", "fsync", "latency", "checkpoint", "zeppelin"},
+	"three-word": {"stream latency branch", "writer page fail", "artifact reply checkpoint"},
+	"phrase":     {`"stream latency"`, `"page fail"`, `"why does the"`},
+	"prefix":     {"compac*", "fsy*", "lat*"},
+}
+
 // BenchmarkQuery reports each kind of query's p50 and p99 over many runs,
 // with the index current (NoCatchUp) and with Search's catch-up (which
 // finds nothing new: the cost of looking).
@@ -78,12 +86,7 @@ func BenchmarkQuery(b *testing.B) {
 	if _, err := ix.CatchUp(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	queries := map[string][]string{
-		"one-word":   {"compaction", "fsync", "latency", "checkpoint", "zeppelin"},
-		"three-word": {"stream latency branch", "writer page fail", "artifact reply checkpoint"},
-		"phrase":     {`"stream latency"`, `"page fail"`, `"why does the"`},
-		"prefix":     {"compac*", "fsy*", "lat*"},
-	}
+	queries := benchQueries
 	for _, kind := range []string{"one-word", "three-word", "phrase", "prefix"} {
 		for _, catch := range []bool{false, true} {
 			name := kind
