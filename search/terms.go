@@ -214,10 +214,9 @@ func (q Query) snippet(text string) []Span {
 		}
 		return []Span{{Text: text}}
 	}
-	from := 0
-	if first > snippetTokens/4 {
-		from = first - snippetTokens/4
-	}
+	// A few words before the first hit, and a whole window when the text
+	// has that many words.
+	from := max(0, min(first-snippetTokens/4, len(ts)-snippetTokens))
 	to := min(len(ts), from+snippetTokens)
 	var out []Span
 	add := func(s string, h bool) {
@@ -230,7 +229,8 @@ func (q Query) snippet(text string) []Span {
 		add("…", false)
 		pos = ts[from].start
 	}
-	for i := from; i < to; {
+	i := from
+	for i < to {
 		add(text[pos:ts[i].start], false)
 		j := i + 1
 		if g := group[i]; g > 0 {
@@ -242,6 +242,7 @@ func (q Query) snippet(text string) []Span {
 		pos = ts[j-1].end
 		i = j
 	}
+	to = i // a phrase may end past the window
 	if to < len(ts) {
 		add(text[pos:ts[to].start], false)
 		add("…", false)
