@@ -148,25 +148,30 @@ func (ix *PGIndex) keepWarm(id string, epoch int64, s *history.Scanner) {
 	ix.warm = append(ix.warm, pgWarm{id: id, epoch: epoch, off: s.Offset(), s: s})
 }
 
-// readLog returns the log's bytes from byte from to size, if the log is
-// still at epoch; ok is false when it changed meanwhile.
-func readLog(ctx context.Context, tx pgx.Tx, id string, epoch, from, size int64) (data []byte, ok bool, err error) {
-	rows, err := tx.Query(ctx, `SELECT r.body FROM folio_records r JOIN folio_conversations c ON c.id = r.conversation_id
-		WHERE r.conversation_id = $1 AND c.epoch = $2 AND r.off >= $3 AND r.off < $4 ORDER BY r.seq`, id, epoch, from, size)
+// readLog returns the log's bytes from byte from (its record seq on) to
+// size, if the log is still at epoch, and the seq after the last record
+// read; ok is false when the log changed meanwhile.
+func readLog(ctx context.Context, tx pgx.Tx, id string, epoch, from, seq, size int64) (data []byte, next int64, ok bool, err error) {
+	rows, err := tx.Query(ctx, `SELECT r.seq, r.body FROM folio_records r JOIN folio_conversations c ON c.id = r.conversation_id
+		WHERE r.conversation_id = $1 AND r.seq >= $2 AND c.epoch = $3 AND r.off >= $4 AND r.off < $5 ORDER BY r.seq`, id, seq, epoch, from, size)
 	if err != nil {
-		return nil, false, err
+		return nil, 0, false, err
 	}
 	defer rows.Close()
 	var buf bytes.Buffer
+	next = seq
 	for rows.Next() {
-		raw := rows.RawValues()
-		buf.Write(raw[0])
+		if err := rows.Scan(&next, nil); err != nil {
+			return nil, 0, false, err
+		}
+		next++
+		buf.Write(rows.RawValues()[1])
 		buf.WriteByte('\n')
 	}
 	if err := rows.Err(); err != nil {
-		return nil, false, err
+		return nil, 0, false, err
 	}
-	return buf.Bytes(), int64(buf.Len()) == size-from, nil
+	return buf.Bytes(), next, int64(buf.Len()) == size-from, nil
 }
 
 // pgRow is one row to write.
@@ -199,10 +204,10 @@ func (ix *PGIndex) update(ctx context.Context, id string, st *Stats) error {
 		return err
 	}
 	var c convRow
-	var kEpoch int64
+	var kEpoch, kSeq int64
 	known := true
-	err = tx.QueryRow(ctx, `SELECT epoch, size, head, title, first FROM folio_search_conversations WHERE conversation_id = $1`, id).
-		Scan(&kEpoch, &c.size, &c.head, &c.title, &c.first)
+	err = tx.QueryRow(ctx, `SELECT epoch, size, next_seq, head, title, first FROM folio_search_conversations WHERE conversation_id = $1`, id).
+		Scan(&kEpoch, &c.size, &kSeq, &c.head, &c.title, &c.first)
 	if errors.Is(err, pgx.ErrNoRows) {
 		known, err = false, nil
 	}
@@ -213,11 +218,11 @@ func (ix *PGIndex) update(ctx context.Context, id string, st *Stats) error {
 		return nil
 	}
 	more := known && kEpoch == epoch && c.size < size
-	s, from, after, whole := (*history.Scanner)(nil), int64(0), int64(0), true
+	s, from, seq, after, whole := (*history.Scanner)(nil), int64(0), int64(0), int64(0), true
 	if more {
 		whole, after = false, c.size
 		if s = ix.takeWarm(id, epoch, c.size); s != nil {
-			from = c.size
+			from, seq = c.size, kSeq
 		}
 	} else {
 		ix.takeWarm(id, -1, -1)
@@ -225,7 +230,7 @@ func (ix *PGIndex) update(ctx context.Context, id string, st *Stats) error {
 	if s == nil {
 		s = history.NewScanner()
 	}
-	data, ok, err := readLog(ctx, tx, id, epoch, from, size)
+	data, next, ok, err := readLog(ctx, tx, id, epoch, from, seq, size)
 	if err != nil {
 		return err
 	}
@@ -241,7 +246,7 @@ func (ix *PGIndex) update(ctx context.Context, id string, st *Stats) error {
 		// As Index.updateLog: a replaced document needs a Scanner that
 		// read the log from its start.
 		s, from = history.NewScanner(), 0
-		if data, ok, err = readLog(ctx, tx, id, epoch, 0, size); err != nil || !ok {
+		if data, next, ok, err = readLog(ctx, tx, id, epoch, 0, 0, size); err != nil || !ok {
 			return errors.Join(err, errors.New("the log changed while it was read"))
 		}
 		if _, _, err := scanGain(ctx, s, bytes.NewReader(data), size, true); err != nil {
@@ -282,10 +287,15 @@ func (ix *PGIndex) update(ctx context.Context, id string, st *Stats) error {
 			puts = append(puts, pgRow{role: RoleTitle, body: title, terms: tsvector(title)})
 		}
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO folio_search_conversations (conversation_id, epoch, size, head, title, first)
-		VALUES ($1, $2, $3, $4, $5, $6)
-		ON CONFLICT (conversation_id) DO UPDATE SET epoch = $2, size = $3, head = $4, title = $5, first = $6`,
-		id, epoch, s.Offset(), s.Head(), title, c.first); err != nil {
+	if s.Offset() != size {
+		// A torn last record: the Scanner stops before it, and the next
+		// catch-up reads it again (by its offset, from its seq on).
+		next = 0
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO folio_search_conversations (conversation_id, epoch, size, next_seq, head, title, first)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (conversation_id) DO UPDATE SET epoch = $2, size = $3, next_seq = $4, head = $5, title = $6, first = $7`,
+		id, epoch, s.Offset(), next, s.Head(), title, c.first); err != nil {
 		return err
 	}
 	if whole {

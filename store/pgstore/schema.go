@@ -109,6 +109,7 @@ var migrations = []string{
 		conversation_id text PRIMARY KEY REFERENCES folio_conversations (id) ON DELETE CASCADE,
 		epoch       bigint NOT NULL,
 		size        bigint NOT NULL,
+		next_seq    bigint NOT NULL DEFAULT 0, -- the first record not read, so a catch-up seeks by the primary key
 		head        text NOT NULL DEFAULT '',
 		title       text NOT NULL DEFAULT '',
 		first       text NOT NULL DEFAULT '' -- the first prompt's first line, a title for untitled ones
