@@ -18,7 +18,8 @@ import (
 // which costs what the save appended), coalescing the saves that come
 // while it works, and closes the index again when no save came for
 // followIdle. Searches still catch up first, for what other processes
-// wrote.
+// wrote. A data folder that has no index yet gets none from saves: its
+// first search builds it, and saves follow it from then on.
 
 // followIdle is how long a follower keeps the index open after the last
 // save it was told of.
@@ -137,13 +138,13 @@ func (f *follower) run() {
 		f.mu.Unlock()
 		var err error
 		if ix == nil {
-			if _, statErr := os.Stat(history.ConversationsDir(f.data)); statErr == nil {
+			// Only an index that exists is followed: a data folder nobody
+			// searched gets none (its first search builds it).
+			if _, statErr := os.Stat(Path(f.data)); statErr == nil {
 				ix, err = Open(f.data)
-			} else {
-				err = statErr
 			}
 		}
-		if err == nil {
+		if ix != nil && err == nil {
 			err = ix.Update(context.Background(), id)
 		}
 		f.mu.Lock()

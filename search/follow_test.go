@@ -2,6 +2,9 @@ package search
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -75,5 +78,41 @@ func TestDataDirOf(t *testing.T) {
 		if ok != tc.ok || (ok && got != data) {
 			t.Errorf("%s: got %q %v, want %v", tc.path, got, ok, tc.ok)
 		}
+	}
+}
+
+// TestFollowNeedsAnIndex: saves in a data folder nobody searched create no
+// index; once one exists, saves follow it.
+func TestFollowNeedsAnIndex(t *testing.T) {
+	data := newData(t)
+	path, err := history.Path(data, "n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := history.Open(path, Follow(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	c := &convo{t: t, id: "n", log: l}
+	c.save(user("u1", "an unindexed ocelot"))
+	if _, err := Settle(data); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(Path(data)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a save created the index: %v", err)
+	}
+	ix := openIndex(t, data)
+	c.save(agent("a1", "an indexed ocelot"))
+	if _, err := Settle(data); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := ix.Search(context.Background(), "ocelot", Options{NoCatchUp: true, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The follower's update read the whole log: both entries.
+	if got := entryIDs(hits); len(got) != 2 {
+		t.Fatalf("got %v, want both entries", got)
 	}
 }
