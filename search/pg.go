@@ -279,6 +279,7 @@ func (ix *PGIndex) update(ctx context.Context, id string, st *Stats) error {
 		}
 		puts = append(puts, pgRow{entry: e.ID, role: role, body: text, terms: tsvector(text), at: at})
 	}
+	entries := len(puts) // the title's row is not an entry
 	title := pgClean(strings.TrimSpace(s.Title()))
 	if title != c.title || whole {
 		if title == "" {
@@ -316,7 +317,7 @@ func (ix *PGIndex) update(ctx context.Context, id string, st *Stats) error {
 	}
 	st.Read++
 	st.Bytes += read
-	st.Entries += len(puts)
+	st.Entries += entries
 	ix.keepWarm(id, epoch, s)
 	return nil
 }
