@@ -41,7 +41,7 @@ CREATE TABLE docs(
 	entry TEXT NOT NULL,
 	role TEXT NOT NULL,
 	at INTEGER NOT NULL,
-	body BLOB NOT NULL,
+	body TEXT NOT NULL, -- the text, for snippets (fts holds only terms)
 	UNIQUE(conv, entry)
 );
 CREATE VIRTUAL TABLE fts USING fts5(text, content='', contentless_delete=1,

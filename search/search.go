@@ -165,13 +165,9 @@ ORDER BY k.s, d.at DESC LIMIT ?`)
 		return nil, ix.queryErr(ctx, err)
 	}
 	for i, r := range rowids {
-		var body []byte
-		if err := ix.db.QueryRowContext(ctx, `SELECT body FROM docs WHERE rowid = ?`, r).Scan(&body); err != nil {
+		var text string
+		if err := ix.db.QueryRowContext(ctx, `SELECT body FROM docs WHERE rowid = ?`, r).Scan(&text); err != nil {
 			return nil, ix.queryErr(ctx, err)
-		}
-		text, err := unpack(body)
-		if err != nil {
-			return nil, err
 		}
 		hits[i].Snippet = q.snippet(text)
 	}

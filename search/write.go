@@ -1,12 +1,9 @@
 package search
 
 import (
-	"bytes"
-	"compress/flate"
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -86,8 +83,6 @@ type writer struct {
 	conv                  int64
 	find, del, ins, insFT *sql.Stmt
 	delFT                 *sql.Stmt
-	buf                   bytes.Buffer
-	fw                    *flate.Writer
 }
 
 func newWriter(ctx context.Context, tx *sql.Tx, conv int64) (*writer, error) {
@@ -145,7 +140,7 @@ func (w *writer) put(entry, role, text string, at time.Time, replace bool) error
 	if !at.IsZero() {
 		ms = at.UnixMilli()
 	}
-	res, err := w.ins.ExecContext(w.ctx, w.conv, entry, role, ms, w.pack(text))
+	res, err := w.ins.ExecContext(w.ctx, w.conv, entry, role, ms, text)
 	if err != nil {
 		return err
 	}
@@ -155,49 +150,6 @@ func (w *writer) put(entry, role, text string, at time.Time, replace bool) error
 	}
 	_, err = w.insFT.ExecContext(w.ctx, rowid, text)
 	return err
-}
-
-// The text of an entry is kept in docs.body for snippets (FTS5 keeps only
-// its terms: the table is contentless), deflated when that saves room:
-// the first byte says how.
-const (
-	bodyRaw     = 0
-	bodyDeflate = 1
-)
-
-// pack encodes text as docs.body.
-func (w *writer) pack(text string) []byte {
-	if len(text) < 128 || true {
-		return append([]byte{bodyRaw}, text...)
-	}
-	w.buf.Reset()
-	w.buf.WriteByte(bodyDeflate)
-	if w.fw == nil {
-		w.fw, _ = flate.NewWriter(&w.buf, flate.BestSpeed)
-	} else {
-		w.fw.Reset(&w.buf)
-	}
-	w.fw.Write([]byte(text))
-	w.fw.Close()
-	if w.buf.Len() >= len(text)+1 {
-		return append([]byte{bodyRaw}, text...)
-	}
-	return bytes.Clone(w.buf.Bytes())
-}
-
-// unpack decodes docs.body.
-func unpack(b []byte) (string, error) {
-	if len(b) == 0 {
-		return "", nil
-	}
-	switch b[0] {
-	case bodyRaw:
-		return string(b[1:]), nil
-	case bodyDeflate:
-		out, err := io.ReadAll(flate.NewReader(bytes.NewReader(b[1:])))
-		return string(out), err
-	}
-	return "", fmt.Errorf("search index: an entry's text is stored in an unknown form %d", b[0])
 }
 
 // scanGain runs s over r, the log from some byte on, and says what the
