@@ -2,12 +2,14 @@ package search
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/store/pgstore"
 )
 
 // Keeping current at every save. A host that writes logs installs
@@ -28,9 +30,33 @@ const followIdle = 5 * time.Second
 // Follow returns the history.Option that keeps the search index of the data
 // folder dataDir current with every write of the Log it is given to.
 func Follow(dataDir string) history.Option {
-	f := followerOf(dataDir)
+	if abs, err := filepath.Abs(dataDir); err == nil {
+		dataDir = abs
+	}
+	f := followerOf(dataDir, func() (Searcher, error) {
+		// Only an index that exists is followed: a data folder nobody
+		// searched gets none (its first search builds it).
+		if _, err := os.Stat(Path(dataDir)); err != nil {
+			return nil, nil
+		}
+		return Open(dataDir)
+	})
 	return history.OnWrite(f.saved)
 }
+
+// FollowStore is Follow for the logs of a PostgreSQL store, whose index
+// lives in it (PGIndex): store is a *pgstore.Store or has one (a
+// replica's Mirror); anything else gets an option that does nothing.
+func FollowStore(store any) history.Option {
+	st := pgStoreOf(store)
+	if st == nil {
+		return func(*history.Log) {}
+	}
+	f := followerOf(storeKey(st), func() (Searcher, error) { return OpenPostgres(st), nil })
+	return history.OnWrite(f.saved)
+}
+
+func storeKey(st *pgstore.Store) string { return fmt.Sprintf("postgres %p", st) }
 
 // FollowLog is Follow for the data folder the log at path is in; a log
 // outside any data folder's conversations folder gets an option that does
@@ -60,16 +86,17 @@ func dataDirOf(path string) (string, bool) {
 	return "", false
 }
 
-// follower updates one data folder's index after saves.
+// follower updates one data folder's (or store's) index after saves.
 type follower struct {
-	data string
+	// open opens the index, or returns nil when there is none to follow.
+	open func() (Searcher, error)
 
 	mu      sync.Mutex
 	pending []string // conversation IDs saved and not yet indexed, in order
 	running bool     // a goroutine is working through pending
 	done    *sync.Cond
 	// ix is the index while the goroutine keeps it open; idle closes it.
-	ix   *Index
+	ix   Searcher
 	idle *time.Timer
 	// updated counts the updates done, and err is the last one's error
 	// (tests and benchmarks read them through Settle).
@@ -82,17 +109,16 @@ var followers = struct {
 	m map[string]*follower
 }{m: map[string]*follower{}}
 
-func followerOf(dataDir string) *follower {
-	if abs, err := filepath.Abs(dataDir); err == nil {
-		dataDir = abs
-	}
+// followerOf returns the follower of key (a data folder's absolute path,
+// or a store's key), made with open if there is none yet.
+func followerOf(key string, open func() (Searcher, error)) *follower {
 	followers.Lock()
 	defer followers.Unlock()
-	f := followers.m[dataDir]
+	f := followers.m[key]
 	if f == nil {
-		f = &follower{data: dataDir}
+		f = &follower{open: open}
 		f.done = sync.NewCond(&f.mu)
-		followers.m[dataDir] = f
+		followers.m[key] = f
 	}
 	return f
 }
@@ -138,11 +164,7 @@ func (f *follower) run() {
 		f.mu.Unlock()
 		var err error
 		if ix == nil {
-			// Only an index that exists is followed: a data folder nobody
-			// searched gets none (its first search builds it).
-			if _, statErr := os.Stat(Path(f.data)); statErr == nil {
-				ix, err = Open(f.data)
-			}
+			ix, err = f.open()
 		}
 		if ix != nil && err == nil {
 			err = ix.Update(context.Background(), id)
@@ -173,7 +195,22 @@ func (f *follower) close() {
 // error: for tests and benchmarks, and for a host that wants its own saves
 // searchable before it answers.
 func Settle(dataDir string) (updated int, err error) {
-	f := followerOf(dataDir)
+	if abs, err := filepath.Abs(dataDir); err == nil {
+		dataDir = abs
+	}
+	return settle(dataDir)
+}
+
+// SettleStore is Settle for a store FollowStore follows.
+func SettleStore(st *pgstore.Store) (updated int, err error) { return settle(storeKey(st)) }
+
+func settle(key string) (int, error) {
+	followers.Lock()
+	f := followers.m[key]
+	followers.Unlock()
+	if f == nil {
+		return 0, nil
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for f.running {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/store/pgstore"
+	"github.com/foliodev/folio/store/pgstore/pgtest"
 )
 
 // TestFollowSaves: a Log opened with Follow has every save indexed without
@@ -114,5 +116,38 @@ func TestFollowNeedsAnIndex(t *testing.T) {
 	// The follower's update read the whole log: both entries.
 	if got := entryIDs(hits); len(got) != 2 {
 		t.Fatalf("got %v, want both entries", got)
+	}
+}
+
+// TestFollowStore: a Log of a PostgreSQL store opened with FollowStore has
+// its saves indexed in the store without a search catching up.
+func TestFollowStore(t *testing.T) {
+	url := pgtest.URL(t)
+	pgMu.Lock()
+	t.Cleanup(pgMu.Unlock)
+	st, err := pgstore.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	l, err := history.OpenStore(st, "fs", FollowStore(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	c := &convo{t: t, id: "fs", log: l}
+	ix := OpenPostgres(st)
+	for i, text := range []string{"a followed heron", "a second followed heron"} {
+		c.save(user(idOf("u", i), text))
+		if _, err := SettleStore(st); err != nil {
+			t.Fatal(err)
+		}
+		hits, err := ix.Search(context.Background(), "heron", Options{NoCatchUp: true, Timeout: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != i+1 {
+			t.Fatalf("after save %d: %v", i+1, entryIDs(hits))
+		}
 	}
 }

@@ -34,13 +34,19 @@ var (
 // store when store is a *pgstore.Store or has one (a replica's Mirror),
 // else the data folder dataDir.
 func OpenFor(dataDir string, store any) (Searcher, error) {
-	switch st := store.(type) {
-	case *pgstore.Store:
+	if st := pgStoreOf(store); st != nil {
 		return OpenPostgres(st), nil
-	case interface{ Store() *pgstore.Store }:
-		if s := st.Store(); s != nil {
-			return OpenPostgres(s), nil
-		}
 	}
 	return Open(dataDir)
+}
+
+// pgStoreOf is store's PostgreSQL store, or nil.
+func pgStoreOf(store any) *pgstore.Store {
+	switch st := store.(type) {
+	case *pgstore.Store:
+		return st
+	case interface{ Store() *pgstore.Store }:
+		return st.Store()
+	}
+	return nil
 }

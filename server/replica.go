@@ -329,7 +329,7 @@ func (s *Server) syncCopy(id string) {
 // file's lock, or the database lease on a replica.
 func (s *Server) openLog(id, p string) (*history.Log, error) {
 	if r := s.rep.store; r != nil {
-		return r.OpenLog(id)
+		return r.OpenLog(id, search.FollowStore(r))
 	}
 	// The data folder's search index follows every save (package search).
 	return history.Open(p, search.Follow(s.opts.DataDir))
