@@ -20,6 +20,8 @@ type Log struct {
 	id     string // the conversation ID a log without one in its header takes
 	now    func() time.Time
 	closed bool
+	// written, when set (OnWrite), is told after each write is durable.
+	written func(id string)
 
 	loaded     bool
 	exists     bool
@@ -43,6 +45,20 @@ type Option func(*Log)
 
 // WithClock sets the clock that stamps records' "at" (default time.Now).
 func WithClock(now func() time.Time) Option { return func(l *Log) { l.now = now } }
+
+// OnWrite has f called with the conversation's ID after every write of the
+// log is durable: a save, a title, a branch, an upgrade or a compaction.
+// It is how derived data (package search's index) follows the log without
+// this package knowing of it. f runs on the writing goroutine, so it must
+// return at once (hand the work to another goroutine).
+func OnWrite(f func(id string)) Option { return func(l *Log) { l.written = f } }
+
+// wrote tells OnWrite's function of a durable write.
+func (l *Log) wrote() {
+	if l.written != nil {
+		l.written(l.id)
+	}
+}
 
 // Open takes the log's lock, creating its folder (0700) if needed. The log
 // file itself is created by the first Save. A second writer gets a

@@ -302,6 +302,7 @@ func (l *Log) write(records []byte) error {
 			return err
 		}
 		l.exists, l.header, l.size, l.terminated = true, h, int64(len(data)), true
+		l.wrote()
 		return nil
 	}
 	if l.header.Version == 2 {
@@ -318,6 +319,7 @@ func (l *Log) write(records []byte) error {
 	}
 	l.size += int64(len(records))
 	l.terminated = true
+	l.wrote()
 	return nil
 }
 

@@ -182,6 +182,7 @@ func (l *Log) replace(out []byte) error {
 	if err := l.m.Replace(out); err != nil {
 		return err
 	}
+	l.wrote()
 	_, _, err := l.read(false)
 	return err
 }

@@ -2,9 +2,12 @@
 // and says where each hit is: which conversation, which entry, a snippet
 // with the matched words marked.
 //
-// The index is derived data. It lives beside the logs in
+// The index is derived data. Index keeps it beside the logs in
 // <data>/search/index.db, an SQLite database with an FTS5 table (through the
-// pure-Go driver modernc.org/sqlite, so no cgo), and holds, for each
+// pure-Go driver modernc.org/sqlite, so no cgo); PGIndex keeps it in the
+// PostgreSQL store that holds the logs (a tsvector under a GIN index). Both
+// are a Searcher, fill the same rows the same way and answer the same
+// queries. The index holds, for each
 // conversation, the text a person sees of its head branch: prompts,
 // answers, reasoning, tool calls with their retained presentations' text,
 // notices, failures, compaction summaries and the title. It is filled only
@@ -17,6 +20,10 @@
 // document (a superseding snapshot, a branch switch) replaces that
 // conversation's rows. Only the head branch is searchable: entries of the
 // branches a conversation left are not returned until it switches back.
+//
+// A process that writes logs opens them with Follow's option, so after
+// every save a goroutine of the data folder's follower updates the index
+// from where it stopped, without the save waiting for it (see follow.go).
 //
 // The index is never trusted over the logs: a missing, damaged or older
 // index is deleted and rebuilt, and `folio log reindex` rebuilds it on

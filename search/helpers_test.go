@@ -86,7 +86,7 @@ func openIndex(t testing.TB, data string) *Index {
 	return ix
 }
 
-func find(t testing.TB, ix *Index, q string) []Hit {
+func find(t testing.TB, ix Searcher, q string) []Hit {
 	t.Helper()
 	// A generous bound: -race on a busy machine is slow.
 	hits, err := ix.Search(context.Background(), q, Options{Limit: MaxLimit, Timeout: time.Minute})

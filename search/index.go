@@ -17,12 +17,11 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/foliodev/folio/history"
-	"github.com/foliodev/folio/transcript"
 )
 
 // schemaVersion changes whenever what the index holds changes; an index of
 // another version is deleted and rebuilt.
-const schemaVersion = "1"
+const schemaVersion = "2"
 
 const schema = `
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -42,9 +41,12 @@ CREATE TABLE docs(
 	entry TEXT NOT NULL,
 	role TEXT NOT NULL,
 	at INTEGER NOT NULL,
+	body TEXT NOT NULL, -- the text, for snippets (fts holds only terms)
 	UNIQUE(conv, entry)
 );
-CREATE VIRTUAL TABLE fts USING fts5(text, tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE fts USING fts5(text, content='', contentless_delete=1,
+	tokenize='unicode61 remove_diacritics 2');
+INSERT INTO fts(fts, rank) VALUES('automerge', 16);
 `
 
 // Path is where the index of a data folder lives.
@@ -100,7 +102,9 @@ func (ix *Index) open() error {
 		"&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
 		// Checkpoints run off the save path (checkpoint), not inside a
 		// commit.
-		"&_pragma=wal_autocheckpoint(0)"
+		"&_pragma=wal_autocheckpoint(0)" +
+		// Queries read the index through memory, not a read call per page.
+		"&_pragma=mmap_size(1073741824)&_pragma=cache_size(-16384)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return err
@@ -260,7 +264,7 @@ func (ix *Index) clear(ctx context.Context) error {
 	tx, err := ix.db.BeginTx(ctx, nil)
 	if err == nil {
 		defer tx.Rollback()
-		_, err = tx.ExecContext(ctx, `DELETE FROM docs; DELETE FROM convs; DELETE FROM fts;`)
+		_, err = tx.ExecContext(ctx, `DELETE FROM docs; DELETE FROM convs; INSERT INTO fts(fts) VALUES('delete-all');`)
 		if err == nil {
 			err = tx.Commit()
 		}
@@ -454,32 +458,9 @@ func (ix *Index) updateLog(ctx context.Context, lf history.LogFile, c convRow, k
 	if _, err := f.Seek(from, 0); err != nil {
 		return err
 	}
-	pending := map[string]int{} // entry ID → index in upserts
-	var upserts []transcript.Entry
-	for rec, err := range s.Records(f) {
-		if err != nil {
-			return err
-		}
-		if whole || !rec.Accepted {
-			continue
-		}
-		switch rec.Change.Kind {
-		case history.Appended, history.Opened:
-			for _, e := range rec.Change.Entries {
-				if i, ok := pending[e.ID]; ok {
-					upserts[i] = e
-				} else {
-					pending[e.ID] = len(upserts)
-					upserts = append(upserts, e)
-				}
-			}
-		case history.Replaced:
-			whole = true
-			upserts, pending = nil, nil
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	upserts, whole, err := scanGain(ctx, s, f, from, whole)
+	if err != nil {
+		return err
 	}
 	if whole && from > 0 {
 		// A resumed Scanner's document holds only the IDs of what came

@@ -19,15 +19,18 @@ import (
 // give, over a small corpus of three conversations.
 func TestQueries(t *testing.T) {
 	t.Parallel()
-	data := newData(t)
-	a := openConvo(t, data, "trip")
+	backends(t, testQueries)
+}
+
+func testQueries(t *testing.T, e env) {
+	a := e.convo("trip")
 	a.save(
 		at(user("u1", "Plan a trip to Zürich in June, with the kids"), t0),
 		at(agent("a1", "Zurich in June is mild. Take the **train** from the airport."), t0.Add(time.Minute)),
 		at(transcript.Entry{ID: "t1", Content: transcript.Tool{Receipt: transcript.ToolReceipt{App: "shell", Summary: "grep timetable.txt", Status: transcript.ToolOK},
 			Presentation: &transcript.Presentation{Schema: "x", Version: 1, Revision: 1, Payload: transcript.RawJSON(`{"lines":["platform seven departs 08:15"],"title":"timetable"}`)}}}, t0.Add(2*time.Minute)),
 	)
-	b := openConvo(t, data, "code")
+	b := e.convo("code")
 	b.save(
 		at(user("u1", "Why does the migration fail on Postgres?"), t0.Add(24*time.Hour)),
 		at(transcript.Entry{ID: "r1", Content: transcript.Reasoning{Text: "the migration lacks an index on the train table"}}, t0.Add(24*time.Hour+time.Second)),
@@ -35,12 +38,12 @@ func TestQueries(t *testing.T) {
 		at(transcript.Entry{ID: "n1", Content: transcript.Notice{Text: "Привет мир — café crème", Tone: transcript.ToneInfo}}, t0.Add(25*time.Hour)),
 		at(transcript.Entry{ID: "f1", Content: transcript.Failure{Reason: "x", Headline: "The provider refused", Detail: "quota exceeded for the migration job"}}, t0.Add(26*time.Hour)),
 	)
-	c := openConvo(t, data, "other")
+	c := e.convo("other")
 	c.save(at(user("u1", "the quick brown fox"), t0.Add(48*time.Hour)), at(agent("a1", "a lazy cat sleeps"), t0.Add(48*time.Hour+time.Second)))
 	if err := c.log.SetTitle("Animals and sayings"); err != nil {
 		t.Fatal(err)
 	}
-	ix := openIndex(t, data)
+	ix := e.index()
 	cases := []struct {
 		q    string
 		want []string // in order when ordered, else as a set
@@ -94,10 +97,13 @@ func TestQueries(t *testing.T) {
 // TestRecencyBreaksTies: equal relevance, the newer entry first.
 func TestRecencyBreaksTies(t *testing.T) {
 	t.Parallel()
-	data := newData(t)
-	c := openConvo(t, data, "c")
+	backends(t, testRecencyBreaksTies)
+}
+
+func testRecencyBreaksTies(t *testing.T, e env) {
+	c := e.convo("c")
 	c.save(at(user("old", "same words here"), t0), at(user("new", "same words here"), t0.Add(time.Hour)), at(user("mid", "same words here"), t0.Add(time.Minute)))
-	ix := openIndex(t, data)
+	ix := e.index()
 	if got := entryIDs(find(t, ix, "words")); !slices.Equal(got, []string{"c/new", "c/mid", "c/old"}) {
 		t.Fatalf("order %v", got)
 	}
@@ -152,10 +158,13 @@ func idOf(p string, i int) string { return p + strconv.Itoa(i) }
 // document removes the entries it dropped.
 func TestSupersededEntriesLeaveTheIndex(t *testing.T) {
 	t.Parallel()
-	data := newData(t)
-	c := openConvo(t, data, "c")
+	backends(t, testSupersededEntriesLeaveTheIndex)
+}
+
+func testSupersededEntriesLeaveTheIndex(t *testing.T, e env) {
+	c := e.convo("c")
 	c.save(user("u1", "alpha question"), agent("a1", "bravo answer"))
-	ix := openIndex(t, data)
+	ix := e.index()
 	if got := entryIDs(find(t, ix, "bravo")); !slices.Equal(got, []string{"c/a1"}) {
 		t.Fatalf("before: %v", got)
 	}
@@ -169,16 +178,19 @@ func TestSupersededEntriesLeaveTheIndex(t *testing.T) {
 	if got := entryIDs(find(t, ix, "answer")); !slices.Equal(got, []string{"c/a2"}) {
 		t.Fatalf("after: %v", got)
 	}
-	differential(t, ix, data, "answer", "question")
+	differential(t, ix, e, "answer", "question")
 }
 
 // TestOnlyTheHeadBranchIsSearched: switching branches swaps what is found.
 func TestOnlyTheHeadBranchIsSearched(t *testing.T) {
 	t.Parallel()
-	data := newData(t)
-	c := openConvo(t, data, "c")
+	backends(t, testOnlyTheHeadBranchIsSearched)
+}
+
+func testOnlyTheHeadBranchIsSearched(t *testing.T, e env) {
+	c := e.convo("c")
 	c.save(user("u1", "shared start"), agent("a1", "main ending with walrus"))
-	ix := openIndex(t, data)
+	ix := e.index()
 	if got := entryIDs(find(t, ix, "walrus")); len(got) != 1 {
 		t.Fatalf("main: %v", got)
 	}
@@ -215,24 +227,20 @@ func TestOnlyTheHeadBranchIsSearched(t *testing.T) {
 	if got := entryIDs(find(t, ix, "walrus")); !slices.Equal(got, []string{"c/a1"}) {
 		t.Fatalf("back on main: %v", got)
 	}
-	differential(t, ix, data, "ending", "shared")
+	differential(t, ix, e, "ending", "shared")
 }
 
 // differential checks every hit of the queries against history's own
 // reading of the log: the entry is in the head's document, and each piece
 // of the snippet is in that entry's text.
-func differential(t *testing.T, ix *Index, data string, queries ...string) {
+func differential(t *testing.T, ix Searcher, e env, queries ...string) {
 	t.Helper()
 	for _, q := range queries {
 		for _, h := range find(t, ix, q) {
 			if h.Entry == "" {
 				continue
 			}
-			path, err := history.Locate(data, h.Conversation)
-			if err != nil {
-				t.Fatal(err)
-			}
-			conv, err := history.ReadFile(path)
+			conv, err := e.read(h.Conversation)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -253,15 +261,18 @@ func differential(t *testing.T, ix *Index, data string, queries ...string) {
 // TestRemovedLogLeavesTheIndex: a deleted conversation is not found.
 func TestRemovedLogLeavesTheIndex(t *testing.T) {
 	t.Parallel()
-	data := newData(t)
-	c := openConvo(t, data, "gone")
+	backends(t, testRemovedLogLeavesTheIndex)
+}
+
+func testRemovedLogLeavesTheIndex(t *testing.T, e env) {
+	c := e.convo("gone")
 	c.save(user("u1", "ephemeral platypus"))
-	ix := openIndex(t, data)
+	ix := e.index()
 	if len(find(t, ix, "platypus")) != 1 {
 		t.Fatal("not indexed")
 	}
 	c.log.Close()
-	if err := (history.Files{Dir: data}).Delete("gone"); err != nil {
+	if err := e.store.Delete("gone"); err != nil {
 		t.Fatal(err)
 	}
 	if got := find(t, ix, "platypus"); len(got) != 0 {
@@ -335,10 +346,13 @@ func TestCanary(t *testing.T) {
 // TestRebuild: folio log reindex forgets everything and reads every log.
 func TestRebuild(t *testing.T) {
 	t.Parallel()
-	data := newData(t)
-	c := openConvo(t, data, "c")
+	backends(t, testRebuild)
+}
+
+func testRebuild(t *testing.T, e env) {
+	c := e.convo("c")
 	c.save(user("u1", "rebuilt pangolin"))
-	ix := openIndex(t, data)
+	ix := e.index()
 	if len(find(t, ix, "pangolin")) != 1 {
 		t.Fatal("not indexed")
 	}

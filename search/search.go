@@ -8,13 +8,6 @@ import (
 	"time"
 )
 
-// Snippet marks: FTS5 puts them around matched words; Search turns them
-// into Spans. Indexed text never holds them (clean).
-const (
-	markOpen  = "\x02"
-	markClose = "\x03"
-)
-
 // Bounds of a search.
 const (
 	DefaultLimit = 20
@@ -25,7 +18,7 @@ const (
 	snippetTokens = 16
 	// candidates bounds how many matches are ranked: the most recently
 	// indexed ones.
-	candidates = 4000
+	candidates = 1000
 )
 
 // Options tune Search.
@@ -107,13 +100,19 @@ func (ix *Index) Run(ctx context.Context, q Query, opts Options) ([]Hit, error) 
 	// of a large corpus would cost seconds. So the newest candidates
 	// matches (FTS5 walks its matches by rowid, newest indexed first,
 	// without sorting, and stops at the limit) are ranked, which is every
-	// match of any query that has fewer. Snippets are made for the hits
-	// returned only.
+	// match of any query that has fewer. The entries' texts are read and
+	// their snippets cut for the hits returned only.
 	var sb strings.Builder
-	sb.WriteString(`SELECT c.id, c.title, c.first, d.entry, d.role, d.at, k.s, k.r
+	args := []any{q.match()}
+	filtered := len(q.Roles) > 0 || q.Conversation != "" || !q.After.IsZero() || !q.Before.IsZero()
+	if filtered {
+		sb.WriteString(`SELECT c.id, c.title, c.first, d.entry, d.role, d.at, k.s, k.r
 FROM (SELECT fts.rowid AS r, bm25(fts) AS s FROM fts JOIN docs d ON d.rowid = fts.rowid JOIN convs c ON c.n = d.conv
 	WHERE fts MATCH ?`)
-	args := []any{q.match()}
+	} else {
+		sb.WriteString(`SELECT c.id, c.title, c.first, d.entry, d.role, d.at, k.s, k.r
+FROM (SELECT fts.rowid AS r, bm25(fts) AS s FROM fts WHERE fts MATCH ?`)
+	}
 	if len(q.Roles) > 0 {
 		sb.WriteString(` AND d.role IN (` + strings.Repeat("?,", len(q.Roles)-1) + `?)`)
 		for _, r := range q.Roles {
@@ -165,13 +164,12 @@ ORDER BY k.s, d.at DESC LIMIT ?`)
 	if err != nil {
 		return nil, ix.queryErr(ctx, err)
 	}
-	snip := `SELECT snippet(fts, 0, char(2), char(3), '…', ` + strconv.Itoa(snippetTokens) + `) FROM fts WHERE fts MATCH ? AND rowid = ?`
 	for i, r := range rowids {
 		var text string
-		if err := ix.db.QueryRowContext(ctx, snip, q.match(), r).Scan(&text); err != nil {
+		if err := ix.db.QueryRowContext(ctx, `SELECT body FROM docs WHERE rowid = ?`, r).Scan(&text); err != nil {
 			return nil, ix.queryErr(ctx, err)
 		}
-		hits[i].Snippet = spans(text)
+		hits[i].Snippet = q.snippet(text)
 	}
 	return hits, nil
 }
@@ -181,27 +179,4 @@ func (ix *Index) queryErr(ctx context.Context, err error) error {
 		return ErrTimeout
 	}
 	return err
-}
-
-// spans cuts an FTS5 snippet at its marks.
-func spans(s string) []Span {
-	var out []Span
-	for s != "" {
-		i := strings.Index(s, markOpen)
-		if i < 0 {
-			out = append(out, Span{Text: s})
-			break
-		}
-		if i > 0 {
-			out = append(out, Span{Text: s[:i]})
-		}
-		s = s[i+1:]
-		j := strings.Index(s, markClose)
-		if j < 0 {
-			j = len(s)
-		}
-		out = append(out, Span{Text: s[:j], Hit: true})
-		s = s[min(j+1, len(s)):]
-	}
-	return out
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/transcript"
 )
 
 // warmScanner is a Scanner that stopped at off of the log path with inode ino.
@@ -97,7 +99,7 @@ func newWriter(ctx context.Context, tx *sql.Tx, conv int64) (*writer, error) {
 	w.find = prep(`SELECT rowid FROM docs WHERE conv=? AND entry=?`)
 	w.del = prep(`DELETE FROM docs WHERE rowid=?`)
 	w.delFT = prep(`DELETE FROM fts WHERE rowid=?`)
-	w.ins = prep(`INSERT INTO docs(conv, entry, role, at) VALUES(?, ?, ?, ?)`)
+	w.ins = prep(`INSERT INTO docs(conv, entry, role, at, body) VALUES(?, ?, ?, ?, ?)`)
 	w.insFT = prep(`INSERT INTO fts(rowid, text) VALUES(?, ?)`)
 	if err != nil {
 		w.close()
@@ -138,7 +140,7 @@ func (w *writer) put(entry, role, text string, at time.Time, replace bool) error
 	if !at.IsZero() {
 		ms = at.UnixMilli()
 	}
-	res, err := w.ins.ExecContext(w.ctx, w.conv, entry, role, ms)
+	res, err := w.ins.ExecContext(w.ctx, w.conv, entry, role, ms, text)
 	if err != nil {
 		return err
 	}
@@ -146,14 +148,43 @@ func (w *writer) put(entry, role, text string, at time.Time, replace bool) error
 	if err != nil {
 		return err
 	}
-	_, err = w.insFT.ExecContext(w.ctx, rowid, clean(text))
+	_, err = w.insFT.ExecContext(w.ctx, rowid, text)
 	return err
 }
 
-// clean keeps the snippet marks out of indexed text.
-func clean(s string) string {
-	if strings.ContainsAny(s, markOpen+markClose) {
-		s = strings.NewReplacer(markOpen, " ", markClose, " ").Replace(s)
+// scanGain runs s over r, the log from some byte on, and says what the
+// index must do: with replaced false, upsert ups (the entries that records
+// starting at or after byte after appended or changed, last version of
+// each); with replaced true (whole, or such a record replaced the head's
+// document: a superseding snapshot, a branch switch), replace the
+// conversation's rows with s.Document() once the log is read to its end
+// by a Scanner that read it from its start.
+func scanGain(ctx context.Context, s *history.Scanner, r io.Reader, after int64, whole bool) (ups []transcript.Entry, replaced bool, err error) {
+	pending := map[string]int{} // entry ID → index in ups
+	replaced = whole
+	for rec, err := range s.Records(r) {
+		if err != nil {
+			return nil, false, err
+		}
+		if replaced || !rec.Accepted || rec.Start < after {
+			continue
+		}
+		switch rec.Change.Kind {
+		case history.Appended, history.Opened:
+			for _, e := range rec.Change.Entries {
+				if i, ok := pending[e.ID]; ok {
+					ups[i] = e
+				} else {
+					pending[e.ID] = len(ups)
+					ups = append(ups, e)
+				}
+			}
+		case history.Replaced:
+			replaced, ups = true, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, false, err
+		}
 	}
-	return s
+	return ups, replaced, ctx.Err()
 }

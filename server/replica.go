@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/search"
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -328,9 +329,10 @@ func (s *Server) syncCopy(id string) {
 // file's lock, or the database lease on a replica.
 func (s *Server) openLog(id, p string) (*history.Log, error) {
 	if r := s.rep.store; r != nil {
-		return r.OpenLog(id)
+		return r.OpenLog(id, search.FollowStore(r))
 	}
-	return history.Open(p)
+	// The data folder's search index follows every save (package search).
+	return history.Open(p, search.Follow(s.opts.DataDir))
 }
 
 // listed is one conversation of a listing: its Meta when the listing

@@ -34,7 +34,9 @@ func (s *Server) searchConversations(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "bad-query", err.Error())
 		return
 	}
-	ix, err := search.Open(s.opts.DataDir)
+	// A replica's conversations live in its PostgreSQL store, and so does
+	// their index.
+	ix, err := search.OpenFor(s.opts.DataDir, s.opts.Replica)
 	if err != nil {
 		s.opts.Logger.Error("search index", "err", err)
 		httpError(w, http.StatusInternalServerError, "internal", "cannot open the search index")

@@ -26,6 +26,7 @@ import (
 
 	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/provider"
+	"github.com/foliodev/folio/search"
 )
 
 // Version is folio's version, set at build time with
@@ -385,7 +386,8 @@ func walk(c *cobra.Command, fn func(*cobra.Command)) {
 // openLog opens a log for writing and tells the user on w when it took
 // over the lock of a folio process that died holding it.
 func openLog(path string, w io.Writer) (*history.Log, error) {
-	l, err := history.Open(path)
+	// The data folder's search index follows every save (package search).
+	l, err := history.Open(path, search.FollowLog(path))
 	if err != nil {
 		return nil, err
 	}

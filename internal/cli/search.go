@@ -23,7 +23,7 @@ func init() {
 }
 
 func newLogSearchCmd(stdio IO) *cobra.Command {
-	var data string
+	var data, store string
 	var asJSON bool
 	var limit int
 	cmd := &cobra.Command{
@@ -32,7 +32,7 @@ func newLogSearchCmd(stdio IO) *cobra.Command {
 		Long: "Search the prompts, answers, reasoning, tool calls, notices, failures and titles of every conversation in the data folder, " +
 			"best match first (newest among equals), each with its conversation, entry and a snippet. The words of QUERY must all appear; " +
 			`"a phrase" in quotes, pref* for a prefix, -word to leave out, and the filters role:prompt|answer|tool (and reasoning, notice, failure, title), ` +
-			"conversation:ID, after:YYYY-MM-DD and before:YYYY-MM-DD narrow it. The index (<data>/search/index.db) catches up with the logs first. " +
+			"conversation:ID, after:YYYY-MM-DD and before:YYYY-MM-DD narrow it. The index (<data>/search/index.db, or with --store the database's folio_search table) catches up with the logs first. " +
 			"Open a hit with folio --resume ID, or in the web app at /c/ID?at=ENTRY.",
 		Example: `folio log search migration postgres
 folio log search '"connection refused"' role:tool
@@ -44,34 +44,31 @@ folio log search 'deploy* -staging after:2026-01-01' --json`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return logSearch(cmd, data, strings.Join(args, " "), asJSON, limit, stdio)
+			return logSearch(cmd, data, store, strings.Join(args, " "), asJSON, limit, stdio)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the hits as one JSON object")
 	cmd.Flags().IntVar(&limit, "limit", search.DefaultLimit, fmt.Sprintf("at most this many hits (at most %d)", search.MaxLimit))
 	dataFlag(cmd.Flags(), &data)
+	storeFlag(cmd.Flags(), &store)
 	return cmd
 }
 
 func newLogReindexCmd(stdio IO) *cobra.Command {
-	var data string
+	var data, store string
 	cmd := &cobra.Command{
 		Use:   "reindex",
 		Short: "Rebuild the search index from the logs",
 		Long: "Forget everything the search index (<data>/search/index.db) holds and read every conversation log again. " +
 			"The logs are the truth; the index is derived from them and is rebuilt by itself when it is missing or damaged, so this is rarely needed.",
-		Example: "folio log reindex\nfolio log reindex --data ~/notes/folio",
+		Example: "folio log reindex\nfolio log reindex --data ~/notes/folio\nfolio log reindex --store postgres://db.example/folio",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dataDir, err := history.DataDir(data)
+			ix, done, err := openSearch(cmd, data, store)
 			if err != nil {
-				return failure(cmd, err)
+				return err
 			}
-			ix, err := search.Open(dataDir)
-			if err != nil {
-				return failure(cmd, err)
-			}
-			defer ix.Close()
+			defer done()
 			start := time.Now()
 			st, err := ix.Rebuild(cmd.Context())
 			if err != nil {
@@ -86,25 +83,44 @@ func newLogReindexCmd(stdio IO) *cobra.Command {
 		},
 	}
 	dataFlag(cmd.Flags(), &data)
+	storeFlag(cmd.Flags(), &store)
 	return cmd
 }
 
-func logSearch(cmd *cobra.Command, data, query string, asJSON bool, limit int, stdio IO) error {
+// openSearch opens the search index of --store's database, or else of the
+// data folder; done closes what it opened. Errors are the command's.
+func openSearch(cmd *cobra.Command, data, store string) (ix search.Searcher, done func(), err error) {
+	if url := storeURL(store); url != "" {
+		st, err := openStore(cmd, url)
+		if err != nil {
+			return nil, nil, err
+		}
+		ix := search.OpenPostgres(st)
+		return ix, func() { ix.Close(); st.Close() }, nil
+	}
+	dataDir, err := history.DataDir(data)
+	if err != nil {
+		return nil, nil, failure(cmd, err)
+	}
+	fix, err := search.Open(dataDir)
+	if err != nil {
+		return nil, nil, failure(cmd, err)
+	}
+	return fix, func() { fix.Close() }, nil
+}
+
+func logSearch(cmd *cobra.Command, data, store, query string, asJSON bool, limit int, stdio IO) error {
 	if limit < 1 || limit > search.MaxLimit {
 		return usage(cmd, "--limit %d: want 1 to %d", limit, search.MaxLimit)
 	}
 	if _, err := search.ParseQuery(query); err != nil {
 		return usage(cmd, "%v", err)
 	}
-	dataDir, err := history.DataDir(data)
+	ix, done, err := openSearch(cmd, data, store)
 	if err != nil {
-		return failure(cmd, err)
+		return err
 	}
-	ix, err := search.Open(dataDir)
-	if err != nil {
-		return failure(cmd, err)
-	}
-	defer ix.Close()
+	defer done()
 	hits, err := ix.Search(cmd.Context(), query, search.Options{Limit: limit})
 	if err != nil {
 		if errors.Is(err, search.ErrQuery) {

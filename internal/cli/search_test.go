@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json"
 
 	"github.com/foliodev/folio/search"
+	"github.com/foliodev/folio/store/pgstore/pgtest"
 )
 
 func TestLogSearch(t *testing.T) {
@@ -61,5 +63,37 @@ func TestLogSearchRefusesMalformedQueries(t *testing.T) {
 		if exitCode(err) != 2 || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "try: folio log search") {
 			t.Errorf("%v: %v, want a usage error saying %q", c.args, err, c.want)
 		}
+	}
+}
+
+// TestLogSearchStore: with --store, log search and log reindex use the
+// database's index of the logs it holds, not the data folder's.
+func TestLogSearchStore(t *testing.T) {
+	url := pgtest.URL(t)
+	dir := t.TempDir()
+	writeTestLog(t, dir)
+	if _, _, err := run(t, "log", "import", "--to", url, dir); err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	out, _, err := run(t, "log", "search", "--data", empty, "--store", url, "--json", "small", "cat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Hits []search.Hit `json:"hits"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if len(got.Hits) != 1 || got.Hits[0].Entry != "a1" || got.Hits[0].Conversation != "c1" || got.Hits[0].SnippetText("[", "]") != "A [small] **[cat]**." {
+		t.Fatalf("hits %+v", got.Hits)
+	}
+	if _, err := os.Stat(search.Path(empty)); err == nil {
+		t.Fatal("--store made an index in the data folder")
+	}
+	out, _, err = run(t, "log", "reindex", "--store", url)
+	if err != nil || !strings.Contains(out, "indexed 1 conversations, 2 entries") {
+		t.Fatalf("reindex: %q %v", out, err)
 	}
 }

@@ -99,6 +99,32 @@ var migrations = []string{
 	-- last update as RFC 3339 text, to the nanosecond the log holds
 	-- (timestamptz keeps microseconds).
 	ALTER TABLE folio_conversations ADD COLUMN started text, ADD COLUMN updated text, ADD COLUMN branched boolean;`,
+	// 5: the search index (package search), derived from the records and
+	// rebuilt from them whenever it is missing or behind. Per
+	// conversation, how far it was read (the log's epoch and size), and
+	// one row per entry of its head with the text a person sees and its
+	// terms, which package search folds and positions itself (so both of
+	// its back ends find the same words) and writes as a tsvector.
+	`CREATE TABLE folio_search_conversations (
+		conversation_id text PRIMARY KEY REFERENCES folio_conversations (id) ON DELETE CASCADE,
+		epoch       bigint NOT NULL,
+		size        bigint NOT NULL,
+		next_seq    bigint NOT NULL DEFAULT 0, -- the first record not read, so a catch-up seeks by the primary key
+		head        text NOT NULL DEFAULT '',
+		title       text NOT NULL DEFAULT '',
+		first       text NOT NULL DEFAULT '' -- the first prompt's first line, a title for untitled ones
+	);
+	CREATE TABLE folio_search (
+		n               bigserial PRIMARY KEY,
+		conversation_id text NOT NULL REFERENCES folio_search_conversations (conversation_id) ON DELETE CASCADE,
+		entry           text NOT NULL, -- '' for the title
+		role            text NOT NULL,
+		at              bigint NOT NULL, -- Unix milliseconds; 0 when unknown
+		body            text NOT NULL,   -- the text, for snippets
+		terms           tsvector NOT NULL,
+		UNIQUE (conversation_id, entry)
+	);
+	CREATE INDEX folio_search_terms ON folio_search USING gin (terms);`,
 }
 
 // schemaLock is the advisory lock key that serializes migrations.
