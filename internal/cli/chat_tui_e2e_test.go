@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -323,5 +324,27 @@ func TestApprovalPaintsTheCallInTmux(t *testing.T) {
 	x.waitPane("the second denial", 30*time.Second, func(p string) bool { return !strings.Contains(p, "wants to run") })
 	if b, err := os.ReadFile(filepath.Join(dir, "notes.txt")); err != nil || string(b) != "alpha\nbeta\ndelta\n" {
 		t.Fatalf("the denied edit changed the file: %q %v", b, err)
+	}
+}
+
+// A tool row's duration is the tool's execution: a shell call approved
+// after a few seconds' wait says it ran for milliseconds, not the seconds
+// it waited for the person.
+func TestToolRowTimesTheRunNotTheApprovalInTmux(t *testing.T) {
+	x, _ := startChatInTmux(t)
+	x.waitFor("ready")
+	x.keys(`/demo call shell {"command":"echo ran-after-approval"}`, "Enter")
+	x.waitPane("the approval prompt", 60*time.Second, func(p string) bool { return strings.Contains(p, "wants to run") })
+	time.Sleep(2500 * time.Millisecond) // the person reads the prompt
+	x.keys("", "C-g", "y")
+	pane := x.waitPane("the call's row", 60*time.Second, func(p string) bool {
+		return !strings.Contains(p, "wants to run") && strings.Contains(p, "✓ shell") && strings.Contains(p, "tok/s")
+	})
+	row := regexp.MustCompile(`✓ shell \$ echo ran-after-approval (\S+)`).FindStringSubmatch(pane)
+	if row == nil {
+		t.Fatalf("no timed row for the shell call:\n%s", pane)
+	}
+	if !regexp.MustCompile(`^\d+ms$`).MatchString(row[1]) {
+		t.Errorf("the row says the call took %s; it ran for milliseconds after a 2.5 s approval wait:\n%s", row[1], pane)
 	}
 }
