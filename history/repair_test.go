@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -219,5 +220,36 @@ func TestRepairCrashLeavesOldOrNew(t *testing.T) {
 	l.Close()
 	if !bytes.Equal(readFile(t, path), old) {
 		t.Error("a failed repair changed the log")
+	}
+}
+
+// Deleting a repaired conversation deletes the side file its repair wrote
+// beside the log: nothing of it stays behind in the data folder.
+func TestDeleteRemovesTheRepairSideFile(t *testing.T) {
+	t.Parallel()
+	path := damagedLog(t)
+	l := open(t, path)
+	res, err := l.Repair()
+	l.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Side != RemovedPath(path) {
+		t.Fatalf("the repair wrote its side file to %q, want %q", res.Side, RemovedPath(path))
+	}
+	if _, err := os.Stat(res.Side); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Dir(filepath.Dir(path))
+	if err := (Files{Dir: data}).Delete("c1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{path, res.Side} {
+		if _, err := os.Stat(q); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s after the delete: %v", q, err)
+		}
+	}
+	if left, _ := os.ReadDir(filepath.Dir(path)); len(left) > 0 {
+		t.Errorf("the conversations folder still holds %v", left)
 	}
 }

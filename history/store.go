@@ -187,7 +187,9 @@ func (f Files) ReadLog(id string) ([]byte, string, error) {
 // List is List(f.Dir).
 func (f Files) List() ([]Summary, error) { return List(f.Dir) }
 
-// Delete removes id's log with its sidecars and blobs, holding its lock.
+// Delete removes id's log with its sidecars and blobs, holding its lock,
+// and the side file a repair moved its unusable lines to (they belong to
+// the conversation and go with it).
 func (f Files) Delete(id string) error {
 	p, err := Locate(f.Dir, id)
 	if err != nil {
@@ -198,7 +200,7 @@ func (f Files) Delete(id string) error {
 		return err
 	}
 	errs := []error{f.deleteBlobs(id)}
-	for _, q := range []string{p, SummaryPath(p), CommandsPath(p), IndexPath(p)} {
+	for _, q := range []string{p, SummaryPath(p), CommandsPath(p), IndexPath(p), RemovedPath(p)} {
 		if err := os.Remove(q); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}

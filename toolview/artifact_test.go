@@ -2,6 +2,7 @@ package toolview
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -151,4 +152,32 @@ func TestArtifactKeptHook(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, dropped.Ref())); err == nil {
 		t.Error("the dropped artifact's file is still there")
 	}
+}
+
+// TestDurationRunsFromInvoke opens an invocation (the model starts the
+// call), lets it wait as a call waits for its arguments and its approval,
+// then invokes it: the record times the tool's run only, from Invoke to
+// closure. A scope closed without running times from Open.
+func TestDurationRunsFromInvoke(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := New()
+		inv := mustOpen(t, h, Spec{ID: "waited", Tool: "echo", Producer: testManifest(t)})
+		time.Sleep(4600 * time.Millisecond)
+		invoked := time.Now()
+		rec := inv.Invoke(context.Background(), []byte(`{"text":"hi"}`), func(context.Context, *Invocation, []byte) (Result, error) {
+			time.Sleep(250 * time.Millisecond)
+			return Result{Text: "ok"}, nil
+		})
+		if rec.Duration != 250*time.Millisecond || !rec.Start.Equal(invoked) {
+			t.Fatalf("duration %v from %v, want 250ms from the invoke at %v", rec.Duration, rec.Start, invoked)
+		}
+		if d := rec.ToolContent().Receipt.DurationMs; d == nil || *d != 250 {
+			t.Fatalf("the entry's duration %v", d)
+		}
+		never := mustOpen(t, h, Spec{ID: "denied", Tool: "echo", Producer: testManifest(t)})
+		time.Sleep(time.Second)
+		if rec, _ := never.Close(Outcome{Status: transcript.ToolDenied}, Result{}); rec.Duration != time.Second {
+			t.Fatalf("a scope closed without running: %v", rec.Duration)
+		}
+	})
 }

@@ -114,9 +114,10 @@ type Spec struct {
 	Retention Retention
 }
 
-// Open starts an invocation scope. Its elapsed time runs from now until
-// closure. The engine opens the scope when the model starts a tool call, so
-// argument drafts can be shown before the arguments are complete.
+// Open starts an invocation scope. The engine opens it when the model starts
+// a tool call, so argument drafts can be shown before the arguments are
+// complete. Its elapsed time runs from Invoke, when the tool starts running,
+// until closure; a scope closed without being invoked times from Open.
 func (h *Host) Open(spec Spec) (*Invocation, error) {
 	if spec.ID == "" {
 		spec.ID = h.ids.Next()

@@ -25,7 +25,7 @@ type Invocation struct {
 	host     *Host
 	id, tool string
 	producer *Manifest
-	start    time.Time
+	start    time.Time // Open, then Invoke; guarded by mu once shared
 
 	mu      sync.Mutex
 	cond    *sync.Cond // signals delivered advancing
@@ -324,7 +324,9 @@ func (inv *Invocation) Diagnostics() []Diagnostic {
 }
 
 // Invoke validates the complete arguments against the tool's schema, runs fn
-// with them and closes the scope when fn returns, panics or fails. It returns
+// with them and closes the scope when fn returns, panics or fails. The
+// record's start is when Invoke was called, so its duration is the call's
+// execution only. It returns
 // the closure record. Calling it twice, or after closure, returns the record
 // of the first closure without running fn.
 func (inv *Invocation) Invoke(ctx context.Context, args []byte, fn ToolFunc) Record {
@@ -339,6 +341,10 @@ func (inv *Invocation) Invoke(ctx context.Context, args []byte, fn ToolFunc) Rec
 	}
 	inv.invoked = true // drafts end here
 	inv.draft.clear()
+	// The tool starts running now: its duration is its execution, not the
+	// time the model spent writing its arguments or the call spent waiting
+	// for approval (or behind another call's approval) since Open.
+	inv.start = inv.host.clock.Now()
 	inv.mu.Unlock()
 
 	if inv.producer != nil {

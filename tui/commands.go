@@ -339,6 +339,11 @@ type Welcome struct {
 	Model  string // the model the first turn asks, with its provider
 	Folder string // the folder the tools work in
 	Data   string // the data folder conversations are saved in
+	// Note is a warning about the setup the person should read before the
+	// first send, such as a --model the offline demo ignores. Said on the
+	// first screen because, in the fullscreen view, what folio wrote to
+	// standard error before it started is behind the alternate screen.
+	Note string
 }
 
 // welcomeLines is the first screen: what this is, where it works, and three
@@ -359,6 +364,16 @@ func (a *App) welcomeLines() []string {
 		row("folder", w.Folder),
 		row("data", w.Data),
 		"",
+	}
+	if w.Note != "" {
+		for i, l := range wrap(w.Note, max(a.width-4, 10)) {
+			p := "  ! "
+			if i > 0 {
+				p = "    "
+			}
+			out = append(out, a.finish(s.warn.Render(p+l)))
+		}
+		out = append(out, "")
 	}
 	for _, tip := range []string{
 		"Ask about this folder: the model can list, read and edit files here, and asks before it runs a command.",

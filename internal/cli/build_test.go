@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -41,7 +43,26 @@ func TestMakeBuildIsStrippedAndVersioned(t *testing.T) {
 			t.Errorf("the binary has %s: not stripped", name)
 		}
 	}
-	if fi, err := os.Stat(bin); err == nil {
-		t.Logf("make build: %d bytes", fi.Size())
+	fi, err := os.Stat(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("make build: %d bytes", fi.Size())
+	// The README says how large the binary is; it must stay true (within
+	// a tenth) on the platform it names.
+	if runtime.GOARCH != "amd64" {
+		return
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?s)make build.{0,300}?about (\d+) MB`).FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("the README does not say how large make build's binary is")
+	}
+	said, _ := strconv.ParseFloat(string(m[1]), 64)
+	if got := float64(fi.Size()) / 1e6; got < said*0.9 || got > said*1.1 {
+		t.Errorf("the README says make build writes about %v MB; it wrote %.1f MB", said, got)
 	}
 }

@@ -172,7 +172,12 @@ func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
 	if err != nil {
 		return providerErr(cmd, f.prov, err)
 	}
-	demoModelNote(stdio.Err, cfg)
+	// The note goes on the chat's first screen (Welcome.Note), where the
+	// fullscreen view cannot hide it behind the alternate screen; a
+	// resumed conversation has no first screen, so it is said here then.
+	if f.resume.set {
+		demoModelNote(stdio.Err, cfg)
+	}
 
 	extra, mgr, err := loadMCP(ctx, dataDir, work, stdio.Err)
 	if err != nil {
@@ -207,7 +212,7 @@ func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
 		Resume:        s.resume,
 		Picker:        f.resume.set && f.resume.id == "",
 		Mouse:         f.mouse,
-		Welcome:       &tui.Welcome{Model: cfg.Name + "/" + cfg.Model, Folder: work, Data: dataDir},
+		Welcome:       &tui.Welcome{Model: cfg.Name + "/" + cfg.Model, Folder: work, Data: dataDir, Note: demoModelIgnored(cfg)},
 		Models:        s.models,
 		SetModel:      s.setModel,
 		New:           s.newConversation,

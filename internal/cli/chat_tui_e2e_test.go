@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -58,6 +60,35 @@ func TestChatFirstScreenInTmux(t *testing.T) {
 	pane = x.waitFor("tok/s")
 	if strings.Contains(pane, "model   demo/folio-demo") {
 		t.Errorf("the first screen stayed after the first turn:\n%s", pane)
+	}
+}
+
+// A --model the offline demo ignores is said on the first screen, above
+// the tips, at 80×24 and at 120×40: what folio writes to standard error
+// before the fullscreen view starts is hidden behind it. The footer's demo
+// notice (how to set up a real model) shows at both sizes too.
+func TestChatFirstScreenSaysTheDemoIgnoresTheModelInTmux(t *testing.T) {
+	x, _ := startChatInTmux(t, "--model", "gpt-9")
+	x.waitFor("ready")
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		x.run("resize-window", "-t", "chat", "-x", strconv.Itoa(size[0]), "-y", strconv.Itoa(size[1]))
+		rule := strings.Repeat("─", size[0])
+		wants := []string{`! the model "gpt-9" (--model) is ignored: the offline demo model is in use;`,
+			"pick a provider with --provider", "FOLIO_PROVIDER (see folio models)", "demo model — for a real one", "  · Up recalls"}
+		pane := x.waitPane(fmt.Sprintf("the note, the tips and the demo notice at %dx%d", size[0], size[1]), paneWait, func(p string) bool {
+			if !slices.Contains(strings.Split(p, "\n"), rule) {
+				return false // not redrawn at this width yet
+			}
+			for _, w := range wants {
+				if !strings.Contains(p, w) {
+					return false
+				}
+			}
+			return true
+		})
+		if note, tips := strings.Index(pane, "is ignored"), strings.Index(pane, "  · "); note > tips {
+			t.Errorf("the note is below the tips at %dx%d:\n%s", size[0], size[1], pane)
+		}
 	}
 }
 
@@ -323,5 +354,27 @@ func TestApprovalPaintsTheCallInTmux(t *testing.T) {
 	x.waitPane("the second denial", 30*time.Second, func(p string) bool { return !strings.Contains(p, "wants to run") })
 	if b, err := os.ReadFile(filepath.Join(dir, "notes.txt")); err != nil || string(b) != "alpha\nbeta\ndelta\n" {
 		t.Fatalf("the denied edit changed the file: %q %v", b, err)
+	}
+}
+
+// A tool row's duration is the tool's execution: a shell call approved
+// after a few seconds' wait says it ran for milliseconds, not the seconds
+// it waited for the person.
+func TestToolRowTimesTheRunNotTheApprovalInTmux(t *testing.T) {
+	x, _ := startChatInTmux(t)
+	x.waitFor("ready")
+	x.keys(`/demo call shell {"command":"echo ran-after-approval"}`, "Enter")
+	x.waitPane("the approval prompt", 60*time.Second, func(p string) bool { return strings.Contains(p, "wants to run") })
+	time.Sleep(2500 * time.Millisecond) // the person reads the prompt
+	x.keys("", "C-g", "y")
+	pane := x.waitPane("the call's row", 60*time.Second, func(p string) bool {
+		return !strings.Contains(p, "wants to run") && strings.Contains(p, "✓ shell") && strings.Contains(p, "tok/s")
+	})
+	row := regexp.MustCompile(`✓ shell \$ echo ran-after-approval (\S+)`).FindStringSubmatch(pane)
+	if row == nil {
+		t.Fatalf("no timed row for the shell call:\n%s", pane)
+	}
+	if !regexp.MustCompile(`^\d+ms$`).MatchString(row[1]) {
+		t.Errorf("the row says the call took %s; it ran for milliseconds after a 2.5 s approval wait:\n%s", row[1], pane)
 	}
 }

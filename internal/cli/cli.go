@@ -435,14 +435,22 @@ func workDir(cmd *cobra.Command, dir string) (string, error) {
 // is ignored: the demo answers alike whatever it is called, and a person
 // who asked for gpt-9 should not believe they got it.
 func demoModelNote(w io.Writer, cfg provider.Config) {
-	if cfg.Type != provider.TypeDemo || cfg.Model == "" || cfg.Model == provider.DemoModel || w == nil {
-		return
+	if note := demoModelIgnored(cfg); note != "" && w != nil {
+		fmt.Fprintf(w, "folio: %s\n", note)
+	}
+}
+
+// demoModelIgnored is the sentence demoModelNote writes, "" when there is
+// nothing to say. The chat shows it on its first screen instead.
+func demoModelIgnored(cfg provider.Config) string {
+	if cfg.Type != provider.TypeDemo || cfg.Model == "" || cfg.Model == provider.DemoModel {
+		return ""
 	}
 	from := "--model"
 	if src := cfg.Sources["model"]; src != "" && src != "flag" {
 		from = src
 	}
-	fmt.Fprintf(w, "folio: the model %q (%s) is ignored: the offline demo model is in use; pick a provider with --provider or FOLIO_PROVIDER (see folio models)\n", cfg.Model, from)
+	return fmt.Sprintf("the model %q (%s) is ignored: the offline demo model is in use; pick a provider with --provider or FOLIO_PROVIDER (see folio models)", cfg.Model, from)
 }
 
 // checkWidth refuses a negative --width (0 means the default).

@@ -147,6 +147,15 @@ printf '%s\n' "${COMPREPLY[@]}"`
 	if got := complete("folio", "serve", "--ad"); !strings.Contains(got, "--addr") {
 		t.Errorf("folio serve --ad<TAB> = %q, want --addr", got)
 	}
+	// Values too: the conversation IDs of the data folder the line names.
+	home := t.TempDir()
+	saveConversation(t, home, "20261203-074856-935ef7", "notes", "q", "a")
+	if got := complete("folio", "--data", home, "--resume", "2026"); strings.TrimSpace(got) != "20261203-074856-935ef7" {
+		t.Errorf("folio --resume 2026<TAB> = %q, want the conversation's ID", got)
+	}
+	if got := complete("folio", "log", "show", "--data", home, "2026"); !strings.Contains(got, "20261203-074856-935ef7") {
+		t.Errorf("folio log show 2026<TAB> = %q, want the conversation's ID", got)
+	}
 }
 
 // BenchmarkNewRoot is the cost of assembling the command tree, which Run

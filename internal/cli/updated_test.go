@@ -42,3 +42,43 @@ func TestLogListUpdatedIsTheLastChange(t *testing.T) {
 		t.Fatalf("log ls shows\n%s\nwant updated %s (not the title's %s)", out, want, first)
 	}
 }
+
+// The /resume picker lists conversations by their last change, newest
+// first, with that time: one titled at its first prompt and continued
+// later comes before one begun in between.
+func TestResumePickerUpdatedIsTheLastChange(t *testing.T) {
+	data := t.TempDir()
+	write := func(id string, start, later time.Time) {
+		now := start
+		path, _ := history.Path(data, id)
+		l, err := history.Open(path, history.WithClock(func() time.Time { return now }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		es := []transcript.Entry{{ID: id + "-u1", Content: transcript.User{Text: "help"}, Timestamp: now}}
+		msgs := []message.Message{message.Text(message.User, "help")}
+		if err := l.SaveEntries(es, msgs); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.SetTitle(id); err != nil {
+			t.Fatal(err)
+		}
+		if later.After(start) {
+			now = later
+			es = append(es, transcript.Entry{ID: id + "-u2", Content: transcript.User{Text: "more"}, Timestamp: now})
+			if err := l.SaveEntries(es, append(msgs, message.Text(message.User, "more"))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write("continued", logT0, logT0.Add(37*time.Minute))
+	write("between", logT0.Add(10*time.Minute), time.Time{})
+	got, err := (&chatSession{dataDir: data}).list()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].ID != "continued" || !got[0].Updated.Equal(logT0.Add(37*time.Minute)) || !got[1].Updated.Equal(logT0.Add(10*time.Minute)) {
+		t.Fatalf("the picker lists %+v; want continued (updated %v) before between", got, logT0.Add(37*time.Minute))
+	}
+}

@@ -153,6 +153,23 @@ export function productTests(test) {
     await context.close();
   });
 
+  test('a tool call shows how long it ran, not how long it waited for approval', async (h) => {
+    const { context, page, errors } = await openApp(h.url);
+    await openCreated(h, page, 'slow approval');
+    await page.getByRole('textbox', { name: 'Message' }).fill('tools');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.approval[data-tool="shell"]');
+    await page.waitForTimeout(2500); // the person reads the call before allowing it
+    assert((await answerApprovals(page, 'once')) >= 1, 'no approval was asked for the shell call');
+    for (const b of await page.$$(`${pane} .strip-summary[aria-expanded="false"]`)) await b.click();
+    for (const b of await page.$$(`${pane} .step-function .step-head[aria-expanded="false"]`)) await b.click();
+    const shown = await page.$$eval(`${pane} .step-function .step-ids`, (x) => x.map((s) => s.textContent));
+    const times = shown.map((s) => Number(/· (\d+) ms/.exec(s)?.[1]));
+    assert(times.length >= 1 && times.every((ms) => ms >= 0 && ms < 2000), `tool durations ${JSON.stringify(shown)}: a call waited 2.5 s for approval and ran for less than that`);
+    assert(errors.length === 0, errors.join('\n'));
+    await context.close();
+  });
+
   test('approvals show the call by its presenter with three choices, and each does what it says', async (h) => {
     const { context, page, errors } = await openApp(h.url);
     await openCreated(h, page, 'approve me');
