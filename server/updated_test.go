@@ -39,7 +39,7 @@ func TestListingUpdatedIsTheLastChange(t *testing.T) {
 
 	s, body := ts.do(t, "GET", "/api/v2/conversations", "")
 	var l struct {
-		Conversations []Meta `json:"conversations"`
+		Conversations []wireMeta `json:"conversations"`
 	}
 	if s != 200 || json.Unmarshal([]byte(body), &l) != nil {
 		t.Fatalf("list: %d %s", s, body)
