@@ -49,7 +49,7 @@ var apiPackages = []struct {
 	{dir: "provider/demo", check: true},
 	{dir: "provider/providertest", check: true, support: true},
 
-	{dir: "engine", check: false},
+	{dir: "engine", check: true},
 	{dir: "history", check: false},
 	{dir: "history/storetest", check: false, support: true},
 	{dir: "server", check: true},
