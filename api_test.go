@@ -53,7 +53,7 @@ var apiPackages = []struct {
 	{dir: "history", check: false},
 	{dir: "history/storetest", check: false, support: true},
 	{dir: "server", check: true},
-	{dir: "server/pager", check: false},
+	{dir: "server/pager", check: true},
 	{dir: "store/pgstore", check: true},
 	{dir: "tui", check: false},
 	{dir: "webui", check: true},
