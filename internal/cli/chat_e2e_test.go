@@ -159,7 +159,7 @@ func startChatEnv(t *testing.T, home string, prepare func(home string), env []st
 	t.Cleanup(func() { _ = exec.Command("tmux", "-S", x.socket, "kill-server").Run() })
 	cmd := strings.Join(append([]string{bin}, args...), " ")
 	newSession := []string{"-f", "/dev/null", "new-session", "-d", "-s", "chat", "-x", "100", "-y", "30",
-		"-e", "FOLIO_HOME="+home, "-e", "FOLIO_DEMO_RATE=2000", "-e", "TERM=xterm-256color",
+		"-e", "FOLIO_HOME=" + home, "-e", "FOLIO_DEMO_RATE=2000", "-e", "TERM=xterm-256color",
 		"-e", "FOLIO_PROVIDER=", "-e", "FOLIO_MODEL=", "-e", "FOLIO_BASE_URL=", "-e", "FOLIO_MOUSE="}
 	for _, e := range env {
 		newSession = append(newSession, "-e", e)
