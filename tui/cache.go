@@ -32,7 +32,7 @@ type Cache struct {
 	painter  *Painter
 	lines    map[runKey]*list.Element
 	lru      *list.List // of *cached, most recent first
-	total    int // bytes of lines held (lineBytes)
+	total    int        // bytes of lines held (lineBytes)
 	maxBytes int
 	heights  map[runKey]int
 	streams  map[string]*stream

@@ -88,7 +88,6 @@ func viewHeld(v **Viewport, heap uint64) uint64 {
 	return heap - after
 }
 
-
 // The render cache keeps its painted lines within its byte bound and its
 // heights within their count, however many runs a session paints.
 func TestCacheIsBoundedInBytes(t *testing.T) {
