@@ -1,8 +1,10 @@
 #!/bin/sh
 # term-bench.sh measures the terminal at two sizes of conversation: launch
 # to the first full screen (the ready footer) and peak RSS of
-# `folio --resume ID` in the fullscreen and the classic view, and how long a
-# page key takes to change the fullscreen view, in tmux at 120×40.
+# `folio --resume ID` in the fullscreen and the classic view, how long a
+# page key takes to change the fullscreen view and folio's RSS before and
+# after 50 of them, in tmux at 120×40, and folio log show's time and peak
+# RSS (whole, --json and --tail 100) to /dev/null.
 #
 #   scripts/term-bench.sh [SIZES]     (default: 3000 300000)
 #
@@ -40,9 +42,18 @@ run_one() {
 	echo "$args ready_ms=$ready peak_rss_kb=$(cat "$work/rss") $lat"
 }
 
+# rss_kb is the resident set of the running folio (not /usr/bin/time's).
+rss_kb() {
+	pid=$(pgrep -n -f "^$work/folio ") || return 0
+	awk '/^VmRSS/ {print $2}' "/proc/$pid/status"
+}
+
 # page_latency presses PageUp 50 times, each after the view settled, and
-# prints the slowest and the median time to a changed pane.
+# prints the median, the p99 (of 50, the slowest) and the slowest time to a
+# changed pane, and folio's RSS at the live edge and after the 50 pages.
 page_latency() {
+	sleep 0.5
+	rss_edge=$(rss_kb)
 	ts=""
 	for _ in $(seq 50); do
 		before=$(pane)
@@ -54,7 +65,10 @@ page_latency() {
 		done
 		ts="$ts $(( $(now_ms) - t0 ))"
 	done
-	echo "$ts" | tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {printf "page_ms_median=%d page_ms_max=%d", a[int((NR+1)/2)], a[NR]}'
+	sleep 0.5
+	rss_paged=$(rss_kb)
+	echo "$ts" | tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {printf "page_ms_median=%d page_ms_p99=%d page_ms_max=%d", a[int((NR+1)/2)], a[int((NR*99+99)/100)], a[NR]}'
+	echo " rss_edge_kb=$rss_edge rss_after_50_pages_kb=$rss_paged"
 }
 
 for n in $sizes; do
@@ -64,8 +78,12 @@ for n in $sizes; do
 	run_one "" "$id"
 	run_one "--classic" "$id"
 	start=$(now_ms)
-	/usr/bin/time -f %M -o "$work/rss" "$work/folio" log show "$home/conversations/$id.jsonl" >/dev/null
-	echo "log-show ms=$(( $(now_ms) - start )) peak_rss_kb=$(cat "$work/rss") bytes=$(stat -c %s "$home/conversations/$id.jsonl")"
+	/usr/bin/time -f "%M %U %S" -o "$work/rss" "$work/folio" log show "$home/conversations/$id.jsonl" >/dev/null
+	ms=$(( $(now_ms) - start )) bytes=$(stat -c %s "$home/conversations/$id.jsonl")
+	echo "log-show ms=$ms cpu_s=$(awk '{print $2+$3}' "$work/rss") peak_rss_kb=$(awk '{print $1}' "$work/rss") bytes=$bytes MB_per_s=$(( bytes / 1000 / (ms > 0 ? ms : 1) ))"
+	start=$(now_ms)
+	/usr/bin/time -f %M -o "$work/rss" "$work/folio" log show --json "$home/conversations/$id.jsonl" >/dev/null
+	echo "log-show-json ms=$(( $(now_ms) - start )) peak_rss_kb=$(cat "$work/rss")"
 	start=$(now_ms)
 	"$work/folio" log show --tail 100 "$home/conversations/$id.jsonl" >/dev/null
 	echo "log-show-tail100 ms=$(( $(now_ms) - start ))"

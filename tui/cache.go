@@ -14,9 +14,11 @@ import (
 // members are expanded, and the painter's theme and view: a key names its
 // lines exactly, because settled facts never change. Keys are content
 // addresses, so a cached run stays valid across documents and generations.
-// Painted lines are kept in an LRU bounded by total lines; heights (an int
-// per run) are kept apart and outlive evicted lines, so walking over text
-// already measured costs a map lookup, not a repaint.
+// Painted lines are kept in an LRU bounded by their bytes (cacheBytes);
+// heights (an int per run) are kept apart and outlive evicted lines, so
+// walking over text already measured costs a map lookup, not a repaint.
+// Heights are bounded by count (maxHeights): a long live session settles
+// a run per entry, and its memory must not grow with them.
 //
 // Open entries are not cached by fingerprint (their fingerprint changes on
 // every update). A streaming answer keeps a stream state by entry ID: the
@@ -30,8 +32,8 @@ type Cache struct {
 	painter  *Painter
 	lines    map[runKey]*list.Element
 	lru      *list.List // of *cached, most recent first
-	total    int        // lines held
-	maxLines int
+	total    int        // bytes of lines held (lineBytes)
+	maxBytes int
 	heights  map[runKey]int
 	streams  map[string]*stream
 	frame    uint64
@@ -55,9 +57,25 @@ type cached struct {
 }
 
 const (
-	defaultCacheLines = 200_000
-	maxHeights        = 1 << 20
+	// cacheBytes bounds the painted lines kept: many screens of any
+	// conversation, a few MiB whatever the session's length.
+	cacheBytes = 4 << 20
+	// maxHeights bounds the heights kept; when it is reached they are
+	// forgotten at once (they are cheap to measure again, and a window
+	// needs a few hundred).
+	maxHeights = 1 << 13
 )
+
+// lineBytes is what a run's lines hold in memory: their bytes and string
+// headers, and the cache's bookkeeping for the run (its list element, map
+// entry and key).
+func lineBytes(lines []string) int {
+	n := 256 + 16*len(lines)
+	for _, l := range lines {
+		n += len(l)
+	}
+	return n
+}
 
 // NewCache returns an empty cache painting with p.
 func NewCache(p *Painter) *Cache {
@@ -65,7 +83,7 @@ func NewCache(p *Painter) *Cache {
 		painter:  p,
 		lines:    map[runKey]*list.Element{},
 		lru:      list.New(),
-		maxLines: defaultCacheLines,
+		maxBytes: cacheBytes,
 		heights:  map[runKey]int{},
 		streams:  map[string]*stream{},
 	}
@@ -256,17 +274,18 @@ func (c *Cache) store(k runKey, lines []string) {
 		clear(c.heights) // rare; heights are cheap to measure again
 		c.heights[k] = len(lines)
 	}
-	if len(lines) > c.maxLines {
+	size := lineBytes(lines)
+	if size > c.maxBytes {
 		return
 	}
 	c.lines[k] = c.lru.PushFront(&cached{key: k, lines: lines})
-	c.total += len(lines)
-	for c.total > c.maxLines {
+	c.total += size
+	for c.total > c.maxBytes {
 		el := c.lru.Back()
 		old := el.Value.(*cached)
 		c.lru.Remove(el)
 		delete(c.lines, old.key)
-		c.total -= len(old.lines)
+		c.total -= lineBytes(old.lines)
 	}
 }
 

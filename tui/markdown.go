@@ -138,25 +138,30 @@ func nextBoundary(src string, from int) int {
 // skipped.
 var blockRenders atomic.Int64
 
-// mdRenderer renders markdown blocks with Glamour for one theme and width.
-// Glamour renderers keep state while rendering, so one is used at a time.
-type mdRenderer struct {
-	mu sync.Mutex
-	tr *glamour.TermRenderer
-}
-
-var mdRenderers sync.Map // mdKey → *mdRenderer
+// mdRenderers holds Glamour renderers by theme and width. A Glamour
+// renderer keeps state while it renders, so each is used by one caller at
+// a time; a pool per key lets callers on several goroutines (folio log
+// show paints parts in parallel) render at once.
+var mdRenderers sync.Map // mdKey → *sync.Pool of *glamour.TermRenderer
 
 type mdKey struct {
 	dark, plain bool
 	width       int
 }
 
-func markdownRenderer(th Theme, width int) *mdRenderer {
+// markdownRenderer returns a renderer for th at width, taken from its
+// pool; the caller gives it back with putRenderer.
+func markdownRenderer(th Theme, width int) (*glamour.TermRenderer, *sync.Pool) {
 	k := mdKey{dark: th.Dark, plain: th.Plain(), width: width}
-	if r, ok := mdRenderers.Load(k); ok {
-		return r.(*mdRenderer)
+	p, ok := mdRenderers.Load(k)
+	if !ok {
+		p, _ = mdRenderers.LoadOrStore(k, &sync.Pool{New: func() any { return newRenderer(k) }})
 	}
+	pool := p.(*sync.Pool)
+	return pool.Get().(*glamour.TermRenderer), pool
+}
+
+func newRenderer(k mdKey) *glamour.TermRenderer {
 	cfg := styles.DarkStyleConfig
 	switch {
 	case k.plain:
@@ -170,13 +175,12 @@ func markdownRenderer(th Theme, width int) *mdRenderer {
 	cfg.Document.Margin = &zero
 	cfg.Document.BlockPrefix = ""
 	cfg.Document.BlockSuffix = ""
-	tr, err := glamour.NewTermRenderer(glamour.WithStyles(cfg), glamour.WithWordWrap(width))
+	tr, err := glamour.NewTermRenderer(glamour.WithStyles(cfg), glamour.WithWordWrap(k.width))
 	if err != nil {
 		// The configuration is fixed in code; failing here is a bug.
 		panic("tui: glamour renderer: " + err.Error())
 	}
-	r, _ := mdRenderers.LoadOrStore(k, &mdRenderer{tr: tr})
-	return r.(*mdRenderer)
+	return tr
 }
 
 // renderBlock renders one markdown block to trimmed lines no wider than
@@ -193,10 +197,9 @@ func renderBlock(block string, th Theme, width int) []string {
 		// own width sizes its columns to their content.
 		width = w
 	}
-	r := markdownRenderer(th, width)
-	r.mu.Lock()
-	out, err := r.tr.Render(src)
-	r.mu.Unlock()
+	tr, pool := markdownRenderer(th, width)
+	out, err := tr.Render(src)
+	pool.Put(tr)
 	if err != nil {
 		return wrap(block, width)
 	}

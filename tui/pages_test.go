@@ -1,9 +1,11 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -167,4 +169,26 @@ func TestViewportPageReadFailureShowsANotice(t *testing.T) {
 	if v.doc.Elided() >= src.Elided() {
 		t.Fatal("the retry read nothing")
 	}
+}
+
+// A failure too long for the line is cut, not the way to retry.
+func TestPageNoticeKeepsTheRetry(t *testing.T) {
+	t.Parallel()
+	path := genLog(t, 3000, 7)
+	src := resumedTail(t, path)
+	long := "open /a/very/long/path/to/a/data/folder/conversations/20260101-000000-b16b16.jsonl: no such file or directory"
+	v := NewViewport(NewCache(NewPainter(PlainTheme)), 60, 10)
+	v.Pager = failing(long)
+	v.SetDocument(src, 1)
+	v.ScrollBy(-100000)
+	l := plain(v.Lines())[0]
+	if !strings.HasPrefix(l, "✗ earlier entries could not be read: ope") || !strings.HasSuffix(l, "… · pgup tries again") || textWidth(l) > 60 {
+		t.Fatalf("the notice is %q (%d columns of 60)", l, textWidth(l))
+	}
+}
+
+type failing string
+
+func (f failing) Page(lo, hi int) ([]transcript.Entry, []int, error) {
+	return nil, nil, errors.New(string(f))
 }

@@ -345,12 +345,22 @@ func (v *Viewport) Lines() []string {
 	}
 	if v.pg.err != "" {
 		s := v.cache.painter.pal
-		out[0] = v.cache.painter.theme.finish(s.bad.Render(truncate("✗ "+v.pg.err+" · pgup tries again", v.width)))
+		out[0] = v.cache.painter.theme.finish(s.bad.Render(pageNotice(v.pg.err, v.width)))
 	}
 	if n := v.Unseen(); n > 0 {
 		out[len(out)-1] = v.unseenLine(n)
 	}
 	return out
+}
+
+// pageNotice is the line that says a page read failed: the failure cut
+// to fit, so the way to retry always shows.
+func pageNotice(err string, width int) string {
+	const retry = " · pgup tries again"
+	if width < 2*textWidth(retry) {
+		return truncate("✗ "+err+retry, width)
+	}
+	return truncate("✗ "+err, max(width-textWidth(retry), 1)) + retry
 }
 
 // clampAnchor keeps a stored offset inside its run after the run got

@@ -127,6 +127,13 @@ func startChatInTmuxWith(t *testing.T, prepare func(home string), args ...string
 
 func startChat(t *testing.T, home string, prepare func(home string), args ...string) (x tmux, _ string) {
 	t.Helper()
+	return startChatEnv(t, home, prepare, nil, args...)
+}
+
+// startChatEnv is startChat with env (NAME=value) set in folio's
+// environment after the test's own settings.
+func startChatEnv(t *testing.T, home string, prepare func(home string), env []string, args ...string) (x tmux, _ string) {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if requireSuites() {
 			t.Fatal("tmux is required here (CI=true or FOLIO_REQUIRE_SUITES=1) but is not installed")
@@ -151,10 +158,13 @@ func startChat(t *testing.T, home string, prepare func(home string), args ...str
 	x = tmux{t: t, socket: filepath.Join(dir, "tmux.sock")}
 	t.Cleanup(func() { _ = exec.Command("tmux", "-S", x.socket, "kill-server").Run() })
 	cmd := strings.Join(append([]string{bin}, args...), " ")
-	x.run("-f", "/dev/null", "new-session", "-d", "-s", "chat", "-x", "100", "-y", "30",
-		"-e", "FOLIO_HOME="+home, "-e", "FOLIO_DEMO_RATE=2000", "-e", "TERM=xterm-256color",
-		"-e", "FOLIO_PROVIDER=", "-e", "FOLIO_MODEL=", "-e", "FOLIO_BASE_URL=", "-e", "FOLIO_MOUSE=",
-		"-c", dir, "sh", "-c", cmd+" 2>"+filepath.Join(dir, "stderr.txt"))
+	newSession := []string{"-f", "/dev/null", "new-session", "-d", "-s", "chat", "-x", "100", "-y", "30",
+		"-e", "FOLIO_HOME=" + home, "-e", "FOLIO_DEMO_RATE=2000", "-e", "TERM=xterm-256color",
+		"-e", "FOLIO_PROVIDER=", "-e", "FOLIO_MODEL=", "-e", "FOLIO_BASE_URL=", "-e", "FOLIO_MOUSE="}
+	for _, e := range env {
+		newSession = append(newSession, "-e", e)
+	}
+	x.run(append(newSession, "-c", dir, "sh", "-c", cmd+" 2>"+filepath.Join(dir, "stderr.txt"))...)
 	// Keep the pane after folio exits, so its last screen can be read.
 	x.run("set-option", "-t", "chat", "remain-on-exit", "on")
 	t.Cleanup(func() {

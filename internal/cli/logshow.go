@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -182,33 +183,77 @@ func streamShow(path string, o showOptions, theme tui.Theme, stdio IO) (done boo
 	if err != nil {
 		return true, err
 	}
-	p := classicPrinter(theme)
 	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-	first := true
-	for lo := from; lo < n || first; {
-		hi := min(n, lo-lo%showPart+showPart)
-		// A part paints after the 64 entries before its aligned start, so
-		// its runs and separators are the whole document's.
-		ctx := max(0, lo-lo%tui.PartAlign-tui.PartAlign)
-		doc, err := partDoc(d, f, id, ctx, hi)
-		if err != nil {
-			if first {
-				return false, nil // read it whole instead
-			}
-			return true, err
-		}
-		if first {
-			if k := ix.Problems(); k > 0 {
-				io.WriteString(stdio.Err, problemsLine(path, k))
-			}
-			first = false
-		}
-		if err := writeLines(stdio.Out, p.PrintFrom(doc, lo-ctx, o.width)); err != nil {
-			return true, err
-		}
-		lo = hi
+	// The first part is read and painted here: a log whose first part
+	// cannot be read is read whole instead, having written nothing.
+	lo := from
+	hi := min(n, lo-lo%showPart+showPart)
+	doc, err := partDoc(d, f, id, partContext(lo), hi)
+	if err != nil {
+		return false, nil
 	}
-	return true, nil
+	if k := ix.Problems(); k > 0 {
+		io.WriteString(stdio.Err, problemsLine(path, k))
+	}
+	if err := writeLines(stdio.Out, paintPart(doc, lo-partContext(lo), theme, o.width)); err != nil {
+		return true, err
+	}
+	return true, showParts(d, f, id, hi, n, theme, o.width, stdio.Out)
+}
+
+// partContext is where the document of a part that prints from lo starts:
+// the 64 entries before its aligned start, so its runs and separators are
+// the whole document's.
+func partContext(lo int) int { return max(0, lo-lo%tui.PartAlign-tui.PartAlign) }
+
+// paintPart paints doc from entry from on with a printer of its own, so
+// nothing painted outlives the part.
+func paintPart(doc transcript.Document, from int, theme tui.Theme, width int) []string {
+	return classicPrinter(theme).PrintFrom(doc, from, width)
+}
+
+// showParts prints entries lo..n of d in parts of showPart entries. One
+// goroutine reads the parts in order (the log file is read by it alone),
+// each part is painted on a goroutine of its own, and the parts are written
+// in order as they are ready; at most a few parts per processor are in
+// flight, so memory stays bounded by the part size.
+func showParts(d *history.IndexDoc, f *os.File, id string, lo, n int, theme tui.Theme, width int, w io.Writer) error {
+	type painted struct {
+		lines []string
+		err   error
+	}
+	inFlight := make(chan chan painted, runtime.GOMAXPROCS(0))
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(inFlight)
+		for lo < n {
+			hi := min(n, lo+showPart)
+			res := make(chan painted, 1)
+			select {
+			case inFlight <- res:
+			case <-stop:
+				return
+			}
+			doc, err := partDoc(d, f, id, partContext(lo), hi)
+			if err != nil {
+				res <- painted{err: err}
+				return
+			}
+			go func(from int) { res <- painted{lines: paintPart(doc, from, theme, width)} }(lo - partContext(lo))
+			lo = hi
+		}
+	}()
+	for res := range inFlight {
+		p := <-res
+		if p.err != nil {
+			return p.err
+		}
+		if err := writeLines(w, p.lines); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // partDoc is entries lo..hi of d as a document, the open ones (the
