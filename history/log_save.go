@@ -70,6 +70,7 @@ func (l *Log) Save(doc transcript.Document, msgs []message.Message) error {
 	var buf []byte
 
 	// Model-facing messages first: they are what a resumed turn needs most.
+	rewrote := false
 	if samePrefixMsgs(l.msgs, msgs) {
 		for _, m := range msgs[len(l.msgs):] {
 			var err error
@@ -78,6 +79,7 @@ func (l *Log) Save(doc transcript.Document, msgs []message.Message) error {
 			}
 		}
 	} else {
+		rewrote = true
 		buf = appendRewriteRecord(buf, at)
 		for _, m := range msgs {
 			var err error
@@ -166,6 +168,11 @@ func (l *Log) Save(doc transcript.Document, msgs []message.Message) error {
 	// An upgrade on the way read the log whole; what it holds is still
 	// the entries doc leaves out, then doc's.
 	l.doc, l.base, l.saved, l.tail, l.msgs = doc, doc.Elided(), settled, tail, msgs
+	if rewrote {
+		// The list went out whole: the failures a read added are in the
+		// log now, as the messages they are.
+		l.synth = nil
+	}
 	if wroteUI {
 		l.uiOnDisk = true
 	}

@@ -50,6 +50,12 @@ type Header struct {
 	StartedAt      time.Time
 	Title          string
 	AgentID        string
+	// FailureMessages says the log's writer puts a message for every
+	// failed reply into the model messages (FailureMessage), so a Log
+	// reading it has no failures to add from the entries (failmsg.go).
+	// folio writes it ("failureMessages":true) in the header of every log
+	// it creates; Jazz's logs and folio's older ones lack it.
+	FailureMessages bool
 	// Extra holds members this folio does not know, verbatim and in order,
 	// so rewriting the header (on upgrade) keeps them.
 	Extra []Member
@@ -172,6 +178,10 @@ type Conversation struct {
 	Branches []Branch
 	// views holds every branch's document and messages.
 	views map[string]branchView
+	// synth holds the indices in Messages of the messages a Log's read
+	// added for failures an older log holds only in its entries
+	// (failmsg.go), in order; Messages less them is what the log holds.
+	synth []int
 	// Legacy is true when the log is version 2; its UI entries were decoded
 	// from rendered text.
 	Legacy bool
@@ -197,6 +207,9 @@ func appendHeader(dst []byte, h Header) []byte {
 	if h.AgentID != "" {
 		dst = append(dst, `,"agentId":`...)
 		dst, _ = jsontext.AppendQuote(dst, h.AgentID)
+	}
+	if h.FailureMessages {
+		dst = append(dst, `,"failureMessages":true`...)
 	}
 	for _, m := range h.Extra {
 		dst = append(dst, ',')
