@@ -107,6 +107,9 @@ type failureSource interface {
 	prompts(lo, hi int) ([]prompt, error)
 	kind(i int) (transcript.Kind, error)
 	content(i int) (transcript.Content, error)
+	// compactionBefore returns the index of the last compaction entry
+	// before entry i, or -1.
+	compactionBefore(i int) (int, error)
 }
 
 // splice is model-facing messages to send before msgs[at] (at == len(msgs):
@@ -121,6 +124,12 @@ type splice struct {
 // prompts from the end back, a growing stretch at a time, only as far as
 // pairing them with msgs needs (failureStart), so what it costs follows
 // the messages, not the document.
+//
+// When every user message is paired and the first paired one is msgs'
+// first, a failed turn before it that the messages lack (Jazz's) has its
+// place there only if nothing was compacted away: so the prompts it
+// considers start after the last compaction entry before that prompt
+// (the summary, or the rewrite without one, stands for what came before).
 func failureSplices(d failureSource, msgs []message.Message) ([]splice, error) {
 	n := d.Len()
 	lo, hi := max(0, n-256), n
@@ -132,6 +141,27 @@ func failureSplices(d failureSource, msgs []message.Message) ([]splice, error) {
 		}
 		ps = append(more, ps...)
 		start, again := failureStart(ps, lo, msgs)
+		// The first paired prompt's message is msgs' first (and so every
+		// user message is paired): the prompts before it count from the
+		// last compaction before it on.
+		if first := slices.IndexFunc(ps, func(p prompt) bool { return p.msg >= 0 }); first >= 0 && ps[first].msg == 0 {
+			c, err := d.compactionBefore(ps[first].entry)
+			if err != nil {
+				return nil, err
+			}
+			if c >= 0 {
+				if c+1 < lo {
+					more, err := d.prompts(c+1, lo)
+					if err != nil {
+						return nil, err
+					}
+					ps, lo = append(more, ps...), c+1
+				}
+				k, _ := slices.BinarySearchFunc(ps, c+1, func(p prompt, at int) int { return p.entry - at })
+				ps = ps[k:]
+				start, again = failureStart(ps, 0, msgs)
+			}
+		}
 		if !again || lo == 0 {
 			k, _ := slices.BinarySearchFunc(ps, start, func(p prompt, at int) int { return p.entry - at })
 			ps = ps[k:]

@@ -29,6 +29,12 @@ func (s docSource) kind(i int) (transcript.Kind, error) { return s.doc.At(i).Con
 
 func (s docSource) content(i int) (transcript.Content, error) { return s.doc.At(i).Content, nil }
 
+func (s docSource) compactionBefore(i int) (int, error) {
+	for i--; i >= 0 && s.doc.At(i).Content.Kind() != transcript.KindCompaction; i-- {
+	}
+	return i, nil
+}
+
 // lightSource is the entries of a light read (parseTail) while it builds
 // its document: whole for the prompts (hold keeps them) and the window,
 // stubs elsewhere, which it decodes from their lines when asked.
@@ -51,6 +57,16 @@ func (s *lightSource) prompts(lo, hi int) ([]prompt, error) {
 		}
 	}
 	return out, nil
+}
+
+func (s *lightSource) compactionBefore(i int) (int, error) {
+	// A stub is not a compaction either: the read holds them whole.
+	for i--; i >= 0; i-- {
+		if c := s.entries[i].Content; c != nil && c.Kind() == transcript.KindCompaction {
+			break
+		}
+	}
+	return i, nil
 }
 
 func (s *lightSource) entry(i int) (transcript.Entry, error) {
@@ -157,6 +173,25 @@ func (s *indexSource) decode(at []int) error {
 		s.t.decoded[idx[k]] = e
 	}
 	return nil
+}
+
+func (s *indexSource) compactionBefore(i int) (int, error) {
+	for i--; i >= 0; i-- {
+		if i < s.base {
+			// Back a growing stretch at a time, as the prompts are read.
+			if err := s.load(max(0, s.base-max(4096, 4*(s.Len()-s.base)))); err != nil {
+				return 0, err
+			}
+		}
+		k, err := s.kind(i)
+		if err != nil {
+			return 0, err
+		}
+		if k == transcript.KindCompaction {
+			break
+		}
+	}
+	return i, nil
 }
 
 func (s *indexSource) kind(i int) (transcript.Kind, error) {

@@ -315,7 +315,7 @@ func (r *reader) hold(e transcript.Entry) transcript.Entry {
 		}
 		return e
 	}
-	if r.widen != nil && r.widen.picks(e) || r.failures && isPromptKind(e.Content.Kind()) {
+	if r.widen != nil && r.widen.picks(e) || r.failures && (isPromptKind(e.Content.Kind()) || e.Content.Kind() == transcript.KindCompaction) {
 		return e // read in place: copied if it ends up in the window
 	}
 	if start := r.offset(unsafe.String(unsafe.SliceData(r.cur), len(r.cur))); len(r.stubLines) == 0 || r.stubLines[len(r.stubLines)-1].start != start {
