@@ -29,21 +29,6 @@ func countFailures(msgs []message.Message, partial string) int {
 	return n
 }
 
-// asOlderLog makes the log at path one an older folio wrote: its header
-// lacks failureMessages, so history recognises the failures its entries
-// hold (history/failmsg.go).
-func asOlderLog(t *testing.T, path string) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	must(t, err)
-	nl := bytes.IndexByte(data, '\n')
-	header := bytes.Replace(data[:nl], []byte(`,"failureMessages":true`), nil, 1)
-	if len(header) == nl {
-		t.Fatalf("the header does not say the log holds failure messages: %s", data[:nl])
-	}
-	must(t, os.WriteFile(path, append(header, data[nl:]...), 0o600))
-}
-
 // After a failed turn, the next request holds the partial answer and the
 // failure, once.
 func TestNextRequestSeesTheFailureOnce(t *testing.T) {
@@ -84,10 +69,9 @@ func TestLegacyFailureRecognisedOnResume(t *testing.T) {
 		})
 		must(t, err)
 		must(t, h.log.Save(doc, []message.Message{message.Text(message.User, "go")}))
-		must(t, h.log.Close())
-		asOlderLog(t, h.path)
 		before, err := os.ReadFile(h.path)
 		must(t, err)
+		must(t, h.log.Close())
 
 		p := newScripted(reply(text("ok"), done()))
 		log, err := history.Open(h.path)
@@ -222,7 +206,6 @@ func TestLegacyFailureMidLogKeepsItsPlace(t *testing.T) {
 		must(t, err)
 		must(t, h.log.Save(doc, []message.Message{message.Text(message.User, "go"), message.Text(message.User, "again"), message.Text(message.Assistant, "fine")}))
 		must(t, h.log.Close())
-		asOlderLog(t, h.path)
 		for round := range 2 {
 			p := newScripted(reply(text("ok"), done()))
 			log, err := history.Open(h.path)

@@ -216,10 +216,10 @@ func sameOpen(t *testing.T, whole, tail opened) {
 }
 
 // TestOpenEdits: EditAndResend on an engine opened with Open does what it
-// does on one that loaded the whole document, for a user entry of the
-// loaded window that is older than its last TailEntries (the edit forks)
-// and for one before the window, whose turn a compaction summarized (both
-// refuse with ErrCompacted; the tail engine finds the entry in the log).
+// does on one that loaded the whole document, for a user entry older than
+// the loaded window whose turn the messages still hold (the edit forks)
+// and for one whose turn a compaction summarized (both refuse with
+// ErrCompacted); the tail engine finds either entry in the log.
 func TestOpenEdits(t *testing.T) {
 	var buf bytes.Buffer
 	if _, err := gen.Write(&buf, gen.Options{Messages: 9000, Seed: 3, Summaries: true}); err != nil {

@@ -13,8 +13,7 @@ import (
 // partial answer and a failure entry; the model must see the same, or the
 // next turn answers as if nothing had happened. So folio's engine adds one
 // assistant message for a failed reply: the partial text, then a short
-// statement of the failure (FailureMessage). A log folio creates says so in
-// its header (Header.FailureMessages).
+// statement of the failure (FailureMessage).
 //
 // Logs written before that hold a failure only in their entries, in two
 // shapes:
@@ -412,12 +411,11 @@ func normalized(msgs []message.Message, at []time.Time, sp []splice) ([]message.
 }
 
 // normalize puts the failures d shows but msgs lack into c's Messages
-// (and MessageAt), remembering which messages it added. A log whose header
-// says its writer records failure messages needs none, nor does a
-// document derived from the messages.
+// (and MessageAt), remembering which messages it added. A document derived
+// from the messages shows none.
 func (c *Conversation) normalize(d failureSource) error {
 	c.synth = nil
-	if c.Header.FailureMessages || c.Derived {
+	if c.Derived {
 		return nil
 	}
 	sp, err := failureSplices(d, c.Messages)

@@ -90,26 +90,7 @@ func olderLog(t *testing.T, data []byte) string {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	stripFailureMessages(t, path)
 	return path
-}
-
-// stripFailureMessages takes failureMessages out of the header of the log
-// at path: the log of a writer that did not record failure messages.
-func stripFailureMessages(t *testing.T, path string) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nl := bytes.IndexByte(data, '\n')
-	header := bytes.Replace(data[:nl], []byte(`,"failureMessages":true`), nil, 1)
-	if len(header) == nl {
-		t.Fatalf("a new log's header lacks failureMessages: %s", data[:nl])
-	}
-	if err := os.WriteFile(path, append(header, data[nl:]...), 0o600); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // failuresReadAlike checks that the three reads of a Log give the same
@@ -208,8 +189,7 @@ func FuzzFailuresReadAlike(f *testing.F) {
 // after the turn; a Jazz one (an error notice after a prompt the messages
 // lack) gets the prompt and the failure where the turn was; a turn behind
 // a compaction whose list started over without a summary gets nothing;
-// and a log whose header says its writer records failure messages is
-// given as it is.
+// and one with no compaction before it is placed first.
 func TestFailuresOfAnOlderLog(t *testing.T) {
 	u := func(id, text string) transcript.Entry { return user(id, text) }
 	fail := func(id string) transcript.Entry {
@@ -225,24 +205,20 @@ func TestFailuresOfAnOlderLog(t *testing.T) {
 		es     []transcript.Entry
 		before []message.Message // saved before a rewrite, nil for none
 		msgs   []message.Message
-		marked bool
 		want   string
 	}{
 		{"folio", []transcript.Entry{u("u1", "go"), agent("a1", "half"), fail("f1"), u("u2", "again"), agent("a2", "ok")},
-			nil, []message.Message{m(message.User, "go"), m(message.User, "again"), m(message.Assistant, "ok")}, false,
+			nil, []message.Message{m(message.User, "go"), m(message.User, "again"), m(message.Assistant, "ok")},
 			"user: go|assistant: half  [This reply failed: Overloaded.]|user: again|assistant: ok"},
 		{"jazz", []transcript.Entry{u("u1", "go"), agent("a1", "fine"), u("u2", "why"), notice("n1"), u("u3", "again"), agent("a3", "ok")},
-			nil, []message.Message{m(message.User, "go"), m(message.Assistant, "fine"), m(message.User, "again"), m(message.Assistant, "ok")}, false,
+			nil, []message.Message{m(message.User, "go"), m(message.Assistant, "fine"), m(message.User, "again"), m(message.Assistant, "ok")},
 			"user: go|assistant: fine|user: why|assistant: [This reply failed: LLM request failed: 503.]|user: again|assistant: ok"},
 		{"behind a compaction", []transcript.Entry{u("u0", "old"), notice("n0"), compaction, u("u1", "go"), agent("a1", "ok")},
-			[]message.Message{m(message.User, "x")}, []message.Message{m(message.User, "go"), m(message.Assistant, "ok")}, false,
+			[]message.Message{m(message.User, "x")}, []message.Message{m(message.User, "go"), m(message.Assistant, "ok")},
 			"user: go|assistant: ok"},
 		{"no compaction", []transcript.Entry{u("u0", "old"), notice("n0"), u("u1", "go"), agent("a1", "ok")},
-			nil, []message.Message{m(message.User, "go"), m(message.Assistant, "ok")}, false,
+			nil, []message.Message{m(message.User, "go"), m(message.Assistant, "ok")},
 			"user: old|assistant: [This reply failed: LLM request failed: 503.]|user: go|assistant: ok"},
-		{"marked", []transcript.Entry{u("u1", "go"), agent("a1", "half"), fail("f1"), u("u2", "again"), agent("a2", "ok")},
-			nil, []message.Message{m(message.User, "go"), m(message.User, "again"), m(message.Assistant, "ok")}, true,
-			"user: go|user: again|assistant: ok"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "conversations", "c1.jsonl")
@@ -259,9 +235,6 @@ func TestFailuresOfAnOlderLog(t *testing.T) {
 				t.Fatal(err)
 			}
 			l.Close()
-			if !c.marked {
-				stripFailureMessages(t, path)
-			}
 			failuresReadAlike(t, path)
 			l, err = Open(path)
 			if err != nil {

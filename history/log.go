@@ -274,8 +274,7 @@ func (l *Log) adopt(st *reader, size int64) {
 
 func (l *Log) reset() {
 	l.loaded, l.exists = true, false
-	// A log folio creates holds every failed reply in its messages.
-	l.header = Header{Version: Version, ConversationID: l.id, FailureMessages: true}
+	l.header = Header{Version: Version, ConversationID: l.id}
 	l.size, l.terminated, l.uiOnDisk = 0, true, false
 	l.reserved = map[string]struct{}{}
 	l.msgs, l.synth = nil, nil

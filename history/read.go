@@ -116,13 +116,8 @@ type reader struct {
 	csc       transcript.Scanner // decodes the window's entries into copies
 	// widen, in a light read, keeps the entries it picks whole while
 	// reading and may start the window earlier (see TailStart).
-	widen *TailStart
-	// failures: a light read for a Log, which gives the head's messages
-	// with the failures an older log holds only as entries (failmsg.go);
-	// it holds prompts whole, and normalized says it did so.
-	failures   bool
-	normalized bool
-	rec        rawRecord
+	widen    *TailStart
+	rec      rawRecord
 	entries  []transcript.Entry
 	tail     []transcript.Entry // the newest accepted ui-open, if not superseded
 	ids      *idSet
@@ -130,6 +125,11 @@ type reader struct {
 	metaTime time.Time
 	lastAt   time.Time
 	tree     tree
+
+	// failures: a light read for a Log, which gives the head's messages
+	// with the failures an older log holds only as entries (failmsg.go);
+	// it holds prompts and compactions whole, and normalized says it did.
+	failures, normalized bool
 }
 
 // The members a record may carry, as bits.

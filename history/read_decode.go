@@ -310,11 +310,6 @@ func decodeHeader(line []byte) (Header, error) {
 			h.Title, err = str()
 		case "agentId":
 			h.AgentID, err = str()
-		case "failureMessages":
-			if v.Kind() != 't' && v.Kind() != 'f' {
-				return fail("/failureMessages must be true or false, got %s", v)
-			}
-			h.FailureMessages = v.Kind() == 't'
 		default:
 			h.Extra = append(h.Extra, Member{Name: name, Value: bytes.Clone(v)})
 		}

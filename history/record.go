@@ -50,12 +50,6 @@ type Header struct {
 	StartedAt      time.Time
 	Title          string
 	AgentID        string
-	// FailureMessages says the log's writer puts a message for every
-	// failed reply into the model messages (FailureMessage), so a Log
-	// reading it has no failures to add from the entries (failmsg.go).
-	// folio writes it ("failureMessages":true) in the header of every log
-	// it creates; Jazz's logs and folio's older ones lack it.
-	FailureMessages bool
 	// Extra holds members this folio does not know, verbatim and in order,
 	// so rewriting the header (on upgrade) keeps them.
 	Extra []Member
@@ -207,9 +201,6 @@ func appendHeader(dst []byte, h Header) []byte {
 	if h.AgentID != "" {
 		dst = append(dst, `,"agentId":`...)
 		dst, _ = jsontext.AppendQuote(dst, h.AgentID)
-	}
-	if h.FailureMessages {
-		dst = append(dst, `,"failureMessages":true`...)
 	}
 	for _, m := range h.Extra {
 		dst = append(dst, ',')

@@ -130,7 +130,7 @@ func readTailWith(path string, window int, widen *TailStart, failures bool) (*re
 	for k, br := range order {
 		// Only the head's messages are given as a Log reads them, as a
 		// whole read gives them.
-		bt, err := t.branch(r, br, window, widen, failures && k == len(order)-1 && !r.conv.Header.FailureMessages)
+		bt, err := t.branch(r, br, window, widen, failures && k == len(order)-1)
 		if err != nil {
 			return nil, err
 		}
