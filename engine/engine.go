@@ -166,6 +166,10 @@ func (e *Engine) Host() *toolview.Host { return e.host }
 // hydrated with doc (a new view lifetime) and msgs become the model-facing
 // history. Nothing restarts: partial text in doc is settled history, and no
 // request or approval is repeated. It fails while a turn runs or waits.
+//
+// msgs are taken as they are: pass what a history.Log read gives, in which
+// an older log's failures, held only as entries, are messages already
+// (history/failmsg.go).
 func (e *Engine) Resume(doc transcript.Document, msgs []message.Message) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -45,7 +45,10 @@ func (l *Log) SaveEntries(entries []transcript.Entry, msgs []message.Message) er
 //   - Every entry is written as its durable view (transcript.Entry.Durable):
 //     an open tool's argument draft and ephemeral items stay in memory.
 //   - Likewise new messages are appended; a message list that no longer
-//     starts with the saved one is written after a rewrite record.
+//     starts with the saved one is written after a rewrite record. The
+//     saved list includes the failure messages the last read added for
+//     an older log (failmsg.go): appending after them writes only the new
+//     messages, and a rewrite writes them as ordinary messages.
 //   - An unchanged save writes nothing.
 //
 // Everything is validated and encoded before the file is touched. The new

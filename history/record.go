@@ -153,6 +153,9 @@ type Conversation struct {
 	// UI records at all, entries derived from the messages.
 	Document transcript.Document
 	// Messages is the model-facing conversation since the last rewrite.
+	// A Log's reads (Load, LoadTail, SetHead) give the head's with the
+	// failures an older log holds only as entries put in (failmsg.go);
+	// Read and the Scanner give them as stored.
 	Messages []message.Message
 	// MessageAt holds the at of each message's record (the Unix epoch
 	// where it was missing or unreadable), index for index with Messages.
