@@ -251,3 +251,39 @@ func TestFailuresOfAnOlderLog(t *testing.T) {
 		})
 	}
 }
+
+// Repair checks the repaired log against the log as read before; the
+// failures a read adds to an older log's messages are not in either
+// file, so a damaged older log with a failed turn is repaired like any
+// other, and its messages read the same after.
+func TestRepairOfAnOlderLogWithAFailure(t *testing.T) {
+	path := logPath(t)
+	l := open(t, path)
+	failed := transcript.Entry{ID: "f1", Content: transcript.Failure{Reason: "provider", Headline: "Overloaded"}, Timestamp: t0}
+	if err := l.Save(doc(t, user("u1", "go"), agent("a1", "half"), failed, user("u2", "again")), msgs("go", "again")); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	appendRaw(t, path, garbageLine+"\n")
+	l = open(t, path)
+	before, err := l.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(before.synth) != 1 {
+		t.Fatalf("the read added %d messages, want the failure's", len(before.synth))
+	}
+	if _, err := l.Repair(); err != nil {
+		t.Fatalf("repair: %v", err)
+	}
+	l.Close()
+	l = open(t, path)
+	defer l.Close()
+	after, err := l.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Problems) != 0 || !reflect.DeepEqual(after.Messages, before.Messages) {
+		t.Fatalf("after the repair: %v problems, messages\n%s\nbefore\n%s", after.Problems, roles(after.Messages), roles(before.Messages))
+	}
+}
