@@ -406,6 +406,32 @@ func (s *chatSession) Page(lo, hi int) ([]transcript.Entry, []int, error) {
 	return es, sizes, nil
 }
 
+var _ tui.Finder = (*chatSession)(nil)
+
+// Find returns the position of entry id in the current conversation's
+// head, through its log's page index (tui.Finder): a search hit the
+// engine's tail does not hold.
+func (s *chatSession) Find(id string) (int, error) {
+	s.mu.Lock()
+	path := s.log.Path()
+	s.mu.Unlock()
+	f, err := os.Open(path)
+	if err != nil {
+		return -1, err
+	}
+	defer f.Close()
+	ix, err := history.OpenIndex(path, f, 0)
+	if err != nil {
+		return -1, err
+	}
+	defer ix.Close()
+	d, err := ix.Document(ix.Head())
+	if err != nil {
+		return -1, err
+	}
+	return d.Find(id)
+}
+
 // showCommand is the command that prints the current conversation whole,
 // for the line that counts the entries a resume did not print.
 func (s *chatSession) showCommand() string {
