@@ -190,6 +190,9 @@ func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
 	// The classic view asked for every turn reads the whole conversation;
 	// everything else opens its tail.
 	s.whole = f.classic && f.tail.turns < 0
+	if f.classic && f.tail.turns > 0 {
+		s.turns = f.tail.turns
+	}
 	if f.resume.id != "" {
 		s.warn = stdio.Err
 		if err := s.resume(f.resume.id); err != nil {
@@ -250,6 +253,9 @@ type chatSession struct {
 	// whole makes resume read the whole document (the classic view
 	// printing every turn) instead of its tail.
 	whole bool
+	// turns makes resume reach back to the last turns user entries when
+	// the engine's tail holds fewer (the classic view printing --tail N).
+	turns int
 
 	mu  sync.Mutex
 	log *history.Log
@@ -359,6 +365,9 @@ func (s *chatSession) resume(id string) error {
 
 // open hydrates the engine from log: its tail, or with whole every entry.
 func (s *chatSession) open(log *history.Log) (*history.Conversation, error) {
+	if s.turns > 0 {
+		return s.eng.Open(turnsLoader{log, s.turns})
+	}
 	if !s.whole {
 		return s.eng.Open(log)
 	}
@@ -367,6 +376,28 @@ func (s *chatSession) open(log *history.Log) (*history.Conversation, error) {
 		return nil, err
 	}
 	return conv, s.eng.Resume(conv.Document, conv.Messages)
+}
+
+// turnsLoader is a log whose tail reaches back to its last turns user
+// entries, for the classic view printing that many turns on resume.
+type turnsLoader struct {
+	log   *history.Log
+	turns int
+}
+
+func (t turnsLoader) LoadTail(n int, _ *history.TailStart) (*history.Conversation, error) {
+	return t.log.LoadTail(n, lastTurns(t.turns))
+}
+
+// lastTurns is a TailStart that starts the window at the last turns user
+// entries of the document (or its first entry when it has fewer).
+func lastTurns(turns int) *history.TailStart {
+	return &history.TailStart{Kinds: []transcript.Kind{transcript.KindUser}, Start: func(picked []history.Picked, from int, _ []message.Message) (int, bool) {
+		if len(picked) >= turns {
+			return picked[len(picked)-turns].Index, false
+		}
+		return 0, from > 0
+	}}
 }
 
 // Page reads entries lo..hi of the current conversation through its log's
