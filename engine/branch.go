@@ -90,7 +90,7 @@ func (e *Engine) EditAndResend(ctx context.Context, commandID, userEntryID, text
 	if err != nil {
 		return Receipt{}, fmt.Errorf("engine: fork: %w", err)
 	}
-	conv, err := b.SetHeadTail(id, tailEntries, tailStart())
+	conv, err := b.SetHeadTail(id, tailEntries, nil)
 	if err != nil {
 		return Receipt{}, fmt.Errorf("engine: switch to the new branch: %w", err)
 	}
@@ -123,7 +123,7 @@ func (e *Engine) SelectBranch(branch string) error {
 	if err != nil {
 		return err
 	}
-	conv, err := b.SetHeadTail(branch, tailEntries, tailStart())
+	conv, err := b.SetHeadTail(branch, tailEntries, nil)
 	if err != nil {
 		return err
 	}

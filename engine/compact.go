@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/provider"
 	"github.com/foliodev/folio/transcript"
@@ -54,7 +55,7 @@ func (e *Engine) maybeCompact(ctx context.Context, reg *region) {
 		return
 	}
 	e.mu.Lock()
-	msgs, entries, legacy := e.msgs, e.msgEntry, e.legacy
+	msgs, entries := e.msgs, e.msgEntry
 	e.mu.Unlock()
 	cut := len(msgs) - keepRecent
 	// Cut before a user message, so no tool result loses its call.
@@ -64,17 +65,7 @@ func (e *Engine) maybeCompact(ctx context.Context, reg *region) {
 	if cut < 2 {
 		return
 	}
-	// The summary covers the failures an older log held before the cut;
-	// the ones after it keep their place in what remains.
-	var before, after []splice
-	for _, s := range legacy {
-		if s.at <= cut {
-			before = append(before, s)
-		} else {
-			after = append(after, splice{at: s.at - cut + 1, msgs: s.msgs})
-		}
-	}
-	summary, err := e.summarize(ctx, spliced(msgs[:cut], before))
+	summary, err := e.summarize(ctx, msgs[:cut])
 	if err != nil || strings.TrimSpace(summary) == "" {
 		return
 	}
@@ -87,7 +78,7 @@ func (e *Engine) maybeCompact(ctx context.Context, reg *region) {
 		return
 	}
 	next := make([]message.Message, 0, len(msgs)-cut+1)
-	next = append(next, message.Text(message.User, "Summary of the earlier conversation:\n\n"+summary))
+	next = append(next, history.SummaryMessage(summary))
 	next = append(next, msgs[cut:]...)
 	nextEntries := append([]string{id}, entries[cut:]...)
 	e.mu.Lock()
@@ -95,7 +86,7 @@ func (e *Engine) maybeCompact(ctx context.Context, reg *region) {
 		e.mu.Unlock()
 		return
 	}
-	e.msgs, e.msgEntry, e.legacy = next, nextEntries, after
+	e.msgs, e.msgEntry = next, nextEntries
 	e.lastPrompt, e.lastPromptMsgs = 0, 0
 	e.mu.Unlock()
 	e.persist(reg)

@@ -108,7 +108,6 @@ type Engine struct {
 	// Owned by the loop goroutine.
 	msgs           []message.Message
 	msgEntry       []string // for each message, the entry it came with ("" unknown)
-	legacy         []splice // failures an older log holds only as entries (failmsg.go)
 	lastPrompt     int64    // prompt tokens the provider reported for the last request
 	lastPromptMsgs int
 	bridges        map[string]*bridge // open tool entries fed by host changes
@@ -167,6 +166,10 @@ func (e *Engine) Host() *toolview.Host { return e.host }
 // hydrated with doc (a new view lifetime) and msgs become the model-facing
 // history. Nothing restarts: partial text in doc is settled history, and no
 // request or approval is repeated. It fails while a turn runs or waits.
+//
+// msgs are taken as they are: pass what a history.Log read gives, in which
+// an older log's failures, held only as entries, are messages already
+// (history/failmsg.go).
 func (e *Engine) Resume(doc transcript.Document, msgs []message.Message) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -186,8 +189,9 @@ func (e *Engine) resumeLocked(doc transcript.Document, msgs []message.Message) e
 	if e.model != "" {
 		_ = e.store.Lease().SetModel(e.model)
 	}
+	// msgs come as history reads a log: an older log's failures are in
+	// them already (history/failmsg.go).
 	e.msgs = answerDangling(slices.Clip(msgs))
-	e.legacy = legacyFailures(doc, e.msgs) // sent with each request, never saved
 	e.msgEntry = make([]string, len(e.msgs))
 	e.lastPrompt, e.lastPromptMsgs = 0, 0
 	// A conversation that ended in a failure can be retried after resume;
@@ -230,7 +234,7 @@ func (e *Engine) Clear(docID string) error {
 	if e.model != "" {
 		_ = e.store.Lease().SetModel(e.model)
 	}
-	e.msgs, e.msgEntry, e.legacy = nil, nil, nil
+	e.msgs, e.msgEntry = nil, nil
 	e.lastPrompt, e.lastPromptMsgs, e.lastFailed = 0, 0, false
 	e.signalLocked()
 	return nil

@@ -236,3 +236,68 @@ func TestLegacyFailureMidLogKeepsItsPlace(t *testing.T) {
 		}
 	})
 }
+
+// Editing a prompt after a failed Jazz turn forks the conversation before
+// the edited turn: the branch holds the failure once, where it happened,
+// and the log's branch record counts only the messages the log holds.
+func TestEditAfterAJazzFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src, err := os.ReadFile("testdata/jazz/agent-1/conv-failed.jsonl")
+		must(t, err)
+		dir := t.TempDir() + "/conversations/agent-1"
+		must(t, os.MkdirAll(dir, 0o700))
+		path := dir + "/conv-failed.jsonl"
+		must(t, os.WriteFile(path, src, 0o600))
+		log, err := history.Open(path)
+		must(t, err)
+		defer log.Close()
+		p := newScripted(reply(text("noted"), done()))
+		store := transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))
+		eng := engine.New(store, p, engine.WithSaver(log))
+		defer eng.Close()
+		conv, err := eng.Open(log)
+		must(t, err)
+		d := conv.Document
+		edited := ""
+		for i := d.Len() - 1; i >= 0 && edited == ""; i-- {
+			if u, ok := d.At(i).Content.(transcript.User); ok && u.Text == "Thanks. Which registry?" {
+				edited = d.At(i).ID
+			}
+		}
+		if edited == "" {
+			t.Fatal("the fixture's last prompt is not in the tail")
+		}
+		ctx := context.Background()
+		if _, err := eng.EditAndResend(ctx, "e", edited, "Which registry, then?"); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := eng.Wait(ctx, "e"); err != nil || r.State != engine.Done {
+			t.Fatalf("turn: %+v %v", r, err)
+		}
+		msgs := p.reqs()[0].Messages
+		var got []string
+		for _, m := range msgs {
+			got = append(got, string(m.Role)+": "+m.Content)
+		}
+		if n := countFailures(msgs, "LLM request failed: 503 Service Unavailable"); n != 1 {
+			t.Fatalf("the branch's request holds the failure %d times:\n%s", n, strings.Join(got, "\n"))
+		}
+		if last := msgs[len(msgs)-1]; last.Content != "Which registry, then?" || slices.ContainsFunc(msgs, func(m message.Message) bool { return m.Content == "Thanks. Which registry?" }) {
+			t.Fatalf("the request is not the edited branch's:\n%s", strings.Join(got, "\n"))
+		}
+		raw, err := history.ReadFile(path)
+		must(t, err)
+		b, ok := raw.BranchInfo(raw.Head)
+		if !ok || b.Parent != history.Main {
+			t.Fatalf("the head %q is not a fork of main", raw.Head)
+		}
+		_, mainMsgs, err := raw.Branch(history.Main)
+		must(t, err)
+		if b.AfterMessage > len(mainMsgs) || slices.ContainsFunc(mainMsgs[:b.AfterMessage], func(m message.Message) bool { return strings.Contains(m.Content, "This reply failed") }) {
+			t.Fatalf("the fork shares %d of main's %d stored messages", b.AfterMessage, len(mainMsgs))
+		}
+		if bytes.Contains(mustRead(t, path), []byte("This reply failed")) {
+			t.Fatal("the recognised failure was written to the log")
+		}
+	})
+}

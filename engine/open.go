@@ -16,27 +16,22 @@ type TailLoader interface {
 }
 
 // LoadTail loads what Open resumes from: the log's last tailEntries entries
-// of the document, or more when the messages reach further back. Resume
-// pairs the prompts of the document with the user messages to find failed
-// turns that an older log holds only as entries (legacyFailures), so the
-// window starts at the first prompt that pairing could use (pairedStart):
-// the turns of the messages since the last compaction, and none before.
+// of the document and the model-facing messages since the last
+// compaction. The messages come as history reads them: an older log's
+// failures, which it holds only as entries, are in them already
+// (history/failmsg.go), so the window needs no entry before its last
+// tailEntries.
 func LoadTail(l TailLoader) (*history.Conversation, error) {
-	return l.LoadTail(tailEntries, tailStart())
-}
-
-// tailStart is the TailStart of LoadTail.
-func tailStart() *history.TailStart {
-	return &history.TailStart{Kinds: promptKinds, Start: pairedStart}
+	return l.LoadTail(tailEntries, nil)
 }
 
 // Open continues the conversation l holds, like Resume, loading only what a
 // turn needs: the model-facing messages since the last compaction and the
-// end of the document (LoadTail): its last tailEntries entries and the
-// turns of those messages. The entries before them stay on
-// disk (transcript.Document.Elided counts them); every record of the log is
-// still read and checked. New entry IDs come from the store's own
-// namespace, so they cannot repeat an entry that was not loaded.
+// end of the document (LoadTail): its last tailEntries entries. The
+// entries before them stay on disk (transcript.Document.Elided counts
+// them); every record of the log is still read and checked. New entry IDs
+// come from the store's own namespace, so they cannot repeat an entry that
+// was not loaded.
 //
 // The engine's saver should be the same log, so its saves continue from
 // the tail. Reading the whole document (a terminal resuming a conversation

@@ -75,7 +75,7 @@ func (a *agent) request() provider.Request {
 	req := provider.Request{Model: a.e.model, System: a.e.system, Messages: *a.msgs}
 	if a.main {
 		a.e.mu.Lock()
-		req.Messages = spliced(a.e.msgs, a.e.legacy)
+		req.Messages = a.e.msgs
 		a.e.mu.Unlock()
 	}
 	if a.tools != nil {

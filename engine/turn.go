@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/provider"
 	"github.com/foliodev/folio/tools"
@@ -322,7 +323,7 @@ func (a *agent) run(ctx context.Context) runResult {
 			continue
 		case res.err != nil:
 			a.closeCalls(res.calls, "the model request failed")
-			a.add(failureMessage(res.text, headline(res.err)), res.answerID) // failmsg.go
+			a.add(history.FailureMessage(res.text, headline(res.err)), res.answerID)
 			return runResult{out: outFailed, err: res.err}
 		}
 		a.add(res.assistant(a.steered), res.answerID)

@@ -266,11 +266,11 @@ func (r *reader) finishBranches() error {
 	c.Head = r.tree.head
 	c.Branches = append(c.Branches, Branch{ID: Main})
 	if len(r.tree.order) == 0 {
-		return r.finishHead()
+		return r.finishHead(true)
 	}
 	c.views = make(map[string]branchView, len(r.tree.order)+1)
 	build := func(id string) error {
-		if err := r.finishHead(); err != nil {
+		if err := r.finishHead(id == c.Head); err != nil {
 			return err
 		}
 		c.views[id] = branchView{doc: c.Document, msgs: c.Messages}
@@ -361,12 +361,19 @@ func (l *Log) Head() (string, error) {
 // disk (ErrUnknownBranch, ErrForkPoint): through a file log's page index
 // when it can be, which costs finding afterEntry there, else by reading the
 // whole log.
+//
+// For the head, afterMessage counts the messages as this Log's last read
+// gave them, with the failures it added for an older log (failmsg.go);
+// the branch record counts what the log holds.
 func (l *Log) Fork(parent, afterEntry string, afterMessage int, title string) (string, error) {
 	if l.closed {
 		return "", ErrClosed
 	}
 	if err := l.ensureLoaded(); err != nil {
 		return "", err
+	}
+	if parent == l.head {
+		afterMessage = storedBefore(afterMessage, l.synth)
 	}
 	v, err := l.branchView(parent, afterEntry)
 	if err != nil {
@@ -460,6 +467,9 @@ func (l *Log) branchView(branch, entry string) (forkView, error) {
 		return forkView{}, err
 	}
 	v := forkView{head: c.Head, msgs: len(msgs)}
+	if branch == c.Head {
+		v.msgs -= len(c.synth) // what the log holds (failmsg.go)
+	}
 	if entry != "" {
 		_, v.has = doc.Index(entry)
 	}

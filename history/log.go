@@ -35,6 +35,7 @@ type Log struct {
 	uiOnDisk   bool                     // false while the document is derived
 	reserved   map[string]struct{}
 	msgs       []message.Message
+	synth      []int     // indices in msgs of the messages the read added for failures (failmsg.go)
 	head       string    // the branch saves go to; its records are wrapped in on-branch unless it is Main
 	branches   int       // how many branches the log has (main included), for the summary file
 	list       listState // what a listing of the file shows beyond doc and msgs, for the summary file
@@ -144,7 +145,7 @@ func (l *Log) LoadTail(n int, widen *TailStart) (*Conversation, error) {
 	}
 	st, err := l.tailFromIndex(max(n, 1), widen)
 	if err != nil {
-		st, _, err = l.readWith(func(data []byte) (*reader, error) { return parseTail(data, max(n, 1), widen) })
+		st, _, err = l.readWith(func(data []byte) (*reader, error) { return parseTailWith(data, max(n, 1), widen, true) })
 	}
 	if err != nil {
 		return nil, err
@@ -218,6 +219,10 @@ func (l *Log) readWith(parse func([]byte) (*reader, error)) (*reader, []byte, er
 		return nil, nil, err
 	}
 	st, err := parse(data)
+	if err == nil && !st.light {
+		// A whole read: the rule reads the document as it is.
+		err = st.conv.normalize(docSource{st.conv.Document})
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", l.m.Name(), err)
 	}
@@ -234,12 +239,12 @@ func (l *Log) tailFromIndex(n int, widen *TailStart) (*reader, error) {
 	switch m := l.m.(type) {
 	case *fileMedium:
 		m.settleIndex()
-		if st, err = tailFromIndex(m.path, n, widen); err == nil {
+		if st, err = tailFromIndexWith(m.path, n, widen, true); err == nil {
 			m.size = int64(st.size)
 		}
 	case CopyMedium:
 		err = m.ReadCopy(func(path string, size int64) error {
-			r, err := tailFromIndex(path, n, widen)
+			r, err := tailFromIndexWith(path, n, widen, true)
 			if err == nil && int64(r.size) != size {
 				// The copy is not the log the medium holds.
 				err = fmt.Errorf("%w: the copy has %d bytes, the log %d", errNoIndexTail, r.size, size)
@@ -275,7 +280,7 @@ func (l *Log) adopt(st *reader, size int64) {
 	}
 	l.uiOnDisk = st.uiLines > 0
 	l.reserved = st.reserved
-	l.msgs = st.conv.Messages
+	l.msgs, l.synth = st.conv.Messages, st.conv.synth
 	l.head, l.branches = st.conv.Head, len(st.conv.Branches)
 	l.list = listState{title: st.conv.Title, problems: len(st.conv.Problems), lastAt: st.lastAt, metaTime: st.metaTime}
 	// Having read the whole log, refresh its summary: a log last written by
@@ -288,7 +293,7 @@ func (l *Log) reset() {
 	l.header = Header{Version: Version, ConversationID: l.id}
 	l.size, l.terminated, l.uiOnDisk = 0, true, false
 	l.reserved = map[string]struct{}{}
-	l.msgs = nil
+	l.msgs, l.synth = nil, nil
 	l.head, l.branches = Main, 1
 	l.list = listState{}
 }

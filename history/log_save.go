@@ -45,7 +45,10 @@ func (l *Log) SaveEntries(entries []transcript.Entry, msgs []message.Message) er
 //   - Every entry is written as its durable view (transcript.Entry.Durable):
 //     an open tool's argument draft and ephemeral items stay in memory.
 //   - Likewise new messages are appended; a message list that no longer
-//     starts with the saved one is written after a rewrite record.
+//     starts with the saved one is written after a rewrite record. The
+//     saved list includes the failure messages the last read added for
+//     an older log (failmsg.go): appending after them writes only the new
+//     messages, and a rewrite writes them as ordinary messages.
 //   - An unchanged save writes nothing.
 //
 // Everything is validated and encoded before the file is touched. The new
@@ -70,6 +73,7 @@ func (l *Log) Save(doc transcript.Document, msgs []message.Message) error {
 	var buf []byte
 
 	// Model-facing messages first: they are what a resumed turn needs most.
+	rewrote := false
 	if samePrefixMsgs(l.msgs, msgs) {
 		for _, m := range msgs[len(l.msgs):] {
 			var err error
@@ -78,6 +82,7 @@ func (l *Log) Save(doc transcript.Document, msgs []message.Message) error {
 			}
 		}
 	} else {
+		rewrote = true
 		buf = appendRewriteRecord(buf, at)
 		for _, m := range msgs {
 			var err error
@@ -166,6 +171,11 @@ func (l *Log) Save(doc transcript.Document, msgs []message.Message) error {
 	// An upgrade on the way read the log whole; what it holds is still
 	// the entries doc leaves out, then doc's.
 	l.doc, l.base, l.saved, l.tail, l.msgs = doc, doc.Elided(), settled, tail, msgs
+	if rewrote {
+		// The list went out whole: the failures a read added are in the
+		// log now, as the messages they are.
+		l.synth = nil
+	}
 	if wroteUI {
 		l.uiOnDisk = true
 	}

@@ -125,6 +125,11 @@ type reader struct {
 	metaTime time.Time
 	lastAt   time.Time
 	tree     tree
+
+	// failures: a light read for a Log, which gives the head's messages
+	// with the failures an older log holds only as entries (failmsg.go);
+	// it holds prompts and compactions whole, and normalized says it did.
+	failures, normalized bool
 }
 
 // The members a record may carry, as bits.
@@ -244,8 +249,15 @@ type lineRange struct{ start, end int }
 // shares data's memory.
 // widen, when not nil, may start the window earlier.
 func parseTail(data []byte, window int, widen *TailStart) (*reader, error) {
+	return parseTailWith(data, window, widen, false)
+}
+
+// parseTailWith is parseTail; with failures, the head's messages hold the
+// failures an older log holds only as entries, as a Log reads them.
+func parseTailWith(data []byte, window int, widen *TailStart, failures bool) (*reader, error) {
 	s := newScanner(false, bytes.Count(data, []byte{'\n'})+1)
 	s.r.keep, s.r.light, s.r.window, s.r.data, s.r.widen, s.quiet = true, true, window, data, widen, true
+	s.r.failures = failures
 	if err := s.recordsIn(data); err != nil {
 		return nil, err
 	}
@@ -303,7 +315,7 @@ func (r *reader) hold(e transcript.Entry) transcript.Entry {
 		}
 		return e
 	}
-	if r.widen != nil && r.widen.picks(e) {
+	if r.widen != nil && r.widen.picks(e) || r.failures && (isPromptKind(e.Content.Kind()) || e.Content.Kind() == transcript.KindCompaction) {
 		return e // read in place: copied if it ends up in the window
 	}
 	if start := r.offset(unsafe.String(unsafe.SliceData(r.cur), len(r.cur))); len(r.stubLines) == 0 || r.stubLines[len(r.stubLines)-1].start != start {
@@ -397,8 +409,8 @@ func (r *reader) finish() error {
 }
 
 // finishHead builds the document of the branch whose state is in the
-// reader's own fields.
-func (r *reader) finishHead() error {
+// reader's own fields; head says it is the head's.
+func (r *reader) finishHead(head bool) error {
 	c := r.conv
 	c.Derived = false
 	entries := r.entries
@@ -436,7 +448,7 @@ func (r *reader) finishHead() error {
 		}
 		win := slices.Clone(entries[from:])
 		for i, e := range win {
-			if e.Content != nil && r.widen != nil {
+			if e.Content != nil && (r.widen != nil || r.failures) {
 				win[i] = copyEntry(e) // kept whole, read in place
 			}
 		}
@@ -456,6 +468,15 @@ func (r *reader) finishHead() error {
 	}
 	c.Document = doc
 	c.MessageAt = slices.Clip(r.msgAt)
+	if r.light && r.failures && head {
+		// The head's messages as a Log gives them. The document is only
+		// the window, so the rule reads the entries the read kept:
+		// prompts whole, stubs decoded as it asks for them.
+		if err := c.normalize(&lightSource{r: r, entries: entries}); err != nil {
+			return err
+		}
+		r.normalized = true
+	}
 	return nil
 }
 

@@ -153,6 +153,9 @@ type Conversation struct {
 	// UI records at all, entries derived from the messages.
 	Document transcript.Document
 	// Messages is the model-facing conversation since the last rewrite.
+	// A Log's reads (Load, LoadTail, SetHead) give the head's with the
+	// failures an older log holds only as entries put in (failmsg.go);
+	// Read and the Scanner give them as stored.
 	Messages []message.Message
 	// MessageAt holds the at of each message's record (the Unix epoch
 	// where it was missing or unreadable), index for index with Messages.
@@ -172,6 +175,10 @@ type Conversation struct {
 	Branches []Branch
 	// views holds every branch's document and messages.
 	views map[string]branchView
+	// synth holds the indices in Messages of the messages a Log's read
+	// added for failures an older log holds only in its entries
+	// (failmsg.go), in order; Messages less them is what the log holds.
+	synth []int
 	// Legacy is true when the log is version 2; its UI entries were decoded
 	// from rendered text.
 	Legacy bool

@@ -123,7 +123,7 @@ func (l *Log) storeSummary() {
 	}
 	l.m.Noted(Summary{
 		ID: l.header.ConversationID, Path: l.m.Name(), Version: l.header.Version,
-		Title: DisplayTitle(l.list.title, l.msgs), Entries: l.base + l.doc.Len(), Messages: len(l.msgs),
+		Title: DisplayTitle(l.list.title, stored(l.msgs, l.synth)), Entries: l.base + l.doc.Len(), Messages: len(l.msgs) - len(l.synth),
 		Problems: l.list.problems, UpdatedAt: l.list.updatedAt(), Head: l.head,
 		StartedAt: l.header.StartedAt, Branched: l.branches > 1,
 	})
@@ -136,9 +136,11 @@ var errDerived = errors.New("history: the document is derived from messages")
 // summaryOfConv is what a listing shows of a conversation just read, whole
 // or its tail (the entries a tail leaves out count).
 func summaryOfConv(c *Conversation) Summary {
+	// What the log holds, less the failures a Log's read added.
+	msgs := stored(c.Messages, c.synth)
 	return Summary{
 		ID: c.Header.ConversationID, Version: c.Header.Version,
-		Title: DisplayTitle(c.Title, c.Messages), Entries: c.Document.Elided() + c.Document.Len(), Messages: len(c.Messages),
+		Title: DisplayTitle(c.Title, msgs), Entries: c.Document.Elided() + c.Document.Len(), Messages: len(msgs),
 		Problems: len(c.Problems), UpdatedAt: c.UpdatedAt, Head: c.Head,
 		StartedAt: c.Header.StartedAt, Branched: len(c.Branches) > 1,
 	}

@@ -43,14 +43,26 @@ var errNoIndexTail = errors.New("history: the page index cannot answer this tail
 // tailFromIndex is parseTail for the log file at path, read through its
 // page index.
 func tailFromIndex(path string, window int, widen *TailStart) (*reader, error) {
+	return tailFromIndexWith(path, window, widen, false)
+}
+
+// tailFromIndexWith is tailFromIndex; with failures, the head's messages
+// hold the failures an older log holds only as entries, as a Log reads
+// them (failmsg.go).
+func tailFromIndexWith(path string, window int, widen *TailStart, failures bool) (*reader, error) {
 	if !inConversations(filepath.Dir(path)) {
 		return nil, errNoIndexTail
 	}
-	return readTail(path, window, widen)
+	return readTailWith(path, window, widen, failures)
 }
 
 // readTail is tailFromIndex for a log anywhere.
 func readTail(path string, window int, widen *TailStart) (*reader, error) {
+	return readTailWith(path, window, widen, false)
+}
+
+// readTailWith is tailFromIndexWith for a log anywhere.
+func readTailWith(path string, window int, widen *TailStart, failures bool) (*reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, errNoIndexTail
@@ -115,8 +127,10 @@ func readTail(path string, window int, widen *TailStart) (*reader, error) {
 		views = make(map[string]branchView, len(st.branches))
 	}
 	var head branchTail
-	for _, br := range order {
-		bt, err := t.branch(r, br, window, widen)
+	for k, br := range order {
+		// Only the head's messages are given as a Log reads them, as a
+		// whole read gives them.
+		bt, err := t.branch(r, br, window, widen, failures && k == len(order)-1)
 		if err != nil {
 			return nil, err
 		}
@@ -138,7 +152,7 @@ func readTail(path string, window int, widen *TailStart) (*reader, error) {
 		c.Branches = append(c.Branches, br.info)
 	}
 	hb := st.branch(st.head)
-	c.Document, c.Messages, c.MessageAt = head.doc, head.msgs, slices.Clip(head.msgAt)
+	c.Document, c.Messages, c.MessageAt, c.synth = head.doc, head.msgs, slices.Clip(head.msgAt), head.synth
 	r.msgAt = head.msgAt
 	r.reserved = hb.reservedSet()
 	r.lastAt, r.metaTime = st.lastAt, st.metaTime
@@ -157,11 +171,17 @@ type branchTail struct {
 	msgs       []message.Message
 	msgAt      []time.Time
 	settledLen int
+	synth      []int // the messages failures added (failmsg.go)
 }
 
 // branch reads branch br's messages and window through the index, as the
 // whole pass's finishHead builds them in a light read.
-func (t *tailRead) branch(r *reader, br *ixBranch, window int, widen *TailStart) (branchTail, error) {
+// With failures, its messages hold the failures an older log holds only as
+// entries (failmsg.go): the rule reads the refs back from the end only as
+// far as pairing the prompts with the messages needs, and decodes the
+// prompts and the few entries of failed turns it asks for, never the
+// document between them.
+func (t *tailRead) branch(r *reader, br *ixBranch, window int, widen *TailStart, failures bool) (branchTail, error) {
 	var bt branchTail
 	var err error
 	if bt.msgs, bt.msgAt, err = t.messages(r, br); err != nil {
@@ -172,6 +192,13 @@ func (t *tailRead) branch(r *reader, br *ixBranch, window int, widen *TailStart)
 		return bt, fmt.Errorf("%w: %v", errNoIndexTail, err)
 	}
 	t.decoded = nil
+	if failures {
+		sp, err := failureSplices(&indexSource{t: t, doc: doc, base: doc.Len()}, bt.msgs)
+		if err != nil {
+			return bt, err
+		}
+		bt.msgs, bt.msgAt, bt.synth = normalized(bt.msgs, bt.msgAt, sp)
+	}
 	total, settled := doc.Len(), br.count
 	from := max(0, min(total-window, settled))
 	if widen != nil && widen.Start != nil {

@@ -15,6 +15,15 @@ type Pager interface {
 	Page(lo, hi int) (entries []transcript.Entry, sizes []int, err error)
 }
 
+// Finder is a Pager that also finds where an entry is in the
+// conversation (a chat host's, over the log's page index), so the view can
+// go to an entry the engine's document does not hold: a search hit.
+type Finder interface {
+	// Find returns entry id's position, or -1 when the conversation does
+	// not have it.
+	Find(id string) (int, error)
+}
+
 // pageEntries is how many entries one page read brings.
 const pageEntries = 128
 
@@ -179,6 +188,24 @@ func (v *Viewport) anchorIn(es []transcript.Entry) bool {
 		}
 	}
 	return false
+}
+
+// pageAt makes the paged entries the page around position at, before the
+// engine's document, in place of any others. It reports whether the page
+// was read.
+func (v *Viewport) pageAt(at int) bool {
+	lo := max(0, at-pageEntries/2)
+	hi := min(lo+pageEntries, v.src.Elided())
+	es, sizes, ok := v.read(lo, hi)
+	if !ok {
+		return false
+	}
+	v.pg = paged{es: es, sizes: sizes, lo: lo}
+	for _, s := range sizes {
+		v.pg.bytes += s
+	}
+	v.compose()
+	return true
 }
 
 // PagedBytes is the stored size of the paged entries the view holds.

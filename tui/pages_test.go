@@ -192,3 +192,75 @@ type failing string
 func (f failing) Page(lo, hi int) ([]transcript.Entry, []int, error) {
 	return nil, nil, errors.New(string(f))
 }
+
+// findingPager is a logPager that finds entries, as the chat's does.
+type findingPager struct{ logPager }
+
+func (p *findingPager) Find(id string) (int, error) {
+	f, err := os.Open(p.path)
+	if err != nil {
+		return -1, err
+	}
+	defer f.Close()
+	ix, err := history.OpenIndex(p.path, f, 0)
+	if err != nil {
+		return -1, err
+	}
+	defer ix.Close()
+	d, err := ix.Document(ix.Head())
+	if err != nil {
+		return -1, err
+	}
+	return d.Find(id)
+}
+
+// ScrollTo an entry far before the engine's tail (a search hit) reads its
+// page and puts it at the top; with a Pager that cannot find entries, or
+// for an ID the conversation lacks, it reports false.
+func TestViewportScrollToAnEntryBeforeTheTail(t *testing.T) {
+	t.Parallel()
+	path := genLog(t, 20000, 7)
+	whole, err := history.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := whole.Document.Entries()
+	src := resumedTail(t, path)
+	target := all[src.Elided()/3].ID
+	for _, c := range []struct {
+		name  string
+		pager Pager
+		id    string
+		want  bool
+	}{
+		{"finder", &findingPager{logPager{path: path}}, target, true},
+		{"pager only", &logPager{path: path}, target, false},
+		{"unknown", &findingPager{logPager{path: path}}, "no-such-entry", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := NewViewport(NewCache(NewPainter(PlainTheme)), 80, 30)
+			v.Pager = c.pager
+			v.SetDocument(src, 1)
+			if got := v.ScrollTo(c.id); got != c.want {
+				t.Fatalf("ScrollTo = %v, want %v", got, c.want)
+			}
+			v.Lines()
+			checkWindow(t, v, all, c.name)
+			if _, ok := v.doc.Index(target); ok != c.want {
+				t.Fatalf("the window holds the entry: %v", ok)
+			}
+			if c.want && v.anchorID != v.doc.At(runAt(v.doc, mustIndex(t, v.doc, target)).start).ID {
+				t.Fatalf("the window is anchored at %q, not at the entry's run", v.anchorID)
+			}
+		})
+	}
+}
+
+func mustIndex(t *testing.T, d transcript.Document, id string) int {
+	t.Helper()
+	i, ok := d.Index(id)
+	if !ok {
+		t.Fatalf("no entry %q", id)
+	}
+	return i
+}

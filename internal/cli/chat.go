@@ -195,6 +195,9 @@ func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
 	// The classic view asked for every turn reads the whole conversation;
 	// everything else opens its tail.
 	s.whole = f.classic && f.tail.turns < 0
+	if f.classic && f.tail.turns > 0 {
+		s.turns = f.tail.turns
+	}
 	if f.resume.id != "" {
 		s.warn = stdio.Err
 		if err := s.resume(f.resume.id); err != nil {
@@ -255,6 +258,9 @@ type chatSession struct {
 	// whole makes resume read the whole document (the classic view
 	// printing every turn) instead of its tail.
 	whole bool
+	// turns makes resume reach back to the last turns user entries when
+	// the engine's tail holds fewer (the classic view printing --tail N).
+	turns int
 
 	mu  sync.Mutex
 	log *history.Log
@@ -364,6 +370,9 @@ func (s *chatSession) resume(id string) error {
 
 // open hydrates the engine from log: its tail, or with whole every entry.
 func (s *chatSession) open(log *history.Log) (*history.Conversation, error) {
+	if s.turns > 0 {
+		return s.eng.Open(turnsLoader{log, s.turns})
+	}
 	if !s.whole {
 		return s.eng.Open(log)
 	}
@@ -372,6 +381,28 @@ func (s *chatSession) open(log *history.Log) (*history.Conversation, error) {
 		return nil, err
 	}
 	return conv, s.eng.Resume(conv.Document, conv.Messages)
+}
+
+// turnsLoader is a log whose tail reaches back to its last turns user
+// entries, for the classic view printing that many turns on resume.
+type turnsLoader struct {
+	log   *history.Log
+	turns int
+}
+
+func (t turnsLoader) LoadTail(n int, _ *history.TailStart) (*history.Conversation, error) {
+	return t.log.LoadTail(n, lastTurns(t.turns))
+}
+
+// lastTurns is a TailStart that starts the window at the last turns user
+// entries of the document (or its first entry when it has fewer).
+func lastTurns(turns int) *history.TailStart {
+	return &history.TailStart{Kinds: []transcript.Kind{transcript.KindUser}, Start: func(picked []history.Picked, from int, _ []message.Message) (int, bool) {
+		if len(picked) >= turns {
+			return picked[len(picked)-turns].Index, false
+		}
+		return 0, from > 0
+	}}
 }
 
 // Page reads entries lo..hi of the current conversation through its log's
@@ -409,6 +440,32 @@ func (s *chatSession) Page(lo, hi int) ([]transcript.Entry, []int, error) {
 		sizes[i] = int(r.Len)
 	}
 	return es, sizes, nil
+}
+
+var _ tui.Finder = (*chatSession)(nil)
+
+// Find returns the position of entry id in the current conversation's
+// head, through its log's page index (tui.Finder): a search hit the
+// engine's tail does not hold.
+func (s *chatSession) Find(id string) (int, error) {
+	s.mu.Lock()
+	path := s.log.Path()
+	s.mu.Unlock()
+	f, err := os.Open(path)
+	if err != nil {
+		return -1, err
+	}
+	defer f.Close()
+	ix, err := history.OpenIndex(path, f, 0)
+	if err != nil {
+		return -1, err
+	}
+	defer ix.Close()
+	d, err := ix.Document(ix.Head())
+	if err != nil {
+		return -1, err
+	}
+	return d.Find(id)
 }
 
 // showCommand is the command that prints the current conversation whole,

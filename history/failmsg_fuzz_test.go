@@ -1,6 +1,7 @@
-package engine
+package history
 
 import (
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ func docAndMsgsFrom(data []byte) (transcript.Document, []message.Message) {
 		case 7:
 			msgs = append(msgs, message.Text(message.Assistant, w))
 			if b&0x80 != 0 {
-				msgs = append(msgs, failureMessage(w, "x"))
+				msgs = append(msgs, FailureMessage(w, "x"))
 			}
 			continue
 		}
@@ -54,13 +55,27 @@ func docAndMsgsFrom(data []byte) (transcript.Document, []message.Message) {
 
 // FuzzLegacyFailures: whatever a log holds, recognising its failures never
 // panics, places each splice within the messages in order, and adds one
-// failure message per splice.
+// failure message per splice; reading the prompts from the end back
+// (failureSplices, as a tail read does) finds what reading them all does.
+// The normalized list holds the added messages where the splices say,
+// and less them is the list as stored.
 func FuzzLegacyFailures(f *testing.F) {
 	f.Add([]byte{0x10, 0x06 | 0x10, 0x12, 0x13, 0x20, 0x14, 0x20 | 0x06, 0x27})
 	f.Add([]byte{0x30, 0x04, 0x10, 0x10 | 0x06, 0x17, 0x13})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, msgs := docAndMsgsFrom(data)
-		sp := legacyFailures(doc, msgs)
+		sp, err := failureSplices(docSource{doc}, msgs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, _ := docSource{doc}.prompts(0, doc.Len())
+		whole, err := legacyFailures(docSource{doc}, all, msgs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(sp, whole) {
+			t.Fatalf("from the end %+v, from all prompts %+v", sp, whole)
+		}
 		prev := 0
 		for _, s := range sp {
 			if s.at < prev || s.at > len(msgs) {
@@ -77,7 +92,15 @@ func FuzzLegacyFailures(f *testing.F) {
 				t.Fatalf("a splice holds %d failure messages: %+v", n, s.msgs)
 			}
 		}
-		out := spliced(msgs, sp)
+		out, _, added := normalized(msgs, nil, sp)
+		for _, i := range added {
+			if !isFailureMessage(out[i]) && out[i].Role != message.User {
+				t.Fatalf("added message %d is %+v", i, out[i])
+			}
+		}
+		if back := stored(out, added); len(back) != len(msgs) || len(msgs) > 0 && !reflect.DeepEqual(back, msgs) {
+			t.Fatalf("the normalized list less the added is %+v, not %+v", back, msgs)
+		}
 		if want := len(msgs) + func() int {
 			k := 0
 			for _, s := range sp {

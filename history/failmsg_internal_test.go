@@ -1,30 +1,28 @@
-package engine
+package history
 
 import (
 	"testing"
 
-	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/message"
-	"github.com/foliodev/folio/transcript"
 )
 
-func prompts(at ...any) []history.Picked {
-	var out []history.Picked
+func prompts(at ...any) []prompt {
+	var out []prompt
 	for i := 0; i < len(at); i += 2 {
-		out = append(out, history.Picked{Index: at[i].(int), Entry: transcript.Entry{ID: "p", Content: transcript.User{Text: at[i+1].(string)}}})
+		out = append(out, prompt{entry: at[i].(int), text: at[i+1].(string), user: true, msg: -1})
 	}
 	return out
 }
 
-// TestPairedStartFromTheEnd: the window rule decides from the last
-// prompts once every user message is paired, asks for more while one is
-// not, and never pairs a compaction's summary with a prompt whose text
-// happens to start it.
-func TestPairedStartFromTheEnd(t *testing.T) {
-	summary := message.Text(message.User, summaryLead+"the user asked things")
+// TestFailureStartFromTheEnd: the rule decides from the last prompts once
+// every user message is paired, asks for more while one is not, and never
+// pairs a compaction's summary with a prompt whose text happens to start
+// it.
+func TestFailureStartFromTheEnd(t *testing.T) {
+	summary := SummaryMessage("the user asked things")
 	for _, c := range []struct {
 		name   string
-		picked []history.Picked
+		picked []prompt
 		from   int
 		msgs   []message.Message
 		start  int
@@ -42,9 +40,9 @@ func TestPairedStartFromTheEnd(t *testing.T) {
 			[]message.Message{message.Text(message.User, "q1")}, 2, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			start, more := pairedStart(c.picked, c.from, c.msgs)
+			start, more := failureStart(c.picked, c.from, c.msgs)
 			if more != c.more || !more && start != c.start {
-				t.Fatalf("pairedStart = %d, %v; want %d, %v", start, more, c.start, c.more)
+				t.Fatalf("failureStart = %d, %v; want %d, %v", start, more, c.start, c.more)
 			}
 		})
 	}
