@@ -55,7 +55,7 @@ var apiPackages = []struct {
 	{dir: "server", check: true},
 	{dir: "server/pager", check: true},
 	{dir: "store/pgstore", check: true},
-	{dir: "tui", check: false},
+	{dir: "tui", check: true},
 	{dir: "webui", check: true},
 	{dir: "history/export", check: true},
 	{dir: "internal/cli", check: false},

@@ -117,7 +117,7 @@ type App struct {
 	shown         transcript.Document // snap's document as visible now
 	width, height int
 
-	view    *Viewport // fullscreen
+	view    *viewport // fullscreen
 	classic *Classic  // inline
 	live    []string  // classic live region
 	printQ  []string  // classic lines waiting to be printed, in order
@@ -191,8 +191,8 @@ func NewApp(o Options) *App {
 			a.inline = NewInline(o.Output)
 		}
 	} else {
-		a.view = NewViewport(NewCache(NewPainter(o.Theme, opts...)), a.width, a.height)
-		a.view.Keys = KeyMap{
+		a.view = newViewport(newRenderCache(NewPainter(o.Theme, opts...)), a.width, a.height)
+		a.view.Keys = keyMap{
 			LineUp: []string{"shift+up"}, LineDown: []string{"shift+down"},
 			PageUp: []string{"pgup"}, PageDown: []string{"pgdown"},
 			Top: []string{"ctrl+home"}, Latest: []string{"ctrl+end"},

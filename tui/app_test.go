@@ -244,7 +244,7 @@ func TestFooterText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := FooterText(tt.live, tt.approval, now); got != tt.want {
+			if got := footerText(tt.live, tt.approval, now); got != tt.want {
 				t.Fatalf("FooterText = %q, want %q", got, tt.want)
 			}
 		})

@@ -8,7 +8,7 @@ import (
 	"github.com/foliodev/folio/transcript"
 )
 
-// Cache holds painted runs so a frame paints only what it shows, once.
+// renderCache holds painted runs so a frame paints only what it shows, once.
 //
 // Settled runs are keyed by their entries' fingerprints, the width, which
 // members are expanded, and the painter's theme and view: a key names its
@@ -26,9 +26,9 @@ import (
 // so each frame renders only the unstable tail. When the answer settles,
 // its state seeds the cache entry of the settled fact.
 //
-// A Cache is not safe for concurrent use; the view that owns it calls it
+// A renderCache is not safe for concurrent use; the view that owns it calls it
 // from one goroutine (Bubble Tea's update loop).
-type Cache struct {
+type renderCache struct {
 	painter  *Painter
 	lines    map[runKey]*list.Element
 	lru      *list.List // of *cached, most recent first
@@ -77,9 +77,9 @@ func lineBytes(lines []string) int {
 	return n
 }
 
-// NewCache returns an empty cache painting with p.
-func NewCache(p *Painter) *Cache {
-	return &Cache{
+// newRenderCache returns an empty cache painting with p.
+func newRenderCache(p *Painter) *renderCache {
+	return &renderCache{
 		painter:  p,
 		lines:    map[runKey]*list.Element{},
 		lru:      list.New(),
@@ -91,13 +91,13 @@ func NewCache(p *Painter) *Cache {
 
 // SetPainter switches to painter p. Cached lines of another theme stay
 // keyed by it and are simply not used; stream states are dropped.
-func (c *Cache) SetPainter(p *Painter) {
+func (c *renderCache) SetPainter(p *Painter) {
 	c.painter = p
 	c.resetStreams()
 }
 
 // Painter returns the cache's painter.
-func (c *Cache) Painter() *Painter { return c.painter }
+func (c *renderCache) Painter() *Painter { return c.painter }
 
 // block is a run of a document located by index: entries [start, end).
 type block struct{ start, end int }
@@ -176,14 +176,14 @@ func (p painted) Line(i int) string {
 
 // run paints the run b of d at width. expanded reports whether an entry ID
 // is expanded. Runs after the first are preceded by a blank line.
-func (c *Cache) run(d transcript.Document, b block, width int, expanded func(string) bool) painted {
+func (c *renderCache) run(d transcript.Document, b block, width int, expanded func(string) bool) painted {
 	out := c.body(d, b, width, expanded)
 	out.sep = separated(d, b)
 	return out
 }
 
 // height is the number of lines run b takes, separator included.
-func (c *Cache) height(d transcript.Document, b block, width int, expanded func(string) bool) int {
+func (c *renderCache) height(d transcript.Document, b block, width int, expanded func(string) bool) int {
 	if k, ok := c.key(d, b, width, expanded); ok {
 		if h, ok := c.heights[k]; ok {
 			if h > 0 && separated(d, b) {
@@ -197,7 +197,7 @@ func (c *Cache) height(d transcript.Document, b block, width int, expanded func(
 
 // key returns the cache key of a run, or false when the run has an open
 // entry and must be painted fresh.
-func (c *Cache) key(d transcript.Document, b block, width int, expanded func(string) bool) (runKey, bool) {
+func (c *renderCache) key(d transcript.Document, b block, width int, expanded func(string) bool) (runKey, bool) {
 	k := runKey{width: width, theme: c.painter.theme, classic: c.painter.classic}
 	if b.end-b.start == 1 {
 		if d.IsOpen(b.start) {
@@ -224,7 +224,7 @@ func (c *Cache) key(d transcript.Document, b block, width int, expanded func(str
 	return k, true
 }
 
-func (c *Cache) body(d transcript.Document, b block, width int, expanded func(string) bool) painted {
+func (c *renderCache) body(d transcript.Document, b block, width int, expanded func(string) bool) painted {
 	k, cacheable := c.key(d, b, width, expanded)
 	if !cacheable {
 		if b.end-b.start == 1 {
@@ -256,7 +256,7 @@ func (c *Cache) body(d transcript.Document, b block, width int, expanded func(st
 	return painted{head: lines}
 }
 
-func (c *Cache) paintRun(d transcript.Document, b block, width int, expanded func(string) bool) []string {
+func (c *renderCache) paintRun(d transcript.Document, b block, width int, expanded func(string) bool) []string {
 	c.Renders++
 	r := Run{Entries: make([]transcript.Entry, 0, b.end-b.start)}
 	for i := b.start; i < b.end; i++ {
@@ -268,7 +268,7 @@ func (c *Cache) paintRun(d transcript.Document, b block, width int, expanded fun
 	return c.painter.Paint(r, width)
 }
 
-func (c *Cache) store(k runKey, lines []string) {
+func (c *renderCache) store(k runKey, lines []string) {
 	c.heights[k] = len(lines)
 	if len(c.heights) > maxHeights {
 		clear(c.heights) // rare; heights are cheap to measure again
@@ -306,7 +306,7 @@ type stream struct {
 // streaming paints an open answer: the stable prefix from its stream
 // state (extended by any blocks completed since the last frame), then the
 // tail, rendered fresh.
-func (c *Cache) streaming(id, src string, width int) painted {
+func (c *renderCache) streaming(id, src string, width int) painted {
 	st := c.streams[id]
 	if st == nil || st.width != width || !strings.HasPrefix(src, st.src) {
 		st = &stream{width: width}
@@ -316,7 +316,7 @@ func (c *Cache) streaming(id, src string, width int) painted {
 		return painted{head: st.lines, tail: st.tail}
 	}
 	st.frame = c.frame
-	if end := StableEnd(src, st.stable); end > st.stable {
+	if end := stableEnd(src, st.stable); end > st.stable {
 		for _, b := range splitBlocks(src[st.stable:end]) {
 			c.Renders++
 			st.lines = appendBlock(st.lines, c.painter.markdownBlock(b, width))
@@ -337,7 +337,7 @@ func (c *Cache) streaming(id, src string, width int) painted {
 
 // endFrame forgets stream states no frame has used for a while (answers
 // that settled or were replaced).
-func (c *Cache) endFrame() {
+func (c *renderCache) endFrame() {
 	c.frame++
 	for id, st := range c.streams {
 		if c.frame-st.frame > 4 {
@@ -348,4 +348,4 @@ func (c *Cache) endFrame() {
 
 // resetStreams drops all stream states: a new document generation may reuse
 // entry IDs for different text.
-func (c *Cache) resetStreams() { clear(c.streams) }
+func (c *renderCache) resetStreams() { clear(c.streams) }

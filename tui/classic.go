@@ -30,7 +30,7 @@ import (
 // Classic is lazy: until Mount, Sync does nothing at all, so a fullscreen
 // session pays nothing for it. It is not safe for concurrent use.
 type Classic struct {
-	cache   *Cache
+	cache   *renderCache
 	mounted bool
 	gen     uint64
 	next    int    // first entry not printed in full
@@ -42,7 +42,7 @@ type Classic struct {
 
 // NewClassic returns an unmounted classic projection painting with p (which
 // should be made with ForClassic).
-func NewClassic(p *Painter) *Classic { return &Classic{cache: NewCache(p)} }
+func NewClassic(p *Painter) *Classic { return &Classic{cache: newRenderCache(p)} }
 
 // Frame is one update of the classic view: lines to print above the live
 // region, in order and never again, and the live region's new lines.
@@ -170,7 +170,7 @@ func (c *Classic) promote(id string, sep bool, src string, width int, open bool)
 	}
 	end := len(src)
 	if open {
-		end = StableEnd(src, c.partial)
+		end = stableEnd(src, c.partial)
 	}
 	var out []string
 	for _, blk := range splitBlocks(src[c.partial:end]) {

@@ -75,7 +75,7 @@ func TestClassicPromotionPrintsEachLineOnce(t *testing.T) {
 
 	// What the terminal holds is exactly the document painted once.
 	var want []string
-	fresh := NewCache(NewPainter(DarkTheme, ForClassic()))
+	fresh := newRenderCache(NewPainter(DarkTheme, ForClassic()))
 	for i := 0; i < d.Len(); {
 		b := runAt(d, i)
 		p := fresh.run(d, b, w, func(string) bool { return false })

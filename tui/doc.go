@@ -13,7 +13,7 @@
 //
 //   - user: "› " and the text, wrapped; steering input: "↳ " in italics.
 //   - agent: markdown through Glamour, one block at a time (blocks as cut
-//     by StableEnd), joined by one blank line. Rendering block by block is
+//     by stableEnd), joined by one blank line. Rendering block by block is
 //     what lets a streaming answer and its settled form paint identically.
 //     Code is highlighted by Glamour. Math is shown as readable TeX source
 //     in code style, without delimiters and with common commands as
@@ -50,9 +50,9 @@
 // complete, and only the unstable tail is rendered per frame. On
 // settlement that state becomes the cached lines of the settled fact.
 //
-// # Viewport
+// # The fullscreen view
 //
-// Viewport is the fullscreen transcript pane, a Bubble Tea component. Its
+// The viewport (viewport.go) is the fullscreen transcript pane, a Bubble Tea component. Its
 // position is an anchor: the ID of the first entry of the run at the top of
 // the window and a line offset into that run. Appends, settlement and
 // resizes keep the anchor, so the text being read does not move; resizing
@@ -89,7 +89,7 @@
 //
 // Data flows one way. The engine writes the store; App subscribes to its
 // coalesced snapshots and hands the document and its Generation to the
-// Viewport (fullscreen) or to Classic.Sync (classic). Everything else it
+// viewport (fullscreen) or to Classic.Sync (classic). Everything else it
 // shows comes from the same snapshot's Live: the footer's facts, the queue
 // and pending steers (Live.Queue, Live.Steers), the approvals
 // (Live.Approvals). What the person types goes to the engine through an
@@ -179,8 +179,8 @@
 //
 // # Concurrency
 //
-// Painter and Registry are safe for concurrent use. Cache, Viewport,
-// Classic, Inline and App belong to one goroutine, the Bubble Tea update
+// Painter and Registry are safe for concurrent use. The render cache, the
+// viewport, Classic, Inline and App belong to one goroutine, the Bubble Tea update
 // loop of the view that owns them; App's subscriptions deliver to that loop
 // as messages.
 package tui

@@ -43,11 +43,11 @@ func retrySeconds(r transcript.Retry, now time.Time) int {
 	return int((r.In(now) + time.Second - 1) / time.Second)
 }
 
-// FooterText is the footer's text for the main agent: activity, model,
+// footerText is the footer's text for the main agent: activity, model,
 // prompt context and the session totals (which include child agents'
 // usage). Only the main region's facts feed it; a child agent never
 // changes it except through the totals.
-func FooterText(l transcript.Live, approval bool, now time.Time) string {
+func footerText(l transcript.Live, approval bool, now time.Time) string {
 	parts := []string{activityLabel(l, approval, now)}
 	if l.Model != "" {
 		parts = append(parts, l.Model)
@@ -73,7 +73,7 @@ func (a *App) footer() string {
 			approval = true
 		}
 	}
-	text := FooterText(a.snap.Live, approval, a.o.Now())
+	text := footerText(a.snap.Live, approval, a.o.Now())
 	dot := "●"
 	st := a.pal.ok
 	switch {

@@ -18,15 +18,15 @@ func FuzzStableEnd(f *testing.F) {
 			k = -k
 		}
 		k %= len(src) + 1
-		full := StableEnd(src, 0)
+		full := stableEnd(src, 0)
 		if full < 0 || full > len(src) {
 			t.Fatalf("StableEnd = %d outside [0, %d]", full, len(src))
 		}
-		part := StableEnd(src[:k], 0)
+		part := stableEnd(src[:k], 0)
 		if part > full {
 			t.Fatalf("stable end went backwards: prefix %d gives %d, whole gives %d", k, part, full)
 		}
-		if again := StableEnd(src, part); again != full {
+		if again := stableEnd(src, part); again != full {
 			t.Fatalf("resuming from %d gives %d, want %d", part, again, full)
 		}
 		if got := strings.Join(splitBlocks(src[:full]), ""); got != src[:full] {

@@ -34,7 +34,7 @@ func BenchmarkLiveSessionHeap(b *testing.B) {
 	for _, mode := range []string{"whole", "tail"} {
 		b.Run(mode, func(b *testing.B) {
 			for b.Loop() {
-				v := NewViewport(NewCache(NewPainter(PlainTheme)), 120, 40)
+				v := newViewport(newRenderCache(NewPainter(PlainTheme)), 120, 40)
 				d := transcript.NewCheckedDocument("live", nil)
 				v.SetDocument(d, 1)
 				var at10k, view10k uint64
@@ -54,7 +54,7 @@ func BenchmarkLiveSessionHeap(b *testing.B) {
 					if n == 10_000 {
 						at10k = heapNow()
 						view10k = viewHeld(&v, at10k)
-						v = NewViewport(NewCache(NewPainter(PlainTheme)), 120, 40)
+						v = newViewport(newRenderCache(NewPainter(PlainTheme)), 120, 40)
 						v.SetDocument(d, 1)
 						v.Lines()
 					}
@@ -79,7 +79,7 @@ func BenchmarkLiveSessionHeap(b *testing.B) {
 
 // viewHeld drops *v and returns how much of heap (measured with it) it
 // held.
-func viewHeld(v **Viewport, heap uint64) uint64 {
+func viewHeld(v **viewport, heap uint64) uint64 {
 	*v = nil
 	after := heapNow()
 	if after > heap {
@@ -92,8 +92,8 @@ func viewHeld(v **Viewport, heap uint64) uint64 {
 // heights within their count, however many runs a session paints.
 func TestCacheIsBoundedInBytes(t *testing.T) {
 	t.Parallel()
-	c := NewCache(NewPainter(PlainTheme))
-	v := NewViewport(c, 100, 30)
+	c := newRenderCache(NewPainter(PlainTheme))
+	v := newViewport(c, 100, 30)
 	d := transcript.NewCheckedDocument("live", nil)
 	n := 0
 	for e := range gen.Entries(gen.Options{Messages: 12_000, Seed: 4}) {

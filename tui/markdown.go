@@ -9,9 +9,9 @@ import (
 	"charm.land/glamour/v2/styles"
 )
 
-// StableEnd returns the byte offset in markdown src up to which the text
+// stableEnd returns the byte offset in markdown src up to which the text
 // consists of complete blocks, scanning from offset from, which must itself
-// be 0 or a value StableEnd returned for a prefix of src.
+// be 0 or a value stableEnd returned for a prefix of src.
 //
 // A block is complete when a blank line outside a fenced code block follows
 // it, or when it is a fenced code block whose closing fence line has ended.
@@ -20,7 +20,7 @@ import (
 // still join it. Text before the returned offset renders the same however
 // the text after it grows, which is what lets the classic view promote it to
 // scrollback and the fullscreen view render it once.
-func StableEnd(src string, from int) int {
+func stableEnd(src string, from int) int {
 	stable := from
 	var fence string // the opening fence run while inside a fenced block
 	pos := from

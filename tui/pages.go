@@ -46,18 +46,18 @@ type paged struct {
 func (p *paged) hi() int { return p.lo + len(p.es) }
 
 // joined reports whether the paged entries end where src starts.
-func (v *Viewport) joined() bool {
+func (v *viewport) joined() bool {
 	return len(v.pg.es) > 0 && v.pg.hi() == v.src.Elided()
 }
 
 // detached reports whether the view shows paged entries apart from the
 // engine's document (Home, or a scroll that dropped the pages between).
-func (v *Viewport) detached() bool { return len(v.pg.es) > 0 && !v.joined() }
+func (v *viewport) detached() bool { return len(v.pg.es) > 0 && !v.joined() }
 
 // compose makes the document the view paints: the engine's document, with
 // the paged entries before it when they join it, or the paged entries
 // alone when they do not.
-func (v *Viewport) compose() {
+func (v *viewport) compose() {
 	if len(v.pg.es) == 0 {
 		v.doc = v.src
 		return
@@ -86,13 +86,13 @@ func (v *Viewport) compose() {
 }
 
 // dropPages forgets the paged entries (the live edge, a new generation).
-func (v *Viewport) dropPages() {
+func (v *viewport) dropPages() {
 	v.pg = paged{}
 	v.doc = v.src
 }
 
 // read reads entries lo..hi through the pager, noting a failure.
-func (v *Viewport) read(lo, hi int) ([]transcript.Entry, []int, bool) {
+func (v *viewport) read(lo, hi int) ([]transcript.Entry, []int, bool) {
 	if v.Pager == nil || lo >= hi {
 		return nil, nil, false
 	}
@@ -111,7 +111,7 @@ func (v *Viewport) read(lo, hi int) ([]transcript.Entry, []int, bool) {
 
 // pageBack reads the page before the document the view paints. It
 // reports whether entries were added.
-func (v *Viewport) pageBack() bool {
+func (v *viewport) pageBack() bool {
 	top := v.doc.Elided()
 	if top == 0 {
 		return false
@@ -135,7 +135,7 @@ func (v *Viewport) pageBack() bool {
 // pageAhead reads the page after detached paged entries, joining them to
 // the engine's document when it reaches it. It reports whether entries
 // were added.
-func (v *Viewport) pageAhead() bool {
+func (v *viewport) pageAhead() bool {
 	if !v.detached() {
 		return false
 	}
@@ -157,7 +157,7 @@ func (v *Viewport) pageAhead() bool {
 // evict drops paged entries past the budget from the end away from the
 // reading position: the top when the reader moves down (fromTop), the
 // bottom when they move up. Whole pages go, never the anchor's.
-func (v *Viewport) evict(fromTop bool) {
+func (v *viewport) evict(fromTop bool) {
 	for v.pg.bytes > pageBudget && len(v.pg.es) > 2*pageEntries {
 		n := pageEntries
 		var gone []int
@@ -181,7 +181,7 @@ func (v *Viewport) evict(fromTop bool) {
 	}
 }
 
-func (v *Viewport) anchorIn(es []transcript.Entry) bool {
+func (v *viewport) anchorIn(es []transcript.Entry) bool {
 	for _, e := range es {
 		if e.ID == v.anchorID {
 			return true
@@ -193,7 +193,7 @@ func (v *Viewport) anchorIn(es []transcript.Entry) bool {
 // pageAt makes the paged entries the page around position at, before the
 // engine's document, in place of any others. It reports whether the page
 // was read.
-func (v *Viewport) pageAt(at int) bool {
+func (v *viewport) pageAt(at int) bool {
 	lo := max(0, at-pageEntries/2)
 	hi := min(lo+pageEntries, v.src.Elided())
 	es, sizes, ok := v.read(lo, hi)
@@ -209,11 +209,11 @@ func (v *Viewport) pageAt(at int) bool {
 }
 
 // PagedBytes is the stored size of the paged entries the view holds.
-func (v *Viewport) PagedBytes() int { return v.pg.bytes }
+func (v *viewport) PagedBytes() int { return v.pg.bytes }
 
 // top moves to the conversation's first entry: one page read when the
 // engine's document does not hold it.
-func (v *Viewport) top() {
+func (v *viewport) top() {
 	if v.src.Elided() > 0 && v.Pager != nil && v.doc.Elided() > 0 {
 		es, sizes, ok := v.read(0, min(pageEntries, v.src.Elided()))
 		if ok {

@@ -71,7 +71,7 @@ func BenchmarkPageBack(b *testing.B) {
 	}
 	src := resumedTail(b, path)
 	for b.Loop() {
-		v := NewViewport(NewCache(NewPainter(PlainTheme)), 120, 40)
+		v := newViewport(newRenderCache(NewPainter(PlainTheme)), 120, 40)
 		v.Pager = sizedPager{path}
 		v.SetDocument(src, 1)
 		v.Lines()

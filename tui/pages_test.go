@@ -68,7 +68,7 @@ func appendRaw(t *testing.T, path string, lines ...string) {
 
 // checkWindow compares the entries the view paints with history's whole
 // reading of the log at the same positions, IDs and bytes.
-func checkWindow(t *testing.T, v *Viewport, all []transcript.Entry, what string) {
+func checkWindow(t *testing.T, v *viewport, all []transcript.Entry, what string) {
 	t.Helper()
 	d := v.doc
 	lo := d.Elided()
@@ -107,7 +107,7 @@ func TestViewportPagesAreHistorysReading(t *testing.T) {
 		t.Fatalf("the engine's tail elides only %d entries", src.Elided())
 	}
 	pg := &logPager{path: path}
-	v := NewViewport(NewCache(NewPainter(PlainTheme)), 80, 30)
+	v := newViewport(newRenderCache(NewPainter(PlainTheme)), 80, 30)
 	v.Pager = pg
 	v.SetDocument(src, 1)
 	checkWindow(t, v, all, "the live edge")
@@ -150,7 +150,7 @@ func TestViewportPageReadFailureShowsANotice(t *testing.T) {
 	path := genLog(t, 20000, 6)
 	src := resumedTail(t, path)
 	pg := &logPager{path: path, fail: true}
-	v := NewViewport(NewCache(NewPainter(PlainTheme)), 80, 20)
+	v := newViewport(newRenderCache(NewPainter(PlainTheme)), 80, 20)
 	v.Pager = pg
 	v.SetDocument(src, 1)
 	v.ScrollBy(-100000)
@@ -177,7 +177,7 @@ func TestPageNoticeKeepsTheRetry(t *testing.T) {
 	path := genLog(t, 3000, 7)
 	src := resumedTail(t, path)
 	long := "open /a/very/long/path/to/a/data/folder/conversations/20260101-000000-b16b16.jsonl: no such file or directory"
-	v := NewViewport(NewCache(NewPainter(PlainTheme)), 60, 10)
+	v := newViewport(newRenderCache(NewPainter(PlainTheme)), 60, 10)
 	v.Pager = failing(long)
 	v.SetDocument(src, 1)
 	v.ScrollBy(-100000)
@@ -238,7 +238,7 @@ func TestViewportScrollToAnEntryBeforeTheTail(t *testing.T) {
 		{"unknown", &findingPager{logPager{path: path}}, "no-such-entry", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			v := NewViewport(NewCache(NewPainter(PlainTheme)), 80, 30)
+			v := newViewport(newRenderCache(NewPainter(PlainTheme)), 80, 30)
 			v.Pager = c.pager
 			v.SetDocument(src, 1)
 			if got := v.ScrollTo(c.id); got != c.want {

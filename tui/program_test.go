@@ -20,7 +20,7 @@ type docMsg struct {
 
 // paneModel is the smallest program around a Viewport: what the fullscreen
 // view will do, minus the editor and footer.
-type paneModel struct{ v *Viewport }
+type paneModel struct{ v *viewport }
 
 func (m paneModel) Init() tea.Cmd { return nil }
 

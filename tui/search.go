@@ -90,7 +90,7 @@ func (a *App) openHit(h SearchHit) error {
 // the live edge. An entry before the engine's document is read with its
 // page, when the Pager can find it (Finder). It reports false when the
 // conversation has no such entry.
-func (v *Viewport) ScrollTo(id string) bool {
+func (v *viewport) ScrollTo(id string) bool {
 	i, ok := v.doc.Index(id)
 	if f, finds := v.Pager.(Finder); !ok && finds && v.src.Elided() > 0 {
 		if at, err := f.Find(id); err == nil && at >= 0 && at < v.src.Elided() && v.pageAt(at) {

@@ -10,7 +10,7 @@ import (
 	"github.com/foliodev/folio/transcript"
 )
 
-// Viewport is the fullscreen view's transcript pane: a window of a given
+// viewport is the fullscreen view's transcript pane: a window of a given
 // size over a document. It is a Bubble Tea component: feed it messages with
 // Update, draw it with View, and hand it each new snapshot with
 // SetDocument.
@@ -26,9 +26,9 @@ import (
 // runs are cached by fingerprint, so the cost of a frame does not depend
 // on how long the conversation is.
 //
-// A Viewport is not safe for concurrent use.
-type Viewport struct {
-	cache         *Cache
+// A viewport is not safe for concurrent use.
+type viewport struct {
+	cache         *renderCache
 	doc           transcript.Document // what is painted: src, with paged entries (pages.go)
 	src           transcript.Document // the engine's document
 	pg            paged
@@ -42,20 +42,20 @@ type Viewport struct {
 	baseline  int    // document length when the reader left the live edge
 	expanded  map[string]bool
 
-	Keys KeyMap
+	Keys keyMap
 	// Pager reads the entries before the engine's document (a resumed
 	// conversation's); nil scrolls back only as far as the document goes.
 	Pager Pager
 }
 
-// KeyMap names the keys the viewport answers to, as Bubble Tea key strings.
-type KeyMap struct {
+// keyMap names the keys the viewport answers to, as Bubble Tea key strings.
+type keyMap struct {
 	LineUp, LineDown, PageUp, PageDown, Top, Latest, Expand []string
 }
 
-// DefaultKeyMap is the viewport's default key map. The editor below it owns
+// defaultKeyMap is the viewport's default key map. The editor below it owns
 // the printable keys, so the viewport's keys are navigation and control keys.
-var DefaultKeyMap = KeyMap{
+var defaultKeyMap = keyMap{
 	LineUp:   []string{"up", "ctrl+p"},
 	LineDown: []string{"down", "ctrl+n"},
 	PageUp:   []string{"pgup"},
@@ -68,16 +68,16 @@ var DefaultKeyMap = KeyMap{
 // wheelLines is how far one wheel notch scrolls.
 const wheelLines = 3
 
-// NewViewport returns a viewport painting with cache, following the live
+// newViewport returns a viewport painting with cache, following the live
 // edge of an empty document.
-func NewViewport(cache *Cache, width, height int) *Viewport {
-	return &Viewport{cache: cache, width: width, height: height, follow: true, expanded: map[string]bool{}, Keys: DefaultKeyMap}
+func newViewport(cache *renderCache, width, height int) *viewport {
+	return &viewport{cache: cache, width: width, height: height, follow: true, expanded: map[string]bool{}, Keys: defaultKeyMap}
 }
 
 // SetDocument shows doc, the document of generation gen. Within one
 // generation the reading position is kept; a new generation starts at the
 // live edge with a fresh unseen baseline and nothing expanded.
-func (v *Viewport) SetDocument(doc transcript.Document, gen uint64) {
+func (v *viewport) SetDocument(doc transcript.Document, gen uint64) {
 	if !v.mounted || gen != v.gen {
 		v.mounted, v.gen = true, gen
 		v.follow, v.anchorID, v.anchorOff = true, "", 0
@@ -95,23 +95,23 @@ func (v *Viewport) SetDocument(doc transcript.Document, gen uint64) {
 }
 
 // Document returns the document shown and its generation.
-func (v *Viewport) Document() (transcript.Document, uint64) { return v.doc, v.gen }
+func (v *viewport) Document() (transcript.Document, uint64) { return v.doc, v.gen }
 
 // Source is the engine's document the view was last given.
-func (v *Viewport) Source() transcript.Document { return v.src }
+func (v *viewport) Source() transcript.Document { return v.src }
 
 // SetSize changes the window size. The text reflows from the source at the
 // new width; the anchor is kept.
-func (v *Viewport) SetSize(width, height int) {
+func (v *viewport) SetSize(width, height int) {
 	v.width, v.height = max(width, 1), max(height, 1)
 }
 
 // Following reports whether the window is at the live edge.
-func (v *Viewport) Following() bool { return v.follow }
+func (v *viewport) Following() bool { return v.follow }
 
 // Unseen is the number of entries added since the reader scrolled away
 // from the live edge.
-func (v *Viewport) Unseen() int {
+func (v *viewport) Unseen() int {
 	if v.follow {
 		return 0
 	}
@@ -119,10 +119,10 @@ func (v *Viewport) Unseen() int {
 }
 
 // Expanded reports whether entry id is expanded.
-func (v *Viewport) Expanded(id string) bool { return v.expanded[id] }
+func (v *viewport) Expanded(id string) bool { return v.expanded[id] }
 
 // SetExpanded expands or folds entry id.
-func (v *Viewport) SetExpanded(id string, on bool) {
+func (v *viewport) SetExpanded(id string, on bool) {
 	if on {
 		v.expanded[id] = true
 	} else {
@@ -131,7 +131,7 @@ func (v *Viewport) SetExpanded(id string, on bool) {
 }
 
 // Update handles resize, keys and the mouse wheel.
-func (v *Viewport) Update(msg tea.Msg) tea.Cmd {
+func (v *viewport) Update(msg tea.Msg) tea.Cmd {
 	switch m := msg.(type) {
 	case tea.WindowSizeMsg:
 		v.SetSize(m.Width, m.Height)
@@ -180,14 +180,14 @@ func matches(k string, keys []string) bool {
 }
 
 // JumpToLatest returns to the live edge and clears the unseen count.
-func (v *Viewport) JumpToLatest() {
+func (v *viewport) JumpToLatest() {
 	v.follow = true
 	v.baseline = v.src.Len()
 	v.dropPages()
 }
 
 // Top moves to the first line of the conversation.
-func (v *Viewport) Top() {
+func (v *viewport) Top() {
 	if v.doc.Len() == 0 {
 		return
 	}
@@ -197,20 +197,20 @@ func (v *Viewport) Top() {
 	v.settle()
 }
 
-func (v *Viewport) leaveEdge() {
+func (v *viewport) leaveEdge() {
 	if v.follow {
 		v.follow = false
 		v.baseline = v.src.Len()
 	}
 }
 
-func (v *Viewport) expandedFn() func(string) bool {
+func (v *viewport) expandedFn() func(string) bool {
 	return func(id string) bool { return v.expanded[id] }
 }
 
 // anchor returns the run at the top of the window and the lines of it
 // above the window. Following, it is computed from the bottom.
-func (v *Viewport) anchor() (block, int, bool) {
+func (v *viewport) anchor() (block, int, bool) {
 	if v.doc.Len() == 0 {
 		return block{}, 0, false
 	}
@@ -225,7 +225,7 @@ func (v *Viewport) anchor() (block, int, bool) {
 
 // bottomAnchor finds the top of a window whose last line is the document's
 // last line, walking back over at most a window of lines.
-func (v *Viewport) bottomAnchor() (block, int, bool) {
+func (v *viewport) bottomAnchor() (block, int, bool) {
 	ex := v.expandedFn()
 	b := runAt(v.doc, v.doc.Len()-1)
 	need := v.height
@@ -241,7 +241,7 @@ func (v *Viewport) bottomAnchor() (block, int, bool) {
 
 // ScrollBy moves the window n lines (negative is up). Scrolling to the end
 // returns to the live edge.
-func (v *Viewport) ScrollBy(n int) {
+func (v *viewport) ScrollBy(n int) {
 	if n == 0 || v.doc.Len() == 0 {
 		return
 	}
@@ -289,7 +289,7 @@ func (v *Viewport) ScrollBy(n int) {
 
 // settle returns to the live edge when the window, from its anchor, would
 // reach past the last line: there is nothing further to read.
-func (v *Viewport) settle() {
+func (v *viewport) settle() {
 	if v.follow {
 		return
 	}
@@ -319,7 +319,7 @@ func (v *Viewport) settle() {
 // Lines returns the window's lines, exactly height of them. While the
 // reader is away from the live edge and entries arrived, the last line
 // says how many ("3 new ↓").
-func (v *Viewport) Lines() []string {
+func (v *viewport) Lines() []string {
 	defer v.cache.endFrame()
 	v.settle()
 	out := make([]string, 0, v.height)
@@ -365,7 +365,7 @@ func pageNotice(err string, width int) string {
 
 // clampAnchor keeps a stored offset inside its run after the run got
 // shorter (a resize, a fold).
-func (v *Viewport) clampAnchor(b *block, off *int) {
+func (v *viewport) clampAnchor(b *block, off *int) {
 	h := v.cache.height(v.doc, *b, v.width, v.expandedFn())
 	if *off >= h {
 		*off = max(h-1, 0)
@@ -374,7 +374,7 @@ func (v *Viewport) clampAnchor(b *block, off *int) {
 	v.anchorID = v.doc.At(b.start).ID
 }
 
-func (v *Viewport) unseenLine(n int) string {
+func (v *viewport) unseenLine(n int) string {
 	s := v.cache.painter.pal
 	label := " " + strconv.Itoa(n) + " new ↓ "
 	pad := max(v.width-ansi.StringWidth(label), 0)
@@ -382,11 +382,11 @@ func (v *Viewport) unseenLine(n int) string {
 }
 
 // View renders the window as Bubble Tea view content.
-func (v *Viewport) View() string { return strings.Join(v.Lines(), "\n") }
+func (v *viewport) View() string { return strings.Join(v.Lines(), "\n") }
 
 // toggleLastExpandable expands (or folds) the last expandable entry in the
 // window: the reader's "show me more" for what they are looking at.
-func (v *Viewport) toggleLastExpandable() {
+func (v *viewport) toggleLastExpandable() {
 	b, off, ok := v.anchor()
 	if !ok {
 		return

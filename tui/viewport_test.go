@@ -12,8 +12,8 @@ import (
 	"github.com/foliodev/folio/transcript"
 )
 
-func newTestViewport(w, h int) *Viewport {
-	return NewViewport(NewCache(NewPainter(DarkTheme)), w, h)
+func newTestViewport(w, h int) *viewport {
+	return newViewport(newRenderCache(NewPainter(DarkTheme)), w, h)
 }
 
 func must(d transcript.Document, err error) transcript.Document {
