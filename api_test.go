@@ -50,8 +50,8 @@ var apiPackages = []struct {
 	{dir: "provider/providertest", check: true, support: true},
 
 	{dir: "engine", check: true},
-	{dir: "history", check: false},
-	{dir: "history/storetest", check: false, support: true},
+	{dir: "history", check: true},
+	{dir: "history/storetest", check: true, support: true},
 	{dir: "server", check: true},
 	{dir: "server/pager", check: true},
 	{dir: "store/pgstore", check: true},

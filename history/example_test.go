@@ -77,3 +77,37 @@ func ExampleArtifactRefs() {
 	// Output:
 	// [0123456789abcdef0123456789abcdef]
 }
+
+// A program that follows a log as it grows (a mirror, an indexer) reads it
+// record by record with a Scanner and tells the records apart by type:
+// what the model sees, what the person sees, the title, the branches.
+func ExampleScanner_Records() {
+	log := `{"type":"conversation","version":3,"conversationId":"c1","startedAt":"2026-03-04T05:06:09.000Z"}
+{"type":"message","at":"2026-03-04T05:06:10.000Z","message":{"role":"user","content":"hi"}}
+{"type":"ui-append","at":"2026-03-04T05:06:10.000Z","entries":[{"id":"u1","content":{"kind":"user","text":"hi"},"timestamp":"2026-03-04T05:06:10.000Z"}]}
+{"type":"meta","at":"2026-03-04T05:06:11.000Z","title":"Greeting"}
+`
+	sc := history.NewScanner()
+	for rec, err := range sc.Records(strings.NewReader(log)) {
+		if err != nil {
+			panic(err)
+		}
+		switch rec.Type {
+		case history.TypeConversation:
+			fmt.Println(rec.Line, "the header")
+		case history.TypeMessage, history.TypeRewrite:
+			fmt.Println(rec.Line, "what the model sees")
+		case history.TypeUIAppend, history.TypeUIOpen, history.TypeUITranscript:
+			fmt.Println(rec.Line, "what the person sees:", len(rec.Batch), "entry")
+		case history.TypeMeta:
+			fmt.Println(rec.Line, "the title:", sc.Title())
+		case history.TypeBranch, history.TypeOnBranch, history.TypeHead:
+			fmt.Println(rec.Line, "the branches")
+		}
+	}
+	// Output:
+	// 1 the header
+	// 2 what the model sees
+	// 3 what the person sees: 1 entry
+	// 4 the title: Greeting
+}
