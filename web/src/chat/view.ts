@@ -73,7 +73,7 @@ export class TranscriptView {
   private rowCache = new Map<string, RowCacheEntry>();
   private intentPromise?: Promise<void>;
   /** Live events that arrived before the window's first page. */
-  private early: ServerFrame[] = [];
+  private early: EventFrame[] = [];
   private unsub: (() => void)[] = [];
   /** Pages fetched (for tests): a reload of an evicted page counts again. */
   fetches = 0;
@@ -332,7 +332,7 @@ export class TranscriptView {
       this.fetches++;
       this.inflight = false;
       this.failures = 0;
-      const page = f as unknown as WirePage;
+      const page: WirePage = f;
       this.dispatch(
         { type: 'page', epoch, token, direction: typeof what === 'string' && what !== 'latest' ? what : 'replace', page },
         { loading: false, failed: false },
@@ -429,9 +429,7 @@ export class TranscriptView {
 
   private onEvent(frame: ServerFrame) {
     if (frame.type !== 'event' || frame.conversation !== this.conversation) return;
-    // Server frames are checked against docs/schema/protocol.schema.json on
-    // the server; here they take its generated types.
-    const f = frame as unknown as EventFrame;
+    const f: EventFrame = frame;
     const w = this.state.window;
     const gen = f.generation;
     switch (f.op) {
@@ -440,7 +438,7 @@ export class TranscriptView {
         if (gen !== w.generation && w.generation >= 0) return;
         if (!w.loaded) {
           // The window's first page is on its way: apply these after it, in order.
-          this.early.push(frame);
+          this.early.push(f);
           return;
         }
         const entry = toEntry(f.entry);
@@ -463,7 +461,7 @@ export class TranscriptView {
         // are older than the answer, so they are dropped.
         if (gen !== w.generation && w.generation >= 0) return;
         if (!w.loaded) {
-          this.early.push(frame);
+          this.early.push(f);
           return;
         }
         if (this.fetching.has(f.entryId)) return;
@@ -516,7 +514,7 @@ export class TranscriptView {
     this.fetching.add(entryId);
     let a: EntryAnswer;
     try {
-      a = (await this.client.request({ type: 'entry', conversation: this.conversation, entryId })) as unknown as EntryAnswer;
+      a = await this.client.request({ type: 'entry', conversation: this.conversation, entryId });
     } catch (e) {
       this.fetching.delete(entryId);
       if (e instanceof DisconnectedError) return; // the reconnect resumes

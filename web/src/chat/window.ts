@@ -12,6 +12,7 @@
 // Every request is made under an epoch. Replacing the window (a new
 // generation, a jump to the latest, a restore) bumps it, so a response asked
 // for under an older epoch cannot overwrite the newer window.
+import type { Group as FrameGroup, Page as PageAnswer } from '../protocol/frames';
 import { mergeGroup, reconcile, type Entry, type Held, type Observation } from './reconcile';
 
 export const MAX_PAGES = 6;
@@ -31,20 +32,11 @@ export interface Page {
   groups: readonly GroupRef[];
 }
 
-/** A group as a page frame carries it; bytes is its stored size on the server. */
-export interface WireGroup {
-  index: number;
-  bytes: number;
-  entries: Entry[];
-}
+/** A group as a page frame carries it (the protocol schema's group). */
+export type WireGroup = Omit<FrameGroup, 'entries'> & { entries: Entry[] };
 
-export interface WirePage {
-  groups: WireGroup[];
-  first?: number;
-  last?: number;
-  hasMoreBefore: boolean;
-  hasMoreAfter: boolean;
-}
+/** What a window takes of a page answer. */
+export type WirePage = Pick<PageAnswer, 'first' | 'last' | 'hasMoreBefore' | 'hasMoreAfter'> & { groups: WireGroup[] };
 
 export interface WindowState {
   epoch: number;

@@ -9,7 +9,7 @@ import type { TranscriptView } from '../chat/view';
 import { HttpError, type Api, type ModelInfo, type Workspace } from '../protocol/api';
 import { ProtocolError, type Client } from '../protocol/client';
 import type { Refusal } from '../protocol/errors';
-import type { Approve, Receipt, Retry, Send, Steer, Stop } from '../protocol/frames';
+import type { Approve, Retry, Send, Steer, Stop } from '../protocol/frames';
 import { MissingConversation, RefusalNotice, RefusedDraft } from './Refusal';
 import { Welcome } from './Welcome';
 import { ApprovalView, waitingPresentation } from './ApprovalView';
@@ -96,7 +96,7 @@ function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessag
         ? { type: 'send', conversation: conversation.id, commandId: o.commandId, text: o.text, ...(o.attachments?.length ? { attachments: o.attachments } : {}), ...(o.model ? { model: o.model } : {}) }
         : { type: 'steer', conversation: conversation.id, commandId: o.commandId, text: o.text };
     try {
-      const r = (await client.request(frame)).receipt as Receipt;
+      const r = (await client.request(frame)).receipt;
       dispatch({ type: 'receipt', via: 'answer', commandId: o.commandId, state: r.state, code: r.code, reason: r.reason });
     } catch (e) {
       if (e instanceof ProtocolError) {
@@ -126,7 +126,7 @@ function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessag
     () =>
       client.onEvent((f) => {
         if (f.type !== 'event' || f.conversation !== conversation.id || f.op !== 'receipt') return;
-        const r = f.receipt as Receipt;
+        const r = f.receipt;
         dispatch({ type: 'receipt', via: 'event', commandId: r.commandId, state: r.state, code: r.code, reason: r.reason });
       }),
     [client, conversation.id],

@@ -4,16 +4,32 @@
 // the network is back (the `online` event) it reconnects at once instead of
 // sitting out a retry delay computed while offline.
 
-import type { ClientFrame } from './frames';
+import type { ClientFrame, EntryAnswer, Ok, Page, Pong, ReceiptAnswer, Released, ServerFrame, Snapshot, Welcome } from './frames';
+
+export type { ServerFrame };
+
+/** The answer each request gets (docs/protocol.md); an error frame rejects instead. */
+export interface Answers {
+  hello: Welcome;
+  ping: Pong;
+  open: Snapshot;
+  page: Page;
+  release: Released;
+  unfollow: Ok;
+  entry: EntryAnswer;
+  send: ReceiptAnswer;
+  steer: ReceiptAnswer;
+  stop: ReceiptAnswer;
+  approve: ReceiptAnswer;
+  retry: ReceiptAnswer;
+  edit: ReceiptAnswer;
+  'select-branch': ReceiptAnswer;
+}
+
+/** An answer frame: any frame that names the request it answers. */
+type AnswerFrame = Extract<ServerFrame, { re: string }>;
 
 export const PROTOCOL_VERSION = 4;
-
-/** A server frame. Answers carry `re`; events do not. */
-export interface ServerFrame {
-  type: string;
-  re?: string;
-  [member: string]: unknown;
-}
 
 /** An `error` frame turned into an exception. */
 export class ProtocolError extends Error {
@@ -50,7 +66,7 @@ export interface ClientOptions {
   maxDelayMs?: number;
 }
 
-type Pending = { resolve: (f: ServerFrame) => void; reject: (e: Error) => void };
+type Pending = { resolve: (f: AnswerFrame) => void; reject: (e: Error) => void };
 
 /**
  * Client owns the tab's WebSocket. request() sends a frame with a fresh ID and
@@ -90,11 +106,13 @@ export class Client {
   }
 
   /** request sends frame (without id: the client numbers it) and waits for its answer. */
-  request(frame: ClientFrame): Promise<ServerFrame> {
+  request<F extends ClientFrame>(frame: F): Promise<Answers[F['type']]> {
     if (this.status !== 'open' || !this.ws) return Promise.reject(new DisconnectedError());
     const id = `r${++this.next}`;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      // The server answers each request type with its one answer frame (the
+      // protocol schema pairs them), so the answer is that frame's type.
+      this.pending.set(id, { resolve: (f) => resolve(f as Answers[F['type']]), reject });
       this.ws!.send(JSON.stringify({ ...frame, id }));
     });
   }
@@ -139,7 +157,8 @@ export class Client {
       } catch {
         return;
       }
-      if (f.re === 'hello') {
+      const re = 're' in f ? f.re : undefined;
+      if (re === 'hello') {
         if (f.type === 'welcome') {
           this.failures = 0;
           this.connects++;
@@ -147,12 +166,12 @@ export class Client {
         }
         return;
       }
-      if (f.re !== undefined) {
-        const p = this.pending.get(f.re);
+      if (re !== undefined) {
+        const p = this.pending.get(re);
         if (!p) return;
-        this.pending.delete(f.re);
-        if (f.type === 'error') p.reject(new ProtocolError(String(f.code), String(f.message ?? ''), f.rebuild === true));
-        else p.resolve(f);
+        this.pending.delete(re);
+        if (f.type === 'error') p.reject(new ProtocolError(f.code, f.message, f.rebuild));
+        else p.resolve(f as AnswerFrame);
         return;
       }
       for (const fn of this.events) fn(f);
