@@ -57,6 +57,7 @@ var apiPackages = []struct {
 	{dir: "store/pgstore", check: true},
 	{dir: "tui", check: true},
 	{dir: "webui", check: true},
+	{dir: "search", check: true},
 	{dir: "history/export", check: true},
 	{dir: "internal/cli", check: false},
 	{dir: "internal/gen", check: false},

@@ -201,14 +201,14 @@ func BenchmarkSaveUpdate(b *testing.B) {
 			// The follower's first update sets its Scanner up from the
 			// page index; every later one continues it.
 			save(-1)
-			if _, err := Settle(data); err != nil {
+			if _, err := settleDir(data); err != nil {
 				b.Fatal(err)
 			}
 			var saves, updates, cpus []time.Duration
 			for i := 0; b.Loop(); i++ {
 				saves = append(saves, save(i))
 				start, cpu := time.Now(), cpuTime()
-				if _, err := Settle(data); err != nil {
+				if _, err := settleDir(data); err != nil {
 					b.Fatal(err)
 				}
 				updates = append(updates, time.Since(start))

@@ -190,19 +190,18 @@ func (f *follower) close() {
 	f.ix = nil
 }
 
-// Settle waits until every save the data folder's follower was told of is
+// settleDir waits until every save the data folder's follower was told of is
 // indexed, and returns how many updates it has done and the last one's
-// error: for tests and benchmarks, and for a host that wants its own saves
-// searchable before it answers.
-func Settle(dataDir string) (updated int, err error) {
+// error: for tests and benchmarks.
+func settleDir(dataDir string) (updated int, err error) {
 	if abs, err := filepath.Abs(dataDir); err == nil {
 		dataDir = abs
 	}
 	return settle(dataDir)
 }
 
-// SettleStore is Settle for a store FollowStore follows.
-func SettleStore(st *pgstore.Store) (updated int, err error) { return settle(storeKey(st)) }
+// settleStore is settleDir for a store FollowStore follows.
+func settleStore(st *pgstore.Store) (updated int, err error) { return settle(storeKey(st)) }
 
 func settle(key string) (int, error) {
 	followers.Lock()

@@ -30,7 +30,7 @@ func TestFollowSaves(t *testing.T) {
 	defer l.Close()
 	c := &convo{t: t, id: "f", log: l}
 	c.save(user("u1", "the albatross circles"))
-	if _, err := Settle(data); err != nil {
+	if _, err := settleDir(data); err != nil {
 		t.Fatal(err)
 	}
 	look := func(q string) []string {
@@ -48,7 +48,7 @@ func TestFollowSaves(t *testing.T) {
 	if err := l.SetTitle("Seabirds"); err != nil {
 		t.Fatal(err)
 	}
-	n, err := Settle(data)
+	n, err := settleDir(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestFollowNeedsAnIndex(t *testing.T) {
 	defer l.Close()
 	c := &convo{t: t, id: "n", log: l}
 	c.save(user("u1", "an unindexed ocelot"))
-	if _, err := Settle(data); err != nil {
+	if _, err := settleDir(data); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(Path(data)); !errors.Is(err, fs.ErrNotExist) {
@@ -106,7 +106,7 @@ func TestFollowNeedsAnIndex(t *testing.T) {
 	}
 	ix := openIndex(t, data)
 	c.save(agent("a1", "an indexed ocelot"))
-	if _, err := Settle(data); err != nil {
+	if _, err := settleDir(data); err != nil {
 		t.Fatal(err)
 	}
 	hits, err := ix.Search(context.Background(), "ocelot", Options{NoCatchUp: true, Timeout: time.Minute})
@@ -139,7 +139,7 @@ func TestFollowStore(t *testing.T) {
 	ix := OpenPostgres(st)
 	for i, text := range []string{"a followed heron", "a second followed heron"} {
 		c.save(user(idOf("u", i), text))
-		if _, err := SettleStore(st); err != nil {
+		if _, err := settleStore(st); err != nil {
 			t.Fatal(err)
 		}
 		hits, err := ix.Search(context.Background(), "heron", Options{NoCatchUp: true, Timeout: time.Minute})

@@ -500,7 +500,7 @@ func (ix *Index) updateLog(ctx context.Context, lf history.LogFile, c convRow, k
 		upserts = s.Document()
 	}
 	for _, e := range upserts {
-		text, role, ok := Text(e)
+		text, role, ok := entryText(e)
 		if !ok {
 			continue
 		}

@@ -248,7 +248,7 @@ func differential(t *testing.T, ix Searcher, e env, queries ...string) {
 			if !ok {
 				t.Fatalf("%s: hit %s/%s is not in the head's document", q, h.Conversation, h.Entry)
 			}
-			text, _, _ := Text(conv.Document.At(i))
+			text, _, _ := entryText(conv.Document.At(i))
 			for _, s := range h.Snippet {
 				if p := strings.Trim(s.Text, "…"); !strings.Contains(text, p) {
 					t.Fatalf("%s: snippet piece %q is not in entry %s's text %q", q, p, h.Entry, text)
@@ -326,7 +326,7 @@ func TestCanary(t *testing.T) {
 		t.Fatalf("retained text: %v", got)
 	}
 	// Text, on the live entry, leaves them out too.
-	if text, _, _ := Text(transcript.Entry{ID: "t1", Content: tool}); strings.Contains(text, "CANARY") || !strings.Contains(text, "retainedokapi") {
+	if text, _, _ := entryText(transcript.Entry{ID: "t1", Content: tool}); strings.Contains(text, "CANARY") || !strings.Contains(text, "retainedokapi") {
 		t.Fatalf("Text = %q", text)
 	}
 	ix.Close()

@@ -262,7 +262,7 @@ func (ix *PGIndex) update(ctx context.Context, id string, st *Stats) error {
 	var puts []pgRow
 	var dels []string
 	for _, e := range ups {
-		text, role, ok := Text(e)
+		text, role, ok := entryText(e)
 		if !ok {
 			if !whole {
 				dels = append(dels, e.ID)

@@ -26,12 +26,12 @@ var roles = []string{RolePrompt, RoleAnswer, RoleReasoning, RoleTool, RoleNotice
 // is searchable by its first part.
 const maxEntryText = 64 << 10
 
-// Text returns what a person sees of e as searchable text, and its role.
+// entryText returns what a person sees of e as searchable text, and its role.
 // ok is false for kinds that hold no text a person would look for
 // (headers, receipts, stop summaries). A tool's ephemeral presentation
 // values are left out even if e carries them, so an entry taken from a live
 // store indexes the same as its saved form.
-func Text(e transcript.Entry) (text, role string, ok bool) {
+func entryText(e transcript.Entry) (text, role string, ok bool) {
 	var b strings.Builder
 	switch c := e.Content.(type) {
 	case transcript.User:
