@@ -18,9 +18,9 @@ import (
 
 	"github.com/foliodev/folio/engine"
 	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/tools/toolschema"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
-	"github.com/foliodev/folio/tools/toolschema"
 )
 
 // These tests run a real tool invocation through the engine, with the

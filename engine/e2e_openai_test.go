@@ -15,9 +15,9 @@ import (
 	"github.com/foliodev/folio/provider/openai"
 	"github.com/foliodev/folio/provider/providertest"
 	"github.com/foliodev/folio/tools"
+	"github.com/foliodev/folio/tools/toolschema"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
-	"github.com/foliodev/folio/tools/toolschema"
 )
 
 // openaiEngine wires the real OpenAI-compatible client to a loopback SSE

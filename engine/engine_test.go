@@ -11,9 +11,9 @@ import (
 	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/provider"
 	"github.com/foliodev/folio/receipt"
+	"github.com/foliodev/folio/tools/toolschema"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
-	"github.com/foliodev/folio/tools/toolschema"
 )
 
 // A plain reply: reasoning and answer each get one entry, and the receipt

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/engine"
+	"github.com/foliodev/folio/tools/toolschema"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
-	"github.com/foliodev/folio/tools/toolschema"
 )
 
 // A running tool's presentation reaches its open entry through the store,

@@ -12,9 +12,9 @@ import (
 	"github.com/foliodev/folio/engine"
 	"github.com/foliodev/folio/provider"
 	"github.com/foliodev/folio/tools"
+	"github.com/foliodev/folio/tools/toolschema"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
-	"github.com/foliodev/folio/tools/toolschema"
 )
 
 // commandsOf renders a command list as "id:state" words, for comparisons.

@@ -13,9 +13,9 @@ import (
 
 	"github.com/foliodev/folio/engine"
 	"github.com/foliodev/folio/tools"
+	"github.com/foliodev/folio/tools/toolschema"
 	"github.com/foliodev/folio/toolview"
 	"github.com/foliodev/folio/transcript"
-	"github.com/foliodev/folio/tools/toolschema"
 )
 
 func taskView(t *testing.T, c transcript.Content) toolschema.TaskView {
