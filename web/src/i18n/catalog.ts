@@ -144,6 +144,13 @@ export interface Catalog {
   tokenBody: string;
   tokenWhere: string;
   tokenStale: string;
+  // Search over every conversation.
+  searchPlaceholder: string;
+  searchClear: string;
+  searchResults: string;
+  searchNothing: (query: string) => string;
+  /** What a hit is, by its role (docs/search.md). */
+  searchRole: Record<'prompt' | 'answer' | 'reasoning' | 'tool' | 'notice' | 'failure' | 'summary' | 'title', string>;
 }
 
 export const catalogs = {
@@ -320,6 +327,11 @@ export const catalogs = {
     tokenBody: 'folio serve protects the app with a token. When it starts, it prints the address to open, with the token after #token=, like this:',
     tokenWhere: 'Open that address (copy it from the terminal where folio serve runs). The token stays in this tab only; a new tab or a bookmark needs the printed address again.',
     tokenStale: 'A token from an earlier run of folio serve no longer works: each start prints a new one unless --token sets it.',
+    searchPlaceholder: 'Search conversations',
+    searchClear: 'Clear the search',
+    searchResults: 'Search results',
+    searchNothing: (query) => `Nothing found for ${query}`,
+    searchRole: { prompt: 'you', answer: 'answer', reasoning: 'reasoning', tool: 'tool', notice: 'notice', failure: 'failure', summary: 'summary', title: 'title' },
   },
   de: {
     failure: {
@@ -494,6 +506,11 @@ export const catalogs = {
     tokenBody: 'folio serve schützt die App mit einem Token. Beim Start gibt es die Adresse zum Öffnen aus, mit dem Token nach #token=, etwa so:',
     tokenWhere: 'Öffne diese Adresse (kopiere sie aus dem Terminal, in dem folio serve läuft). Das Token bleibt nur in diesem Tab; ein neuer Tab oder ein Lesezeichen braucht die ausgegebene Adresse erneut.',
     tokenStale: 'Ein Token eines früheren Starts von folio serve gilt nicht mehr: jeder Start gibt ein neues aus, außer --token legt es fest.',
+    searchPlaceholder: 'Unterhaltungen durchsuchen',
+    searchClear: 'Suche leeren',
+    searchResults: 'Suchergebnisse',
+    searchNothing: (query) => `Nichts gefunden für ${query}`,
+    searchRole: { prompt: 'du', answer: 'Antwort', reasoning: 'Überlegung', tool: 'Werkzeug', notice: 'Hinweis', failure: 'Fehler', summary: 'Zusammenfassung', title: 'Titel' },
   },
 } satisfies Record<string, Catalog>;
 

@@ -1,5 +1,6 @@
 import { Search, X } from 'lucide-react';
 import { useEffect, useRef, useState } from 'react';
+import { useCatalog } from '../i18n/catalog';
 import { HttpError } from '../protocol/api';
 import type { SearchHit } from '../protocol/frames';
 import '../styles/search.css';
@@ -10,17 +11,6 @@ export interface SearchPanelProps {
   /** Called with a chosen hit: open its conversation at its entry. */
   onOpen: (conversation: string, entry: string | undefined) => void;
 }
-
-const ROLE: Record<string, string> = {
-  prompt: 'you',
-  answer: 'answer',
-  reasoning: 'reasoning',
-  tool: 'tool',
-  notice: 'notice',
-  failure: 'failure',
-  summary: 'summary',
-  title: 'title',
-};
 
 function when(iso: string | undefined): string {
   if (!iso) return '';
@@ -37,6 +27,7 @@ function when(iso: string | undefined): string {
  * click opens one; Escape clears the field.
  */
 export function SearchPanel({ token, onOpen }: SearchPanelProps) {
+  const t = useCatalog();
   const [q, setQ] = useState('');
   const [hits, setHits] = useState<SearchHit[] | undefined>();
   const [error, setError] = useState<string | undefined>();
@@ -91,8 +82,8 @@ export function SearchPanel({ token, onOpen }: SearchPanelProps) {
         <Search aria-hidden="true" size={14} />
         <input
           type="search"
-          placeholder="Search conversations"
-          aria-label="Search conversations"
+          placeholder={t.searchPlaceholder}
+          aria-label={t.searchPlaceholder}
           value={q}
           spellCheck={false}
           onChange={(e) => setQ(e.target.value)}
@@ -110,7 +101,7 @@ export function SearchPanel({ token, onOpen }: SearchPanelProps) {
           }}
         />
         {q && (
-          <button type="button" className="icon-button" aria-label="Clear the search" onClick={() => setQ('')}>
+          <button type="button" className="icon-button" aria-label={t.searchClear} onClick={() => setQ('')}>
             <X aria-hidden="true" size={14} />
           </button>
         )}
@@ -121,15 +112,15 @@ export function SearchPanel({ token, onOpen }: SearchPanelProps) {
         </p>
       )}
       {hits && (
-        <ol className="search-results" ref={list} aria-label="Search results" aria-busy={busy}>
-          {hits.length === 0 && <li className="search-empty">Nothing found for {q.trim()}</li>}
+        <ol className="search-results" ref={list} aria-label={t.searchResults} aria-busy={busy}>
+          {hits.length === 0 && <li className="search-empty">{t.searchNothing(q.trim())}</li>}
           {hits.map((h, i) => (
             <li key={`${h.conversation}/${h.entry ?? ''}`} aria-selected={i === sel} data-hit-entry={h.entry ?? ''} data-hit-conversation={h.conversation}>
               <button type="button" className="search-hit" onClick={() => choose(h)}>
                 <span className="search-hit-head">
                   <span className="search-hit-title">{h.title || h.conversation}</span>
                   <span className="search-hit-meta">
-                    {ROLE[h.role] ?? h.role} {when(h.at)}
+                    {(t.searchRole as Record<string, string>)[h.role] ?? h.role} {when(h.at)}
                   </span>
                 </span>
                 <span className="search-snippet">

@@ -1,0 +1,32 @@
+import { act, fireEvent, render, screen } from '@testing-library/react';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { LocaleContext } from '../i18n/catalog';
+import { SearchPanel } from './SearchPanel';
+
+// The search field speaks the person's language: its label, the empty
+// result and each hit's role come from the catalog.
+describe('SearchPanel', () => {
+  afterEach(() => vi.unstubAllGlobals());
+
+  it('words the field, the roles and an empty result in German', async () => {
+    let answer = { hits: [{ conversation: 'c1', title: 'Logs', entry: 'a1', role: 'answer', at: '2026-03-04T05:06:11Z', snippet: [{ text: 'fsync', hit: true }], score: -1 }] };
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async () => new Response(JSON.stringify(answer), { status: 200, headers: { 'Content-Type': 'application/json' } })),
+    );
+    render(
+      <LocaleContext.Provider value="de">
+        <SearchPanel onOpen={() => {}} />
+      </LocaleContext.Provider>,
+    );
+    const field = screen.getByRole('searchbox', { name: 'Unterhaltungen durchsuchen' });
+    fireEvent.change(field, { target: { value: 'fsync' } });
+    await act(() => new Promise((r) => setTimeout(r, 400)));
+    expect(screen.getByRole('list', { name: 'Suchergebnisse' }).textContent).toContain('Antwort');
+
+    answer = { hits: [] };
+    fireEvent.change(field, { target: { value: 'nichts' } });
+    await act(() => new Promise((r) => setTimeout(r, 400)));
+    expect(screen.getByText('Nichts gefunden für nichts')).toBeTruthy();
+  });
+});
