@@ -10,18 +10,32 @@ import (
 )
 
 // RefCursor reads a document's refs forwards, a frame at a time, from an
-// entry on to its end (the provisional tail included). It holds the links
-// of the frames ahead of it (a few bytes each), never the refs: folio log
-// show prints a whole conversation with one in constant memory.
+// entry on to its end (the provisional tail included). The index links
+// frames only backwards, so the cursor keeps a checkpoint every
+// cursorStride frames back from the end and walks back from the next
+// checkpoint to find the frames before it: it holds a few bytes per
+// cursorStride frames and never the refs, and reads each frame's head
+// twice. folio log show prints a whole conversation with one in constant
+// memory.
 type RefCursor struct {
 	d     *IndexDoc
-	spine []link // the runs ahead, last first: spine[len-1] is the next
-	ords  []int  // each run's first ordinal
+	marks []mark // checkpoints ahead, last first: marks[len-1] is the next
+	bound int    // the runs before the next checkpoint end after bound
+	seg   []mark // the runs ahead up to the next checkpoint, last first
 	next  int    // the ordinal Next returns first
 	buf   []Ref  // refs of the current run from next on
 	prev  Ref    // the ref before next, for the turn rule
 	has   bool   // prev is set
 }
+
+// mark is a run: the link to it and the ordinal after its last entry.
+type mark struct {
+	l   link
+	end int
+}
+
+// cursorStride is how many runs apart a cursor's checkpoints are.
+const cursorStride = 512
 
 // Forward returns a cursor at entry lo of d. It reads the heads of the
 // frames from the end back to lo (a few bytes of each), not their refs.
@@ -29,17 +43,17 @@ func (d *IndexDoc) Forward(lo int) (*RefCursor, error) {
 	if lo < 0 || lo > d.Len() {
 		return nil, fmt.Errorf("history: index cursor at %d of %d", lo, d.Len())
 	}
-	c := &RefCursor{d: d, next: lo}
+	c := &RefCursor{d: d, next: lo, bound: lo}
 	if lo >= d.br.count {
 		return c, nil
 	}
-	err := c.spineTo(lo)
+	err := c.markTo(lo)
 	if errors.Is(err, ErrIndexDamaged) {
 		// Never page from a damaged index: rebuild it from the log and
 		// read again.
 		if err = d.ix.recover(err); err == nil {
 			if err = d.reset(); err == nil {
-				err = c.spineTo(lo)
+				err = c.markTo(lo)
 			}
 		}
 	}
@@ -53,14 +67,25 @@ func (d *IndexDoc) Forward(lo int) (*RefCursor, error) {
 // frame's head, the link before it, its first ordinal and its size.
 const runHeadLen = frameHeadLen + 16 + 4 + 4
 
-// spineTo reads the links of the settled runs from the last back to the
-// one holding lo.
-func (c *RefCursor) spineTo(lo int) error {
-	d := c.d
-	c.spine, c.ords = c.spine[:0], c.ords[:0]
-	src := d.ix.frames()
-	l, next := d.br.last, d.br.count
-	for next > lo {
+// markTo sets a checkpoint every cursorStride runs from the last back to
+// the one holding lo.
+func (c *RefCursor) markTo(lo int) error {
+	c.marks = c.marks[:0]
+	i := 0
+	return c.walkBack(mark{c.d.br.last, c.d.br.count}, lo, func(m mark) {
+		if i%cursorStride == 0 {
+			c.marks = append(c.marks, m)
+		}
+		i++
+	})
+}
+
+// walkBack visits the runs from m back, as long as they end after bound,
+// reading and checking only their frames' heads.
+func (c *RefCursor) walkBack(m mark, bound int, visit func(mark)) error {
+	src := c.d.ix.frames()
+	l, next := m.l, m.end
+	for next > bound {
 		if l.pos == 0 || l.size < runHeadLen {
 			return fmt.Errorf("%w: a chain ends before its first entry", ErrIndexDamaged)
 		}
@@ -76,8 +101,7 @@ func (c *RefCursor) spineTo(lo int) error {
 		if dd.err != nil || l.take == 0 || l.take > n || ord+int(l.take) != next || prev.pos < 0 || prev.pos >= l.pos || (prev.pos == 0) != (ord == 0) {
 			return fmt.Errorf("%w: a run does not continue the one after it", ErrIndexDamaged)
 		}
-		c.spine = append(c.spine, l)
-		c.ords = append(c.ords, ord)
+		visit(mark{l, next})
 		l, next = prev, ord
 	}
 	return nil
@@ -112,15 +136,27 @@ func (c *RefCursor) Next(n int) ([]Ref, error) {
 // before.
 func (c *RefCursor) readRun() error {
 	d := c.d
-	i := len(c.spine) - 1
-	if i < 0 {
-		return fmt.Errorf("%w: a chain ends before its last entry", ErrIndexDamaged)
+	if len(c.seg) == 0 {
+		k := len(c.marks) - 1
+		if k < 0 {
+			return fmt.Errorf("%w: a chain ends before its last entry", ErrIndexDamaged)
+		}
+		top := c.marks[k]
+		if err := c.walkBack(top, c.bound, func(m mark) { c.seg = append(c.seg, m) }); err != nil {
+			return err
+		}
+		c.marks, c.bound = c.marks[:k], top.end
+		if len(c.seg) == 0 {
+			return fmt.Errorf("%w: a checkpoint holds no run", ErrIndexDamaged)
+		}
 	}
-	ord, refs, _, err := readRun(d.ix.frames(), c.spine[i])
+	i := len(c.seg) - 1
+	m := c.seg[i]
+	ord, refs, _, err := readRun(d.ix.frames(), m.l)
 	if err != nil {
 		return err
 	}
-	if ord != c.ords[i] || c.next < ord || c.next >= ord+len(refs) {
+	if ord+len(refs) != m.end || c.next < ord || c.next >= m.end {
 		return fmt.Errorf("%w: a run changed under the cursor", ErrIndexDamaged)
 	}
 	for j := range refs {
@@ -138,10 +174,10 @@ func (c *RefCursor) readRun() error {
 		}
 	}
 	c.prev, c.has = refs[len(refs)-1], true
-	if i == 0 && refs[len(refs)-1] != d.br.lastRef {
+	if m.end == d.br.count && refs[len(refs)-1] != d.br.lastRef {
 		return fmt.Errorf("%w: the last entry is not the one the state names", ErrIndexDamaged)
 	}
-	c.spine, c.ords = c.spine[:i], c.ords[:i]
+	c.seg = c.seg[:i]
 	c.buf = refs[c.next-ord:]
 	return nil
 }
