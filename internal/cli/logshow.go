@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -183,6 +184,11 @@ func streamShow(path string, o showOptions, theme tui.Theme, stdio IO) (done boo
 	if err != nil {
 		return true, err
 	}
+	// What a part holds is small (a few MB); painting it allocates much
+	// more, briefly. A soft limit keeps the garbage collector from letting
+	// the heap grow to twice its peak, so the process stays small
+	// whatever the log's length.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(showMemoryLimit))
 	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	// The first part is read and painted here: a log whose first part
 	// cannot be read is read whole instead, having written nothing.
@@ -204,6 +210,9 @@ func streamShow(path string, o showOptions, theme tui.Theme, stdio IO) (done boo
 	}
 	return true, showParts(r, hi, n, theme, o.width, stdio.Out)
 }
+
+// showMemoryLimit is the soft memory limit of a streaming show.
+const showMemoryLimit = 40 << 20
 
 // partContext is where the document of a part that prints from lo starts:
 // the 64 entries before its aligned start, so its runs and separators are
