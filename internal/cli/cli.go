@@ -21,6 +21,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -313,14 +314,12 @@ func envWidth() int {
 	return 100
 }
 
-// isTerminal reports whether w is a character device (a terminal).
+// isTerminal reports whether w is a terminal. Being a character device
+// is not enough: /dev/null is one, and output sent there (or to any file)
+// gets no terminal styling.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(f.Fd())
 }
 
 // isTTY reports whether v, a reader or a writer, is a terminal.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -183,12 +184,21 @@ func streamShow(path string, o showOptions, theme tui.Theme, stdio IO) (done boo
 	if err != nil {
 		return true, err
 	}
+	// What a part holds is small (a few MB); painting it allocates much
+	// more, briefly. A soft limit keeps the garbage collector from letting
+	// the heap grow to twice its peak, so the process stays small
+	// whatever the log's length.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(showMemoryLimit))
 	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	// The first part is read and painted here: a log whose first part
 	// cannot be read is read whole instead, having written nothing.
 	lo := from
 	hi := min(n, lo-lo%showPart+showPart)
-	doc, err := partDoc(d, f, id, partContext(lo), hi)
+	r, err := newPartReader(d, f, id, partContext(lo))
+	if err != nil {
+		return false, nil
+	}
+	doc, err := r.part(partContext(lo), hi)
 	if err != nil {
 		return false, nil
 	}
@@ -198,8 +208,11 @@ func streamShow(path string, o showOptions, theme tui.Theme, stdio IO) (done boo
 	if err := writeLines(stdio.Out, paintPart(doc, lo-partContext(lo), theme, o.width)); err != nil {
 		return true, err
 	}
-	return true, showParts(d, f, id, hi, n, theme, o.width, stdio.Out)
+	return true, showParts(r, hi, n, theme, o.width, stdio.Out)
 }
+
+// showMemoryLimit is the soft memory limit of a streaming show.
+const showMemoryLimit = 40 << 20
 
 // partContext is where the document of a part that prints from lo starts:
 // the 64 entries before its aligned start, so its runs and separators are
@@ -212,12 +225,13 @@ func paintPart(doc transcript.Document, from int, theme tui.Theme, width int) []
 	return classicPrinter(theme).PrintFrom(doc, from, width)
 }
 
-// showParts prints entries lo..n of d in parts of showPart entries. One
-// goroutine reads the parts in order (the log file is read by it alone),
-// each part is painted on a goroutine of its own, and the parts are written
-// in order as they are ready; at most a few parts per processor are in
-// flight, so memory stays bounded by the part size.
-func showParts(d *history.IndexDoc, f *os.File, id string, lo, n int, theme tui.Theme, width int, w io.Writer) error {
+// showParts prints entries lo..n of the reader's document in parts of
+// showPart entries. One goroutine reads the parts in order (the log file
+// is read by it alone), each part is painted on a goroutine of its own,
+// and the parts are written in order as they are ready; at most a few
+// parts per processor are in flight, so memory stays bounded by the part
+// size.
+func showParts(r *partReader, lo, n int, theme tui.Theme, width int, w io.Writer) error {
 	type painted struct {
 		lines []string
 		err   error
@@ -235,7 +249,7 @@ func showParts(d *history.IndexDoc, f *os.File, id string, lo, n int, theme tui.
 			case <-stop:
 				return
 			}
-			doc, err := partDoc(d, f, id, partContext(lo), hi)
+			doc, err := r.part(partContext(lo), hi)
 			if err != nil {
 				res <- painted{err: err}
 				return
@@ -256,15 +270,46 @@ func showParts(d *history.IndexDoc, f *os.File, id string, lo, n int, theme tui.
 	return nil
 }
 
-// partDoc is entries lo..hi of d as a document, the open ones (the
-// provisional tail) open.
-func partDoc(d *history.IndexDoc, f *os.File, id string, lo, hi int) (transcript.Document, error) {
-	es, err := d.Entries(f, lo, hi)
+// partReader reads a document's parts forwards through the index: each
+// part's entries once, the context a part repeats from the one before it
+// kept, not read again.
+type partReader struct {
+	d    *history.IndexDoc
+	f    *os.File
+	id   string
+	cur  *history.RefCursor
+	at   int                // the ordinal of kept's first entry
+	kept []transcript.Entry // the last entries read
+}
+
+func newPartReader(d *history.IndexDoc, f *os.File, id string, lo int) (*partReader, error) {
+	cur, err := d.Forward(lo)
+	if err != nil {
+		return nil, err
+	}
+	return &partReader{d: d, f: f, id: id, cur: cur, at: lo}, nil
+}
+
+// part is entries lo..hi as a document, the open ones (the provisional
+// tail) open. lo is at or after the previous part's start and hi at or
+// after its end.
+func (r *partReader) part(lo, hi int) (transcript.Document, error) {
+	if lo < r.at || lo > r.cur.Pos() {
+		return transcript.Document{}, fmt.Errorf("log show: part %d..%d outside %d..%d", lo, hi, r.at, r.cur.Pos())
+	}
+	more, err := r.cur.Entries(r.f, hi-r.cur.Pos())
 	if err != nil {
 		return transcript.Document{}, err
 	}
-	settled := min(max(d.Settled()-lo, 0), len(es))
-	doc := transcript.NewCheckedDocument(id, es[:settled])
+	es := make([]transcript.Entry, 0, hi-lo)
+	es = append(es, r.kept[lo-r.at:]...)
+	es = append(es, more...)
+	if len(es) != hi-lo {
+		return transcript.Document{}, fmt.Errorf("log show: part %d..%d read %d entries", lo, hi, len(es))
+	}
+	r.kept, r.at = es, lo
+	settled := min(max(r.d.Settled()-lo, 0), len(es))
+	doc := transcript.NewCheckedDocument(r.id, es[:settled])
 	for _, e := range es[settled:] {
 		if doc, err = doc.Open(e); err != nil {
 			return transcript.Document{}, err

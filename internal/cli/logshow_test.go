@@ -175,3 +175,16 @@ func TestLogShowTailAndFrom(t *testing.T) {
 		t.Errorf("--from an unknown entry: %v, want exit 1", err)
 	}
 }
+
+// /dev/null is a character device but no terminal: show's output there,
+// as to any file, is painted without terminal styling.
+func TestDevNullIsNoTerminal(t *testing.T) {
+	f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer f.Close()
+	if isTerminal(f) {
+		t.Fatal("/dev/null taken for a terminal")
+	}
+}

@@ -1,0 +1,186 @@
+package history
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/foliodev/folio/internal/gen"
+)
+
+// readForward reads d's refs from lo to the end through a cursor, n at a
+// time.
+func readForward(d *IndexDoc, lo, n int) ([]Ref, *RefCursor, error) {
+	c, err := d.Forward(lo)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []Ref
+	for {
+		refs, err := c.Next(n)
+		if err != nil {
+			return nil, c, err
+		}
+		if len(refs) == 0 {
+			return out, c, nil
+		}
+		out = append(out, refs...)
+	}
+}
+
+// A forward cursor reads the refs the backward read gives, from any entry
+// on, in every branch of generated and fixture logs (long ones across
+// many checkpoints), whatever it is asked for at a time.
+func TestForwardCursorReadsTheIndexRefs(t *testing.T) {
+	var paths []string
+	for _, n := range []int{7, 300, 4000} {
+		p := filepath.Join(t.TempDir(), "conversations", fmt.Sprintf("gen%d.jsonl", n))
+		writeGen(t, p, gen.Options{Messages: n, Seed: uint64(n)})
+		paths = append(paths, p)
+	}
+	for _, fx := range fixtureLogs(t) {
+		p := logPath(t)
+		writeLog(t, p, readFile(t, fx))
+		paths = append(paths, p)
+	}
+	for _, path := range paths {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix, err := OpenIndex(path, f, 0)
+		if errors.Is(err, ErrNotPaged) {
+			f.Close()
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		c, err := ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range c.Branches {
+			d, err := ix.Document(b.ID)
+			if errors.Is(err, ErrNotPaged) {
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := d.Refs(0, d.Len())
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := d.Len()
+			for _, lo := range []int{0, 1, n / 3, n - cursorStride - 1, n - cursorStride, n - 2, n - 1, n} {
+				if lo < 0 || lo > n {
+					continue
+				}
+				for _, step := range []int{1, 7, 1000} {
+					fresh, err := ix.Document(b.ID)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, cur, err := readForward(fresh, lo, step)
+					if err != nil {
+						t.Fatalf("%s branch %s from %d by %d: %v", filepath.Base(path), b.ID, lo, step, err)
+					}
+					if !slices.Equal(got, want[lo:]) {
+						t.Fatalf("%s branch %s from %d by %d: the cursor read other refs", filepath.Base(path), b.ID, lo, step)
+					}
+					if cur.Pos() != n {
+						t.Fatalf("%s: the cursor ends at %d of %d", filepath.Base(path), cur.Pos(), n)
+					}
+				}
+			}
+		}
+		ix.Close()
+		f.Close()
+	}
+}
+
+// A cursor holds a checkpoint per cursorStride frames, not the refs.
+func TestForwardCursorHoldsCheckpointsNotRefs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "conversations", "c1.jsonl")
+	writeGen(t, path, gen.Options{Messages: 6000, Seed: 5})
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ix, err := OpenIndex(path, f, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	d, err := ix.Document(ix.Head())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := d.Forward(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Settled() < 4*cursorStride {
+		t.Fatalf("only %d settled entries: the test needs several checkpoints", d.Settled())
+	}
+	if max := d.Settled()/cursorStride + 1; len(c.marks) > max {
+		t.Fatalf("the cursor holds %d checkpoints for %d entries, more than %d", len(c.marks), d.Settled(), max)
+	}
+	if d.loaded != nil || d.ix.data != nil {
+		t.Fatal("the cursor loaded the refs or the whole index")
+	}
+	if _, err := c.Next(10); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.seg) > cursorStride {
+		t.Fatalf("the cursor holds %d runs ahead", len(c.seg))
+	}
+}
+
+// A damaged index never gives a cursor other refs: a damaged head is
+// found as the cursor starts (and the index rebuilt from the log), a
+// damaged frame as it is read (an error).
+func TestForwardCursorOnADamagedIndex(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c1.jsonl")
+	writeGen(t, path, gen.Options{Messages: 8, Seed: 3})
+	ix := checkIndex(t, path)
+	if err := os.WriteFile(IndexPath(path), ix.mem, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := refsOf_(t, ix)
+	good := readFile(t, IndexPath(path))
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for off := range len(good) {
+		bad := bytes.Clone(good)
+		bad[off] ^= 0x5a
+		if err := os.WriteFile(IndexPath(path), bad, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ix, err := OpenIndex(path, f, 0)
+		if err != nil {
+			t.Fatalf("flip at %d: %v", off, err)
+		}
+		d, err := ix.Document(ix.Head())
+		if err != nil {
+			t.Fatalf("flip at %d: %v", off, err)
+		}
+		got, _, err := readForward(d, 0, 3)
+		ix.Close()
+		if err == nil && !slices.Equal(got, want) {
+			t.Fatalf("flip at %d: the cursor read other refs", off)
+		}
+		if err != nil && !errors.Is(err, ErrIndexDamaged) {
+			t.Fatalf("flip at %d: %v, want a damaged index", off, err)
+		}
+	}
+}
