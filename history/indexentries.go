@@ -20,6 +20,41 @@ func (d *IndexDoc) Entries(log *os.File, lo, hi int) ([]transcript.Entry, error)
 	return t.decode(refs)
 }
 
+// HeadEntries returns entries lo..hi (hi exclusive) of the head of the log
+// at path, read through its page index as of the log's size now (rebuilt
+// if it does not match), with each entry's stored size in bytes: one page
+// of a conversation the terminal scrolls back through, costing that page
+// and not the log.
+func HeadEntries(path string, lo, hi int) ([]transcript.Entry, []int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	ix, err := OpenIndex(path, f, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer ix.Close()
+	d, err := ix.Document(ix.Head())
+	if err != nil {
+		return nil, nil, err
+	}
+	refs, err := d.Refs(lo, hi)
+	if err != nil {
+		return nil, nil, err
+	}
+	es, err := (&tailRead{f: f, ix: d.ix}).decode(refs)
+	if err != nil {
+		return nil, nil, err
+	}
+	sizes := make([]int, len(refs))
+	for i, r := range refs {
+		sizes[i] = int(r.Len)
+	}
+	return es, sizes, nil
+}
+
 // Settled is how many of d's entries are settled; the ones after them (the
 // provisional tail, Len() - Settled()) are open.
 func (d *IndexDoc) Settled() int { return d.br.count }

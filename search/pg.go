@@ -356,15 +356,7 @@ func pgClean(s string) string {
 // Run searches the index as it is for a parsed query, as Index.Run does:
 // the newest candidates matches are ranked.
 func (ix *PGIndex) Run(ctx context.Context, q Query, opts Options) ([]Hit, error) {
-	limit := opts.Limit
-	if limit <= 0 {
-		limit = DefaultLimit
-	}
-	limit = min(limit, MaxLimit)
-	timeout := opts.Timeout
-	if timeout <= 0 {
-		timeout = Timeout
-	}
+	limit, timeout := opts.bounds()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var sb strings.Builder

@@ -82,18 +82,23 @@ func (ix *Index) Search(ctx context.Context, query string, opts Options) ([]Hit,
 	return ix.Run(ctx, q, opts)
 }
 
-// Run searches the index as it is for a parsed query (opts.NoCatchUp is
-// implied).
-func (ix *Index) Run(ctx context.Context, q Query, opts Options) ([]Hit, error) {
-	limit := opts.Limit
+// bounds are the hit limit and the time bound opts ask for, with their
+// defaults filled in and the limit capped at MaxLimit.
+func (opts Options) bounds() (limit int, timeout time.Duration) {
+	limit, timeout = opts.Limit, opts.Timeout
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	limit = min(limit, MaxLimit)
-	timeout := opts.Timeout
 	if timeout <= 0 {
 		timeout = Timeout
 	}
+	return min(limit, MaxLimit), timeout
+}
+
+// Run searches the index as it is for a parsed query (opts.NoCatchUp is
+// implied).
+func (ix *Index) Run(ctx context.Context, q Query, opts Options) ([]Hit, error) {
+	limit, timeout := opts.bounds()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	// FTS5 ranks every match of a query before it can sort: a common word

@@ -18,33 +18,7 @@ import (
 type sizedPager struct{ path string }
 
 func (p sizedPager) Page(lo, hi int) ([]transcript.Entry, []int, error) {
-	f, err := os.Open(p.path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	ix, err := history.OpenIndex(p.path, f, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer ix.Close()
-	d, err := ix.Document(ix.Head())
-	if err != nil {
-		return nil, nil, err
-	}
-	refs, err := d.Refs(lo, hi)
-	if err != nil {
-		return nil, nil, err
-	}
-	es, err := d.Entries(f, lo, hi)
-	if err != nil {
-		return nil, nil, err
-	}
-	sizes := make([]int, len(refs))
-	for i, r := range refs {
-		sizes[i] = int(r.Len)
-	}
-	return es, sizes, nil
+	return history.HeadEntries(p.path, lo, hi)
 }
 
 // BenchmarkPageBack resumes a generated 300,000-message conversation in a

@@ -413,33 +413,7 @@ func (s *chatSession) Page(lo, hi int) ([]transcript.Entry, []int, error) {
 	s.mu.Lock()
 	path := s.log.Path()
 	s.mu.Unlock()
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	ix, err := history.OpenIndex(path, f, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer ix.Close()
-	d, err := ix.Document(ix.Head())
-	if err != nil {
-		return nil, nil, err
-	}
-	refs, err := d.Refs(lo, hi)
-	if err != nil {
-		return nil, nil, err
-	}
-	es, err := d.Entries(f, lo, hi)
-	if err != nil {
-		return nil, nil, err
-	}
-	sizes := make([]int, len(refs))
-	for i, r := range refs {
-		sizes[i] = int(r.Len)
-	}
-	return es, sizes, nil
+	return history.HeadEntries(path, lo, hi)
 }
 
 var _ tui.Finder = (*chatSession)(nil)
