@@ -153,23 +153,49 @@ func streamHTML(path string, w io.Writer) (done bool, err error) {
 	return true, h.Close()
 }
 
-// exportDocument writes doc as HTML to a new file at path: the chat's
-// /export html for a conversation not saved yet.
-func exportDocument(path, id string, doc transcript.Document) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+// exportHTML is the chat's /export html: folio-<id>.html in the tools'
+// folder, from the saved log when there is one (streamed through its page
+// index, else read whole), else from doc, the conversation not saved yet.
+func (s *chatSession) exportHTML(id string, doc transcript.Document) (string, error) {
+	path := filepath.Join(s.work, "folio-"+id+".html")
+	w, commit, err := exportTarget(path, IO{})
 	if err != nil {
-		return err
+		return "", err
 	}
-	h, err := export.NewHTML(f, export.HTMLMeta{ConversationID: id})
-	if err == nil {
-		for _, e := range doc.All() {
-			if err = h.Add(e); err != nil {
-				break
+	defer commit(false)
+	done := false
+	if _, saved := s.saved(); saved {
+		logPath, err := history.Locate(s.dataDir, id)
+		if err != nil {
+			return "", err
+		}
+		if done, err = streamHTML(logPath, w); err != nil {
+			return "", err
+		}
+		if !done {
+			c, err := history.ReadFile(logPath)
+			if err != nil {
+				return "", err
 			}
+			if err := export.HTML(w, c); err != nil {
+				return "", err
+			}
+			done = true
 		}
 	}
-	if err == nil {
-		err = h.Close()
+	if !done {
+		h, err := export.NewHTML(w, export.HTMLMeta{ConversationID: id})
+		if err != nil {
+			return "", err
+		}
+		for _, e := range doc.All() {
+			if err := h.Add(e); err != nil {
+				return "", err
+			}
+		}
+		if err := h.Close(); err != nil {
+			return "", err
+		}
 	}
-	return errors.Join(err, f.Close())
+	return path, commit(true)
 }

@@ -45,13 +45,19 @@ async function openFile(file) {
   return { context, page, requests, errors, dialogs: () => dialogs };
 }
 
-/** showAll moves the window back to the first page, collecting every row's entry IDs on the way. */
-async function allEntryIds(page) {
-  const seen = new Set();
+/**
+ * allRows moves the window back to the first page and returns every row
+ * it showed on the way: its entries' IDs, its text, a person's words.
+ */
+async function allRows(page) {
+  const rows = new Map();
   for (;;) {
-    for (const ids of await page.$$eval('.row', (rows) => rows.map((r) => r.dataset.entryIds ?? ''))) for (const id of ids.split(' ')) if (id) seen.add(id);
+    const now = await page.$$eval('.row', (els) =>
+      els.map((r) => ({ id: r.dataset.rowId, ids: JSON.parse(r.dataset.entryIds ?? '[]'), text: r.textContent ?? '', user: r.querySelector('.user-text')?.textContent })),
+    );
+    for (const r of now) rows.set(r.id, r);
     const earlier = await page.$('[data-testid="show-earlier"]');
-    if (!earlier) return seen;
+    if (!earlier) return [...rows.values()];
     await earlier.click();
   }
 }
@@ -120,23 +126,23 @@ export function exportTests(test) {
         page.on('pageerror', (e) => errors.push(e.message));
         await page.goto(pathToFileURL(file).href);
         await page.waitForSelector('[data-testid="export"]');
-        const got = await allEntryIds(page);
+        const rows = await allRows(page);
+        const rowOf = new Map();
+        for (const r of rows) for (const x of r.ids) rowOf.set(x, r);
         const want = shown.map((e) => e.id);
-        const missing = want.filter((x) => !got.has(x));
+        const missing = want.filter((x) => !rowOf.has(x));
         assert(missing.length === 0, `${id}: entries not in the file: ${missing.join(', ')}`);
-        assert(got.size === new Set(want).size, `${id}: the file shows ${got.size} entries, log show ${want.length}`);
+        assert(rowOf.size === new Set(want).size, `${id}: the file shows ${rowOf.size} entries, log show ${want.length}`);
         // Text: a person's words as written, an answer's words as rendered.
         for (const e of shown) {
           const c = e.content;
-          const row = page.locator(`.row[data-entry-ids~="${e.id}"]`);
+          const row = rowOf.get(e.id);
           if (c.kind === 'user' && c.text) {
-            const text = await row.locator('.user-text').textContent();
-            assert(text === c.text, `${id}: ${e.id}: user text ${JSON.stringify(text)} != ${JSON.stringify(c.text)}`);
+            assert(row.user === c.text, `${id}: ${e.id}: user text ${JSON.stringify(row.user)} != ${JSON.stringify(c.text)}`);
           }
           if (c.kind === 'agent' && alnum(c.markdown ?? '').length > 0) {
             const want = alnum(c.markdown).slice(0, 24);
-            const text = alnum((await row.textContent()) ?? '');
-            assert(text.includes(want), `${id}: ${e.id}: answer text ${JSON.stringify(want)} not shown`);
+            assert(alnum(row.text).includes(want), `${id}: ${e.id}: answer text ${JSON.stringify(want)} not shown`);
           }
         }
         assert(errors.length === 0, `${id}: ${errors.join('\n')}`);
@@ -168,8 +174,24 @@ export function exportTests(test) {
         const hi = Number(await page.getAttribute('[data-testid="export"]', 'data-hi'));
         assert(lo === pages - 7 && hi - lo === 4, `${id}: window ${lo}..${hi} of ${pages}`);
         assert(await page.$('[data-testid="show-later"]'), `${id}: no way back to later pages`);
-        const rows = await page.$$eval('.row', (r) => r.length);
-        assert(rows < rows0 * 12, `${id}: ${rows} rows mounted for 4 pages (one page: ${rows0})`);
+        // The DOM holds the window's rows and no others: as many as its pages have turns.
+        const [rows, turns] = await page.evaluate(
+          ([lo, hi]) => {
+            const pages = [...document.querySelectorAll('script.folio-page')].slice(lo, hi);
+            let n = 0;
+            for (const p of pages) {
+              let prevUser = true;
+              for (const e of JSON.parse(p.textContent)) {
+                const user = e.content.kind === 'user';
+                if (user || prevUser) n++;
+                prevUser = user;
+              }
+            }
+            return [document.querySelectorAll('.row').length, n];
+          },
+          [lo, hi],
+        );
+        assert(rows === turns && rows > rows0, `${id}: ${rows} rows mounted for the ${turns} turns of 4 pages`);
         await page.click('[data-testid="show-latest"]');
         assert((await page.getAttribute('[data-testid="export"]', 'data-hi')) === String(pages), `${id}: latest did not come back`);
         assert(requests.length === 0, `${id}: requests: ${requests.join(', ')}`);

@@ -124,7 +124,7 @@ export function ExportApp({ meta, pageText, words: t }: ExportAppProps) {
         ) : null}
         {pages.flatMap((p) =>
           p.rows.map(({ message, ids }) => (
-            <div key={message.id} className="row" data-row-id={message.id} data-entry-ids={ids.join(' ')}>
+            <div key={message.id} className="row" data-row-id={message.id} data-entry-ids={JSON.stringify(ids)}>
               <MessageBubble message={message} />
             </div>
           )),

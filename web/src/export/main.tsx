@@ -11,10 +11,12 @@ import '../styles/loading-mark.css';
 import './export.css';
 import { LocaleContext, pickLocale } from '../i18n/catalog';
 import { readMeta } from './data';
+import { installOffline } from './offline';
 import { ExportApp, exportWords } from './ExportApp';
 
 const root = document.getElementById('root');
 if (root) {
+  installOffline();
   const pages = document.querySelectorAll('script.folio-page');
   const meta = readMeta(document.getElementById('folio-meta')?.textContent);
   meta.pages = pages.length;
