@@ -165,7 +165,9 @@ func TestHTMLPagesStartAtTurns(t *testing.T) {
 	big := strings.Repeat("word ", HTMLPageBytes/40)
 	var es []transcript.Entry
 	for i := range 60 {
-		id := func(k string) string { return k + strings.Repeat("x", i%3) + string(rune('A'+i%26)) + string(rune('a'+i/26)) }
+		id := func(k string) string {
+			return k + strings.Repeat("x", i%3) + string(rune('A'+i%26)) + string(rune('a'+i/26))
+		}
 		es = append(es, entry(id("u"), transcript.User{Text: "question"}))
 		for j := range 3 {
 			es = append(es, entry(id("a"+string(rune('0'+j))), transcript.Agent{Markdown: big}))
