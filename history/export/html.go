@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/transcript"
@@ -84,8 +83,9 @@ func (h *HTMLWriter) Add(e transcript.Entry) error {
 	if h.err != nil {
 		return h.err
 	}
-	h.buf.Reset()
-	if err := json.MarshalWrite(&h.buf, e, jsontext.Multiline(false)); err != nil {
+	// The entry's canonical JSON, as the log and the server's pages hold it.
+	data, err := transcript.EncodeEntry(e)
+	if err != nil {
 		return fmt.Errorf("export html: entry %s: %w", e.ID, err)
 	}
 	user := e.Content.Kind() == transcript.KindUser
@@ -100,9 +100,9 @@ func (h *HTMLWriter) Add(e transcript.Entry) error {
 	default:
 		h.w.WriteByte(',')
 	}
-	h.inPage += h.buf.Len()
+	h.inPage += len(data)
 	h.entries++
-	writeScriptJSON(h.w, h.buf.Bytes())
+	writeScriptJSON(h.w, data)
 	return nil
 }
 
