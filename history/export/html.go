@@ -20,9 +20,10 @@ import (
 )
 
 // HTMLPageBytes is how many bytes of entries' JSON an exported file's page
-// holds before the next turn starts a new one. The file shows a window of
-// a few pages, so this bounds what the browser parses and lays out at once.
-const HTMLPageBytes = 192 << 10
+// holds before the next turn starts a new one: the web app's page budget.
+// The file shows a window of a few pages, so this bounds what the browser
+// parses and lays out at once.
+const HTMLPageBytes = 64 << 10
 
 // HTMLMeta is what an exported file says of the conversation beside its
 // entries.

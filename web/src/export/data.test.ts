@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Entry } from '../chat/reconcile';
-import { earlier, groupEntries, later, latestWindow, parsePage, readMeta } from './data';
+import { earlier, groupEntries, later, latestWindow, MAX_PAGES, parsePage, readMeta } from './data';
 
 const e = (id: string, kind: string): Entry => ({ id, content: { kind } }) as unknown as Entry;
 
@@ -18,17 +18,18 @@ describe('an exported file read back', () => {
     expect(readMeta('{"title":"t","entries":3,"startedAt":"2026-01-01T00:00:00Z"}').startedAt).toBe('2026-01-01T00:00:00Z');
   });
 
-  it('opens at the last page and keeps a window of at most four pages', () => {
-    let w = latestWindow(10);
-    expect(w).toEqual({ lo: 9, hi: 10 });
-    for (let i = 0; i < 6; i++) w = earlier(w);
-    expect(w).toEqual({ lo: 3, hi: 7 });
-    for (let i = 0; i < 10; i++) w = earlier(w);
-    expect(w).toEqual({ lo: 0, hi: 4 });
-    w = later(w, 10);
-    expect(w).toEqual({ lo: 1, hi: 5 });
-    for (let i = 0; i < 10; i++) w = later(w, 10);
-    expect(w).toEqual({ lo: 6, hi: 10 });
+  it('opens at the last page and keeps a window of at most MAX_PAGES pages', () => {
+    expect(MAX_PAGES).toBe(6);
+    let w = latestWindow(20);
+    expect(w).toEqual({ lo: 19, hi: 20 });
+    for (let i = 0; i < 8; i++) w = earlier(w);
+    expect(w).toEqual({ lo: 11, hi: 17 });
+    for (let i = 0; i < 20; i++) w = earlier(w);
+    expect(w).toEqual({ lo: 0, hi: 6 });
+    w = later(w, 20);
+    expect(w).toEqual({ lo: 1, hi: 7 });
+    for (let i = 0; i < 20; i++) w = later(w, 20);
+    expect(w).toEqual({ lo: 14, hi: 20 });
     expect(latestWindow(0)).toEqual({ lo: 0, hi: 0 });
   });
 });

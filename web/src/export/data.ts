@@ -3,6 +3,7 @@
 // the entries of a page grouped into display groups as the server's pager
 // groups them, and the window of pages the file shows at once.
 import { toEntry, type Entry, type Held } from '../chat/reconcile';
+import { MAX_PAGES as WINDOW_PAGES } from '../chat/window';
 
 /** ExportMeta is what the writer says of the whole conversation. */
 export interface ExportMeta {
@@ -68,8 +69,12 @@ export function groupEntries(entries: readonly Entry[]): Held[][] {
   return groups;
 }
 
-/** The most pages shown at once: older ones are dropped as later ones come, and back. */
-export const MAX_PAGES = 4;
+/**
+ * The most pages shown at once, as many as the web app's window holds (the
+ * writer's pages are its page budget, 64 KiB): older ones are dropped as
+ * later ones come, and back.
+ */
+export const MAX_PAGES = WINDOW_PAGES;
 
 /** PageWindow is the run of pages shown: lo up to, not including, hi. */
 export interface PageWindow {
