@@ -36,9 +36,12 @@ func logExportHTML(cmd *cobra.Command, arg, store, dataDir, out string, stdio IO
 		return failure(cmd, err)
 	}
 	defer commit(false)
-	done, err := streamHTML(path, w)
+	done, problems, err := streamHTML(path, w)
 	if err != nil {
 		return failure(cmd, err)
+	}
+	if problems > 0 {
+		fmt.Fprint(stdio.Err, problemsLine(path, problems))
 	}
 	if !done {
 		c, _, _, err := readConversation(cmd, path, store, dataDir)
@@ -98,35 +101,36 @@ func exportTarget(out string, stdio IO) (io.Writer, func(ok bool) error, error) 
 // of entries at a time, so memory holds a part, never the conversation.
 // It reports done false, having written nothing, when the log has no
 // usable index (as streamShow does); the caller then reads it whole.
-func streamHTML(path string, w io.Writer) (done bool, err error) {
+// problems is how many problems the index counts in the log.
+func streamHTML(path string, w io.Writer) (done bool, problems int, err error) {
 	if filepath.Base(filepath.Dir(path)) != "conversations" {
 		if _, err := os.Stat(history.IndexPath(path)); err != nil {
-			return false, nil
+			return false, 0, nil
 		}
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return false, nil
+		return false, 0, nil
 	}
 	defer f.Close()
 	ix, err := history.OpenIndex(path, f, 0)
 	if err != nil {
-		return false, nil
+		return false, 0, nil
 	}
 	defer ix.Close()
 	d, err := ix.Document(ix.Head())
 	if err != nil {
-		return false, nil
+		return false, 0, nil
 	}
 	cur, err := d.Forward(0)
 	if err != nil {
-		return false, nil
+		return false, 0, nil
 	}
 	// The first part is read before anything is written, so a log whose
 	// index cannot be read is still exported whole.
 	first, err := cur.Entries(f, htmlPart)
 	if err != nil {
-		return false, nil
+		return false, 0, nil
 	}
 	sum := history.Summarize(path)
 	meta := export.HTMLMeta{Title: sum.Title, ConversationID: sum.ID, StartedAt: sum.StartedAt, Problems: ix.Problems()}
@@ -135,22 +139,22 @@ func streamHTML(path string, w io.Writer) (done bool, err error) {
 	}
 	h, err := export.NewHTML(w, meta)
 	if err != nil {
-		return true, err
+		return true, 0, err
 	}
 	for part := first; len(part) > 0; {
 		for _, e := range part {
 			if err := h.Add(e); err != nil {
-				return true, err
+				return true, 0, err
 			}
 		}
 		if cur.Pos() >= d.Len() {
 			break
 		}
 		if part, err = cur.Entries(f, htmlPart); err != nil {
-			return true, err
+			return true, 0, err
 		}
 	}
-	return true, h.Close()
+	return true, meta.Problems, h.Close()
 }
 
 // exportHTML is the chat's /export html: folio-<id>.html in the tools'
@@ -169,7 +173,7 @@ func (s *chatSession) exportHTML(id string, doc transcript.Document) (string, er
 		if err != nil {
 			return "", err
 		}
-		if done, err = streamHTML(logPath, w); err != nil {
+		if done, _, err = streamHTML(logPath, w); err != nil {
 			return "", err
 		}
 		if !done {

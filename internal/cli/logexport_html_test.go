@@ -54,8 +54,14 @@ func TestLogExportHTMLHoldsWhatShowShows(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := filepath.Join(t.TempDir(), "c.html")
-		if _, _, err := run(t, "log", "export", "--format", "html", "--out", out, path); err != nil {
+		_, exportErr, err := run(t, "log", "export", "--format", "html", "--out", out, path)
+		if err != nil {
 			t.Fatalf("%s: %v", name, err)
+		}
+		// A log with problems says so, as show does.
+		_, showErr, _ := run(t, "log", "show", path)
+		if strings.Contains(exportErr, "problem(s)") != strings.Contains(showErr, "problem(s)") {
+			t.Errorf("%s: export says %q, show %q", name, exportErr, showErr)
 		}
 		data, err := os.ReadFile(out)
 		if err != nil {
