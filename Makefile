@@ -59,9 +59,10 @@ $(WEB_STAMP): $(WEB)/package-lock.json $(WEB)/package.json
 	cd $(WEB) && $(NPM) ci --no-audit --no-fund
 	@touch $@
 
-# Rebuild web/dist (commit the result; Go embeds it).
+# Rebuild web/dist (commit the result; Go embeds it): the app, then the
+# HTML export's self-contained bundle into web/dist/export.
 web-build: web-deps
-	cd $(WEB) && ./node_modules/.bin/tsc --noEmit && ./node_modules/.bin/vite build
+	cd $(WEB) && ./node_modules/.bin/tsc --noEmit && ./node_modules/.bin/vite build && ./node_modules/.bin/vite build -c vite.export.config.ts
 
 web-test: web-deps
 	cd $(WEB) && ./node_modules/.bin/vitest run

@@ -65,10 +65,10 @@ type Options struct {
 	Models   func() ([]string, error)
 	SetModel func(name string) error
 	// New starts a new, empty conversation (/new, /clear); the one before
-	// stays saved. Export writes the conversation to a file and returns
-	// its path (/export).
+	// stays saved. Export writes the conversation to a file in format
+	// ("text", or "html" for /export html) and returns its path (/export).
 	New    func() error
-	Export func() (string, error)
+	Export func(format string) (string, error)
 	// Search finds a query's hits over every conversation (/search,
 	// tui/search.go); without it /search says it is not available.
 	Search func(query string) ([]SearchHit, error)

@@ -262,7 +262,15 @@ func (a *App) slash(text string) (tea.Cmd, bool) {
 			a.status = "exporting is not available here"
 			return nil, true
 		}
-		path, err := a.o.Export()
+		format := "text"
+		if f := strings.Fields(text); len(f) > 1 {
+			format = f[1]
+		}
+		if format != "text" && format != "html" {
+			a.status = "/export writes text or html, not " + format
+			return nil, true
+		}
+		path, err := a.o.Export(format)
 		if err != nil {
 			a.status = "not exported: " + err.Error()
 		} else {

@@ -24,7 +24,7 @@ var slashCommands = []slashCommand{
 	{"/model", "choose the model for the next turn"},
 	{"/new", "start a new conversation"},
 	{"/clear", "start a new conversation on a clear screen"},
-	{"/export", "write this conversation to a text file"},
+	{"/export", "write this conversation to a text file (/export html: an HTML page)"},
 	{"/retry", "run a failed turn again (ctrl+r)"},
 	{"/quit", "leave (the conversation stays saved)"},
 }

@@ -4,7 +4,7 @@ import { defineConfig, type Plugin } from 'vitest/config';
 // KaTeX's stylesheet lists every font as woff2, woff and ttf. Every browser
 // folio supports reads woff2, so the older formats are dropped: that keeps
 // about 0.8 MB of fonts out of the committed, embedded web/dist.
-function katexWoff2Only(): Plugin {
+export function katexWoff2Only(): Plugin {
   return {
     name: 'folio-katex-woff2-only',
     enforce: 'pre',

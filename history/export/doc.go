@@ -1,6 +1,8 @@
 // Package export writes a conversation log read by package history in
 // formats other programs open (Write): a version 3 log that Jazz reads
-// ("jazz"), and a Markdown transcript for sharing ("markdown").
+// ("jazz"), a Markdown transcript for sharing ("markdown"), and one
+// self-contained HTML file that shows the conversation as the web app does,
+// offline (HTMLWriter, "html").
 //
 // Exporting never changes the log it reads. Everything folio keeps that
 // Jazz's strict schema has no place for (folio's own content kinds, a tool
@@ -9,5 +11,6 @@
 // tool receipt — and reported in the returned Mapped list, never dropped
 // without a word.
 //
-// Write is safe for concurrent use; calls share no state.
+// Write is safe for concurrent use; calls share no state but the HTML
+// bundle, read once from the embedded web/dist and never changed.
 package export

@@ -490,14 +490,21 @@ func (s *chatSession) newConversation() error {
 	return nil
 }
 
-// export writes the conversation as plain text into the tools' folder.
-func (s *chatSession) export() (string, error) {
+// export writes the conversation into the tools' folder as plain text, or
+// for "html" as one self-contained HTML file: the whole saved log, read
+// through its page index as folio log export --format html reads it (the
+// engine's document holds only the resumed tail), or the document while
+// nothing is saved yet.
+func (s *chatSession) export(format string) (string, error) {
 	s.mu.Lock()
 	id := s.id
 	s.mu.Unlock()
 	doc := s.eng.Store().Snapshot().Document
 	if doc.Len() == 0 {
 		return "", errors.New("the conversation is empty")
+	}
+	if format == "html" {
+		return s.exportHTML(id, doc)
 	}
 	path := filepath.Join(s.work, "folio-"+id+".txt")
 	if err := os.WriteFile(path, []byte(renderDocument(doc, tui.PlainTheme, 100)), 0o600); err != nil {

@@ -146,13 +146,25 @@ func TestChatSessionNewExportModel(t *testing.T) {
 	if _, err := s.eng.Wait(ctx, "c1"); err != nil {
 		t.Fatal(err)
 	}
-	path, err := s.export()
+	path, err := s.export("text")
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil || !strings.Contains(string(b), "› first conversation") || filepath.Dir(path) != s.work {
 		t.Fatalf("export wrote %s: %q, %v", path, b, err)
+	}
+	// /export html writes the saved log's every entry into one HTML file.
+	path, err = s.export("html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err = os.ReadFile(path)
+	if err != nil || filepath.Dir(path) != s.work || !strings.HasSuffix(path, ".html") {
+		t.Fatalf("export html wrote %s: %v", path, err)
+	}
+	if es := htmlEntries(t, string(b)); len(es) != s.eng.Store().Snapshot().Document.Len() || es[0].Content.(transcript.User).Text != "first conversation" {
+		t.Fatalf("export html holds %d entries, the conversation %d", len(es), s.eng.Store().Snapshot().Document.Len())
 	}
 	first := s.id
 	if err := s.newConversation(); err != nil {

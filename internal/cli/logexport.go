@@ -12,11 +12,12 @@ import (
 )
 
 func newLogExportCmd(stdio IO) *cobra.Command {
-	var format, store, to, data string
+	var format, store, to, data, out string
 	cmd := &cobra.Command{
-		Use:   "export --format jazz|markdown|log FILE|ID",
-		Short: "Write the conversation for Jazz, as Markdown, or as its stored log",
-		Long: "Write a conversation log to standard output as a version 3 log Jazz opens (--format jazz), as a Markdown transcript with its receipts (--format markdown), " +
+		Use:   "export --format jazz|markdown|html|log FILE|ID",
+		Short: "Write the conversation for Jazz, as Markdown, as one HTML file, or as its stored log",
+		Long: "Write a conversation log to standard output (or to --out FILE) as a version 3 log Jazz opens (--format jazz), as a Markdown transcript with its receipts (--format markdown), " +
+			"as one self-contained HTML file that shows it as the web app does and opens offline in any browser (--format html), " +
 			"or as the log exactly as stored (--format log), which copies a conversation out of PostgreSQL into a file. " +
 			"An argument that is not a file is a conversation ID, as folio log ls prints it, looked up in the data folder (--data). " +
 			"What Jazz has no place for is mapped to the nearest kind Jazz knows, and standard error lists every mapping. " +
@@ -25,6 +26,7 @@ func newLogExportCmd(stdio IO) *cobra.Command {
 		Example: `folio log export --format markdown 20260304-050607-a1b2c3
 folio log export --format jazz conversations/20260304-050607-a1b2c3.jsonl > conv.jsonl
 folio log export --format markdown conversations/20260304-050607-a1b2c3.jsonl
+folio log export --format html --out conversation.html 20260304-050607-a1b2c3
 folio log export --store "$FOLIO_DATABASE_URL" --format log 20260304-050607-a1b2c3 > 20260304-050607-a1b2c3.jsonl
 folio log export --store "$FOLIO_DATABASE_URL" --format log --to ~/.local/share/folio 20260304-050607-a1b2c3`,
 		Args: oneArg("FILE or ID"),
@@ -39,10 +41,17 @@ folio log export --store "$FOLIO_DATABASE_URL" --format log --to ~/.local/share/
 				}
 				return exportTo(cmd, url, args[0], to, stdio)
 			}
+			if format == "html" {
+				return logExportHTML(cmd, args[0], store, data, out, stdio)
+			}
+			if out != "" {
+				return usage(cmd, "--out is for --format html; the other formats go to standard output")
+			}
 			return logExport(cmd, args[0], format, store, data, stdio)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "", "jazz, markdown or log (required)")
+	cmd.Flags().StringVar(&format, "format", "", "jazz, markdown, html or log (required)")
+	cmd.Flags().StringVar(&out, "out", "", "with --format html: the file to write (replaced whole once the export is complete) instead of standard output")
 	storeFlag(cmd.Flags(), &store)
 	dataFlag(cmd.Flags(), &data)
 	cmd.Flags().StringVar(&to, "to", "", "with --format log and --store: the data folder to copy the conversation into, with its attachments and artifacts")
@@ -51,16 +60,16 @@ folio log export --store "$FOLIO_DATABASE_URL" --format log --to ~/.local/share/
 
 // exportFormats are the formats folio log export writes: export's, and
 // the log as stored.
-var exportFormats = []string{"jazz", "markdown", "log"}
+var exportFormats = []string{"jazz", "markdown", "html", "log"}
 
 // checkFormat refuses a missing or unknown --format before anything is
 // read, so a bad flag is reported as such whatever the argument.
 func checkFormat(cmd *cobra.Command, format string) error {
 	if format == "" {
-		return usage(cmd, "--format is required (jazz, markdown or log)")
+		return usage(cmd, "--format is required (jazz, markdown, html or log)")
 	}
 	if !slices.Contains(exportFormats, format) {
-		return usage(cmd, "--format: unknown format %q (want jazz, markdown or log)", format)
+		return usage(cmd, "--format: unknown format %q (want jazz, markdown, html or log)", format)
 	}
 	return nil
 }

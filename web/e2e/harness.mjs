@@ -247,6 +247,11 @@ export async function closeHarness() {
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 }
 
+/** newContext is a fresh browser context, for pages that are not the app (an exported file). */
+export function newContext(options = {}) {
+  return browser.newContext({ viewport: { width: 1200, height: 800 }, ...options });
+}
+
 /** item finds a conversation in the list by its exact title. */
 export function item(page, title) {
   const esc = title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

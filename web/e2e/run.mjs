@@ -14,6 +14,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { assert, browserPath, closeHarness, item, openApp, required, setupHarness, shots } from './harness.mjs';
 import { branchTests } from './branches.mjs';
+import { exportTests } from './export.mjs';
 import { firstScreenTests } from './firstscreen.mjs';
 import { mcpTests } from './mcp.mjs';
 import { outageTests } from './outage.mjs';
@@ -741,6 +742,7 @@ productTests(test);
 mcpTests(test);
 outageTests(test);
 searchTests(test);
+exportTests(test);
 
 let passed = 0;
 let failed = 0;

@@ -1,6 +1,7 @@
 // Fails when the committed web/dist is not what a fresh build of web/src makes.
 //
-// It builds into a temporary folder with the project's own Vite config and
+// It builds into a temporary folder with the project's own Vite configs (the
+// app's, then the HTML export's into export/) and
 // compares every file byte for byte with dist/. This catches every cause of
 // staleness (sources, styles, config, dependency versions) without recording
 // input hashes anywhere, and it relies on the build being deterministic:
@@ -35,6 +36,8 @@ function files(dir) {
 
 try {
   await build({ root, logLevel: 'error', build: { outDir: fresh, emptyOutDir: true } });
+  // The HTML export's bundle, built after the app as `make web-build` does.
+  await build({ root, configFile: join(root, 'vite.export.config.ts'), logLevel: 'error', build: { outDir: join(fresh, 'export'), emptyOutDir: true } });
   const want = files(fresh);
   const have = files(committed);
   const problems = [];
