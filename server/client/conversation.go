@@ -119,6 +119,27 @@ func (cv *Conversation) open(ctx context.Context) error {
 		}
 	}
 	_, _ = cv.c.call(ctx, map[string]any{"type": "release", "token": snap.Token})
+	// An entry the owner saved while it was still open (a tool call
+	// waiting, a reply mid-stream) is on the page as the log holds it, and
+	// open in the checkpoint: it joins the mirror open, from the
+	// checkpoint, so a settled copy never stands in for it.
+	if cp := snap.Checkpoint; cp != nil {
+		open := map[string]bool{}
+		for _, ce := range cp.Entries {
+			if ce.Open {
+				open[entryID(ce.Entry)] = true
+			}
+		}
+		if len(open) > 0 {
+			kept := entries[:0:0]
+			for _, e := range entries {
+				if !open[e.ID] {
+					kept = append(kept, e)
+				}
+			}
+			entries = kept
+		}
+	}
 	doc := transcript.NewCheckedWindow(cv.id, max(snap.Entries-len(entries), 0), first, entries)
 	if _, err := transcript.NewDocument(cv.id, entries); err != nil {
 		return fmt.Errorf("client: conversation %s: %w", cv.id, err)
