@@ -198,3 +198,104 @@ func TestAttachToServeInTmux(t *testing.T) {
 		}
 	}
 }
+
+// TestHandoverAfterSIGKILLMidTurnInTmux: the owner is SIGKILLed while its
+// turn streams and a terminal is attached. The terminal takes the lock
+// over, the interrupted turn is recorded once (its reply is in the log at
+// most once, and its command reads interrupted), its next send runs, and
+// every entry the log held before the kill is in it once after.
+func TestHandoverAfterSIGKILLMidTurnInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	home, err := os.MkdirTemp("", "fh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	bin := buildFolio(t)
+	serve, c := startOwnerServe(t, bin, home, 15)
+	id, err := c.Create(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := transcript.NewStore()
+	cv, err := c.Open(t.Context(), id, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cv.Send(t.Context(), "k0", "hello", false); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, "the first turn", func() bool { return receiptState(cv, "k0") == transcript.CommandDone })
+	if _, err := cv.Send(t.Context(), "k1", "write a long essay about streaming", false); err != nil {
+		t.Fatal(err)
+	}
+	x := chatInTmux(t, bin, home, "--resume", id)
+	x.waitFor(fmt.Sprintf("attached to folio serve (pid %d)", serve.Process.Pid))
+	wait(t, "the reply to stream", func() bool {
+		s := st.Snapshot()
+		for i := s.Document.Settled(); i < s.Document.Len(); i++ {
+			if a, ok := s.Document.At(i).Content.(transcript.Agent); ok && len(a.Markdown) > 200 {
+				return true
+			}
+		}
+		return false
+	})
+	before := logEntries(t, home, id)
+	killed := time.Now()
+	if err := serve.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = serve.Wait()
+	x.waitPane("the terminal to take over", paneWait, func(p string) bool { return !strings.Contains(p, "attached to") })
+	took := time.Since(killed)
+	x.keys("after the handover", "Enter")
+	x.waitFor("after the handover")
+	t.Logf("handover: the terminal owned the conversation %v after the SIGKILL (pane polled every 100ms)", took.Round(time.Millisecond))
+	wait(t, "the handover's turn in the log", func() bool {
+		for _, e := range logEntries(t, home, id) {
+			if u, ok := e.Content.(transcript.User); ok && strings.Contains(u.Text, "after the handover") {
+				return true
+			}
+		}
+		return false
+	})
+	after := logEntries(t, home, id)
+	seen := map[string]int{}
+	for _, e := range after {
+		seen[e.ID]++
+	}
+	for _, e := range before {
+		if seen[e.ID] != 1 {
+			t.Errorf("entry %s (%s) of the log before the kill is in it %d times after", e.ID, e.Content.Kind(), seen[e.ID])
+		}
+	}
+	// The essay's turn: one user entry, and at most one reply.
+	users, replies := 0, 0
+	for _, e := range after {
+		switch c := e.Content.(type) {
+		case transcript.User:
+			if strings.Contains(c.Text, "long essay") {
+				users++
+			}
+		case transcript.Agent:
+			if strings.Contains(c.Markdown, "## ") {
+				replies++
+			}
+		}
+	}
+	if users != 1 || replies > 1 {
+		t.Errorf("the interrupted turn is in the log with %d user entries and %d replies, want 1 and at most 1", users, replies)
+	}
+	path, _ := history.Locate(home, id)
+	recs, err := history.ReadCommands(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.ID == "k1" && r.State == string(transcript.CommandDone) {
+			t.Errorf("the killed turn's command reads done")
+		}
+	}
+}
