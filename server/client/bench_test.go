@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foliodev/folio/engine"
 	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/internal/gen"
+	"github.com/foliodev/folio/provider/demo"
 	"github.com/foliodev/folio/server"
 	"github.com/foliodev/folio/server/client"
 	"github.com/foliodev/folio/transcript"
@@ -90,4 +92,68 @@ func BenchmarkStreamLatency(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// BenchmarkFirstScreen compares what a terminal does before its first
+// screen of a resumed conversation: plain, it takes the log's lock and
+// opens its engine on the log's tail (engine.Open); attached, it dials the
+// owner's endpoint and mirrors the conversation's end (client Open). Both
+// end with the store holding the conversation's end.
+func BenchmarkFirstScreen(b *testing.B) {
+	data, err := os.MkdirTemp("", "fs")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(data)
+	srv, err := server.New(server.Options{DataDir: data, TempDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	ep, err := srv.ServeLocal(context.Background(), data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ep.Close()
+	const id = "long"
+	path := filepath.Join(data, "conversations", id+".jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := gen.Write(f, gen.Options{Messages: 2000, Seed: 2, ConversationID: id}); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	// The page index is built once, as any earlier resume would have.
+	if l, err := history.Open(path); err == nil {
+		engine.New(transcript.NewStore(), demo.New(demo.Options{})).Open(l)
+		l.Close()
+	}
+	b.Run("resume", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			l, err := history.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			eng := engine.New(transcript.NewStore(), demo.New(demo.Options{}))
+			if _, err := eng.Open(l); err != nil {
+				b.Fatal(err)
+			}
+			eng.Close()
+			l.Close()
+		}
+	})
+	b.Run("attach", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			c, err := client.DialLocal(context.Background(), history.EndpointPath(data, os.Getpid()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := c.Open(context.Background(), id, transcript.NewStore()); err != nil {
+				b.Fatal(err)
+			}
+			c.Close()
+		}
+	})
 }
