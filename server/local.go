@@ -27,7 +27,7 @@ import (
 // and one Go client of it. The file modes keep other users out; on top of
 // them each accepted connection's peer credentials (SO_PEERCRED) are
 // checked, and a process of another user is answered 403 with the code
-// peer-not-allowed and closed before a byte of it is read as a request.
+// peer-not-allowed and closed, its request never served.
 //
 // A connection admitted here needs no token and no Host or Origin check:
 // a browser cannot reach a Unix socket, and the peer is the same user who
@@ -203,11 +203,23 @@ func (l *peerListener) Accept() (net.Conn, error) {
 
 // refusePeer answers a connection it will not serve with an HTTP 403 in
 // the protocol's error shape, then closes it, off the accepting goroutine.
+// The request's head is waited for (and dropped unread) first: an HTTP
+// client takes an answer that comes before its request for a broken
+// connection, not for the refusal it is.
 func refusePeer(c net.Conn, why error) {
 	go func() {
 		defer c.Close()
 		body := fmt.Sprintf(`{"error":{"code":"peer-not-allowed","message":%s}}`, strconv.Quote(why.Error()))
 		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+		var head []byte
+		buf := make([]byte, 4096)
+		for len(head) < 64<<10 && !strings.Contains(string(head), "\r\n\r\n") {
+			n, err := c.Read(buf)
+			head = append(head, buf[:n]...)
+			if err != nil {
+				break
+			}
+		}
 		_, _ = io.WriteString(c, "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: "+
 			strconv.Itoa(len(body))+"\r\n\r\n"+body)
 	}()
