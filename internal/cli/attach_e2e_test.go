@@ -299,3 +299,48 @@ func TestHandoverAfterSIGKILLMidTurnInTmux(t *testing.T) {
 		}
 	}
 }
+
+// TestHandoverAfterCleanExitInTmux: a terminal attached to an idle folio
+// serve conversation (attached at once, with no wait for the server's idle
+// release) takes it over when the server exits on SIGTERM, and its next
+// send runs there.
+func TestHandoverAfterCleanExitInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	home, err := os.MkdirTemp("", "fx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	bin := buildFolio(t)
+	serve, c := startOwnerServe(t, bin, home, 2000)
+	id, err := c.Create(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cv, err := c.Open(t.Context(), id, transcript.NewStore())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cv.Send(t.Context(), "k0", "hello", false); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, "the first turn", func() bool { return receiptState(cv, "k0") == transcript.CommandDone })
+	x := chatInTmux(t, bin, home, "--resume", id)
+	x.waitFor(fmt.Sprintf("attached to folio serve (pid %d)", serve.Process.Pid), "tok/s")
+	if err := serve.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	x.waitPane("the terminal to take over", paneWait, func(p string) bool { return !strings.Contains(p, "attached to") })
+	x.keys("after the exit", "Enter")
+	wait(t, "the terminal's turn in the log", func() bool {
+		es := logEntries(t, home, id)
+		for i, e := range es {
+			if u, ok := e.Content.(transcript.User); ok && u.Text == "after the exit" && i+1 < len(es) {
+				return true
+			}
+		}
+		return false
+	})
+}
