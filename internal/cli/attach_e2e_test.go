@@ -344,3 +344,41 @@ func TestHandoverAfterCleanExitInTmux(t *testing.T) {
 		return false
 	})
 }
+
+// TestAttachedApprovalInTmux: a tool call waiting for approval in folio
+// serve shows on the attached terminal's screen, and the terminal's answer
+// runs it in the owner: the protocol client sees the approval go and the
+// turn finish.
+func TestAttachedApprovalInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	home, err := os.MkdirTemp("", "fp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	bin := buildFolio(t)
+	_, c := startOwnerServe(t, bin, home, 2000)
+	id, err := c.Create(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := transcript.NewStore()
+	cv, err := c.Open(t.Context(), id, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cv.Send(t.Context(), "k1", `/demo call shell {"command":"echo approved-from-the-terminal"}`, false); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, "the call to wait for approval", func() bool { return st.Snapshot().Live.Approvals.Len() == 1 })
+	x := chatInTmux(t, bin, home, "--resume", id)
+	x.waitFor("attached to folio serve", "shell wants to run", "approved-from-the-terminal")
+	x.keys("", "C-g", "y")
+	wait(t, "the owner to run the call and finish", func() bool { return receiptState(cv, "k1") == transcript.CommandDone })
+	if n := st.Snapshot().Live.Approvals.Len(); n != 0 {
+		t.Fatalf("%d approvals still wait", n)
+	}
+	x.waitFor("✓ shell", "returned: exit status 0", "tok/s")
+}
