@@ -16,9 +16,14 @@ import (
 
 // Options configure the chat program (App and Run).
 type Options struct {
-	// Engine runs the turns and writes the store the program shows. The
-	// program never writes entries itself.
-	Engine *engine.Engine
+	// Engine runs the turns and writes the store the program shows (or
+	// mirrors another process's, see Engine). The program never writes
+	// entries itself.
+	Engine Engine
+	// Attached, when set, says which process owns the conversation this
+	// program is attached to ("folio serve (pid 42)"); the footer shows
+	// it. Empty: this process owns it.
+	Attached func() string
 	// Classic selects the inline view that prints into the terminal's
 	// scrollback instead of the fullscreen view.
 	Classic bool
@@ -106,7 +111,7 @@ type Conversation struct {
 // An App belongs to its Bubble Tea program's update loop.
 type App struct {
 	o      Options
-	eng    *engine.Engine
+	eng    Engine
 	store  *transcript.Store
 	sub    *transcript.Subscription
 	outbox *engine.Outbox

@@ -137,7 +137,7 @@ func (r *programRig) typeLine(s string) {
 // turnsDone waits until n turns finished and the program has shown them.
 func (r *programRig) turnsDone(n int) {
 	r.waitFor("the turns finish and are shown", func(a *App) bool {
-		cmds := a.eng.Commands()
+		cmds := a.eng.(*engine.Engine).Commands()
 		if len(cmds) < n || cmds[n-1].State != engine.Done {
 			return false
 		}

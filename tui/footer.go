@@ -87,6 +87,14 @@ func (a *App) footer() string {
 		dot = "○"
 		st = a.pal.dim
 	}
+	if a.o.Attached != nil {
+		if who := a.o.Attached(); who != "" {
+			if text != "" {
+				text = " · " + text
+			}
+			text = "attached to " + who + text
+		}
+	}
 	line := st.Render(dot) + " " + a.pal.dim.Render(truncate(text, a.width-2))
 	if al := a.sessionAllowed(); al != "" && ansiWidth(line)+len(al)+2 < a.width { // approval.go
 		line += a.pal.warn.Render("  " + al)

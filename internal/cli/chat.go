@@ -207,7 +207,8 @@ func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
 	}
 
 	o := tui.Options{
-		Engine:        s.eng,
+		Engine:        chatEngine{s},
+		Attached:      s.attached,
 		Classic:       f.classic,
 		Theme:         tui.DetectTheme(os.Environ(), true),
 		Location:      time.Local,
@@ -263,8 +264,15 @@ type chatSession struct {
 	turns int
 
 	mu  sync.Mutex
-	log *history.Log
+	log *history.Log // nil while attached
 	id  string
+	// path is the current conversation's log, which the views page from
+	// whether the chat owns it or is attached to its owner.
+	path string
+	// att is the owner the chat is attached to (attach.go); nil while it
+	// owns its conversation.
+	att    *attachment
+	closed bool
 }
 
 func newChatSession(dataDir string, cfg provider.Config, prov provider.Provider, work string, allow []string, extra ...tools.Tool) (*chatSession, error) {
@@ -286,6 +294,7 @@ func newChatSession(dataDir string, cfg provider.Config, prov provider.Provider,
 	if s.log, err = openLog(path, nil); err != nil {
 		return nil, err
 	}
+	s.path = path
 	opts := []engine.Option{engine.WithModel(cfg.Model), engine.WithHost(s.host), engine.WithSaver(&titledLog{log: s.log})}
 	if cfg.ContextWindow > 0 {
 		opts = append(opts, engine.WithContextWindow(cfg.ContextWindow))
@@ -307,6 +316,10 @@ func newChatSession(dataDir string, cfg provider.Config, prov provider.Provider,
 }
 
 func (s *chatSession) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.detachLocked()
+	s.mu.Unlock()
 	s.eng.Close()
 	s.host.Close()
 	s.mu.Lock()
@@ -334,7 +347,8 @@ func (s *chatSession) list() ([]tui.Conversation, error) {
 
 // resume continues conversation id: its log is opened (taking its lock),
 // the engine is hydrated from its tail (engine.Open), and later saves go to
-// it.
+// it. When another folio process holds the lock and serves a local
+// endpoint, the chat attaches to it instead (attach.go).
 func (s *chatSession) resume(id string) error {
 	path, err := history.Locate(s.dataDir, id)
 	if err != nil {
@@ -349,6 +363,12 @@ func (s *chatSession) resume(id string) error {
 		return nil
 	}
 	log, err := openLog(path, s.warn)
+	var le *history.LockedError
+	if errors.As(err, &le) && le.PID > 0 {
+		if aerr := s.attachLocked(id, path, le.PID); aerr == nil {
+			return nil
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -363,8 +383,11 @@ func (s *chatSession) resume(id string) error {
 	s.eng.SetSaver(&titledLog{log: log, titled: conv.Title != ""})
 	// Resume refuses while a turn runs, so the old log has no save in
 	// flight.
-	s.log.Close()
-	s.log, s.id = log, id
+	s.detachLocked()
+	if s.log != nil {
+		s.log.Close()
+	}
+	s.log, s.id, s.path = log, id, path
 	return nil
 }
 
@@ -411,7 +434,7 @@ func lastTurns(turns int) *history.TailStart {
 // so a page costs its entries, and what the engine saved since is seen.
 func (s *chatSession) Page(lo, hi int) ([]transcript.Entry, []int, error) {
 	s.mu.Lock()
-	path := s.log.Path()
+	path := s.path
 	s.mu.Unlock()
 	return history.HeadEntries(path, lo, hi)
 }
@@ -423,7 +446,7 @@ var _ tui.Finder = (*chatSession)(nil)
 // engine's tail does not hold.
 func (s *chatSession) Find(id string) (int, error) {
 	s.mu.Lock()
-	path := s.log.Path()
+	path := s.path
 	s.mu.Unlock()
 	f, err := os.Open(path)
 	if err != nil {
@@ -485,8 +508,11 @@ func (s *chatSession) newConversation() error {
 		return err
 	}
 	s.eng.SetSaver(&titledLog{log: log})
-	s.log.Close()
-	s.log, s.id = log, id
+	s.detachLocked()
+	if s.log != nil {
+		s.log.Close()
+	}
+	s.log, s.id, s.path = log, id, path
 	return nil
 }
 

@@ -150,6 +150,15 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 	if err != nil {
 		return failure(cmd, err)
 	}
+	// The local endpoint: terminals of this user that find a conversation
+	// this server owns attach to it here instead of being refused its lock.
+	// Without it (a data folder too deep for a socket's path) they are
+	// refused as before, so it is a warning, not a failure.
+	if ep, err := srv.ServeLocal(ctx, dir); err != nil {
+		logger.Warn("no local endpoint; terminals cannot attach to this server's conversations", "err", err)
+	} else {
+		defer ep.Close()
+	}
 	err = srv.ListenAndServe(ctx, f.addr, func(a net.Addr) {
 		// The token goes in the fragment, which browsers never send to a
 		// server; the app moves it to the tab's session storage.

@@ -1,0 +1,34 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+)
+
+// peerCred asks the kernel who is at the other end of a Unix connection
+// (SO_PEERCRED): the credentials the peer had when it connected.
+func peerCred(c net.Conn) (PeerCred, error) {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return PeerCred{}, errors.New("local endpoint: not a Unix connection")
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return PeerCred{}, err
+	}
+	var (
+		cred *syscall.Ucred
+		cerr error
+	)
+	if err := raw.Control(func(fd uintptr) {
+		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); err != nil {
+		return PeerCred{}, err
+	}
+	if cerr != nil {
+		return PeerCred{}, fmt.Errorf("local endpoint: SO_PEERCRED: %w", cerr)
+	}
+	return PeerCred{PID: int(cred.Pid), UID: int(cred.Uid), GID: int(cred.Gid)}, nil
+}
