@@ -1,7 +1,6 @@
 package search
 
 import (
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -13,7 +12,7 @@ import (
 // text into runs of letters and digits, lowercases them and removes
 // diacritics; PostgreSQL's parsers depend on the database's locale. So the
 // PostgreSQL back end does the same work here, in Go, and hands the
-// database finished lexemes with their positions (a tsvector literal) and
+// database finished lexemes (a tsvector literal) and
 // a tsquery built from the parsed query, which no parser reads again.
 
 // token is one word of a text: its bytes and its folded form.
@@ -82,46 +81,22 @@ func bound(w string) string {
 	return w
 }
 
-// Limits of a tsvector: positions run to 16383, and a lexeme keeps at
-// most 256 of them.
-const (
-	maxPosition  = 16383
-	maxPositions = 256
-)
-
-// tsvector writes the text's words as a tsvector literal: every folded
-// word with the positions it has.
-func tsvector(text string) string {
+// lexemes writes the text's words as a tsvector literal without
+// positions: every folded word once. Phrases are checked in the text
+// (Query.matches), so the index keeps no positions.
+func lexemes(text string) string {
 	ts := tokens(text)
-	pos := map[string][]int{}
-	var order []string
-	for i, t := range ts {
-		p, ok := pos[t.folded]
-		if !ok {
-			order = append(order, t.folded)
-		}
-		if len(p) < maxPositions {
-			pos[t.folded] = append(p, min(i+1, maxPosition))
-		}
-	}
+	seen := make(map[string]bool, len(ts))
 	var b strings.Builder
-	for i, w := range order {
-		if i > 0 {
+	for _, t := range ts {
+		if seen[t.folded] {
+			continue
+		}
+		seen[t.folded] = true
+		if b.Len() > 0 {
 			b.WriteByte(' ')
 		}
-		lexeme(&b, w)
-		b.WriteByte(':')
-		last := 0
-		for j, p := range pos[w] {
-			if p == last {
-				continue // positions past the limit all read maxPosition
-			}
-			if j > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(strconv.Itoa(p))
-			last = p
-		}
+		lexeme(&b, t.folded)
 	}
 	return b.String()
 }
@@ -138,36 +113,50 @@ func lexeme(b *strings.Builder, w string) {
 	b.WriteByte('\'')
 }
 
-// tsquery renders the query's text part as a tsquery literal, term for
-// term as match renders it for FTS5: a term of several words is a phrase
-// (<->), a prefix term's last word matches as a prefix (:*).
-func (q Query) tsquery() string {
+// tsquery renders the query's text part as a tsquery literal for an
+// index without positions: every word of every term (a phrase's words in
+// any order, a prefix term's last word as a prefix, :*), and the excluded
+// words and prefixes; an excluded phrase is left out. verify says the
+// rows it finds must still be checked with matches: the query has a
+// phrase or an excluded phrase, which the lexemes alone cannot decide.
+func (q Query) tsquery() (tsq string, verify bool) {
 	var b strings.Builder
 	for i, t := range q.Terms {
 		if i > 0 {
 			b.WriteString(" & ")
 		}
-		t.tsquery(&b)
-	}
-	if len(q.Excluded) > 0 {
-		b.WriteString(" & !(")
-		for i, t := range q.Excluded {
-			if i > 0 {
-				b.WriteString(" | ")
-			}
-			t.tsquery(&b)
+		if t.tsquery(&b) > 1 {
+			verify = true
 		}
+	}
+	n := 0
+	for _, t := range q.Excluded {
+		if len(tokens(t.Text)) > 1 {
+			verify = true
+			continue
+		}
+		if n == 0 {
+			b.WriteString(" & !(")
+		} else {
+			b.WriteString(" | ")
+		}
+		t.tsquery(&b)
+		n++
+	}
+	if n > 0 {
 		b.WriteString(")")
 	}
-	return b.String()
+	return b.String(), verify
 }
 
-func (t Term) tsquery(b *strings.Builder) {
+// tsquery writes the term's words joined by & and returns how many there
+// are.
+func (t Term) tsquery(b *strings.Builder) int {
 	ws := tokens(t.Text)
 	b.WriteByte('(')
 	for i, w := range ws {
 		if i > 0 {
-			b.WriteString(" <-> ")
+			b.WriteString(" & ")
 		}
 		lexeme(b, w.folded)
 		if t.Prefix && i == len(ws)-1 {
@@ -175,6 +164,49 @@ func (t Term) tsquery(b *strings.Builder) {
 		}
 	}
 	b.WriteByte(')')
+	return len(ws)
+}
+
+// matches reports whether text, split into ts, has every term of the
+// query (a phrase's words in order, next to each other) and none of the
+// excluded ones, as FTS5 matches them.
+func (q Query) matches(ts []token) bool {
+	for _, t := range q.Terms {
+		if !t.in(ts) {
+			return false
+		}
+	}
+	for _, t := range q.Excluded {
+		if t.in(ts) {
+			return false
+		}
+	}
+	return true
+}
+
+// in reports whether the term occurs in ts.
+func (t Term) in(ts []token) bool {
+	ws := tokens(t.Text)
+	if len(ws) == 0 {
+		return false
+	}
+	for i := 0; i+len(ws) <= len(ts); i++ {
+		if t.at(ts, i, ws) {
+			return true
+		}
+	}
+	return false
+}
+
+// at reports whether the term's words ws start at ts[i].
+func (t Term) at(ts []token, i int, ws []token) bool {
+	for k, w := range ws {
+		x := ts[i+k].folded
+		if x != w.folded && !(t.Prefix && k == len(ws)-1 && strings.HasPrefix(x, w.folded)) {
+			return false
+		}
+	}
+	return true
 }
 
 // snippet cuts text around the first word the query matches, about
@@ -192,15 +224,7 @@ func (q Query) snippet(text string) []Span {
 			if i+len(ws) > len(ts) || len(ws) == 0 {
 				break
 			}
-			ok := true
-			for k, w := range ws {
-				x := ts[i+k].folded
-				if x != w.folded && !(t.Prefix && k == len(ws)-1 && strings.HasPrefix(x, w.folded)) {
-					ok = false
-					break
-				}
-			}
-			if ok {
+			if t.at(ts, i, ws) {
 				group[i] = max(group[i], i+len(ws))
 				if first < 0 || i < first {
 					first = i
