@@ -85,14 +85,44 @@ func (ix *PGIndex) CatchUp(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	for _, id := range ids {
-		st.Conversations++
-		if err := ix.update(ctx, id, &st); err != nil {
-			if ctx.Err() != nil {
-				return st, err
+	// Conversations are read and written by pgWorkers at once, each in
+	// its own transaction on its own connection: the database's work on
+	// one (reading records, the GIN index) overlaps this process's on
+	// another (parsing, folding words).
+	var mu sync.Mutex
+	next := 0
+	var wg sync.WaitGroup
+	for range min(pgWorkers, len(ids)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if next == len(ids) || ctx.Err() != nil {
+					mu.Unlock()
+					return
+				}
+				id := ids[next]
+				next++
+				mu.Unlock()
+				var one Stats
+				err := ix.update(ctx, id, &one)
+				mu.Lock()
+				st.Conversations++
+				st.Read += one.Read
+				st.Whole += one.Whole
+				st.Bytes += one.Bytes
+				st.Entries += one.Entries
+				if err != nil && ctx.Err() == nil {
+					st.Failed = append(st.Failed, fmt.Errorf("%s: %w", id, err))
+				}
+				mu.Unlock()
 			}
-			st.Failed = append(st.Failed, fmt.Errorf("%s: %w", id, err))
-		}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return st, err
 	}
 	if st.Entries >= analyzeAfter {
 		// Without statistics of the new rows the planner cannot tell a
@@ -104,6 +134,9 @@ func (ix *PGIndex) CatchUp(ctx context.Context) (Stats, error) {
 	}
 	return st, nil
 }
+
+// pgWorkers is how many conversations a catch-up indexes at once.
+const pgWorkers = 3
 
 // analyzeAfter is how many rows a catch-up writes before it analyzes the
 // table (autovacuum does it in time; a build needs it now).
