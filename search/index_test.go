@@ -53,6 +53,12 @@ func testQueries(t *testing.T, e env) {
 		{"ZÜRICH june", []string{"trip/u1", "trip/a1"}, false},
 		{`"lazy dog"`, []string{"code/a1"}, true},
 		{`lazy -dog`, []string{"other/a1"}, true},
+		// A phrase's words must be next to each other, in order.
+		{`"dog lazy"`, []string{}, true},
+		{`"jumps the"`, []string{}, true},
+		{`"jumps over the"`, []string{"code/a1"}, true},
+		{`fox -"lazy dog"`, []string{"other/u1"}, true},
+		{`fox -"dog lazy"`, []string{"other/u1", "code/a1"}, false},
 		{`migrat*`, []string{"code/u1", "code/r1", "code/a1", "code/f1"}, false},
 		{`migrat* role:prompt`, []string{"code/u1"}, true},
 		{`migrat* role:answer`, []string{"code/a1"}, true},

@@ -22,11 +22,13 @@ import (
 // PGIndex is the search index of a PostgreSQL store (pgstore), kept in the
 // same database: folio_search_conversations says how far each log was read
 // (its epoch and size), folio_search holds one row per entry of each
-// conversation's head with its text and its terms as a tsvector under a
-// GIN index (pgstore's migration 5). It is filled the way Index is, from
-// history's Scanner over the store's records, and answers the same
-// queries: the parsed query becomes a tsquery, hits are ranked by ts_rank
-// with the newest first among equals, and snippets are cut here.
+// conversation's head with its text and its lexemes (a tsvector without
+// positions) under a GIN index (pgstore's migration 6). It is filled the
+// way Index is, from history's Scanner over the store's records, and
+// answers the same queries: the parsed query becomes a tsquery, phrases
+// are checked in the rows' text, hits are ranked by BM25 with each word
+// counted once (the shorter entry first) and the newest first among
+// equals, and snippets are cut here.
 //
 // A PGIndex is safe for concurrent use. Several processes may share the
 // tables: each conversation is updated in one transaction under an
@@ -437,6 +439,7 @@ func (ix *PGIndex) Run(ctx context.Context, q Query, opts Options) ([]Hit, error
 	sql := sb.String()
 	var pool []pgCand
 	bodies := map[int64]string{}
+	m := q.matcher()
 	for {
 		rows, err := ix.pool.Query(ctx, sql, args...)
 		if err != nil {
@@ -457,7 +460,7 @@ func (ix *PGIndex) Run(ctx context.Context, q Query, opts Options) ([]Hit, error
 			got++
 			args[len(args)-1] = c.n
 			if verify {
-				if !q.matches(tokens(body)) {
+				if !m.match(body) {
 					continue
 				}
 				bodies[c.n] = body

@@ -25,11 +25,19 @@ type token struct {
 const maxLexeme = 255
 
 // tokens splits s into words as words does, each with its folded form.
-func tokens(s string) []token {
-	var out []token
+func tokens(s string) []token { return appendTokens(nil, s) }
+
+// appendTokens appends the words of s to out.
+func appendTokens(out []token, s string) []token {
+	base := len(out)
 	start := -1
 	for i, r := range s {
-		in := unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
+		var in bool
+		if r < utf8.RuneSelf {
+			in = 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+		} else {
+			in = unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
+		}
 		switch {
 		case in && start < 0:
 			start = i
@@ -42,8 +50,8 @@ func tokens(s string) []token {
 		out = append(out, token{start, len(s), fold(s[start:])})
 	}
 	// A word of marks alone folds to nothing.
-	k := 0
-	for _, t := range out {
+	k := base
+	for _, t := range out[base:] {
 		if t.folded != "" {
 			out[k] = t
 			k++
@@ -167,26 +175,44 @@ func (t Term) tsquery(b *strings.Builder) int {
 	return len(ws)
 }
 
-// matches reports whether text, split into ts, has every term of the
-// query (a phrase's words in order, next to each other) and none of the
-// excluded ones, as FTS5 matches them.
-func (q Query) matches(ts []token) bool {
-	for _, t := range q.Terms {
-		if !t.in(ts) {
+// matcher checks texts against a query (PGIndex's phrases), with the
+// query's words folded once and one buffer of words for every text.
+type matcher struct {
+	terms, excluded []Term
+	words           map[*Term][]token
+	buf             []token
+}
+
+func (q Query) matcher() *matcher {
+	m := &matcher{terms: q.Terms, excluded: q.Excluded, words: map[*Term][]token{}}
+	for _, ts := range [][]Term{m.terms, m.excluded} {
+		for i := range ts {
+			m.words[&ts[i]] = tokens(ts[i].Text)
+		}
+	}
+	return m
+}
+
+// match reports whether text has every term of the query (a phrase's
+// words in order, next to each other) and none of the excluded ones, as
+// FTS5 matches them.
+func (m *matcher) match(text string) bool {
+	m.buf = appendTokens(m.buf[:0], text)
+	for i := range m.terms {
+		if !m.terms[i].in(m.buf, m.words[&m.terms[i]]) {
 			return false
 		}
 	}
-	for _, t := range q.Excluded {
-		if t.in(ts) {
+	for i := range m.excluded {
+		if m.excluded[i].in(m.buf, m.words[&m.excluded[i]]) {
 			return false
 		}
 	}
 	return true
 }
 
-// in reports whether the term occurs in ts.
-func (t Term) in(ts []token) bool {
-	ws := tokens(t.Text)
+// in reports whether the term, of the words ws, occurs in ts.
+func (t Term) in(ts, ws []token) bool {
 	if len(ws) == 0 {
 		return false
 	}
