@@ -21,7 +21,7 @@ import (
 
 // schemaVersion changes whenever what the index holds changes; an index of
 // another version is deleted and rebuilt.
-const schemaVersion = "2"
+const schemaVersion = "3"
 
 const schema = `
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -363,6 +363,10 @@ func (ix *Index) catchUp(ctx context.Context, st *Stats) error {
 			for _, p := range batch {
 				ix.keepWarm(p.lf.Path, p.ino, p.s)
 			}
+			// Move the WAL into the database while the build goes on,
+			// on a goroutine (the other core), rather than letting it grow
+			// to the index's size and copying it all at the end.
+			ix.checkpoint(false)
 		}
 		batch = batch[:0]
 		return err

@@ -103,9 +103,9 @@ func (ix *Index) Run(ctx context.Context, q Query, opts Options) ([]Hit, error) 
 	defer cancel()
 	// FTS5 ranks every match of a query before it can sort: a common word
 	// of a large corpus would cost seconds. So the newest candidates
-	// matches (FTS5 walks its matches by rowid, newest indexed first,
-	// without sorting, and stops at the limit) are ranked, which is every
-	// match of any query that has fewer. The entries' texts are read and
+	// matches are ranked (FTS5 walks its matches by ascending rowid, which
+	// is newest indexed first (see writer), without sorting, and stops at
+	// the limit), which is every match of any query that has fewer. The entries' texts are read and
 	// their snippets cut for the hits returned only.
 	var sb strings.Builder
 	args := []any{q.match()}
@@ -136,7 +136,7 @@ FROM (SELECT fts.rowid AS r, bm25(fts) AS s FROM fts WHERE fts MATCH ?`)
 		sb.WriteString(` AND d.at < ?`)
 		args = append(args, q.Before.UnixMilli())
 	}
-	sb.WriteString(` ORDER BY fts.rowid DESC LIMIT ` + strconv.Itoa(candidates) + `) k
+	sb.WriteString(` ORDER BY fts.rowid LIMIT ` + strconv.Itoa(candidates) + `) k
 JOIN docs d ON d.rowid = k.r JOIN convs c ON c.n = d.conv
 ORDER BY k.s, d.at DESC LIMIT ?`)
 	args = append(args, limit)

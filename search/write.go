@@ -78,15 +78,25 @@ func firstLine(s string) string {
 }
 
 // writer puts one conversation's rows with prepared statements.
+//
+// Rows are numbered downwards: the newest row has the smallest rowid. FTS5
+// walks a term's matches in ascending rowid order lazily and can stop at
+// the candidates wanted, newest first; walking them in descending order it
+// first reads the term's whole list in every segment, which costs in
+// proportion to the corpus.
 type writer struct {
 	ctx                   context.Context
 	conv                  int64
+	next                  int64 // the rowid of the next row
 	find, del, ins, insFT *sql.Stmt
 	delFT                 *sql.Stmt
 }
 
 func newWriter(ctx context.Context, tx *sql.Tx, conv int64) (*writer, error) {
 	w := &writer{ctx: ctx, conv: conv}
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(min(rowid), 0) - 1 FROM docs`).Scan(&w.next); err != nil {
+		return nil, err
+	}
 	var err error
 	prep := func(q string) *sql.Stmt {
 		if err != nil {
@@ -99,7 +109,7 @@ func newWriter(ctx context.Context, tx *sql.Tx, conv int64) (*writer, error) {
 	w.find = prep(`SELECT rowid FROM docs WHERE conv=? AND entry=?`)
 	w.del = prep(`DELETE FROM docs WHERE rowid=?`)
 	w.delFT = prep(`DELETE FROM fts WHERE rowid=?`)
-	w.ins = prep(`INSERT INTO docs(conv, entry, role, at, body) VALUES(?, ?, ?, ?, ?)`)
+	w.ins = prep(`INSERT INTO docs(rowid, conv, entry, role, at, body) VALUES(?, ?, ?, ?, ?, ?)`)
 	w.insFT = prep(`INSERT INTO fts(rowid, text) VALUES(?, ?)`)
 	if err != nil {
 		w.close()
@@ -140,15 +150,12 @@ func (w *writer) put(entry, role, text string, at time.Time, replace bool) error
 	if !at.IsZero() {
 		ms = at.UnixMilli()
 	}
-	res, err := w.ins.ExecContext(w.ctx, w.conv, entry, role, ms, text)
-	if err != nil {
+	rowid := w.next
+	if _, err := w.ins.ExecContext(w.ctx, rowid, w.conv, entry, role, ms, text); err != nil {
 		return err
 	}
-	rowid, err := res.LastInsertId()
-	if err != nil {
-		return err
-	}
-	_, err = w.insFT.ExecContext(w.ctx, rowid, text)
+	w.next--
+	_, err := w.insFT.ExecContext(w.ctx, rowid, text)
 	return err
 }
 
