@@ -506,7 +506,7 @@ func (ix *Index) dropIn(ctx context.Context, tx *sql.Tx, id string) error {
 }
 
 func clearConv(ctx context.Context, tx *sql.Tx, n int64) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM fts WHERE rowid IN (SELECT rowid FROM docs WHERE conv=?)`, n); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM fts WHERE rowid IN (SELECT ? - rowid FROM docs WHERE conv=?)`, topRowid, n); err != nil {
 		return err
 	}
 	_, err := tx.ExecContext(ctx, `DELETE FROM docs WHERE conv=?`, n)
@@ -690,17 +690,20 @@ func (ix *Index) apply(ctx context.Context, tx *sql.Tx, p *prepared, st *Stats) 
 			}
 		}
 	}
+	title := strings.TrimSpace(p.s.Title())
+	if title != c.title || p.whole {
+		if err := w.put("", RoleTitle, title, time.Time{}, true); err != nil {
+			return err
+		}
+	}
 	for _, r := range p.rows {
 		if err := w.put(r.entry, r.role, r.text, r.at, !p.whole); err != nil {
 			return err
 		}
 		st.Entries++
 	}
-	title := strings.TrimSpace(p.s.Title())
-	if title != c.title || p.whole {
-		if err := w.put("", RoleTitle, title, time.Time{}, true); err != nil {
-			return err
-		}
+	if err := w.flush(); err != nil {
+		return err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE convs SET path=?, inode=?, size=?, head=?, title=?, first=? WHERE n=?`,
 		lf.Path, int64(p.ino), p.s.Offset(), p.s.Head(), title, p.first, c.n); err != nil {

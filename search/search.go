@@ -105,14 +105,15 @@ func (ix *Index) Run(ctx context.Context, q Query, opts Options) ([]Hit, error) 
 	// of a large corpus would cost seconds. So the newest candidates
 	// matches are ranked (FTS5 walks its matches by ascending rowid, which
 	// is newest indexed first (see writer), without sorting, and stops at
-	// the limit), which is every match of any query that has fewer. The entries' texts are read and
+	// the limit), which is every match of any query that has fewer. An fts
+	// rowid r is the docs row topRowid-r. The entries' texts are read and
 	// their snippets cut for the hits returned only.
 	var sb strings.Builder
 	args := []any{q.match()}
 	filtered := len(q.Roles) > 0 || q.Conversation != "" || !q.After.IsZero() || !q.Before.IsZero()
 	if filtered {
 		sb.WriteString(`SELECT c.id, c.title, c.first, d.entry, d.role, d.at, k.s, k.r
-FROM (SELECT fts.rowid AS r, bm25(fts) AS s FROM fts JOIN docs d ON d.rowid = fts.rowid JOIN convs c ON c.n = d.conv
+FROM (SELECT fts.rowid AS r, bm25(fts) AS s FROM fts JOIN docs d ON d.rowid = ` + topRowidSQL + ` - fts.rowid JOIN convs c ON c.n = d.conv
 	WHERE fts MATCH ?`)
 	} else {
 		sb.WriteString(`SELECT c.id, c.title, c.first, d.entry, d.role, d.at, k.s, k.r
@@ -137,7 +138,7 @@ FROM (SELECT fts.rowid AS r, bm25(fts) AS s FROM fts WHERE fts MATCH ?`)
 		args = append(args, q.Before.UnixMilli())
 	}
 	sb.WriteString(` ORDER BY fts.rowid LIMIT ` + strconv.Itoa(candidates) + `) k
-JOIN docs d ON d.rowid = k.r JOIN convs c ON c.n = d.conv
+JOIN docs d ON d.rowid = ` + topRowidSQL + ` - k.r JOIN convs c ON c.n = d.conv
 ORDER BY k.s, d.at DESC LIMIT ?`)
 	args = append(args, limit)
 	rows, err := ix.db.QueryContext(ctx, sb.String(), args...)
@@ -171,13 +172,15 @@ ORDER BY k.s, d.at DESC LIMIT ?`)
 	}
 	for i, r := range rowids {
 		var text string
-		if err := ix.db.QueryRowContext(ctx, `SELECT body FROM docs WHERE rowid = ?`, r).Scan(&text); err != nil {
+		if err := ix.db.QueryRowContext(ctx, `SELECT body FROM docs WHERE rowid = ?`, topRowid-r).Scan(&text); err != nil {
 			return nil, ix.queryErr(ctx, err)
 		}
 		hits[i].Snippet = q.snippet(text)
 	}
 	return hits, nil
 }
+
+var topRowidSQL = strconv.FormatInt(topRowid, 10)
 
 func (ix *Index) queryErr(ctx context.Context, err error) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
