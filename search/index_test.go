@@ -100,6 +100,25 @@ func testQueries(t *testing.T, e env) {
 	}
 }
 
+// TestQueriesPastTheWindow: on PostgreSQL, a query first walks a window of
+// the newest rows and then reads the GIN index for the older ones; with a
+// window of two rows every query goes both ways and finds the same.
+func TestQueriesPastTheWindow(t *testing.T) {
+	t.Parallel()
+	backends(t, func(t *testing.T, e env) {
+		if e.data != "" {
+			t.Skip("PostgreSQL only")
+		}
+		index := e.index
+		e.index = func() Searcher {
+			ix := index().(*PGIndex)
+			ix.window = 2
+			return ix
+		}
+		testQueries(t, e)
+	})
+}
+
 // TestRecencyBreaksTies: equal relevance, the newer entry first.
 func TestRecencyBreaksTies(t *testing.T) {
 	t.Parallel()

@@ -37,6 +37,10 @@ type PGIndex struct {
 	pool *pgxpool.Pool
 	mu   sync.Mutex
 	warm []pgWarm // Scanners left where they stopped, by conversation
+	st   pgStats  // the table's statistics, for Run
+	// window is how many of the newest rows Run walks (pgWindow when 0;
+	// tests make it small).
+	window int64
 }
 
 type pgWarm struct {
@@ -434,42 +438,84 @@ func (ix *PGIndex) Run(ctx context.Context, q Query, opts Options) ([]Hit, error
 		args = append(args, q.Before.UnixMilli())
 		fmt.Fprintf(&sb, ` AND at < $%d`, len(args))
 	}
-	args = append(args, int64(math.MaxInt64))
-	fmt.Fprintf(&sb, ` AND n < $%d ORDER BY n DESC LIMIT %d`, len(args), pgBatchRows)
+	args = append(args, int64(math.MaxInt64), int64(0))
+	fmt.Fprintf(&sb, ` AND n < $%d AND n >= $%d ORDER BY n DESC LIMIT %d`, len(args)-1, len(args), pgBatchRows)
 	sql := sb.String()
+	// How the rows are found: walking n backwards through a window of the
+	// newest pgWindow rows, checking each (enable_bitmapscan off), which
+	// costs the window at most; then, when the window held too few
+	// matches, from the GIN index (enable_indexscan off), which costs the
+	// matches older than the window, fewer than pgWindow×(1000/pgWindow)
+	// of every pgWindow rows. When a word of the query is known to be
+	// rare (the table's statistics), the GIN index is read from the start.
+	// PostgreSQL's own choice goes by its estimate of how many rows have
+	// all the words, which for common words that go together (a phrase)
+	// is off by a hundred times.
+	cursor, lo := int64(math.MaxInt64), int64(0)
+	walk := ix.common(ctx, q)
+	if walk {
+		var top int64
+		if err := ix.pool.QueryRow(ctx, `SELECT coalesce(max(n), 0) FROM folio_search`).Scan(&top); err != nil {
+			return nil, pgQueryErr(ctx, err)
+		}
+		w := ix.window
+		if w == 0 {
+			w = pgWindow
+		}
+		cursor, lo = top+1, max(0, top+1-w)
+	}
 	var pool []pgCand
 	bodies := map[int64]string{}
 	m := q.matcher()
 	for {
-		rows, err := ix.pool.Query(ctx, sql, args...)
+		args[len(args)-2], args[len(args)-1] = cursor, lo
+		got := 0
+		err := pgx.BeginFunc(ctx, ix.pool, func(tx pgx.Tx) error {
+			set := `SET LOCAL enable_indexscan = off`
+			if walk {
+				set = `SET LOCAL enable_bitmapscan = off`
+			}
+			if _, err := tx.Exec(ctx, set); err != nil {
+				return err
+			}
+			rows, err := tx.Query(ctx, sql, args...)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var c pgCand
+				var body string
+				dest := []any{&c.n, &c.conv, &c.entry, &c.role, &c.at, &c.words}
+				if verify {
+					dest = append(dest, &body)
+				}
+				if err := rows.Scan(dest...); err != nil {
+					return err
+				}
+				got++
+				cursor = c.n
+				if verify {
+					if !m.match(body) {
+						continue
+					}
+					bodies[c.n] = body
+				}
+				pool = append(pool, c)
+			}
+			return rows.Err()
+		})
 		if err != nil {
 			return nil, pgQueryErr(ctx, err)
 		}
-		got := 0
-		for rows.Next() {
-			var c pgCand
-			var body string
-			dest := []any{&c.n, &c.conv, &c.entry, &c.role, &c.at, &c.words}
-			if verify {
-				dest = append(dest, &body)
+		if walk && got < pgBatchRows {
+			// The window is read: the older rows from the GIN index.
+			more := lo > 0 && len(pool) < candidates && (!verify || len(pool) < limit)
+			walk, cursor, lo = false, lo, 0
+			if more {
+				continue
 			}
-			if err := rows.Scan(dest...); err != nil {
-				rows.Close()
-				return nil, pgQueryErr(ctx, err)
-			}
-			got++
-			args[len(args)-1] = c.n
-			if verify {
-				if !m.match(body) {
-					continue
-				}
-				bodies[c.n] = body
-			}
-			pool = append(pool, c)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, pgQueryErr(ctx, err)
+			break
 		}
 		// Without a check every row found is a match; with one, the
 		// next batch is read until enough matched to rank, or enough
@@ -478,6 +524,7 @@ func (ix *PGIndex) Run(ctx context.Context, q Query, opts Options) ([]Hit, error
 			break
 		}
 	}
+	pool = pool[:min(len(pool), candidates)] // the newest
 	// BM25 with each word counted once orders the rows that have all the
 	// words by their length alone; the newer first among equals.
 	slices.SortStableFunc(pool, func(a, b pgCand) int {
@@ -560,6 +607,74 @@ func (ix *PGIndex) Run(ctx context.Context, q Query, opts Options) ([]Hit, error
 
 // pgBatchRows is how many rows one query of Run reads.
 const pgBatchRows = candidates
+
+// pgWindow is how many of the newest rows Run walks before it reads the
+// GIN index: about the square root of a thousand matches times the rows
+// of a 3,000,000-message store, where walking the window and reading the
+// matches of the rest cost the same at worst.
+const pgWindow = 50000
+
+// common reports whether every word of q is common, as far as the
+// table's statistics tell (most_common_elems; a word not among them is
+// rarer than all of them): then a window of the newest rows is walked
+// first. A prefix counts as common.
+func (ix *PGIndex) common(ctx context.Context, q Query) bool {
+	st := ix.stats(ctx)
+	if st.freq == nil {
+		return true
+	}
+	for _, t := range q.Terms {
+		ws := tokens(t.Text)
+		for i, w := range ws {
+			if t.Prefix && i == len(ws)-1 {
+				continue
+			}
+			f, ok := st.freq[w.folded]
+			if !ok {
+				f = st.min
+			}
+			if float64(f)*st.rows < pgWindow {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// pgStats are folio_search's statistics as Run uses them.
+type pgStats struct {
+	at   time.Time
+	freq map[string]float32 // of the most common lexemes
+	min  float32            // the least frequency among them
+	rows float64
+}
+
+// stats returns the table's statistics, read at most once a minute.
+func (ix *PGIndex) stats(ctx context.Context) pgStats {
+	ix.mu.Lock()
+	st := ix.st
+	ix.mu.Unlock()
+	if time.Since(st.at) < time.Minute {
+		return st
+	}
+	st = pgStats{at: time.Now()}
+	var elems []string
+	var freqs []float32
+	err := ix.pool.QueryRow(ctx, `SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs, c.reltuples::float8
+		FROM pg_stats s JOIN pg_class c ON c.oid = 'folio_search'::regclass
+		WHERE s.schemaname = current_schema() AND s.tablename = 'folio_search' AND s.attname = 'terms'`).Scan(&elems, &freqs, &st.rows)
+	if err == nil && len(freqs) >= len(elems)+2 && len(elems) > 0 {
+		st.freq = make(map[string]float32, len(elems))
+		for i, e := range elems {
+			st.freq[e] = freqs[i]
+		}
+		st.min = freqs[len(elems)]
+	}
+	ix.mu.Lock()
+	ix.st = st
+	ix.mu.Unlock()
+	return st
+}
 
 // pgCand is a row Run found.
 type pgCand struct {
