@@ -211,6 +211,35 @@ func (m *matcher) match(text string) bool {
 	return true
 }
 
+// ranker scores texts by BM25 (k1 1.2, b 0.75) for a query: each term's
+// count in the text (a phrase's occurrences, a prefix's words) against
+// the text's length in words, over an average of 32 words. Every term
+// weighs the same: an inverse document frequency would need every match
+// of each word counted.
+type ranker struct{ m *matcher }
+
+func (q Query) ranker() ranker { return ranker{q.matcher()} }
+
+func (r ranker) score(text string) float64 {
+	const k1, b, avg = 1.2, 0.75, 32.0
+	m := r.m
+	m.buf = appendTokens(m.buf[:0], text)
+	norm := k1 * (1 - b + b*float64(len(m.buf))/avg)
+	var s float64
+	for i := range m.terms {
+		t := &m.terms[i]
+		ws := m.words[t]
+		tf := 0
+		for j := 0; len(ws) > 0 && j+len(ws) <= len(m.buf); j++ {
+			if t.at(m.buf, j, ws) {
+				tf++
+			}
+		}
+		s += float64(tf) * (k1 + 1) / (float64(tf) + norm)
+	}
+	return s
+}
+
 // in reports whether the term, of the words ws, occurs in ts.
 func (t Term) in(ts, ws []token) bool {
 	if len(ws) == 0 {
