@@ -471,14 +471,18 @@ func (ix *PGIndex) Run(ctx context.Context, q Query, opts Options) ([]Hit, error
 		args[len(args)-2], args[len(args)-1] = cursor, lo
 		got := 0
 		err := pgx.BeginFunc(ctx, ix.pool, func(tx pgx.Tx) error {
-			set := `SET LOCAL enable_indexscan = off`
+			// Each way has a statement of its own (the comment), planned
+			// for its arguments every time: a prepared statement's generic
+			// plan, made for no tsquery in particular, may read the whole
+			// table.
+			set, text := `SET LOCAL plan_cache_mode = force_custom_plan; SET LOCAL enable_indexscan = off`, sql+` /* gin */`
 			if walk {
-				set = `SET LOCAL enable_bitmapscan = off`
+				set, text = `SET LOCAL plan_cache_mode = force_custom_plan; SET LOCAL enable_bitmapscan = off`, sql+` /* walk */`
 			}
 			if _, err := tx.Exec(ctx, set); err != nil {
 				return err
 			}
-			rows, err := tx.Query(ctx, sql, args...)
+			rows, err := tx.Query(ctx, text, args...)
 			if err != nil {
 				return err
 			}

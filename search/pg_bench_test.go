@@ -82,7 +82,7 @@ func BenchmarkPGQuery(b *testing.B) {
 				start, cpu, server := time.Now(), cpuTime(), backendCPU(b, pid)
 				h, err := ix.Search(context.Background(), q, Options{NoCatchUp: true})
 				if err != nil {
-					b.Fatal(err)
+					b.Fatalf("%s (query %d, %q, after %v)", err, i, q, time.Since(start))
 				}
 				ds = append(ds, time.Since(start))
 				cs = append(cs, cpuTime()-cpu+backendCPU(b, pid)-server)
