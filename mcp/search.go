@@ -20,9 +20,9 @@ type fullSearchArgs struct {
 }
 
 // addSearch adds the search tool: full text over every conversation's
-// entries through the data folder's search index (package search), which
-// it brings up to the logs first.
-func addSearch(s *sdk.Server, dataDir string, ro *sdk.ToolAnnotations) {
+// entries through the search index of src (package search: the data
+// folder's, or the store's), which it brings up to the logs first.
+func addSearch(s *sdk.Server, src Source, ro *sdk.ToolAnnotations) {
 	sdk.AddTool(s, &sdk.Tool{Name: "search", Annotations: ro,
 		Description: "Search the text of every folio conversation (prompts, answers, reasoning, tool calls, notices, titles), " +
 			"best match first, each hit with its conversation ID, entry ID and a snippet; read around a hit with read_conversation."},
@@ -30,11 +30,15 @@ func addSearch(s *sdk.Server, dataDir string, ro *sdk.ToolAnnotations) {
 			if _, err := search.ParseQuery(a.Query); err != nil {
 				return nil, searchAnswer{}, err
 			}
-			ix, err := search.Open(dataDir)
-			if err != nil {
-				return nil, searchAnswer{}, err
+			ix := src.Index
+			if ix == nil {
+				fix, err := search.OpenFor(src.Data, src.Store)
+				if err != nil {
+					return nil, searchAnswer{}, err
+				}
+				defer fix.Close()
+				ix = fix
 			}
-			defer ix.Close()
 			hits, err := ix.Search(ctx, a.Query, search.Options{Limit: a.Limit})
 			if err != nil {
 				return nil, searchAnswer{}, err

@@ -3,12 +3,14 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/search"
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -73,17 +75,61 @@ type searchArgs struct {
 	Limit int    `json:"limit,omitempty" jsonschema:"at most this many (default and bound 200)"`
 }
 
+// Source is where the history server reads conversations: a data
+// folder's logs, or a store (a PostgreSQL store, pgstore) with the search
+// index that lives in it.
+type Source struct {
+	// Data is the data folder, used when Store is nil.
+	Data string
+	// Store holds the conversations instead of Data's logs.
+	Store history.Store
+	// Index is Store's search index (search.OpenPostgres), used by the
+	// search tool when Store is set.
+	Index search.Searcher
+}
+
+// list lists the source's conversations, newest first.
+func (src Source) list() ([]history.Summary, error) {
+	if src.Store == nil {
+		return history.List(src.Data)
+	}
+	list, err := src.Store.List()
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(list, func(i, j int) bool { return list[i].UpdatedAt.After(list[j].UpdatedAt) })
+	return list, nil
+}
+
+// read reads conversation id whole.
+func (src Source) read(id string) (*history.Conversation, error) {
+	if src.Store == nil {
+		path, err := history.Path(src.Data, id)
+		if err != nil {
+			return nil, fmt.Errorf("no conversation %q: %w", id, err)
+		}
+		return history.ReadFile(path)
+	}
+	return history.ReadStore(src.Store, id)
+}
+
 // newHistoryServer returns an MCP server whose tools read the
-// conversations in dataDir: list_conversations, read_conversation and
-// search_titles. They only read, through package history's listing and
-// reader, and take no log's lock.
+// conversations of the data folder dataDir: list_conversations,
+// read_conversation, search and search_titles.
 func newHistoryServer(dataDir, version string) *sdk.Server {
+	return newSourceServer(Source{Data: dataDir}, version)
+}
+
+// newSourceServer returns the history server over src. Its tools only
+// read, through package history's listing and reader, and take no log's
+// lock.
+func newSourceServer(src Source, version string) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "folio-history", Version: version}, nil)
 	ro := &sdk.ToolAnnotations{ReadOnlyHint: true}
 	sdk.AddTool(s, &sdk.Tool{Name: "list_conversations", Annotations: ro,
 		Description: "List folio's conversations, newest first, with title, entry count and last update."},
 		func(_ context.Context, _ *sdk.CallToolRequest, a listArgs) (*sdk.CallToolResult, conversationList, error) {
-			all, err := conversations(dataDir)
+			all, err := conversations(src)
 			if err != nil {
 				return nil, conversationList{}, err
 			}
@@ -92,7 +138,7 @@ func newHistoryServer(dataDir, version string) *sdk.Server {
 	sdk.AddTool(s, &sdk.Tool{Name: "search_titles", Annotations: ro,
 		Description: "Find folio conversations whose title contains every word of the query (any case), newest first."},
 		func(_ context.Context, _ *sdk.CallToolRequest, a searchArgs) (*sdk.CallToolResult, conversationList, error) {
-			all, err := conversations(dataDir)
+			all, err := conversations(src)
 			if err != nil {
 				return nil, conversationList{}, err
 			}
@@ -110,11 +156,11 @@ func newHistoryServer(dataDir, version string) *sdk.Server {
 			}
 			return nil, window(hits, 0, a.Limit), nil
 		})
-	addSearch(s, dataDir, ro)
+	addSearch(s, src, ro)
 	sdk.AddTool(s, &sdk.Tool{Name: "read_conversation", Annotations: ro,
 		Description: "Read one page of a folio conversation's entries (user and agent text, reasoning, tool receipts)."},
 		func(_ context.Context, _ *sdk.CallToolRequest, a readArgs) (*sdk.CallToolResult, entryPage, error) {
-			p, err := readPage(dataDir, a)
+			p, err := readPage(src, a)
 			return nil, p, err
 		})
 	return s
@@ -126,8 +172,14 @@ func Serve(ctx context.Context, dataDir, version string, t sdk.Transport) error 
 	return newHistoryServer(dataDir, version).Run(ctx, t)
 }
 
-func conversations(dataDir string) ([]conversation, error) {
-	list, err := history.List(dataDir)
+// ServeSource runs the history server over src (folio mcp serve --store)
+// as Serve does.
+func ServeSource(ctx context.Context, src Source, version string, t sdk.Transport) error {
+	return newSourceServer(src, version).Run(ctx, t)
+}
+
+func conversations(src Source) ([]conversation, error) {
+	list, err := src.list()
 	if err != nil {
 		return nil, err
 	}
@@ -157,12 +209,8 @@ func window(all []conversation, off, limit int) conversationList {
 	return l
 }
 
-func readPage(dataDir string, a readArgs) (entryPage, error) {
-	path, err := history.Path(dataDir, a.ID)
-	if err != nil {
-		return entryPage{}, fmt.Errorf("no conversation %q: %w", a.ID, err)
-	}
-	conv, err := history.ReadFile(path)
+func readPage(src Source, a readArgs) (entryPage, error) {
+	conv, err := src.read(a.ID)
 	if err != nil {
 		return entryPage{}, fmt.Errorf("conversation %q: %w", a.ID, err)
 	}

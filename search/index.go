@@ -21,7 +21,7 @@ import (
 
 // schemaVersion changes whenever what the index holds changes; an index of
 // another version is deleted and rebuilt.
-const schemaVersion = "2"
+const schemaVersion = "3"
 
 const schema = `
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -304,6 +304,12 @@ func (ix *Index) known(ctx context.Context) (map[string]convRow, error) {
 	return out, rows.Err()
 }
 
+// batchBytes is how many log bytes a catch-up writes in one transaction:
+// a build commits every few conversations rather than after each (each
+// conversation's rows and position still change together: a savepoint
+// each).
+const batchBytes = 32 << 20
+
 func (ix *Index) catchUp(ctx context.Context, st *Stats) error {
 	logs, err := history.Logs(ix.data)
 	if err != nil {
@@ -313,31 +319,125 @@ func (ix *Index) catchUp(ctx context.Context, st *Stats) error {
 	if err != nil {
 		return err
 	}
-	for _, lf := range logs {
+	type todo struct {
+		lf history.LogFile
+		c  convRow
+		ok bool
+	}
+	todos := make([]todo, len(logs))
+	for i, lf := range logs {
+		c, ok := known[lf.ID]
+		delete(known, lf.ID)
+		todos[i] = todo{lf, c, ok}
+	}
+	// The logs are read and turned into rows on a goroutine of its own,
+	// a conversation or two ahead of the writer, so that on two cores
+	// parsing and SQLite's work overlap.
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := make(chan *prepared, 2)
+	go func() {
+		defer close(ch)
+		for _, t := range todos {
+			if rctx.Err() != nil {
+				return
+			}
+			ch <- ix.prepare(rctx, t.lf, t.c, t.ok, false)
+		}
+	}()
+	defer func() {
+		cancel()
+		for range ch {
+		}
+	}()
+	var tx *sql.Tx
+	var batch []*prepared
+	var size int64
+	commit := func() error {
+		if tx == nil {
+			return nil
+		}
+		err := tx.Commit()
+		tx, size = nil, 0
+		if err == nil {
+			for _, p := range batch {
+				ix.keepWarm(p.lf.Path, p.ino, p.s)
+			}
+			// Move the WAL into the database while the build goes on,
+			// on a goroutine (the other core), rather than letting it grow
+			// to the index's size and copying it all at the end.
+			ix.checkpoint(false)
+		}
+		batch = batch[:0]
+		return err
+	}
+	defer func() {
+		if tx != nil {
+			tx.Rollback()
+		}
+	}()
+	for p := range ch {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		st.Conversations++
-		c, ok := known[lf.ID]
-		delete(known, lf.ID)
-		if err := ix.updateLog(ctx, lf, c, ok, st); err != nil {
+		if p.err == nil && p.skip {
+			continue
+		}
+		if tx == nil {
+			if tx, err = ix.db.BeginTx(ctx, nil); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `SAVEPOINT conv`); err != nil {
+			return err
+		}
+		err := p.err
+		if err == nil {
+			err = ix.apply(ctx, tx, p, st)
+		}
+		if err == nil {
+			if _, err := tx.ExecContext(ctx, `RELEASE conv`); err != nil {
+				return err
+			}
+			if !p.skip {
+				batch = append(batch, p)
+				size += p.size - p.from
+			}
+		} else {
 			if isDamage(err) || ctx.Err() != nil {
 				return err
 			}
-			st.Failed = append(st.Failed, fmt.Errorf("%s: %w", lf.Path, err))
+			if _, err := tx.ExecContext(ctx, `ROLLBACK TO conv; RELEASE conv`); err != nil {
+				return err
+			}
+			st.Failed = append(st.Failed, fmt.Errorf("%s: %w", p.lf.Path, err))
 			// A log the index cannot follow shows no hits.
-			if err := ix.drop(ctx, lf.ID); err != nil {
+			if err := ix.dropIn(ctx, tx, p.lf.ID); err != nil {
+				return err
+			}
+		}
+		if size >= batchBytes {
+			if err := commit(); err != nil {
 				return err
 			}
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(known) > 0 && tx == nil {
+		if tx, err = ix.db.BeginTx(ctx, nil); err != nil {
+			return err
+		}
+	}
 	for id := range known {
-		if err := ix.drop(ctx, id); err != nil {
+		if err := ix.dropIn(ctx, tx, id); err != nil {
 			return err
 		}
 		st.Removed++
 	}
-	return nil
+	return commit()
 }
 
 // Update brings one conversation's rows up to its log: what a save calls
@@ -386,6 +486,14 @@ func (ix *Index) drop(ctx context.Context, id string) error {
 		return err
 	}
 	defer tx.Rollback()
+	if err := ix.dropIn(ctx, tx, id); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// dropIn removes conversation id's rows in tx.
+func (ix *Index) dropIn(ctx context.Context, tx *sql.Tx, id string) error {
 	c, ok, err := ix.row(ctx, tx, id)
 	if err != nil || !ok {
 		return err
@@ -393,14 +501,12 @@ func (ix *Index) drop(ctx context.Context, id string) error {
 	if err := clearConv(ctx, tx, c.n); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM convs WHERE n=?`, c.n); err != nil {
-		return err
-	}
-	return tx.Commit()
+	_, err = tx.ExecContext(ctx, `DELETE FROM convs WHERE n=?`, c.n)
+	return err
 }
 
 func clearConv(ctx context.Context, tx *sql.Tx, n int64) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM fts WHERE rowid IN (SELECT rowid FROM docs WHERE conv=?)`, n); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM fts WHERE rowid IN (SELECT ? - rowid FROM docs WHERE conv=?)`, topRowid, n); err != nil {
 		return err
 	}
 	_, err := tx.ExecContext(ctx, `DELETE FROM docs WHERE conv=?`, n)
@@ -412,9 +518,64 @@ func current(c convRow, ok bool, path string, fi fs.FileInfo) bool {
 	return ok && c.path == path && c.inode == history.Inode(fi) && c.size == fi.Size()
 }
 
-// updateLog indexes what lf gained since c (known says c is set).
+// updateLog indexes what lf gained since c (known says c is set), in a
+// transaction of its own.
 func (ix *Index) updateLog(ctx context.Context, lf history.LogFile, c convRow, known bool, st *Stats) error {
-	f, err := os.Open(lf.Path)
+	p := ix.prepare(ctx, lf, c, known, true)
+	if p.err != nil || p.skip {
+		return p.err
+	}
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := ix.apply(ctx, tx, p, st); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if p.s != nil {
+		ix.keepWarm(lf.Path, p.ino, p.s)
+	}
+	return nil
+}
+
+// prepared is what one log gained, read and turned into rows, ready to be
+// written (apply): the reading of the logs runs ahead of the writing.
+type prepared struct {
+	lf    history.LogFile
+	c     convRow // the conversation's row the reading started from
+	known bool
+	size  int64 // the log's size when it was opened
+	ino   uint64
+	skip  bool // nothing to do: the row is current
+	err   error
+	s     *history.Scanner
+	whole bool  // replace the conversation's rows
+	from  int64 // the byte the reading started at
+	rows  []docRow
+	first string // the first prompt's first line, when the reading found it
+}
+
+// docRow is one entry's row to write.
+type docRow struct {
+	entry, role, text string
+	at                time.Time
+}
+
+// prepare reads what lf gained since c. With warm it may continue a
+// Scanner kept by an earlier update (the caller holds ix.mu); without, it
+// touches nothing of ix and may run beside the writer.
+func (ix *Index) prepare(ctx context.Context, lf history.LogFile, c convRow, known, warm bool) *prepared {
+	p := &prepared{lf: lf, c: c, known: known}
+	p.err = p.read(ctx, ix, warm)
+	return p
+}
+
+func (p *prepared) read(ctx context.Context, ix *Index, warm bool) error {
+	f, err := os.Open(p.lf.Path)
 	if err != nil {
 		return err
 	}
@@ -423,33 +584,25 @@ func (ix *Index) updateLog(ctx context.Context, lf history.LogFile, c convRow, k
 	if err != nil {
 		return err
 	}
+	p.size, p.ino = fi.Size(), history.Inode(fi)
+	c, known, lf := p.c, p.known, p.lf
 	if current(c, known, lf.Path, fi) || fi.Size() == 0 {
+		p.skip = true
 		return nil
 	}
-	tx, err := ix.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	// Another process may have caught up since the listing: read the row
-	// again under the write lock.
-	if c, known, err = ix.row(ctx, tx, lf.ID); err != nil {
-		return err
-	}
-	if current(c, known, lf.Path, fi) {
-		return nil
-	}
-	ino := history.Inode(fi)
 	var s *history.Scanner
 	whole := true
 	from := int64(0)
-	if known && c.path == lf.Path && c.inode == ino && c.size < fi.Size() {
-		if s = ix.takeWarm(lf.Path, ino, c.size); s != nil {
+	if known && c.path == lf.Path && c.inode == p.ino && c.size < fi.Size() {
+		if warm {
+			s = ix.takeWarm(lf.Path, p.ino, c.size)
+		}
+		if s != nil {
 			whole, from = false, c.size
 		} else if rs, err := history.ResumeScanner(lf.Path, f, c.size); err == nil {
 			s, whole, from = rs, false, c.size
 		}
-	} else {
+	} else if warm {
 		ix.takeWarm(lf.Path, 0, -1)
 	}
 	if s == nil {
@@ -476,6 +629,44 @@ func (ix *Index) updateLog(ctx context.Context, lf history.LogFile, c convRow, k
 			}
 		}
 	}
+	if whole {
+		upserts = s.Document()
+	}
+	first := c.first
+	if whole {
+		first = ""
+	}
+	for _, e := range upserts {
+		text, role, ok := entryText(e)
+		if !ok {
+			continue
+		}
+		if first == "" && role == RolePrompt {
+			first = firstLine(text)
+		}
+		p.rows = append(p.rows, docRow{entry: e.ID, role: role, text: text, at: e.Timestamp})
+	}
+	p.s, p.whole, p.from, p.first = s, whole, from, first
+	return nil
+}
+
+// apply writes what p read in tx. If the conversation's row changed since
+// p was read (another process caught up meanwhile), the log is read again
+// here.
+func (ix *Index) apply(ctx context.Context, tx *sql.Tx, p *prepared, st *Stats) error {
+	c, known, err := ix.row(ctx, tx, p.lf.ID)
+	if err != nil {
+		return err
+	}
+	if known != p.known || c != p.c {
+		if q := ix.prepare(ctx, p.lf, c, known, false); q.err != nil || q.skip {
+			p.skip = true
+			return q.err
+		} else {
+			*p = *q
+		}
+	}
+	lf := p.lf
 	if !known {
 		res, err := tx.ExecContext(ctx, `INSERT INTO convs(id, path, inode, size, head, title, first) VALUES(?, ?, 0, 0, '', '', '')`, lf.ID, lf.Path)
 		if err != nil {
@@ -491,42 +682,34 @@ func (ix *Index) updateLog(ctx context.Context, lf history.LogFile, c convRow, k
 		return err
 	}
 	defer w.close()
-	if whole {
+	if p.whole {
 		st.Whole++
-		if err := clearConv(ctx, tx, c.n); err != nil {
-			return err
+		if known {
+			if err := clearConv(ctx, tx, c.n); err != nil {
+				return err
+			}
 		}
-		c.first = ""
-		upserts = s.Document()
 	}
-	for _, e := range upserts {
-		text, role, ok := entryText(e)
-		if !ok {
-			continue
-		}
-		if c.first == "" && role == RolePrompt {
-			c.first = firstLine(text)
-		}
-		if err := w.put(e.ID, role, text, e.Timestamp, !whole); err != nil {
-			return err
-		}
-		st.Entries++
-	}
-	title := strings.TrimSpace(s.Title())
-	if title != c.title || whole {
+	title := strings.TrimSpace(p.s.Title())
+	if title != c.title || p.whole {
 		if err := w.put("", RoleTitle, title, time.Time{}, true); err != nil {
 			return err
 		}
 	}
+	for _, r := range p.rows {
+		if err := w.put(r.entry, r.role, r.text, r.at, !p.whole); err != nil {
+			return err
+		}
+		st.Entries++
+	}
+	if err := w.flush(); err != nil {
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, `UPDATE convs SET path=?, inode=?, size=?, head=?, title=?, first=? WHERE n=?`,
-		lf.Path, int64(ino), s.Offset(), s.Head(), title, c.first, c.n); err != nil {
+		lf.Path, int64(p.ino), p.s.Offset(), p.s.Head(), title, p.first, c.n); err != nil {
 		return err
 	}
 	st.Read++
-	st.Bytes += s.Offset() - from
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	ix.keepWarm(lf.Path, ino, s)
+	st.Bytes += p.s.Offset() - p.from
 	return nil
 }

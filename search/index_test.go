@@ -53,6 +53,12 @@ func testQueries(t *testing.T, e env) {
 		{"ZÜRICH june", []string{"trip/u1", "trip/a1"}, false},
 		{`"lazy dog"`, []string{"code/a1"}, true},
 		{`lazy -dog`, []string{"other/a1"}, true},
+		// A phrase's words must be next to each other, in order.
+		{`"dog lazy"`, []string{}, true},
+		{`"jumps the"`, []string{}, true},
+		{`"jumps over the"`, []string{"code/a1"}, true},
+		{`fox -"lazy dog"`, []string{"other/u1"}, true},
+		{`fox -"dog lazy"`, []string{"other/u1", "code/a1"}, false},
 		{`migrat*`, []string{"code/u1", "code/r1", "code/a1", "code/f1"}, false},
 		{`migrat* role:prompt`, []string{"code/u1"}, true},
 		{`migrat* role:answer`, []string{"code/a1"}, true},
@@ -92,6 +98,25 @@ func testQueries(t *testing.T, e env) {
 	if h := find(t, ix, "zurich kids")[0]; h.Title != "Plan a trip to Zürich in June, with the kids" || h.Role != RolePrompt || !h.At.Equal(t0) {
 		t.Errorf("hit %+v", h)
 	}
+}
+
+// TestQueriesPastTheWindow: on PostgreSQL, a query first walks a window of
+// the newest rows and then reads the GIN index for the older ones; with a
+// window of two rows every query goes both ways and finds the same.
+func TestQueriesPastTheWindow(t *testing.T) {
+	t.Parallel()
+	backends(t, func(t *testing.T, e env) {
+		if e.data != "" {
+			t.Skip("PostgreSQL only")
+		}
+		index := e.index
+		e.index = func() Searcher {
+			ix := index().(*PGIndex)
+			ix.window = 2
+			return ix
+		}
+		testQueries(t, e)
+	})
 }
 
 // TestRecencyBreaksTies: equal relevance, the newer entry first.

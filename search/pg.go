@@ -2,9 +2,12 @@ package search
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -19,11 +22,13 @@ import (
 // PGIndex is the search index of a PostgreSQL store (pgstore), kept in the
 // same database: folio_search_conversations says how far each log was read
 // (its epoch and size), folio_search holds one row per entry of each
-// conversation's head with its text and its terms as a tsvector under a
-// GIN index (pgstore's migration 5). It is filled the way Index is, from
-// history's Scanner over the store's records, and answers the same
-// queries: the parsed query becomes a tsquery, hits are ranked by ts_rank
-// with the newest first among equals, and snippets are cut here.
+// conversation's head with its text and its lexemes (a tsvector without
+// positions) under a GIN index (pgstore's migration 6). It is filled the
+// way Index is, from history's Scanner over the store's records, and
+// answers the same queries: the parsed query becomes a tsquery, phrases
+// are checked in the rows' text, hits are ranked by BM25 with each word
+// counted once (the shorter entry first) and the newest first among
+// equals, and snippets are cut here.
 //
 // A PGIndex is safe for concurrent use. Several processes may share the
 // tables: each conversation is updated in one transaction under an
@@ -32,6 +37,10 @@ type PGIndex struct {
 	pool *pgxpool.Pool
 	mu   sync.Mutex
 	warm []pgWarm // Scanners left where they stopped, by conversation
+	st   pgStats  // the table's statistics, for Run
+	// window is how many of the newest rows Run walks (pgWindow when 0;
+	// tests make it small).
+	window int64
 }
 
 type pgWarm struct {
@@ -82,14 +91,44 @@ func (ix *PGIndex) CatchUp(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	for _, id := range ids {
-		st.Conversations++
-		if err := ix.update(ctx, id, &st); err != nil {
-			if ctx.Err() != nil {
-				return st, err
+	// Conversations are read and written by pgWorkers at once, each in
+	// its own transaction on its own connection: the database's work on
+	// one (reading records, the GIN index) overlaps this process's on
+	// another (parsing, folding words).
+	var mu sync.Mutex
+	next := 0
+	var wg sync.WaitGroup
+	for range min(pgWorkers, len(ids)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if next == len(ids) || ctx.Err() != nil {
+					mu.Unlock()
+					return
+				}
+				id := ids[next]
+				next++
+				mu.Unlock()
+				var one Stats
+				err := ix.update(ctx, id, &one)
+				mu.Lock()
+				st.Conversations++
+				st.Read += one.Read
+				st.Whole += one.Whole
+				st.Bytes += one.Bytes
+				st.Entries += one.Entries
+				if err != nil && ctx.Err() == nil {
+					st.Failed = append(st.Failed, fmt.Errorf("%s: %w", id, err))
+				}
+				mu.Unlock()
 			}
-			st.Failed = append(st.Failed, fmt.Errorf("%s: %w", id, err))
-		}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return st, err
 	}
 	if st.Entries >= analyzeAfter {
 		// Without statistics of the new rows the planner cannot tell a
@@ -101,6 +140,9 @@ func (ix *PGIndex) CatchUp(ctx context.Context) (Stats, error) {
 	}
 	return st, nil
 }
+
+// pgWorkers is how many conversations a catch-up indexes at once.
+const pgWorkers = 3
 
 // analyzeAfter is how many rows a catch-up writes before it analyzes the
 // table (autovacuum does it in time; a build needs it now).
@@ -277,7 +319,7 @@ func (ix *PGIndex) update(ctx context.Context, id string, st *Stats) error {
 		if !e.Timestamp.IsZero() {
 			at = e.Timestamp.UnixMilli()
 		}
-		puts = append(puts, pgRow{entry: e.ID, role: role, body: text, terms: tsvector(text), at: at})
+		puts = append(puts, pgRow{entry: e.ID, role: role, body: text, terms: lexemes(text), at: at})
 	}
 	entries := len(puts) // the title's row is not an entry
 	title := pgClean(strings.TrimSpace(s.Title()))
@@ -285,7 +327,7 @@ func (ix *PGIndex) update(ctx context.Context, id string, st *Stats) error {
 		if title == "" {
 			dels = append(dels, "")
 		} else {
-			puts = append(puts, pgRow{role: RoleTitle, body: title, terms: tsvector(title)})
+			puts = append(puts, pgRow{role: RoleTitle, body: title, terms: lexemes(title)})
 		}
 	}
 	if s.Offset() != size {
@@ -293,23 +335,25 @@ func (ix *PGIndex) update(ctx context.Context, id string, st *Stats) error {
 		// catch-up reads it again (by its offset, from its seq on).
 		next = 0
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO folio_search_conversations (conversation_id, epoch, size, next_seq, head, title, first)
+	var k int32
+	if err := tx.QueryRow(ctx, `INSERT INTO folio_search_conversations (conversation_id, epoch, size, next_seq, head, title, first)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)
-		ON CONFLICT (conversation_id) DO UPDATE SET epoch = $2, size = $3, next_seq = $4, head = $5, title = $6, first = $7`,
-		id, epoch, s.Offset(), next, s.Head(), title, c.first); err != nil {
+		ON CONFLICT (conversation_id) DO UPDATE SET epoch = $2, size = $3, next_seq = $4, head = $5, title = $6, first = $7
+		RETURNING k`,
+		id, epoch, s.Offset(), next, s.Head(), title, c.first).Scan(&k); err != nil {
 		return err
 	}
-	if whole {
-		if _, err := tx.Exec(ctx, `DELETE FROM folio_search WHERE conversation_id = $1`, id); err != nil {
+	if whole && known {
+		if _, err := tx.Exec(ctx, `DELETE FROM folio_search WHERE conv = $1`, k); err != nil {
 			return err
 		}
 	}
 	if len(dels) > 0 {
-		if _, err := tx.Exec(ctx, `DELETE FROM folio_search WHERE conversation_id = $1 AND entry = ANY($2)`, id, dels); err != nil {
+		if _, err := tx.Exec(ctx, `DELETE FROM folio_search WHERE conv = $1 AND entry = ANY($2)`, k, dels); err != nil {
 			return err
 		}
 	}
-	if err := putRows(ctx, tx, id, puts); err != nil {
+	if err := putRows(ctx, tx, k, puts, !whole); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -325,8 +369,14 @@ func (ix *PGIndex) update(ctx context.Context, id string, st *Stats) error {
 // pgBatch is how many rows one INSERT writes.
 const pgBatch = 1000
 
-// putRows inserts or replaces rows, pgBatch to a statement.
-func putRows(ctx context.Context, tx pgx.Tx, id string, rows []pgRow) error {
+// putRows inserts rows, pgBatch to a statement; replace says a row of
+// the same entry may exist and is replaced.
+func putRows(ctx context.Context, tx pgx.Tx, k int32, rows []pgRow, replace bool) error {
+	q := `INSERT INTO folio_search (conv, entry, role, at, body, terms)
+		SELECT $1, e, r, a, b, t::tsvector FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[]) AS u(e, r, a, b, t)`
+	if replace {
+		q += ` ON CONFLICT (conv, entry) DO UPDATE SET role = excluded.role, at = excluded.at, body = excluded.body, terms = excluded.terms`
+	}
 	for len(rows) > 0 {
 		n := min(len(rows), pgBatch)
 		es, rs, bs, ts := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -334,10 +384,7 @@ func putRows(ctx context.Context, tx pgx.Tx, id string, rows []pgRow) error {
 		for i, r := range rows[:n] {
 			es[i], rs[i], bs[i], ts[i], ats[i] = r.entry, r.role, r.body, r.terms, r.at
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO folio_search (conversation_id, entry, role, at, body, terms)
-			SELECT $1, e, r, a, b, t::tsvector FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[]) AS u(e, r, a, b, t)
-			ON CONFLICT (conversation_id, entry) DO UPDATE SET role = excluded.role, at = excluded.at, body = excluded.body, terms = excluded.terms`,
-			id, es, rs, ats, bs, ts); err != nil {
+		if _, err := tx.Exec(ctx, q, k, es, rs, ats, bs, ts); err != nil {
 			return err
 		}
 		rows = rows[n:]
@@ -355,21 +402,33 @@ func pgClean(s string) string {
 
 // Run searches the index as it is for a parsed query, as Index.Run does:
 // the newest candidates matches are ranked.
+//
+// The rows hold lexemes without positions, so a tsquery of the query's
+// words finds the rows that have them all, newest first (PostgreSQL walks
+// the primary key backwards, or reads the GIN index when the words are
+// rare). A query with a phrase or an excluded phrase is then checked in
+// each row's text, a batch at a time, until enough rows match. Ranking is
+// BM25 with every word counted once: among rows that all have the query's
+// words, the shorter (fewer distinct words) first, then the newer.
 func (ix *PGIndex) Run(ctx context.Context, q Query, opts Options) ([]Hit, error) {
 	limit, timeout := opts.bounds()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	tsq, verify := q.tsquery()
 	var sb strings.Builder
-	args := []any{q.tsquery()}
-	sb.WriteString(`SELECT s.conversation_id, c.title, c.first, s.entry, s.role, s.at, ts_rank(s.terms, $1::tsquery) AS rank, s.body
-FROM (SELECT n FROM folio_search WHERE terms @@ $1::tsquery`)
+	args := []any{tsq}
+	sb.WriteString(`SELECT n, conv, entry, role, at, length(terms)`)
+	if verify {
+		sb.WriteString(`, body`)
+	}
+	sb.WriteString(` FROM folio_search WHERE terms @@ $1::tsquery`)
 	if len(q.Roles) > 0 {
 		args = append(args, q.Roles)
 		fmt.Fprintf(&sb, ` AND role = ANY($%d)`, len(args))
 	}
 	if q.Conversation != "" {
 		args = append(args, q.Conversation)
-		fmt.Fprintf(&sb, ` AND conversation_id = $%d`, len(args))
+		fmt.Fprintf(&sb, ` AND conv = (SELECT k FROM folio_search_conversations WHERE conversation_id = $%d)`, len(args))
 	}
 	if !q.After.IsZero() {
 		args = append(args, q.After.UnixMilli())
@@ -379,39 +438,264 @@ FROM (SELECT n FROM folio_search WHERE terms @@ $1::tsquery`)
 		args = append(args, q.Before.UnixMilli())
 		fmt.Fprintf(&sb, ` AND at < $%d`, len(args))
 	}
-	args = append(args, limit)
-	fmt.Fprintf(&sb, ` ORDER BY n DESC LIMIT %d) k
-JOIN folio_search s ON s.n = k.n JOIN folio_search_conversations c ON c.conversation_id = s.conversation_id
-ORDER BY rank DESC, s.at DESC, s.n DESC LIMIT $%d`, candidates, len(args))
-	rows, err := ix.pool.Query(ctx, sb.String(), args...)
+	args = append(args, int64(math.MaxInt64), int64(0))
+	fmt.Fprintf(&sb, ` AND n < $%d AND n >= $%d ORDER BY n DESC LIMIT %d`, len(args)-1, len(args), pgBatchRows)
+	sql := sb.String()
+	// How the rows are found: walking n backwards through a window of the
+	// newest pgWindow rows, checking each (enable_bitmapscan off), which
+	// costs the window at most; then, when the window held too few
+	// matches, from the GIN index (enable_indexscan off), which costs the
+	// matches older than the window, fewer than pgWindow×(1000/pgWindow)
+	// of every pgWindow rows. When a word of the query is known to be
+	// rare (the table's statistics), the GIN index is read from the start.
+	// PostgreSQL's own choice goes by its estimate of how many rows have
+	// all the words, which for common words that go together (a phrase)
+	// is off by a hundred times.
+	cursor, lo := int64(math.MaxInt64), int64(0)
+	walk := ix.common(ctx, q)
+	if walk {
+		var top int64
+		if err := ix.pool.QueryRow(ctx, `SELECT coalesce(max(n), 0) FROM folio_search`).Scan(&top); err != nil {
+			return nil, pgQueryErr(ctx, err)
+		}
+		w := ix.window
+		if w == 0 {
+			w = pgWindow
+		}
+		cursor, lo = top+1, max(0, top+1-w)
+	}
+	var pool []pgCand
+	bodies := map[int64]string{}
+	m := q.matcher()
+	for {
+		args[len(args)-2], args[len(args)-1] = cursor, lo
+		got := 0
+		err := pgx.BeginFunc(ctx, ix.pool, func(tx pgx.Tx) error {
+			// Each way has a statement of its own (the comment), planned
+			// for its arguments every time: a prepared statement's generic
+			// plan, made for no tsquery in particular, may read the whole
+			// table.
+			set, text := `SET LOCAL plan_cache_mode = force_custom_plan; SET LOCAL enable_indexscan = off`, sql+` /* gin */`
+			if walk {
+				set, text = `SET LOCAL plan_cache_mode = force_custom_plan; SET LOCAL enable_bitmapscan = off`, sql+` /* walk */`
+			}
+			if _, err := tx.Exec(ctx, set); err != nil {
+				return err
+			}
+			rows, err := tx.Query(ctx, text, args...)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var c pgCand
+				var body string
+				dest := []any{&c.n, &c.conv, &c.entry, &c.role, &c.at, &c.words}
+				if verify {
+					dest = append(dest, &body)
+				}
+				if err := rows.Scan(dest...); err != nil {
+					return err
+				}
+				got++
+				cursor = c.n
+				if verify {
+					if !m.match(body) {
+						continue
+					}
+					bodies[c.n] = body
+				}
+				pool = append(pool, c)
+			}
+			return rows.Err()
+		})
+		if err != nil {
+			return nil, pgQueryErr(ctx, err)
+		}
+		if walk && got < pgBatchRows {
+			// The window is read: the older rows from the GIN index.
+			more := lo > 0 && len(pool) < candidates && (!verify || len(pool) < limit)
+			walk, cursor, lo = false, lo, 0
+			if more {
+				continue
+			}
+			break
+		}
+		// Without a check every row found is a match; with one, the
+		// next batch is read until enough matched to rank, or enough
+		// for the hits asked once a batch has been checked.
+		if !verify || got < pgBatchRows || len(pool) >= candidates || len(pool) >= limit {
+			break
+		}
+	}
+	pool = pool[:min(len(pool), candidates)] // the newest
+	// BM25 with each word counted once orders the rows that have all the
+	// words by their length alone; the newer first among equals.
+	slices.SortStableFunc(pool, func(a, b pgCand) int {
+		if a.words != b.words {
+			return cmp.Compare(a.words, b.words)
+		}
+		if a.at != b.at {
+			return cmp.Compare(b.at, a.at)
+		}
+		return cmp.Compare(b.n, a.n)
+	})
+	pool = pool[:min(len(pool), limit)]
+	if len(pool) == 0 {
+		return []Hit{}, nil
+	}
+	ns, ks := make([]int64, 0, len(pool)), make([]int32, 0, len(pool))
+	for _, c := range pool {
+		if _, ok := bodies[c.n]; !ok {
+			ns = append(ns, c.n)
+		}
+		ks = append(ks, c.conv)
+	}
+	if len(ns) > 0 {
+		rows, err := ix.pool.Query(ctx, `SELECT n, body FROM folio_search WHERE n = ANY($1)`, ns)
+		if err != nil {
+			return nil, pgQueryErr(ctx, err)
+		}
+		for rows.Next() {
+			var n int64
+			var body string
+			if err := rows.Scan(&n, &body); err != nil {
+				rows.Close()
+				return nil, pgQueryErr(ctx, err)
+			}
+			bodies[n] = body
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, pgQueryErr(ctx, err)
+		}
+	}
+	type convInfo struct{ id, title, first string }
+	convs := map[int32]convInfo{}
+	rows, err := ix.pool.Query(ctx, `SELECT k, conversation_id, title, first FROM folio_search_conversations WHERE k = ANY($1)`, ks)
 	if err != nil {
 		return nil, pgQueryErr(ctx, err)
 	}
-	defer rows.Close()
-	hits := []Hit{}
 	for rows.Next() {
-		var h Hit
-		var title, first, body string
-		var at int64
-		var rank float32
-		if err := rows.Scan(&h.Conversation, &title, &first, &h.Entry, &h.Role, &at, &rank, &body); err != nil {
+		var k int32
+		var c convInfo
+		if err := rows.Scan(&k, &c.id, &c.title, &c.first); err != nil {
+			rows.Close()
 			return nil, pgQueryErr(ctx, err)
 		}
-		h.Title = title
-		if h.Title == "" {
-			h.Title = first
-		}
-		if at != 0 {
-			h.At = time.UnixMilli(at).UTC()
-		}
-		h.Score = -float64(rank) // smaller is better, as BM25's
-		h.Snippet = q.snippet(body)
-		hits = append(hits, h)
+		convs[k] = c
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, pgQueryErr(ctx, err)
 	}
+	hits := make([]Hit, 0, len(pool))
+	for _, c := range pool {
+		cv, ok := convs[c.conv]
+		body, okb := bodies[c.n]
+		if !ok || !okb {
+			continue // removed since the query ran
+		}
+		h := Hit{Conversation: cv.id, Title: cv.title, Entry: c.entry, Role: c.role, Snippet: q.snippet(body)}
+		if h.Title == "" {
+			h.Title = cv.first
+		}
+		if c.at != 0 {
+			h.At = time.UnixMilli(c.at).UTC()
+		}
+		h.Score = -bm25Once(len(q.Terms), c.words)
+		hits = append(hits, h)
+	}
 	return hits, nil
+}
+
+// pgBatchRows is how many rows one query of Run reads.
+const pgBatchRows = candidates
+
+// pgWindow is how many of the newest rows Run walks before it reads the
+// GIN index: about the square root of a thousand matches times the rows
+// of a 3,000,000-message store, where walking the window and reading the
+// matches of the rest cost the same at worst.
+const pgWindow = 50000
+
+// common reports whether every word of q is common, as far as the
+// table's statistics tell (most_common_elems; a word not among them is
+// rarer than all of them): then a window of the newest rows is walked
+// first. A prefix counts as common.
+func (ix *PGIndex) common(ctx context.Context, q Query) bool {
+	st := ix.stats(ctx)
+	if st.freq == nil {
+		return true
+	}
+	for _, t := range q.Terms {
+		ws := tokens(t.Text)
+		for i, w := range ws {
+			if t.Prefix && i == len(ws)-1 {
+				continue
+			}
+			f, ok := st.freq[w.folded]
+			if !ok {
+				f = st.min
+			}
+			if float64(f)*st.rows < pgWindow {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// pgStats are folio_search's statistics as Run uses them.
+type pgStats struct {
+	at   time.Time
+	freq map[string]float32 // of the most common lexemes
+	min  float32            // the least frequency among them
+	rows float64
+}
+
+// stats returns the table's statistics, read at most once a minute.
+func (ix *PGIndex) stats(ctx context.Context) pgStats {
+	ix.mu.Lock()
+	st := ix.st
+	ix.mu.Unlock()
+	if time.Since(st.at) < time.Minute {
+		return st
+	}
+	st = pgStats{at: time.Now()}
+	var elems []string
+	var freqs []float32
+	err := ix.pool.QueryRow(ctx, `SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs, c.reltuples::float8
+		FROM pg_stats s JOIN pg_class c ON c.oid = 'folio_search'::regclass
+		WHERE s.schemaname = current_schema() AND s.tablename = 'folio_search' AND s.attname = 'terms'`).Scan(&elems, &freqs, &st.rows)
+	if err == nil && len(freqs) >= len(elems)+2 && len(elems) > 0 {
+		st.freq = make(map[string]float32, len(elems))
+		for i, e := range elems {
+			st.freq[e] = freqs[i]
+		}
+		st.min = freqs[len(elems)]
+	}
+	ix.mu.Lock()
+	ix.st = st
+	ix.mu.Unlock()
+	return st
+}
+
+// pgCand is a row Run found.
+type pgCand struct {
+	n     int64
+	conv  int32
+	entry string
+	role  string
+	at    int64
+	words int32
+}
+
+// bm25Once is BM25 (k1 1.2, b 0.75) of a row with terms query words,
+// each found once, that has words distinct words, against an average
+// of 32 and an inverse document frequency of 1 for every word.
+func bm25Once(terms int, words int32) float64 {
+	const k1, b, avg = 1.2, 0.75, 32.0
+	return float64(terms) * (k1 + 1) / (1 + k1*(1-b+b*float64(words)/avg))
 }
 
 func pgQueryErr(ctx context.Context, err error) error {

@@ -1,8 +1,10 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -97,27 +99,27 @@ func (opts Options) bounds() (limit int, timeout time.Duration) {
 
 // Run searches the index as it is for a parsed query (opts.NoCatchUp is
 // implied).
+//
+// FTS5 walks a query's matches by ascending rowid, which is newest indexed
+// first (see writer), and stops at the limit: the newest candidates
+// matches are read, with their texts, which is every match of any query
+// that has fewer. They are ranked here by BM25 (rank), not by FTS5's
+// bm25(): that first counts every match of each word of the query for its
+// inverse document frequency, which cost 50 ms of CPU for one common word
+// on 3,000,000 messages and 175 ms for three, against 0.5 and 2 ms for
+// walking the candidates.
 func (ix *Index) Run(ctx context.Context, q Query, opts Options) ([]Hit, error) {
 	limit, timeout := opts.bounds()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	// FTS5 ranks every match of a query before it can sort: a common word
-	// of a large corpus would cost seconds. So the newest candidates
-	// matches (FTS5 walks its matches by rowid, newest indexed first,
-	// without sorting, and stops at the limit) are ranked, which is every
-	// match of any query that has fewer. The entries' texts are read and
-	// their snippets cut for the hits returned only.
 	var sb strings.Builder
 	args := []any{q.match()}
-	filtered := len(q.Roles) > 0 || q.Conversation != "" || !q.After.IsZero() || !q.Before.IsZero()
-	if filtered {
-		sb.WriteString(`SELECT c.id, c.title, c.first, d.entry, d.role, d.at, k.s, k.r
-FROM (SELECT fts.rowid AS r, bm25(fts) AS s FROM fts JOIN docs d ON d.rowid = fts.rowid JOIN convs c ON c.n = d.conv
-	WHERE fts MATCH ?`)
-	} else {
-		sb.WriteString(`SELECT c.id, c.title, c.first, d.entry, d.role, d.at, k.s, k.r
-FROM (SELECT fts.rowid AS r, bm25(fts) AS s FROM fts WHERE fts MATCH ?`)
+	sb.WriteString(`SELECT d.rowid, d.conv, d.entry, d.role, d.at, d.body
+FROM fts JOIN docs d ON d.rowid = ` + topRowidSQL + ` - fts.rowid`)
+	if q.Conversation != "" {
+		sb.WriteString(` JOIN convs c ON c.n = d.conv`)
 	}
+	sb.WriteString(` WHERE fts MATCH ?`)
 	if len(q.Roles) > 0 {
 		sb.WriteString(` AND d.role IN (` + strings.Repeat("?,", len(q.Roles)-1) + `?)`)
 		for _, r := range q.Roles {
@@ -136,48 +138,67 @@ FROM (SELECT fts.rowid AS r, bm25(fts) AS s FROM fts WHERE fts MATCH ?`)
 		sb.WriteString(` AND d.at < ?`)
 		args = append(args, q.Before.UnixMilli())
 	}
-	sb.WriteString(` ORDER BY fts.rowid DESC LIMIT ` + strconv.Itoa(candidates) + `) k
-JOIN docs d ON d.rowid = k.r JOIN convs c ON c.n = d.conv
-ORDER BY k.s, d.at DESC LIMIT ?`)
-	args = append(args, limit)
+	sb.WriteString(` ORDER BY fts.rowid LIMIT ` + strconv.Itoa(candidates))
 	rows, err := ix.db.QueryContext(ctx, sb.String(), args...)
 	if err != nil {
 		return nil, ix.queryErr(ctx, err)
 	}
-	hits := []Hit{}
-	var rowids []int64
+	var pool []ranked
+	r := q.ranker()
 	for rows.Next() {
-		var h Hit
-		var title, first string
-		var at, rowid int64
-		if err := rows.Scan(&h.Conversation, &title, &first, &h.Entry, &h.Role, &at, &h.Score, &rowid); err != nil {
+		var c ranked
+		if err := rows.Scan(&c.n, &c.conv, &c.entry, &c.role, &c.at, &c.body); err != nil {
 			rows.Close()
 			return nil, ix.queryErr(ctx, err)
 		}
-		h.Title = title
-		if h.Title == "" {
-			h.Title = first
-		}
-		if at != 0 {
-			h.At = time.UnixMilli(at).UTC()
-		}
-		hits = append(hits, h)
-		rowids = append(rowids, rowid)
+		c.score = r.score(c.body)
+		pool = append(pool, c)
 	}
 	err = rows.Err()
 	rows.Close()
 	if err != nil {
 		return nil, ix.queryErr(ctx, err)
 	}
-	for i, r := range rowids {
-		var text string
-		if err := ix.db.QueryRowContext(ctx, `SELECT body FROM docs WHERE rowid = ?`, r).Scan(&text); err != nil {
-			return nil, ix.queryErr(ctx, err)
+	slices.SortStableFunc(pool, func(a, b ranked) int {
+		if a.score != b.score {
+			return cmp.Compare(b.score, a.score)
 		}
-		hits[i].Snippet = q.snippet(text)
+		if a.at != b.at {
+			return cmp.Compare(b.at, a.at)
+		}
+		return cmp.Compare(b.n, a.n)
+	})
+	pool = pool[:min(len(pool), limit)]
+	hits := make([]Hit, 0, len(pool))
+	convs := map[int64][3]string{}
+	for _, c := range pool {
+		cv, ok := convs[c.conv]
+		if !ok {
+			if err := ix.db.QueryRowContext(ctx, `SELECT id, title, first FROM convs WHERE n = ?`, c.conv).Scan(&cv[0], &cv[1], &cv[2]); err != nil {
+				return nil, ix.queryErr(ctx, err)
+			}
+			convs[c.conv] = cv
+		}
+		h := Hit{Conversation: cv[0], Title: cv[1], Entry: c.entry, Role: c.role, Score: -c.score, Snippet: q.snippet(c.body)}
+		if h.Title == "" {
+			h.Title = cv[2]
+		}
+		if c.at != 0 {
+			h.At = time.UnixMilli(c.at).UTC()
+		}
+		hits = append(hits, h)
 	}
 	return hits, nil
 }
+
+// ranked is a candidate of Index.Run.
+type ranked struct {
+	n, conv, at       int64
+	entry, role, body string
+	score             float64
+}
+
+var topRowidSQL = strconv.FormatInt(topRowid, 10)
 
 func (ix *Index) queryErr(ctx context.Context, err error) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -13,7 +12,7 @@ import (
 // text into runs of letters and digits, lowercases them and removes
 // diacritics; PostgreSQL's parsers depend on the database's locale. So the
 // PostgreSQL back end does the same work here, in Go, and hands the
-// database finished lexemes with their positions (a tsvector literal) and
+// database finished lexemes (a tsvector literal) and
 // a tsquery built from the parsed query, which no parser reads again.
 
 // token is one word of a text: its bytes and its folded form.
@@ -26,11 +25,19 @@ type token struct {
 const maxLexeme = 255
 
 // tokens splits s into words as words does, each with its folded form.
-func tokens(s string) []token {
-	var out []token
+func tokens(s string) []token { return appendTokens(nil, s) }
+
+// appendTokens appends the words of s to out.
+func appendTokens(out []token, s string) []token {
+	base := len(out)
 	start := -1
 	for i, r := range s {
-		in := unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
+		var in bool
+		if r < utf8.RuneSelf {
+			in = 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+		} else {
+			in = unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
+		}
 		switch {
 		case in && start < 0:
 			start = i
@@ -43,8 +50,8 @@ func tokens(s string) []token {
 		out = append(out, token{start, len(s), fold(s[start:])})
 	}
 	// A word of marks alone folds to nothing.
-	k := 0
-	for _, t := range out {
+	k := base
+	for _, t := range out[base:] {
 		if t.folded != "" {
 			out[k] = t
 			k++
@@ -82,46 +89,22 @@ func bound(w string) string {
 	return w
 }
 
-// Limits of a tsvector: positions run to 16383, and a lexeme keeps at
-// most 256 of them.
-const (
-	maxPosition  = 16383
-	maxPositions = 256
-)
-
-// tsvector writes the text's words as a tsvector literal: every folded
-// word with the positions it has.
-func tsvector(text string) string {
+// lexemes writes the text's words as a tsvector literal without
+// positions: every folded word once. Phrases are checked in the text
+// (Query.matches), so the index keeps no positions.
+func lexemes(text string) string {
 	ts := tokens(text)
-	pos := map[string][]int{}
-	var order []string
-	for i, t := range ts {
-		p, ok := pos[t.folded]
-		if !ok {
-			order = append(order, t.folded)
-		}
-		if len(p) < maxPositions {
-			pos[t.folded] = append(p, min(i+1, maxPosition))
-		}
-	}
+	seen := make(map[string]bool, len(ts))
 	var b strings.Builder
-	for i, w := range order {
-		if i > 0 {
+	for _, t := range ts {
+		if seen[t.folded] {
+			continue
+		}
+		seen[t.folded] = true
+		if b.Len() > 0 {
 			b.WriteByte(' ')
 		}
-		lexeme(&b, w)
-		b.WriteByte(':')
-		last := 0
-		for j, p := range pos[w] {
-			if p == last {
-				continue // positions past the limit all read maxPosition
-			}
-			if j > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(strconv.Itoa(p))
-			last = p
-		}
+		lexeme(&b, t.folded)
 	}
 	return b.String()
 }
@@ -138,36 +121,50 @@ func lexeme(b *strings.Builder, w string) {
 	b.WriteByte('\'')
 }
 
-// tsquery renders the query's text part as a tsquery literal, term for
-// term as match renders it for FTS5: a term of several words is a phrase
-// (<->), a prefix term's last word matches as a prefix (:*).
-func (q Query) tsquery() string {
+// tsquery renders the query's text part as a tsquery literal for an
+// index without positions: every word of every term (a phrase's words in
+// any order, a prefix term's last word as a prefix, :*), and the excluded
+// words and prefixes; an excluded phrase is left out. verify says the
+// rows it finds must still be checked with matches: the query has a
+// phrase or an excluded phrase, which the lexemes alone cannot decide.
+func (q Query) tsquery() (tsq string, verify bool) {
 	var b strings.Builder
 	for i, t := range q.Terms {
 		if i > 0 {
 			b.WriteString(" & ")
 		}
-		t.tsquery(&b)
-	}
-	if len(q.Excluded) > 0 {
-		b.WriteString(" & !(")
-		for i, t := range q.Excluded {
-			if i > 0 {
-				b.WriteString(" | ")
-			}
-			t.tsquery(&b)
+		if t.tsquery(&b) > 1 {
+			verify = true
 		}
+	}
+	n := 0
+	for _, t := range q.Excluded {
+		if len(tokens(t.Text)) > 1 {
+			verify = true
+			continue
+		}
+		if n == 0 {
+			b.WriteString(" & !(")
+		} else {
+			b.WriteString(" | ")
+		}
+		t.tsquery(&b)
+		n++
+	}
+	if n > 0 {
 		b.WriteString(")")
 	}
-	return b.String()
+	return b.String(), verify
 }
 
-func (t Term) tsquery(b *strings.Builder) {
+// tsquery writes the term's words joined by & and returns how many there
+// are.
+func (t Term) tsquery(b *strings.Builder) int {
 	ws := tokens(t.Text)
 	b.WriteByte('(')
 	for i, w := range ws {
 		if i > 0 {
-			b.WriteString(" <-> ")
+			b.WriteString(" & ")
 		}
 		lexeme(b, w.folded)
 		if t.Prefix && i == len(ws)-1 {
@@ -175,6 +172,96 @@ func (t Term) tsquery(b *strings.Builder) {
 		}
 	}
 	b.WriteByte(')')
+	return len(ws)
+}
+
+// matcher checks texts against a query (PGIndex's phrases), with the
+// query's words folded once and one buffer of words for every text.
+type matcher struct {
+	terms, excluded []Term
+	words           map[*Term][]token
+	buf             []token
+}
+
+func (q Query) matcher() *matcher {
+	m := &matcher{terms: q.Terms, excluded: q.Excluded, words: map[*Term][]token{}}
+	for _, ts := range [][]Term{m.terms, m.excluded} {
+		for i := range ts {
+			m.words[&ts[i]] = tokens(ts[i].Text)
+		}
+	}
+	return m
+}
+
+// match reports whether text has every term of the query (a phrase's
+// words in order, next to each other) and none of the excluded ones, as
+// FTS5 matches them.
+func (m *matcher) match(text string) bool {
+	m.buf = appendTokens(m.buf[:0], text)
+	for i := range m.terms {
+		if !m.terms[i].in(m.buf, m.words[&m.terms[i]]) {
+			return false
+		}
+	}
+	for i := range m.excluded {
+		if m.excluded[i].in(m.buf, m.words[&m.excluded[i]]) {
+			return false
+		}
+	}
+	return true
+}
+
+// ranker scores texts by BM25 (k1 1.2, b 0.75) for a query: each term's
+// count in the text (a phrase's occurrences, a prefix's words) against
+// the text's length in words, over an average of 32 words. Every term
+// weighs the same: an inverse document frequency would need every match
+// of each word counted.
+type ranker struct{ m *matcher }
+
+func (q Query) ranker() ranker { return ranker{q.matcher()} }
+
+func (r ranker) score(text string) float64 {
+	const k1, b, avg = 1.2, 0.75, 32.0
+	m := r.m
+	m.buf = appendTokens(m.buf[:0], text)
+	norm := k1 * (1 - b + b*float64(len(m.buf))/avg)
+	var s float64
+	for i := range m.terms {
+		t := &m.terms[i]
+		ws := m.words[t]
+		tf := 0
+		for j := 0; len(ws) > 0 && j+len(ws) <= len(m.buf); j++ {
+			if t.at(m.buf, j, ws) {
+				tf++
+			}
+		}
+		s += float64(tf) * (k1 + 1) / (float64(tf) + norm)
+	}
+	return s
+}
+
+// in reports whether the term, of the words ws, occurs in ts.
+func (t Term) in(ts, ws []token) bool {
+	if len(ws) == 0 {
+		return false
+	}
+	for i := 0; i+len(ws) <= len(ts); i++ {
+		if t.at(ts, i, ws) {
+			return true
+		}
+	}
+	return false
+}
+
+// at reports whether the term's words ws start at ts[i].
+func (t Term) at(ts []token, i int, ws []token) bool {
+	for k, w := range ws {
+		x := ts[i+k].folded
+		if x != w.folded && !(t.Prefix && k == len(ws)-1 && strings.HasPrefix(x, w.folded)) {
+			return false
+		}
+	}
+	return true
 }
 
 // snippet cuts text around the first word the query matches, about
@@ -192,15 +279,7 @@ func (q Query) snippet(text string) []Span {
 			if i+len(ws) > len(ts) || len(ws) == 0 {
 				break
 			}
-			ok := true
-			for k, w := range ws {
-				x := ts[i+k].folded
-				if x != w.folded && !(t.Prefix && k == len(ws)-1 && strings.HasPrefix(x, w.folded)) {
-					ok = false
-					break
-				}
-			}
-			if ok {
+			if t.at(ts, i, ws) {
 				group[i] = max(group[i], i+len(ws))
 				if first < 0 || i < first {
 					first = i

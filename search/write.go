@@ -78,12 +78,32 @@ func firstLine(s string) string {
 }
 
 // writer puts one conversation's rows with prepared statements.
+//
+// fts numbers its rows downwards: a docs row with rowid r is the fts row
+// topRowid-r, so the newest row has the smallest fts rowid. FTS5 walks a
+// term's matches in ascending rowid order lazily and stops at the
+// candidates wanted, newest first; walking them in descending order it
+// first reads the term's whole list in every segment, which costs in
+// proportion to the corpus. docs keeps its rowids ascending, so its pages
+// fill as rows are appended. FTS5 starts a new segment whenever a rowid is
+// not larger than the one before, so a writer puts its fts rows at the end
+// (flush), the newest first.
 type writer struct {
 	ctx                   context.Context
 	conv                  int64
 	find, del, ins, insFT *sql.Stmt
 	delFT                 *sql.Stmt
+	pending               []ftsRow
 }
+
+type ftsRow struct {
+	rowid int64 // the docs row's
+	text  string
+}
+
+// topRowid maps docs rowids to fts rowids (topRowid-r), the largest a
+// varint stores in five bytes.
+const topRowid = 1<<35 - 1
 
 func newWriter(ctx context.Context, tx *sql.Tx, conv int64) (*writer, error) {
 	w := &writer{ctx: ctx, conv: conv}
@@ -116,14 +136,15 @@ func (w *writer) close() {
 	}
 }
 
-// put writes one entry's text; replace says a row for it may exist.
+// put writes one entry's text; replace says a row for it may exist. Its
+// terms are written by flush.
 func (w *writer) put(entry, role, text string, at time.Time, replace bool) error {
 	if replace {
 		var rowid int64
 		err := w.find.QueryRowContext(w.ctx, w.conv, entry).Scan(&rowid)
 		switch {
 		case err == nil:
-			if _, err := w.delFT.ExecContext(w.ctx, rowid); err != nil {
+			if _, err := w.delFT.ExecContext(w.ctx, topRowid-rowid); err != nil {
 				return err
 			}
 			if _, err := w.del.ExecContext(w.ctx, rowid); err != nil {
@@ -148,8 +169,20 @@ func (w *writer) put(entry, role, text string, at time.Time, replace bool) error
 	if err != nil {
 		return err
 	}
-	_, err = w.insFT.ExecContext(w.ctx, rowid, text)
-	return err
+	w.pending = append(w.pending, ftsRow{rowid, text})
+	return nil
+}
+
+// flush writes the terms of the rows put, the newest first.
+func (w *writer) flush() error {
+	for i := len(w.pending) - 1; i >= 0; i-- {
+		r := w.pending[i]
+		if _, err := w.insFT.ExecContext(w.ctx, topRowid-r.rowid, r.text); err != nil {
+			return err
+		}
+	}
+	w.pending = w.pending[:0]
+	return nil
 }
 
 // scanGain runs s over r, the log from some byte on, and says what the

@@ -16,6 +16,7 @@ import (
 
 	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/mcp"
+	"github.com/foliodev/folio/search"
 	"github.com/foliodev/folio/tools"
 )
 
@@ -189,15 +190,17 @@ func runMCPList(cmd *cobra.Command, f *mcpListFlags, stdio IO) error {
 }
 
 func newMCPServeCmd(stdio IO) *cobra.Command {
-	var data string
+	var data, store string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve folio's conversation history, read-only, as an MCP server over stdio",
 		Long: "Speak MCP on standard input and output, offering list_conversations, read_conversation (one page of " +
-			"entries), search (full text, through the search index beside the logs) and search_titles over the data folder's logs. Nothing is written to the logs. Configure it in another agent " +
+			"entries), search (full text, through the search index beside the logs) and search_titles over the data folder's logs, or with --store " +
+			"over a PostgreSQL store's conversations and the search index in its database. Nothing is written to the logs. Configure it in another agent " +
 			"as the command `folio mcp serve`.",
 		Example: `folio mcp serve
-folio mcp serve --data ~/.local/share/folio`,
+folio mcp serve --data ~/.local/share/folio
+folio mcp serve --store postgres://db.example/folio`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dataDir, err := history.DataDir(data)
@@ -205,14 +208,26 @@ folio mcp serve --data ~/.local/share/folio`,
 				return failure(cmd, err)
 			}
 			t := &sdk.IOTransport{Reader: readCloser{stdio.In}, Writer: writeCloser{stdio.Out}}
+			src := mcp.Source{Data: dataDir}
+			if url := storeURL(store); url != "" {
+				st, err := openStore(cmd, url)
+				if err != nil {
+					return err
+				}
+				defer st.Close()
+				ix := search.OpenPostgres(st)
+				defer ix.Close()
+				src.Store, src.Index = st, ix
+			}
 			// The client closing stdin ends Serve with no error.
-			if err := mcp.Serve(cmd.Context(), dataDir, Version, t); err != nil && cmd.Context().Err() == nil {
+			if err := mcp.ServeSource(cmd.Context(), src, Version, t); err != nil && cmd.Context().Err() == nil {
 				return failure(cmd, err)
 			}
 			return nil
 		},
 	}
 	dataFlag(cmd.Flags(), &data)
+	storeFlag(cmd.Flags(), &store)
 	return cmd
 }
 

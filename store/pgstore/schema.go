@@ -125,6 +125,37 @@ var migrations = []string{
 		UNIQUE (conversation_id, entry)
 	);
 	CREATE INDEX folio_search_terms ON folio_search USING gin (terms);`,
+	// 6: the search index again, smaller and quicker to query. Derived
+	// data, so the tables of migration 5 are dropped and the next
+	// catch-up reads every log again. A row names its conversation by a
+	// small integer key rather than by its ID, and its terms are only the
+	// lexemes, without positions (package search checks phrases in the
+	// entry's text and ranks by length): a tsvector repeats every lexeme
+	// in every row, and positions doubled it. The GIN index's pending list
+	// is kept small, since every query reads all of it.
+	`DROP TABLE folio_search;
+	DROP TABLE folio_search_conversations;
+	CREATE TABLE folio_search_conversations (
+		conversation_id text PRIMARY KEY REFERENCES folio_conversations (id) ON DELETE CASCADE,
+		k           integer GENERATED ALWAYS AS IDENTITY UNIQUE, -- the key rows use
+		epoch       bigint NOT NULL,
+		size        bigint NOT NULL,
+		next_seq    bigint NOT NULL DEFAULT 0, -- the first record not read, so a catch-up seeks by the primary key
+		head        text NOT NULL DEFAULT '',
+		title       text NOT NULL DEFAULT '',
+		first       text NOT NULL DEFAULT '' -- the first prompt's first line, a title for untitled ones
+	);
+	CREATE TABLE folio_search (
+		n     bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, -- order of indexing: larger is newer
+		conv  integer NOT NULL REFERENCES folio_search_conversations (k) ON DELETE CASCADE,
+		at    bigint NOT NULL, -- Unix milliseconds; 0 when unknown
+		role  text NOT NULL,
+		entry text NOT NULL, -- '' for the title
+		body  text NOT NULL, -- the text, for snippets and phrases
+		terms tsvector NOT NULL, -- its lexemes, without positions
+		UNIQUE (conv, entry)
+	);
+	CREATE INDEX folio_search_terms ON folio_search USING gin (terms) WITH (gin_pending_list_limit = 256);`,
 }
 
 // schemaLock is the advisory lock key that serializes migrations.
