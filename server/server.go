@@ -247,16 +247,23 @@ func (s *Server) Handler() http.Handler {
 	api := http.NewServeMux()
 	api.HandleFunc("GET /api/v2/conversations", s.listConversations)
 	api.HandleFunc("POST /api/v2/conversations", s.createConversation)
-	api.HandleFunc("GET /api/v2/conversations/{id}", s.getConversation)
-	api.HandleFunc("PATCH /api/v2/conversations/{id}", s.renameConversation)
-	api.HandleFunc("DELETE /api/v2/conversations/{id}", s.deleteConversation)
-	api.HandleFunc("GET /api/v2/conversations/{id}/graph", s.getGraph)
-	api.HandleFunc("POST /api/v2/conversations/{id}/attachments", s.uploadAttachment)
-	api.HandleFunc("GET /api/v2/conversations/{id}/commands/{cmd}", s.getReceipt)
 	api.HandleFunc("GET /api/v2/models", s.listModels)
 	api.HandleFunc("GET /api/v2/search", s.searchConversations)
 	api.HandleFunc("GET /api/v2/workspace", s.getWorkspace)
-	api.HandleFunc("GET /api/v2/conversations/{id}/artifacts/{ref}", s.readArtifact)
+	// Every route naming a conversation answers only whom it belongs to
+	// (owners.go).
+	for pattern, h := range map[string]http.HandlerFunc{
+		"GET /api/v2/conversations/{id}":                 s.getConversation,
+		"PATCH /api/v2/conversations/{id}":               s.renameConversation,
+		"DELETE /api/v2/conversations/{id}":              s.deleteConversation,
+		"GET /api/v2/conversations/{id}/graph":           s.getGraph,
+		"POST /api/v2/conversations/{id}/attachments":    s.uploadAttachment,
+		"GET /api/v2/conversations/{id}/commands/{cmd}":  s.getReceipt,
+		"GET /api/v2/conversations/{id}/artifacts/{ref}": s.readArtifact,
+		"PUT /api/v2/conversations/{id}/owner":           s.setOwner,
+	} {
+		api.HandleFunc(pattern, s.owned(h))
+	}
 	api.HandleFunc("GET /api/v2/ws", s.serveWS)
 	api.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, "not-found", "no such resource: "+r.Method+" "+clip(r.URL.Path))

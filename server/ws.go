@@ -58,6 +58,10 @@ type conn struct {
 	tokens    map[string]tokenScope // live tokens of this connection
 	expired   map[string]bool       // tokens evicted from the LRU
 	follows   map[string]*conversation
+
+	// who carries the person the upgrade was admitted for (accounts.go),
+	// without the request's cancellation.
+	who context.Context
 }
 
 type tokenScope struct {
@@ -102,6 +106,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		tokens:  map[string]tokenScope{},
 		expired: map[string]bool{},
 		follows: map[string]*conversation{},
+		who:     context.WithoutCancel(r.Context()),
 	}
 	s.mu.Lock()
 	s.conns[c] = struct{}{}

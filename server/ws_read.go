@@ -133,7 +133,7 @@ func (c *conn) onOpen(env envelope, frame []byte) {
 		return
 	}
 	// Only existence: metadata would read the log a second time.
-	if _, err := os.Stat(c.srv.logPath(m.Conversation)); err != nil {
+	if _, err := os.Stat(c.srv.logPath(m.Conversation)); err != nil || !c.srv.mayAccess(c.who, m.Conversation) {
 		c.protoError(env.ID, "not-found", "no conversation "+m.Conversation, false)
 		return
 	}
