@@ -28,6 +28,9 @@ func withIdentity(ctx context.Context, id auth.Identity) context.Context {
 
 // signedIn checks the request's session; on refusal it has answered.
 func (s *Server) signedIn(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	if t := requestShareToken(r); t != "" {
+		return s.viaShare(w, r, t)
+	}
 	id, sess, err := s.opts.Auth.Identify(r)
 	if err != nil {
 		if !auth.IsNoSession(err) {

@@ -145,6 +145,12 @@ func (ts *testServer) dialWith(t testing.TB, h http.Header) *client {
 	var do *websocket.DialOptions
 	if h != nil {
 		do = &websocket.DialOptions{HTTPHeader: h}
+		if p := h.Get("Sec-WebSocket-Protocol"); p != "" {
+			h.Del("Sec-WebSocket-Protocol")
+			for _, o := range strings.Split(p, ",") {
+				do.Subprotocols = append(do.Subprotocols, strings.TrimSpace(o))
+			}
+		}
 	}
 	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.url, "http")+"/api/v2/ws", do)
 	if err != nil {

@@ -367,7 +367,8 @@ func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, ok := s.opts.Replica.(ReplicaOwners); !ok {
-		s.owners().SetOwner(id, "") // the database's goes with its row
+		s.owners().SetOwner(id, "") // the database's go with its row
+		s.shares().RevokeShare(id, "")
 	}
 	s.announceDeleted(id)
 	w.WriteHeader(http.StatusNoContent)

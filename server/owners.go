@@ -116,6 +116,9 @@ func (s *Server) owners() Owners {
 // mayAccess reports whether the request's person may see conversation id.
 // Without accounts everyone may. A failure to read the owner refuses.
 func (s *Server) mayAccess(ctx context.Context, id string) bool {
+	if conv, ok := s.sharedConversation(ctx); ok {
+		return conv != "" && conv == id
+	}
 	who, ok := identityOf(ctx)
 	if !ok {
 		return s.opts.Auth == nil
@@ -148,6 +151,9 @@ func (s *Server) owned(h http.HandlerFunc) http.HandlerFunc {
 // visibleFilter returns a test of whether the request's person may see a
 // conversation, reading every owner once (for listings and search).
 func (s *Server) visibleFilter(ctx context.Context) (func(id string) bool, error) {
+	if conv, ok := s.sharedConversation(ctx); ok {
+		return func(id string) bool { return conv != "" && id == conv }, nil
+	}
 	who, ok := identityOf(ctx)
 	if !ok {
 		return func(string) bool { return s.opts.Auth == nil }, nil

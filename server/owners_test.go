@@ -55,7 +55,7 @@ func crossUser(t *testing.T, as *accountsServer, bob *person, bc *client, id str
 	if f := bc.call(map[string]any{"type": "entry", "conversation": id, "entryId": "e1"}); f.Code != "not-found" {
 		t.Errorf("entry as another person: %s", f.raw)
 	}
-	if f := bc.call(map[string]any{"type": "page", "token": "t-0123456789", "conversation": id, "anchor": "tail", "direction": "older", "budgetBytes": 4096}); f.Type != "error" {
+	if f := bc.call(map[string]any{"type": "page", "token": "t-0123456789", "conversation": id, "anchor": "latest", "direction": "before", "budgetBytes": 4096}); f.Type != "error" {
 		t.Errorf("page as another person: %s", f.raw)
 	}
 	yes := true

@@ -87,6 +87,20 @@ func TestReplicaAccounts(t *testing.T) {
 	if rc := a.dialAs(t, aliceA).send(id, "s1", "hello"); rc.Code != "" {
 		t.Fatalf("the owner's send on A: %+v", rc)
 	}
+	// A link made on A opens on B; revoked on B, it stops on A at once.
+	token, shareID := aliceA.share(t, id)
+	if code, _ := (viewer{base: b.url, token: token}).do(t, "GET", "/api/v2/conversations/"+id, ""); code != 200 {
+		t.Fatalf("A's link on B: %d", code)
+	}
+	if code, _ := (viewer{base: a.url, token: token}).do(t, "GET", "/api/v2/conversations/"+id, ""); code != 200 {
+		t.Fatalf("A's link on A: %d", code)
+	}
+	if code, _ := aliceB.do(t, "DELETE", "/api/v2/conversations/"+id+"/shares/"+shareID, ""); code != http.StatusNoContent {
+		t.Fatalf("revoke on B: %d", code)
+	}
+	if code, _ := (viewer{base: a.url, token: token}).do(t, "GET", "/api/v2/conversations/"+id, ""); code != http.StatusNotFound {
+		t.Fatalf("the link on A after revoking on B: %d", code)
+	}
 	// Signing out on B ends the session on A at once.
 	if code, _ := aliceB.do(t, "POST", auth.LogoutPath, ""); code != 200 {
 		t.Fatalf("sign-out on B: %d", code)

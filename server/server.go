@@ -253,14 +253,17 @@ func (s *Server) Handler() http.Handler {
 	// Every route naming a conversation answers only whom it belongs to
 	// (owners.go).
 	for pattern, h := range map[string]http.HandlerFunc{
-		"GET /api/v2/conversations/{id}":                 s.getConversation,
-		"PATCH /api/v2/conversations/{id}":               s.renameConversation,
-		"DELETE /api/v2/conversations/{id}":              s.deleteConversation,
-		"GET /api/v2/conversations/{id}/graph":           s.getGraph,
-		"POST /api/v2/conversations/{id}/attachments":    s.uploadAttachment,
-		"GET /api/v2/conversations/{id}/commands/{cmd}":  s.getReceipt,
-		"GET /api/v2/conversations/{id}/artifacts/{ref}": s.readArtifact,
-		"PUT /api/v2/conversations/{id}/owner":           s.setOwner,
+		"GET /api/v2/conversations/{id}":                   s.getConversation,
+		"PATCH /api/v2/conversations/{id}":                 s.renameConversation,
+		"DELETE /api/v2/conversations/{id}":                s.deleteConversation,
+		"GET /api/v2/conversations/{id}/graph":             s.getGraph,
+		"POST /api/v2/conversations/{id}/attachments":      s.uploadAttachment,
+		"GET /api/v2/conversations/{id}/commands/{cmd}":    s.getReceipt,
+		"GET /api/v2/conversations/{id}/artifacts/{ref}":   s.readArtifact,
+		"PUT /api/v2/conversations/{id}/owner":             s.setOwner,
+		"POST /api/v2/conversations/{id}/shares":           s.createShare,
+		"GET /api/v2/conversations/{id}/shares":            s.listShares,
+		"DELETE /api/v2/conversations/{id}/shares/{share}": s.revokeShare,
 	} {
 		api.HandleFunc(pattern, s.owned(h))
 	}

@@ -184,6 +184,10 @@ func (s *Server) do(ctx context.Context, cmd Command) Receipt {
 	// A command from a person (the context carries who) on a conversation
 	// that is not theirs is refused as if it did not exist; a command
 	// forwarded by another replica was checked there.
+	if viaLink(ctx) {
+		return Receipt{CommandID: cmd.CommandID, Conversation: cmd.Conversation, Kind: cmd.Kind, State: transcript.CommandRejected,
+			Code: "read-only", Reason: "a share link only shows the conversation"}
+	}
 	_, fromPerson := identityOf(ctx)
 	if _, err := os.Stat(s.logPath(cmd.Conversation)); err != nil || (fromPerson && !s.mayAccess(ctx, cmd.Conversation)) {
 		return rejection(cmd, fmt.Errorf("%w: no conversation %s", ErrNotFound, cmd.Conversation))

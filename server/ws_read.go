@@ -263,6 +263,12 @@ func (c *conn) onPage(env envelope, frame []byte) {
 	if !c.decode(env, frame, &m) {
 		return
 	}
+	// A share link's page is checked against the store each time, so a
+	// revoked link stops paging at once.
+	if viaLink(c.who) && !c.srv.mayAccess(c.who, m.Conversation) {
+		c.protoError(env.ID, "not-found", "no conversation "+clip(m.Conversation), false)
+		return
+	}
 	if _, code, msg := c.scope(m.Token, m.Conversation, m.Head); code != "" {
 		c.protoError(env.ID, code, msg, true)
 		return
