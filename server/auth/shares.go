@@ -21,4 +21,3 @@ type ShareStore interface {
 	// RevokeShare removes the link id of conversation; false if none.
 	RevokeShare(conversation, id string) (bool, error)
 }
-
