@@ -239,10 +239,14 @@ func (a *Auth) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var claims struct {
-		Email string `json:"email"`
-		Name  string `json:"name"`
+		Email    string `json:"email"`
+		Verified bool   `json:"email_verified"`
+		Name     string `json:"name"`
 	}
 	idt.Claims(&claims)
+	if !claims.Verified {
+		claims.Email = "" // an unverified address names nobody (--admin matches it)
+	}
 	if claims.Email == "" || claims.Name == "" {
 		// Many providers put the profile only behind userinfo. It adds
 		// nothing to who signed in (the verified token says that), so a
