@@ -87,7 +87,9 @@ export function App() {
     const id = conversations[0]?.id;
     if (share && id) setPanes((ps) => (ps[0]?.conversation ? ps : [{ conversation: id }]));
   }, [share, conversations]);
-  // Signed in (accounts): who, and the CSRF token the sign-out form carries.
+  // Signed in (accounts): who, and the CSRF token sign-out carries. A form
+  // would post with Origin "null" (the page's no-referrer policy), which
+  // the server refuses; fetch sends the page's origin.
   const [me, setMe] = useState<{ name?: string; email?: string; csrf: string } | undefined>();
   useEffect(() => {
     if (share || token) return;
@@ -251,13 +253,12 @@ export function App() {
             {theme === 'dark' ? t.lightTheme : t.darkTheme}
           </button>
           {me ? (
-            <form className="sign-out" method="post" action="/auth/logout" data-testid="sign-out">
-              <input type="hidden" name="csrf" value={me.csrf} />
+            <div className="sign-out" data-testid="sign-out">
               <span className="signed-in-as">{me.name || me.email}</span>
-              <button type="submit" className="button">
+              <button type="button" className="button" onClick={() => void signOut(me.csrf)}>
                 {t.signOut}
               </button>
-            </form>
+            </div>
           ) : null}
         </aside>
         )}
@@ -303,4 +304,10 @@ export function App() {
       </div>
     </LocaleContext.Provider>
   );
+}
+
+/** signOut ends the session (on every replica) and shows the signed-out page. */
+async function signOut(csrf: string) {
+  await fetch('/auth/logout', { method: 'POST', headers: { 'X-CSRF-Token': csrf }, redirect: 'manual' }).catch(() => undefined);
+  location.assign('/auth/signed-out');
 }

@@ -46,9 +46,28 @@ type Client struct {
 // Start runs a provider on 127.0.0.1 that knows clients, until t ends.
 func Start(t testing.TB, clients ...Client) *Provider {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, stop, err := start(clients...)
 	if err != nil {
 		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return p
+}
+
+// Serve runs a provider until the process ends (for the browser suite's
+// cmd idp); it panics if it cannot listen.
+func Serve(clients ...Client) *Provider {
+	p, _, err := start(clients...)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func start(clients ...Client) (*Provider, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, err
 	}
 	issuer := "http://" + ln.Addr().String()
 	reg := map[string]*storage.Client{}
@@ -60,8 +79,7 @@ func Start(t testing.TB, clients ...Client) *Provider {
 	slog.SetDefault(slog.New(slog.DiscardHandler))
 	srv := &http.Server{Handler: exampleop.SetupServer(issuer, st, nil, false)}
 	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return &Provider{Issuer: issuer, host: ln.Addr().String()}
+	return &Provider{Issuer: issuer, host: ln.Addr().String()}, func() { srv.Close() }, nil
 }
 
 // UserName is the provider's login name for subject (AliceSubject or
