@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -64,7 +66,7 @@ func startAccountsAt(t testing.TB, hs *httptest.Server, h *atomic.Value, idp *au
 	}
 	clock := &atomic.Int64{}
 	a, err := auth.New(context.Background(), auth.Config{Issuer: idp.Issuer, ClientID: testClientID, ClientSecret: testClientSecret,
-		PublicURL: hs.URL, Sessions: sessions, Admins: admins, Now: func() time.Time {
+		PublicURL: hs.URL, Sessions: sessions, Admins: admins, Logger: opts.Logger, Now: func() time.Time {
 			if n := clock.Load(); n != 0 {
 				return time.Unix(0, n)
 			}
@@ -81,6 +83,24 @@ func startAccountsAt(t testing.TB, hs *httptest.Server, h *atomic.Value, idp *au
 	t.Cleanup(func() { s.Close() })
 	h.Store(s.Handler())
 	return &accountsServer{testServer: &testServer{Server: s, url: hs.URL, data: opts.DataDir}, idp: idp, clock: clock}
+}
+
+// syncBuffer is a log destination safe for the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // person is a browser signed in as one subject.
@@ -134,7 +154,8 @@ func (p *person) do(t testing.TB, method, path, body string) (int, string) {
 }
 
 func TestSignInOverHTTP(t *testing.T) {
-	as := startAccounts(t, Options{}, nil)
+	var logs syncBuffer
+	as := startAccounts(t, Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, nil)
 	// Without a session the app sends the browser to sign in, and the API
 	// refuses.
 	anon := authtest.Browser()
@@ -178,6 +199,16 @@ func TestSignInOverHTTP(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("write without CSRF: %d", resp.StatusCode)
+	}
+	// Nothing secret reaches the log: not the client secret, the session
+	// cookie or the CSRF token; the sign-in itself is logged.
+	for name, secret := range map[string]string{"client secret": testClientSecret, "session cookie": cookie(alice.c, as.url, auth.SessionCookie), "CSRF token": alice.csrf} {
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("the log holds the %s: %s", name, logs.String())
+		}
+	}
+	if !strings.Contains(logs.String(), "signed in") {
+		t.Errorf("the sign-in is not logged: %s", logs.String())
 	}
 	// A bearer token is not a way in when sign-in is on.
 	req, _ = http.NewRequest("GET", as.url+"/api/v2/conversations", nil)
@@ -354,5 +385,26 @@ func TestCallbackStateAndNonce(t *testing.T) {
 	// A callback no sign-in started here.
 	if code := getStatus(t, authtest.Browser(), cb.String()); code != http.StatusBadRequest {
 		t.Fatalf("a callback without a sign-in: %d", code)
+	}
+}
+
+// The provider goes down between the login form and the callback: the
+// callback answers a page that says so, and the server keeps serving.
+func TestProviderOutageDuringSignIn(t *testing.T) {
+	as := startAccounts(t, Options{}, nil)
+	c, cb := as.stopAtCallback(t)
+	as.idp.Stop()
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := c.Get(cb.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(b), "Sign-in failed") || cookie(c, as.url, auth.SessionCookie) != "" {
+		t.Fatalf("callback with the provider down: %d %s", resp.StatusCode, b)
+	}
+	if code := getStatus(t, authtest.Browser(), as.url+"/api/v2/conversations"); code != http.StatusUnauthorized {
+		t.Fatalf("the server after the outage: %d", code)
 	}
 }

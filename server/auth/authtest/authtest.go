@@ -35,7 +35,11 @@ const (
 type Provider struct {
 	Issuer string
 	host   string
+	stop   func()
 }
+
+// Stop takes the provider down (an outage); Start's cleanup stops it too.
+func (p *Provider) Stop() { p.stop() }
 
 // Client is a registration at a Provider.
 type Client struct {
@@ -79,7 +83,8 @@ func start(clients ...Client) (*Provider, func(), error) {
 	slog.SetDefault(slog.New(slog.DiscardHandler))
 	srv := &http.Server{Handler: exampleop.SetupServer(issuer, st, nil, false)}
 	go srv.Serve(ln)
-	return &Provider{Issuer: issuer, host: ln.Addr().String()}, func() { srv.Close() }, nil
+	stop := func() { srv.Close() }
+	return &Provider{Issuer: issuer, host: ln.Addr().String(), stop: stop}, stop, nil
 }
 
 // UserName is the provider's login name for subject (AliceSubject or
