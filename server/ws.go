@@ -79,6 +79,14 @@ type outFrame struct {
 
 var framePool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
+// person is the context naming who the connection was admitted for.
+func (c *conn) person() context.Context {
+	if c.who == nil {
+		return context.Background()
+	}
+	return c.who
+}
+
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	// A slot is taken before the upgrade and held until the connection
 	// is gone, so concurrent upgrades cannot overshoot the limit.

@@ -116,7 +116,7 @@ func (c *conn) onCommand(env envelope, frame []byte) {
 	// same conversation, so pages, pings and other conversations' commands
 	// never wait for it.
 	if !c.inOrder(cmd.Conversation, func() {
-		rc := c.srv.do(c.who, cmd)
+		rc := c.srv.do(c.person(), cmd)
 		c.reply(receiptFrame{"receipt", env.ID, rc})
 	}) {
 		c.protoError(env.ID, "too-many", fmt.Sprintf("at most %d commands may wait on one connection", maxCommands), false)
