@@ -165,17 +165,24 @@ func (s *Server) authorize(next http.Handler) http.Handler {
 	want := []byte(s.opts.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if fromLocalPeer(r) {
-			// The local endpoint checked the peer's user (local.go).
+			// The local endpoint checked the peer's user (local.go); a
+			// process of the operator's own user sees every conversation,
+			// as it could read their logs on disk.
 			next.ServeHTTP(w, r)
 			return
 		}
-		if len(want) > 0 && subtle.ConstantTimeCompare([]byte(requestToken(r)), want) != 1 {
+		if s.opts.Auth != nil {
+			var ok bool
+			if r, ok = s.signedIn(w, r); !ok {
+				return
+			}
+		} else if len(want) > 0 && subtle.ConstantTimeCompare([]byte(requestToken(r)), want) != 1 {
 			httpError(w, http.StatusUnauthorized, "unauthorized", "a valid token is required: Authorization: Bearer TOKEN (the one folio serve printed)")
 			return
 		}
 		if r.Method == http.MethodPost || r.Method == http.MethodPatch || r.Method == http.MethodPut {
 			if strings.HasSuffix(r.URL.Path, "/attachments") {
-				if len(want) == 0 {
+				if len(want) == 0 && s.opts.Auth == nil {
 					httpError(w, http.StatusForbidden, "token-required", "uploads need a token; this server was started with --no-token")
 					return
 				}

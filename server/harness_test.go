@@ -130,11 +130,27 @@ func (ts *testServer) dial(t testing.TB) *client {
 
 func (ts *testServer) dialRaw(t testing.TB) *client {
 	t.Helper()
+	var h http.Header
+	if ts.opts.Token != "" {
+		h = http.Header{"Authorization": {"Bearer " + ts.opts.Token}}
+	}
+	return ts.dialWith(t, h)
+}
+
+// dialWith connects with the upgrade's headers h.
+func (ts *testServer) dialWith(t testing.TB, h http.Header) *client {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	var do *websocket.DialOptions
-	if ts.opts.Token != "" {
-		do = &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + ts.opts.Token}}}
+	if h != nil {
+		do = &websocket.DialOptions{HTTPHeader: h}
+		if p := h.Get("Sec-WebSocket-Protocol"); p != "" {
+			h.Del("Sec-WebSocket-Protocol")
+			for _, o := range strings.Split(p, ",") {
+				do.Subprotocols = append(do.Subprotocols, strings.TrimSpace(o))
+			}
+		}
 	}
 	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.url, "http")+"/api/v2/ws", do)
 	if err != nil {

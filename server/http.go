@@ -177,9 +177,15 @@ func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusInternalServerError, "internal", "cannot list conversations")
 		return
 	}
+	visible, err := s.visibleFilter(r.Context())
+	if err != nil {
+		s.opts.Logger.Error("cannot read owners", "err", err)
+		httpError(w, http.StatusInternalServerError, "internal", "cannot list conversations")
+		return
+	}
 	out := []wireMeta{}
 	for _, l := range logs {
-		if validConversationID(l.ID) != nil {
+		if validConversationID(l.ID) != nil || !visible(l.ID) {
 			continue
 		}
 		if l.Listed != nil {
@@ -243,6 +249,11 @@ func (s *Server) createConversation(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		httpError(w, http.StatusInternalServerError, "internal", "cannot create the conversation log")
+		return
+	}
+	if err := s.claim(r.Context(), id); err != nil {
+		s.opts.Logger.Error("cannot record a conversation's owner", "conversation", id, "err", err)
+		httpError(w, http.StatusInternalServerError, "internal", "cannot record the new conversation's owner")
 		return
 	}
 	m, err := s.metaAt(id, p)
@@ -354,6 +365,10 @@ func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {
 		s.opts.Logger.Error("delete failed", "conversation", id, "err", err)
 		httpError(w, http.StatusInternalServerError, "internal", "cannot delete the conversation log")
 		return
+	}
+	if _, ok := s.opts.Replica.(ReplicaOwners); !ok {
+		s.owners().SetOwner(id, "") // the database's go with its row
+		s.shares().RevokeShare(id, "")
 	}
 	s.announceDeleted(id)
 	w.WriteHeader(http.StatusNoContent)

@@ -44,8 +44,12 @@ type PeerCred struct {
 }
 
 // fromLocalPeer reports whether r came through the local endpoint.
-func fromLocalPeer(r *http.Request) bool {
-	_, ok := r.Context().Value(localPeerKey{}).(PeerCred)
+func fromLocalPeer(r *http.Request) bool { return localPeer(r.Context()) }
+
+// localPeer reports whether ctx is a request's (or its WebSocket's) that
+// came through the local endpoint.
+func localPeer(ctx context.Context) bool {
+	_, ok := ctx.Value(localPeerKey{}).(PeerCred)
 	return ok
 }
 

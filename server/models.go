@@ -184,6 +184,10 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 			httpError(w, http.StatusBadRequest, "invalid-id", err.Error())
 			return
 		}
+		if !s.mayAccess(r.Context(), conv) {
+			httpError(w, http.StatusNotFound, "not-found", "no conversation "+conv)
+			return
+		}
 	}
 	out := struct {
 		Models  []ModelInfo `json:"models"`

@@ -53,5 +53,18 @@ func (s *Server) searchConversations(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusInternalServerError, "internal", "search failed")
 		return
 	}
-	writeJSON(w, http.StatusOK, searchAnswer{Query: q, Hits: hits})
+	// With accounts, a person finds only in conversations they may open.
+	visible, err := s.visibleFilter(r.Context())
+	if err != nil {
+		s.opts.Logger.Error("cannot read owners", "err", err)
+		httpError(w, http.StatusInternalServerError, "internal", "search failed")
+		return
+	}
+	mine := hits[:0]
+	for _, h := range hits {
+		if visible(h.Conversation) {
+			mine = append(mine, h)
+		}
+	}
+	writeJSON(w, http.StatusOK, searchAnswer{Query: q, Hits: mine})
 }

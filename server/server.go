@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/server/auth"
 )
 
 // ProtocolVersion is the protocol this server speaks (docs/protocol.md).
@@ -28,6 +29,10 @@ type Options struct {
 	// upgrade (see admit.go); it must pass CheckToken. Required to listen
 	// on a non-loopback address. folio serve makes one per launch.
 	Token string
+	// Auth, when set, signs people in through OpenID Connect (package
+	// auth): every API request and WebSocket needs a session instead of
+	// Token, which must then be empty.
+	Auth *auth.Auth
 	// AllowedHosts are extra names (or name:port) the Host header may
 	// carry besides the bound address, localhost, 127.0.0.1 and [::1].
 	AllowedHosts []string
@@ -103,6 +108,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Token != "" && opts.Auth != nil {
+		return nil, errors.New("server: both a token and sign-in (Auth) are set; sign-in replaces the token")
 	}
 	if opts.Token != "" {
 		if err := CheckToken(opts.Token); err != nil {
@@ -206,8 +214,10 @@ func CheckAddr(addr, token string) error {
 
 // ListenAndServe serves on addr until ctx ends.
 func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net.Addr)) error {
-	if err := CheckAddr(addr, s.opts.Token); err != nil {
-		return err
+	if s.opts.Auth == nil {
+		if err := CheckAddr(addr, s.opts.Token); err != nil {
+			return err
+		}
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -237,16 +247,26 @@ func (s *Server) Handler() http.Handler {
 	api := http.NewServeMux()
 	api.HandleFunc("GET /api/v2/conversations", s.listConversations)
 	api.HandleFunc("POST /api/v2/conversations", s.createConversation)
-	api.HandleFunc("GET /api/v2/conversations/{id}", s.getConversation)
-	api.HandleFunc("PATCH /api/v2/conversations/{id}", s.renameConversation)
-	api.HandleFunc("DELETE /api/v2/conversations/{id}", s.deleteConversation)
-	api.HandleFunc("GET /api/v2/conversations/{id}/graph", s.getGraph)
-	api.HandleFunc("POST /api/v2/conversations/{id}/attachments", s.uploadAttachment)
-	api.HandleFunc("GET /api/v2/conversations/{id}/commands/{cmd}", s.getReceipt)
 	api.HandleFunc("GET /api/v2/models", s.listModels)
 	api.HandleFunc("GET /api/v2/search", s.searchConversations)
 	api.HandleFunc("GET /api/v2/workspace", s.getWorkspace)
-	api.HandleFunc("GET /api/v2/conversations/{id}/artifacts/{ref}", s.readArtifact)
+	// Every route naming a conversation answers only whom it belongs to
+	// (owners.go).
+	for pattern, h := range map[string]http.HandlerFunc{
+		"GET /api/v2/conversations/{id}":                   s.getConversation,
+		"PATCH /api/v2/conversations/{id}":                 s.renameConversation,
+		"DELETE /api/v2/conversations/{id}":                s.deleteConversation,
+		"GET /api/v2/conversations/{id}/graph":             s.getGraph,
+		"POST /api/v2/conversations/{id}/attachments":      s.uploadAttachment,
+		"GET /api/v2/conversations/{id}/commands/{cmd}":    s.getReceipt,
+		"GET /api/v2/conversations/{id}/artifacts/{ref}":   s.readArtifact,
+		"PUT /api/v2/conversations/{id}/owner":             s.setOwner,
+		"POST /api/v2/conversations/{id}/shares":           s.createShare,
+		"GET /api/v2/conversations/{id}/shares":            s.listShares,
+		"DELETE /api/v2/conversations/{id}/shares/{share}": s.revokeShare,
+	} {
+		api.HandleFunc(pattern, s.owned(h))
+	}
 	api.HandleFunc("GET /api/v2/ws", s.serveWS)
 	api.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, "not-found", "no such resource: "+r.Method+" "+clip(r.URL.Path))
@@ -254,11 +274,15 @@ func (s *Server) Handler() http.Handler {
 
 	mux := http.NewServeMux()
 	mux.Handle("/api/", s.authorize(api))
-	if s.opts.App != nil {
-		mux.Handle("/", s.opts.App)
-	} else {
-		mux.Handle("/", placeholder())
+	app := s.opts.App
+	if app == nil {
+		app = placeholder()
 	}
+	if s.opts.Auth != nil {
+		mux.Handle("/auth/", s.opts.Auth.Handler())
+		app = s.signInFirst(app)
+	}
+	mux.Handle("/", app)
 	return s.admit(mux)
 }
 

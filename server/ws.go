@@ -58,6 +58,10 @@ type conn struct {
 	tokens    map[string]tokenScope // live tokens of this connection
 	expired   map[string]bool       // tokens evicted from the LRU
 	follows   map[string]*conversation
+
+	// who carries the person the upgrade was admitted for (accounts.go),
+	// without the request's cancellation.
+	who context.Context
 }
 
 type tokenScope struct {
@@ -74,6 +78,14 @@ type outFrame struct {
 }
 
 var framePool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// person is the context naming who the connection was admitted for.
+func (c *conn) person() context.Context {
+	if c.who == nil {
+		return context.Background()
+	}
+	return c.who
+}
 
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	// A slot is taken before the upgrade and held until the connection
@@ -102,6 +114,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		tokens:  map[string]tokenScope{},
 		expired: map[string]bool{},
 		follows: map[string]*conversation{},
+		who:     context.WithoutCancel(r.Context()),
 	}
 	s.mu.Lock()
 	s.conns[c] = struct{}{}

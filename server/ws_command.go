@@ -116,7 +116,7 @@ func (c *conn) onCommand(env envelope, frame []byte) {
 	// same conversation, so pages, pings and other conversations' commands
 	// never wait for it.
 	if !c.inOrder(cmd.Conversation, func() {
-		rc := c.srv.do(context.Background(), cmd)
+		rc := c.srv.do(c.person(), cmd)
 		c.reply(receiptFrame{"receipt", env.ID, rc})
 	}) {
 		c.protoError(env.ID, "too-many", fmt.Sprintf("at most %d commands may wait on one connection", maxCommands), false)
@@ -181,7 +181,15 @@ func (s *Server) do(ctx context.Context, cmd Command) Receipt {
 		return Receipt{CommandID: cmd.CommandID, Conversation: cmd.Conversation, Kind: cmd.Kind, State: transcript.CommandRejected,
 			Code: "engine-unavailable", Reason: "this server has no engine; it only reads conversations"}
 	}
-	if _, err := os.Stat(s.logPath(cmd.Conversation)); err != nil {
+	// A command from a person (the context carries who) on a conversation
+	// that is not theirs is refused as if it did not exist; a command
+	// forwarded by another replica was checked there.
+	if viaLink(ctx) {
+		return Receipt{CommandID: cmd.CommandID, Conversation: cmd.Conversation, Kind: cmd.Kind, State: transcript.CommandRejected,
+			Code: "read-only", Reason: "a share link only shows the conversation"}
+	}
+	_, fromPerson := identityOf(ctx)
+	if _, err := os.Stat(s.logPath(cmd.Conversation)); err != nil || (fromPerson && !s.mayAccess(ctx, cmd.Conversation)) {
 		return rejection(cmd, fmt.Errorf("%w: no conversation %s", ErrNotFound, cmd.Conversation))
 	}
 	for i, a := range cmd.Attachments {

@@ -133,7 +133,7 @@ func (c *conn) onOpen(env envelope, frame []byte) {
 		return
 	}
 	// Only existence: metadata would read the log a second time.
-	if _, err := os.Stat(c.srv.logPath(m.Conversation)); err != nil {
+	if _, err := os.Stat(c.srv.logPath(m.Conversation)); err != nil || !c.srv.mayAccess(c.person(), m.Conversation) {
 		c.protoError(env.ID, "not-found", "no conversation "+m.Conversation, false)
 		return
 	}
@@ -261,6 +261,12 @@ type pageRequest struct {
 func (c *conn) onPage(env envelope, frame []byte) {
 	var m pageRequest
 	if !c.decode(env, frame, &m) {
+		return
+	}
+	// A share link's page is checked against the store each time, so a
+	// revoked link stops paging at once.
+	if viaLink(c.person()) && !c.srv.mayAccess(c.person(), m.Conversation) {
+		c.protoError(env.ID, "not-found", "no conversation "+clip(m.Conversation), false)
 		return
 	}
 	if _, code, msg := c.scope(m.Token, m.Conversation, m.Head); code != "" {

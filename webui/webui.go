@@ -50,12 +50,16 @@ func NewHandler(fsys fs.FS) http.Handler {
 		// browser asks for c/assets/… or c/favicon.svg: those are served as
 		// the root's files. Any other c/{id} is the route itself and gets
 		// the page, even when the ID has a dot in it.
-		if rest, ok := strings.CutPrefix(name, routePrefix); ok && rest != "" {
-			if _, err := fs.Stat(fsys, rest); err == nil || strings.Contains(rest, "/") {
-				name = rest
-			} else {
-				serveIndex(w, r, fsys)
-				return
+		// A share link, s/{token}, is the same: its page and the root's files.
+		for _, prefix := range []string{routePrefix, sharePrefix} {
+			if rest, ok := strings.CutPrefix(name, prefix); ok && rest != "" {
+				if _, err := fs.Stat(fsys, rest); err == nil || strings.Contains(rest, "/") {
+					name = rest
+				} else {
+					serveIndex(w, r, fsys)
+					return
+				}
+				break
 			}
 		}
 		if strings.HasPrefix(name, "assets/") {
@@ -78,6 +82,9 @@ func NewHandler(fsys fs.FS) http.Handler {
 
 // routePrefix starts the app's client-side conversation routes, c/{id}.
 const routePrefix = "c/"
+
+// sharePrefix starts a share link's address, s/{token} (server/shares.go).
+const sharePrefix = "s/"
 
 // serveFile serves the file name of the app, whatever path asked for it.
 func serveFile(w http.ResponseWriter, r *http.Request, files http.Handler, name string) {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/foliodev/folio/provider"
 	_ "github.com/foliodev/folio/provider/builtin" // every client: openai, anthropic, demo
 	"github.com/foliodev/folio/server"
+	"github.com/foliodev/folio/server/auth"
 	"github.com/foliodev/folio/store/pgstore"
 	"github.com/foliodev/folio/webui"
 )
@@ -28,6 +30,7 @@ type serveFlags struct {
 	noToken                        bool
 	hosts                          []string
 	prov                           providerFlags
+	acct                           accountFlags
 }
 
 func newServeCmd(stdio IO) *cobra.Command {
@@ -55,6 +58,7 @@ folio serve --store postgres://folio@db/folio --data /var/lib/folio-replica-1`,
 	fs.StringVar(&f.allow, "allow", "", allowUsage("comma-separated tools that run without approval"))
 	fs.StringVar(&f.work, "dir", "", "workspace folder the tools work in (default: the folder folio serve starts in)")
 	storeFlag(fs, &f.store)
+	f.acct.add(fs)
 	return cmd
 }
 
@@ -68,7 +72,14 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 		dir string
 		err error
 	)
+	var acfg auth.Config
+	if f.acct.on() {
+		if acfg, err = f.acct.config(f.addr, f); err != nil {
+			return err
+		}
+	}
 	switch {
+	case f.acct.on():
 	case f.noToken && f.token != "":
 		return usageErr("serve: --token and --no-token contradict each other", "folio serve --token SECRET, or folio serve --no-token")
 	case f.token != "":
@@ -83,7 +94,7 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 			return usageErr(fmt.Sprintf("serve: --allowed-host %q is not a host name (NAME or NAME:PORT)", h), "folio serve --allowed-host folio.lan")
 		}
 	}
-	if err := server.CheckAddr(f.addr, f.token); err != nil {
+	if err := server.CheckAddr(f.addr, f.token); err != nil && !f.acct.on() {
 		if errors.Is(err, server.ErrNonLoopback) {
 			return usageErr("serve: --no-token: "+err.Error(), "folio serve --addr "+f.addr+" (a token is made for you)")
 		}
@@ -121,7 +132,10 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 	logger := slog.New(slog.NewTextHandler(stdio.Err, nil))
 	topts := server.TurnsOptions{Provider: prov, Model: cfg.Model, ContextWindow: cfg.ContextWindow,
 		Workspace: f.work, Allow: allowed, Models: models, Tools: extra}
-	var replica server.Replica
+	var (
+		replica  server.Replica
+		sessions auth.Store
+	)
 	if url := storeURL(f.store); url != "" {
 		st, err := openStore(cmd, url)
 		if err != nil {
@@ -137,6 +151,20 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 		// A conversation's engine holds its lease: on a replica it lets go
 		// soon after a turn, so a send that reaches another replica runs.
 		topts.IdleAfter = replicaIdleAfter
+		sessions = pgstore.NewSessions(st)
+	}
+	var signIn *auth.Auth
+	if f.acct.on() {
+		if sessions == nil {
+			fs, err := auth.NewFileStore(filepath.Join(dir, "sessions"))
+			if err != nil {
+				return failure(cmd, err)
+			}
+			sessions = fs
+		}
+		if signIn, err = startAuth(cmd, acfg, sessions, logger); err != nil {
+			return err
+		}
 	}
 	srv, err := server.New(server.Options{
 		DataDir:      dir,
@@ -146,6 +174,7 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 		App:          webui.Handler(),
 		Logger:       logger,
 		Replica:      replica,
+		Auth:         signIn,
 	})
 	if err != nil {
 		return failure(cmd, err)
@@ -165,6 +194,9 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 		open := "http://" + a.String() + "/"
 		if f.token != "" {
 			open += "#token=" + url.QueryEscape(f.token)
+		}
+		if signIn != nil {
+			open = strings.TrimSuffix(acfg.PublicURL, "/") + "/ (people sign in through " + acfg.Issuer + ")"
 		}
 		fmt.Fprintf(stdio.Out, "folio serving %s (model: %s %s; tools work in %s)\nopen %s\n", dir, cfg.Name, cfg.Model, f.work, open)
 	})

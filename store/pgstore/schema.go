@@ -156,6 +156,25 @@ var migrations = []string{
 		UNIQUE (conv, entry)
 	);
 	CREATE INDEX folio_search_terms ON folio_search USING gin (terms) WITH (gin_pending_list_limit = 256);`,
+	// 7: accounts (folio serve --oidc-issuer). Sessions by the SHA-256 of
+	// their cookie, never the cookie; each conversation's owner (NULL: from
+	// before accounts, the admins'); share links by the SHA-256 of their
+	// token, gone with their conversation.
+	`CREATE TABLE IF NOT EXISTS folio_sessions (
+		key        text PRIMARY KEY,
+		body       bytea NOT NULL, -- the session as package auth encodes it
+		expires    timestamptz NOT NULL
+	);
+	CREATE INDEX IF NOT EXISTS folio_sessions_expires ON folio_sessions (expires);
+	ALTER TABLE folio_conversations ADD COLUMN IF NOT EXISTS owner text;
+	CREATE TABLE IF NOT EXISTS folio_shares (
+		key             text PRIMARY KEY,
+		conversation_id text NOT NULL REFERENCES folio_conversations (id) ON DELETE CASCADE,
+		id              text NOT NULL UNIQUE, -- a public name for listing and revoking
+		created_by      text NOT NULL,
+		created_at      timestamptz NOT NULL DEFAULT now()
+	);
+	CREATE INDEX IF NOT EXISTS folio_shares_conversation ON folio_shares (conversation_id);`,
 }
 
 // schemaLock is the advisory lock key that serializes migrations.

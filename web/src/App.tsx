@@ -10,7 +10,7 @@ import type { Refusal } from './protocol/errors';
 import { catalogs, LocaleContext, pickLocale } from './i18n/catalog';
 import { HttpError, httpApi } from './protocol/api';
 import { Client, wsURL } from './protocol/client';
-import { takeToken, wsProtocols } from './protocol/token';
+import { shareFromPath, takeToken, wsProtocols } from './protocol/token';
 import { appRoot, conversationFromPath, pathFor } from './routes';
 import { atFromSearch, withAt } from './search/at';
 import { markHit, SearchPanel } from './search/SearchPanel';
@@ -29,8 +29,10 @@ interface Pane {
  */
 export function App() {
   const token = useMemo(() => takeToken(), []);
-  const client = useMemo(() => new Client({ url: wsURL(location), protocols: wsProtocols(token) }), [token]);
-  const api = useMemo(() => httpApi(token), [token]);
+  // A share link's address (/s/{token}) shows its one conversation, read-only.
+  const share = useMemo(() => shareFromPath(location.pathname), []);
+  const client = useMemo(() => new Client({ url: wsURL(location), protocols: wsProtocols(token, share) }), [token, share]);
+  const api = useMemo(() => httpApi(token, undefined, share), [token, share]);
   const cache = useMemo(() => new ViewCache<TranscriptView>((key) => {
     const [conv, head] = key.split('|');
     return new TranscriptView(client, conv!, head || undefined);
@@ -57,6 +59,11 @@ export function App() {
 
   const refused = useCallback(
     (e: unknown) => {
+      // With accounts, a tab without a session signs in and comes back.
+      if (e instanceof HttpError && e.status === 401 && e.code === 'sign-in-required' && !share) {
+        location.assign(`/auth/login?return=${encodeURIComponent(location.pathname + location.search)}`);
+        return;
+      }
       if (e instanceof HttpError && e.status === 401) {
         setUnauthorized(true);
         client.close();
@@ -64,7 +71,7 @@ export function App() {
       }
       setNotice(e instanceof HttpError ? { code: e.code, reason: e.message } : { code: 'internal', reason: e instanceof Error ? e.message : String(e) });
     },
-    [client],
+    [client, share],
   );
   const refresh = useCallback(async () => {
     try {
@@ -72,9 +79,24 @@ export function App() {
     } catch (e) {
       // A refused token is the token page; otherwise the list stays as it
       // was and the next action refreshes it.
-      if (e instanceof HttpError && e.status === 401) refused(e);
+      if (e instanceof HttpError && (e.status === 401 || share)) refused(e);
     }
-  }, [api, refused]);
+  }, [api, refused, share]);
+  // Through a share link the list holds the one shared conversation.
+  useEffect(() => {
+    const id = conversations[0]?.id;
+    if (share && id) setPanes((ps) => (ps[0]?.conversation ? ps : [{ conversation: id }]));
+  }, [share, conversations]);
+  // Signed in (accounts): who, and the CSRF token sign-out carries. A form
+  // would post with Origin "null" (the page's no-referrer policy), which
+  // the server refuses; fetch sends the page's origin.
+  const [me, setMe] = useState<{ name?: string; email?: string; csrf: string } | undefined>();
+  useEffect(() => {
+    if (share || token) return;
+    void fetch('/auth/me')
+      .then((r) => (r.ok ? (r.json() as Promise<{ name?: string; email?: string; csrf: string }>) : undefined))
+      .then(setMe, () => undefined);
+  }, [share, token]);
   useEffect(() => {
     void refresh();
   }, [refresh]);
@@ -214,6 +236,7 @@ export function App() {
   return (
     <LocaleContext.Provider value={locale}>
       <div className="app" data-testid="app" data-list-open={listOpen} data-split={panes.length > 1}>
+        {share ? null : (
         <aside className="side-pane">
           <SearchPanel token={token} onOpen={openHit} />
           <ConversationList
@@ -229,7 +252,16 @@ export function App() {
             {theme === 'dark' ? <Sun aria-hidden="true" size={14} /> : <Moon aria-hidden="true" size={14} />}
             {theme === 'dark' ? t.lightTheme : t.darkTheme}
           </button>
+          {me ? (
+            <div className="sign-out" data-testid="sign-out">
+              <span className="signed-in-as">{me.name || me.email}</span>
+              <button type="button" className="button" onClick={() => void signOut(me.csrf)}>
+                {t.signOut}
+              </button>
+            </div>
+          ) : null}
         </aside>
+        )}
         <div className="scrim" onClick={() => setListOpen(false)} aria-hidden="true" />
         {notice ? (
           <div className="app-notice">
@@ -256,7 +288,7 @@ export function App() {
                 conversation={meta}
                 head={p.head}
                 onOpenList={() => setListOpen(true)}
-                onStart={slot === 0 ? (text, files, model) => void start(text, files, model) : undefined}
+                onStart={slot === 0 && !share ? (text, files, model) => void start(text, files, model) : undefined}
                 onShowList={() => {
                   open(slot, undefined);
                   setListOpen(true);
@@ -264,6 +296,7 @@ export function App() {
                 firstMessage={first && first.id === p.conversation ? first : undefined}
                 onFirstSent={() => setFirst(undefined)}
                 onClose={slot > 0 ? () => setPanes((ps) => ps.slice(0, slot)) : undefined}
+                readOnly={share !== undefined}
               />
             );
           })}
@@ -271,4 +304,10 @@ export function App() {
       </div>
     </LocaleContext.Provider>
   );
+}
+
+/** signOut ends the session (on every replica) and shows the signed-out page. */
+async function signOut(csrf: string) {
+  await fetch('/auth/logout', { method: 'POST', headers: { 'X-CSRF-Token': csrf }, redirect: 'manual' }).catch(() => undefined);
+  location.assign('/auth/signed-out');
 }

@@ -43,6 +43,8 @@ export interface ChatPaneProps {
   onStart?: (text: string, files: File[], model?: string) => void;
   /** Leave a conversation the server does not have for the list. */
   onShowList?: () => void;
+  /** Shown through a share link: no composer; the server refuses every command anyway. */
+  readOnly?: boolean;
 }
 
 /** lastFailure is the failure entry of the transcript's last reply, the only one `retry` accepts. */
@@ -59,7 +61,7 @@ function refusalOf(e: unknown): Refusal {
 }
 
 /** The pane's body for one view: the transcript, queue and composer. */
-function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessage, onFirstSent, onShowList }: ChatPaneProps & { viewKey: string; view: TranscriptView; conversation: ConversationMeta }) {
+function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessage, onFirstSent, onShowList, readOnly }: ChatPaneProps & { viewKey: string; view: TranscriptView; conversation: ConversationMeta }) {
   const t = useCatalog();
   const state = useSyncExternalStore(view.subscribe, view.getState);
   const [d, dispatch] = useReducer(reduceDelivery, initialDelivery);
@@ -291,6 +293,11 @@ function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessag
             ) : null}
           </div>
         ) : null}
+        {readOnly ? (
+          <div className="read-only-note" role="note" data-testid="read-only">
+            {t.readOnlyShare}
+          </div>
+        ) : (
         <Composer
           boxRef={composerBox}
           draft={d.draft}
@@ -303,6 +310,7 @@ function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessag
           model={d.chosen ?? d.current}
           onModel={(name) => dispatch({ type: 'choose', name })}
         />
+        )}
       </div>
     </TurnActionsContext.Provider>
   );

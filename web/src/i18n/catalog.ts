@@ -16,6 +16,8 @@ export interface Catalog {
   newChat: string;
   noConversation: string;
   lightTheme: string;
+  readOnlyShare: string;
+  signOut: string;
   /** The banner while the server cannot reach its conversation store. */
   storeUnavailable: string;
   darkTheme: string;
@@ -173,6 +175,8 @@ export const catalogs = {
     newChat: 'New chat',
     noConversation: 'New conversation',
     lightTheme: 'Light theme',
+    readOnlyShare: 'Shared read-only: this conversation as it is now.',
+    signOut: 'Sign out',
     storeUnavailable: 'The server cannot reach its database. Sending is paused; this page reconnects on its own.',
     darkTheme: 'Dark theme',
     rowActions: (title) => `Actions for ${title}`,
@@ -352,6 +356,8 @@ export const catalogs = {
     newChat: 'Neuer Chat',
     noConversation: 'Neue Unterhaltung',
     lightTheme: 'Helles Design',
+    readOnlyShare: 'Nur lesend geteilt: dieses Gespräch, wie es jetzt ist.',
+    signOut: 'Abmelden',
     storeUnavailable: 'Der Server erreicht seine Datenbank nicht. Senden ist angehalten; die Seite verbindet sich von selbst wieder.',
     darkTheme: 'Dunkles Design',
     rowActions: (title) => `Aktionen für ${title}`,

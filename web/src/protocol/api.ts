@@ -3,6 +3,7 @@
 // open), the model list and bounded reads of artifacts. Every path is under
 // /api/v2/.
 import type { ConversationMeta } from '../chat/types';
+import { csrfToken } from './token';
 
 export class HttpError extends Error {
   constructor(
@@ -84,10 +85,13 @@ function meta(m: WireMeta): ConversationMeta {
   return { id: m.id, title: m.title ?? '', updated: m.updatedAt ?? m.startedAt ?? '' };
 }
 
-export function httpApi(token?: string, base = '/api/v2'): Api {
+export function httpApi(token?: string, base = '/api/v2', share?: string): Api {
   const call = async (method: string, path: string, body?: BodyInit, type = 'application/json') => {
     const headers: Record<string, string> = {};
     if (token) headers.Authorization = `Bearer ${token}`;
+    if (share) headers['X-Folio-Share'] = share;
+    const csrf = method === 'GET' ? undefined : csrfToken();
+    if (csrf) headers['X-CSRF-Token'] = csrf;
     if (body !== undefined) headers['Content-Type'] = type;
     const r = await fetch(`${base}${path}`, { method, headers, body });
     if (!r.ok) {
@@ -121,6 +125,7 @@ export function httpApi(token?: string, base = '/api/v2'): Api {
     artifact: async (conversation, ref, offset, length) => {
       const headers: Record<string, string> = {};
       if (token) headers.Authorization = `Bearer ${token}`;
+      if (share) headers['X-Folio-Share'] = share;
       const r = await fetch(`${base}/conversations/${enc(conversation)}/artifacts/${enc(ref)}?offset=${offset}&length=${length}`, { headers });
       if (!r.ok) {
         let code = 'http';

@@ -1,6 +1,6 @@
 // @vitest-environment jsdom
 import { beforeEach, describe, expect, it } from 'vitest';
-import { takeToken, wsProtocols } from './token';
+import { csrfToken, shareFromPath, takeToken, wsProtocols } from './token';
 
 describe('takeToken', () => {
   beforeEach(() => {
@@ -40,5 +40,21 @@ describe('wsProtocols', () => {
     expect(t).toMatch(/^folio-token\.[A-Za-z0-9_-]+$/);
     const b64 = t!.slice('folio-token.'.length).replace(/-/g, '+').replace(/_/g, '/');
     expect(new TextDecoder().decode(Uint8Array.from(atob(b64 + '='.repeat((4 - (b64.length % 4)) % 4)), (c) => c.charCodeAt(0)))).toBe('a+b/c=?é');
+  });
+});
+
+describe('share links and sessions', () => {
+  it('reads a share token from /s/{token} only', () => {
+    const tok = 'Zm9saW8tc2hhcmUtdG9rZW4tMDEyMzQ1Njc4OWFiY2RlZg';
+    expect(shareFromPath(`/s/${tok}`)).toBe(tok);
+    expect(shareFromPath('/c/c-12345678')).toBeUndefined();
+    expect(shareFromPath('/s/short')).toBeUndefined();
+    expect(shareFromPath(`/s/${tok}/x`)).toBeUndefined();
+    expect(wsProtocols(undefined, tok)).toEqual(['folio.v2', `folio-share.${tok}`]);
+  });
+
+  it('reads the CSRF token from the folio_csrf cookie', () => {
+    expect(csrfToken('a=1; folio_csrf=abc123; b=2')).toBe('abc123');
+    expect(csrfToken('folio_session=x')).toBeUndefined();
   });
 });

@@ -48,6 +48,23 @@ export const SUBPROTOCOL = 'folio.v2';
  * an Authorization header on an upgrade, so the token travels as the offer
  * "folio-token.<base64url>", next to folio.v2, which the server selects.
  */
-export function wsProtocols(token?: string): string[] {
-  return token ? [SUBPROTOCOL, `folio-token.${base64url(token)}`] : [SUBPROTOCOL];
+export function wsProtocols(token?: string, share?: string): string[] {
+  const out = token ? [SUBPROTOCOL, `folio-token.${base64url(token)}`] : [SUBPROTOCOL];
+  if (share) out.push(`folio-share.${share}`);
+  return out;
+}
+
+/**
+ * shareFromPath is the token of a share link's address, /s/{token}: the tab
+ * then shows that one conversation, read-only. Undefined for any other path.
+ */
+export function shareFromPath(pathname: string): string | undefined {
+  const m = /^\/s\/([A-Za-z0-9_-]{16,128})\/?$/.exec(pathname);
+  return m ? m[1] : undefined;
+}
+
+/** csrfToken is the signed-in session's CSRF token (the folio_csrf cookie), if any. */
+export function csrfToken(cookie: string = typeof document === 'undefined' ? '' : document.cookie): string | undefined {
+  const m = /(?:^|;\s*)folio_csrf=([^;]+)/.exec(cookie);
+  return m ? m[1] : undefined;
 }

@@ -1,0 +1,64 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/foliodev/folio/server/auth"
+)
+
+// Accounts: with Options.Auth, a request is someone's. signedIn admits an
+// API request only with a session (and a write or WebSocket upgrade only
+// with the session's CSRF token or the server's own Origin), and puts the
+// person in the request's context for the ownership checks (owners.go).
+
+type identityKey struct{}
+
+// identityOf is the person a request was admitted for; ok is false on a
+// server without accounts.
+func identityOf(ctx context.Context) (auth.Identity, bool) {
+	id, ok := ctx.Value(identityKey{}).(auth.Identity)
+	return id, ok
+}
+
+func withIdentity(ctx context.Context, id auth.Identity) context.Context {
+	return context.WithValue(ctx, identityKey{}, id)
+}
+
+// signedIn checks the request's session; on refusal it has answered.
+func (s *Server) signedIn(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	if t := requestShareToken(r); t != "" {
+		return s.viaShare(w, r, t)
+	}
+	id, sess, err := s.opts.Auth.Identify(r)
+	if err != nil {
+		if !auth.IsNoSession(err) {
+			s.opts.Logger.Error("cannot read a session", "err", err)
+			httpError(w, http.StatusServiceUnavailable, "unavailable", "sessions cannot be read just now; try again")
+			return r, false
+		}
+		httpError(w, http.StatusUnauthorized, "sign-in-required", "sign in first: "+auth.LoginPath)
+		return r, false
+	}
+	if (stateChanging(r.Method) || isUpgrade(r)) && !auth.WriteAllowed(r, sess) {
+		httpError(w, http.StatusForbidden, "csrf", "a write needs the session's CSRF token in "+auth.CSRFHeader)
+		return r, false
+	}
+	return r.WithContext(withIdentity(r.Context(), id)), true
+}
+
+// signInFirst sends a browser that opens the app without a session to
+// sign in, and back to where it was going.
+func (s *Server) signInFirst(app http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/" {
+			if _, _, err := s.opts.Auth.Identify(r); err != nil {
+				w.Header().Set("Cache-Control", "no-store")
+				http.Redirect(w, r, auth.LoginPath+"?return="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+				return
+			}
+		}
+		app.ServeHTTP(w, r)
+	})
+}
