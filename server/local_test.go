@@ -17,6 +17,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/server/auth/authtest"
 )
 
 // shortData is a data folder whose socket path fits sun_path whatever the
@@ -188,5 +189,38 @@ func TestLocalEndpointFolder(t *testing.T) {
 	long := filepath.Join(data, strings.Repeat("d", 100))
 	if _, err := ServeLocalHandler(t.Context(), long, http.NotFoundHandler()); err == nil || !strings.Contains(err.Error(), "shorter --data") {
 		t.Fatalf("a path too long for a socket: %v", err)
+	}
+}
+
+// With accounts on, a process of the operator's own user on the local
+// endpoint (an attached terminal) sees every conversation, whoever owns it;
+// the TCP listener still answers only a signed-in owner.
+func TestLocalEndpointWithAccounts(t *testing.T) {
+	data := shortData(t)
+	as := startAccounts(t, Options{DataDir: data}, nil)
+	as.writeGen(t, "c-gen00001", 4, 1)
+	if err := as.owners().SetOwner("c-gen00001", authtest.AliceSubject); err != nil {
+		t.Fatal(err)
+	}
+	ep, err := as.ServeLocal(t.Context(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep.Close()
+	hc := unixHTTP(ep.Path)
+	for _, path := range []string{"/api/v2/conversations", "/api/v2/conversations/c-gen00001"} {
+		resp, err := hc.Get("http://folio" + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), "c-gen00001") {
+			t.Fatalf("GET %s over the endpoint: %d %s", path, resp.StatusCode, body)
+		}
+	}
+	bob := as.signIn(t, authtest.BobSubject)
+	if code, body := bob.do(t, "GET", "/api/v2/conversations/c-gen00001", ""); code != http.StatusNotFound {
+		t.Fatalf("another person over TCP: %d %s", code, body)
 	}
 }
