@@ -20,6 +20,18 @@ func (d *IndexDoc) Entries(log *os.File, lo, hi int) ([]transcript.Entry, error)
 	return t.decode(refs)
 }
 
+// Decode decodes the entries refs (refs of d, as Refs or a cursor's Next
+// gave them) point at, read from log (the open log file d's index
+// describes), as the reader decodes them. It is safe to call from several
+// goroutines at once: folio log show decodes parts in parallel.
+func (d *IndexDoc) Decode(log *os.File, refs []Ref) ([]transcript.Entry, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	t := &tailRead{f: log, ix: d.ix}
+	return t.decode(refs)
+}
+
 // HeadEntries returns entries lo..hi (hi exclusive) of the head of the log
 // at path, read through its page index as of the log's size now (rebuilt
 // if it does not match), with each entry's stored size in bytes: one page

@@ -81,8 +81,13 @@ func logShow(cmd *cobra.Command, arg string, o showOptions, stdio IO) error {
 		}
 		path = p
 	}
+	plain := !isTerminal(stdio.Out)
 	if !o.asJSON {
-		if done, err := streamShow(path, o, theme, stdio); done {
+		show := streamShow
+		if plain {
+			show = plainShow
+		}
+		if done, err := show(path, o, theme, stdio); done {
 			if err != nil {
 				return failure(cmd, err)
 			}
@@ -114,6 +119,9 @@ func logShow(cmd *cobra.Command, arg string, o showOptions, stdio IO) error {
 	}
 	if len(c.Problems) > 0 {
 		io.WriteString(stdio.Err, problemsLine(path, len(c.Problems)))
+	}
+	if plain {
+		return writePlainDocument(stdio.Out, c.Document, from, o.width)
 	}
 	if from == 0 {
 		_, err = io.WriteString(stdio.Out, renderDocument(c.Document, theme, o.width))
@@ -154,25 +162,12 @@ const showPart = 16 * tui.PartAlign
 // folder and never indexed, a version 2 log, a log of messages only, a
 // store's conversation): the caller then reads it whole.
 func streamShow(path string, o showOptions, theme tui.Theme, stdio IO) (done bool, err error) {
-	if filepath.Base(filepath.Dir(path)) != "conversations" {
-		if _, err := os.Stat(history.IndexPath(path)); err != nil {
-			return false, nil
-		}
-	}
-	f, err := os.Open(path)
-	if err != nil {
+	f, ix, d, ok := openShowIndex(path)
+	if !ok {
 		return false, nil
 	}
 	defer f.Close()
-	ix, err := history.OpenIndex(path, f, 0)
-	if err != nil {
-		return false, nil
-	}
 	defer ix.Close()
-	d, err := ix.Document(ix.Head())
-	if err != nil {
-		return false, nil
-	}
 	n := d.Len()
 	from, err := showFrom(n, o, func(id string) int {
 		i, err := d.Find(id)
@@ -209,6 +204,34 @@ func streamShow(path string, o showOptions, theme tui.Theme, stdio IO) (done boo
 		return true, err
 	}
 	return true, showParts(r, hi, n, theme, o.width, stdio.Out)
+}
+
+// openShowIndex opens the log at path and its head's document through its
+// page index, for a log in a data folder or one indexed already; ok false
+// when it has no usable index (never indexed outside a data folder, a
+// version 2 log, a log of messages only).
+func openShowIndex(path string) (*os.File, *history.Index, *history.IndexDoc, bool) {
+	if filepath.Base(filepath.Dir(path)) != "conversations" {
+		if _, err := os.Stat(history.IndexPath(path)); err != nil {
+			return nil, nil, nil, false
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, nil, false
+	}
+	ix, err := history.OpenIndex(path, f, 0)
+	if err != nil {
+		f.Close()
+		return nil, nil, nil, false
+	}
+	d, err := ix.Document(ix.Head())
+	if err != nil {
+		ix.Close()
+		f.Close()
+		return nil, nil, nil, false
+	}
+	return f, ix, d, true
 }
 
 // showMemoryLimit is the soft memory limit of a streaming show.
