@@ -82,7 +82,14 @@ func logShow(cmd *cobra.Command, arg string, o showOptions, stdio IO) error {
 		path = p
 	}
 	plain := !isTerminal(stdio.Out)
-	if !o.asJSON {
+	if o.asJSON {
+		if done, err := jsonShow(path, o, stdio.Out); done {
+			if err != nil {
+				return failure(cmd, err)
+			}
+			return nil
+		}
+	} else {
 		show := streamShow
 		if plain {
 			show = plainShow
@@ -211,10 +218,8 @@ func streamShow(path string, o showOptions, theme tui.Theme, stdio IO) (done boo
 // when it has no usable index (never indexed outside a data folder, a
 // version 2 log, a log of messages only).
 func openShowIndex(path string) (*os.File, *history.Index, *history.IndexDoc, bool) {
-	if filepath.Base(filepath.Dir(path)) != "conversations" {
-		if _, err := os.Stat(history.IndexPath(path)); err != nil {
-			return nil, nil, nil, false
-		}
+	if !indexed(path) {
+		return nil, nil, nil, false
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -232,6 +237,18 @@ func openShowIndex(path string) (*os.File, *history.Index, *history.IndexDoc, bo
 		return nil, nil, nil, false
 	}
 	return f, ix, d, true
+}
+
+// indexed reports whether show reads the log at path through its page
+// index: a log in a data folder's conversations (which gets one on its
+// first read) or one that has one already; show never leaves an index
+// beside a file elsewhere.
+func indexed(path string) bool {
+	if filepath.Base(filepath.Dir(path)) == "conversations" {
+		return true
+	}
+	_, err := os.Stat(history.IndexPath(path))
+	return err == nil
 }
 
 // showMemoryLimit is the soft memory limit of a streaming show.

@@ -192,12 +192,27 @@ const plainPartLen = 8 * runAlign
 const plainInFlight = 4 << 20
 
 // plainStream prints the entries from lo (a multiple of runAlign) on in
-// the plain form through the cursor: one goroutine walks the refs, each
-// part is decoded and painted on a goroutine of its own, and the parts are
-// written in order through one buffered writer. prev is the family of
-// entry lo-1. The bytes of the parts in flight are bounded, and their
-// buffers are reused.
+// the plain form through the cursor (see partStream). prev is the family
+// of entry lo-1.
 func plainStream(d *history.IndexDoc, f *os.File, cur *history.RefCursor, lo int, prev transcript.Kind, from int, pp *plainPainter, w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	err := partStream(d, f, cur, lo, prev, bw, func(buf []byte, part plainPart) ([]byte, error) {
+		part.from = from
+		return pp.paint(buf, part), nil
+	})
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// partStream writes the entries from lo on, read through the cursor, in
+// parts of plainPartLen entries, each as render writes it: one goroutine
+// walks the refs, each part is decoded and rendered on a goroutine of its
+// own, and the parts are written to bw in order. The log bytes of the
+// parts in flight are bounded, and their buffers are reused. prev is the
+// family of entry lo-1, for the first part.
+func partStream(d *history.IndexDoc, f *os.File, cur *history.RefCursor, lo int, prev transcript.Kind, bw *bufio.Writer, render func([]byte, plainPart) ([]byte, error)) error {
 	n, settled := d.Len(), d.Settled()
 	type shown struct {
 		buf  *[]byte
@@ -236,7 +251,7 @@ func plainStream(d *history.IndexDoc, f *os.File, cur *history.RefCursor, lo int
 				res <- shown{err: errStopped}
 				return
 			}
-			part := plainPart{base: lo, prev: prev, settled: settled, from: from}
+			part := plainPart{base: lo, prev: prev, settled: settled}
 			go func() {
 				es, err := d.Decode(f, refs)
 				if err != nil {
@@ -245,14 +260,13 @@ func plainStream(d *history.IndexDoc, f *os.File, cur *history.RefCursor, lo int
 				}
 				part.es = es
 				buf := partBufs.Get().(*[]byte)
-				*buf = pp.paint((*buf)[:0], part)
-				res <- shown{buf: buf, cost: cost}
+				*buf, err = render((*buf)[:0], part)
+				res <- shown{buf: buf, err: err, cost: cost}
 			}()
 			prev = refFamily(refs[len(refs)-1].Kind)
 			lo += len(refs)
 		}
 	}()
-	bw := bufio.NewWriterSize(w, 64<<10)
 	for res := range results {
 		s := <-res
 		b.give(s.cost)
@@ -267,7 +281,7 @@ func plainStream(d *history.IndexDoc, f *os.File, cur *history.RefCursor, lo int
 			return err
 		}
 	}
-	return bw.Flush()
+	return nil
 }
 
 var errStopped = errors.New("log show: stopped")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/internal/gen"
+	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/transcript"
 	"github.com/foliodev/folio/tui"
 )
@@ -311,4 +312,91 @@ func TestPlainRunsPaintAsThePainter(t *testing.T) {
 			}
 		}
 	}
+}
+
+// branchedLog writes a log whose head is a branch forked from the middle
+// of main, with a turn of its own, into dir.
+func branchedLog(t *testing.T, dir string) string {
+	t.Helper()
+	p := filepath.Join(dir, "branched.jsonl")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gen.Write(f, gen.Options{Messages: 600, Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	l, err := history.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	c, err := l.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := c.Document.At(c.Document.Len() / 2).ID
+	b, err := l.Fork(history.Main, at, len(c.Messages)/2, "a branch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bc, err := l.SetHead(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := bc.Document.Append(transcript.Entry{ID: "branch-q", Timestamp: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), Content: transcript.User{Text: "And on the branch?"}})
+	if err == nil {
+		doc, err = doc.Append(transcript.Entry{ID: "branch-a", Timestamp: time.Date(2026, 1, 2, 0, 0, 1, 0, time.UTC), Content: transcript.Agent{Markdown: "Here, **only**."}})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := append(bc.Messages, message.Text(message.User, "And on the branch?"), message.Text(message.Assistant, "Here, **only**."))
+	if err := l.Save(doc, msgs); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// --json and the plain form stream (through the index, never the whole
+// read) for the generated logs, a branched log and the logs with rejected
+// batches, and what they write is the whole read's, byte for byte.
+func TestLogShowStreamsBranchesAndRejectedBatches(t *testing.T) {
+	paths := showCorpus(t)
+	paths = append(paths, branchedLog(t, filepath.Dir(paths[0])))
+	streamed := 0
+	for _, path := range paths {
+		base := filepath.Base(path)
+		must := strings.HasPrefix(base, "gen-") || base == "branched.jsonl" || strings.Contains(base, "batch-")
+		for _, asJSON := range []bool{false, true} {
+			want, wantErr := wholeShow(t, path, asJSON, 100)
+			var out, errOut bytes.Buffer
+			var done bool
+			var err error
+			if asJSON {
+				done, err = jsonShow(path, showOptions{width: 100}, &out)
+			} else {
+				done, err = plainShow(path, showOptions{width: 100}, tui.PlainTheme, IO{Out: &out, Err: &errOut})
+			}
+			if !done {
+				if must {
+					t.Errorf("%s (json %v): read whole, not streamed", base, asJSON)
+				}
+				continue
+			}
+			streamed++
+			if err != nil {
+				t.Errorf("%s (json %v): %v", base, asJSON, err)
+				continue
+			}
+			if out.String() != want {
+				t.Errorf("%s (json %v): differs from the whole read:\n%s", base, asJSON, firstDiff(out.String(), want))
+			}
+			if !asJSON && errOut.String() != wantErr {
+				t.Errorf("%s: stderr %q, want %q", base, errOut.String(), wantErr)
+			}
+		}
+	}
+	t.Logf("%d of %d outputs streamed", streamed, 2*len(paths))
 }
