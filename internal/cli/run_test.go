@@ -213,9 +213,9 @@ func TestRunShowsRetryWait(t *testing.T) {
 
 // folio run --log continues a long conversation from its end: the engine
 // opens the log's tail (the output starts with the line counting the
-// entries before it, and lists only the last ones), the model still gets
-// the turn, and the log afterwards holds the whole conversation
-// with the new turn after it.
+// entries before it, and lists only the last ones), the model gets the
+// prompt, and the log afterwards holds the whole conversation with the
+// new turn after it.
 func TestRunLogOpensTheTail(t *testing.T) {
 	work, data := demoEnv(t)
 	dir := filepath.Join(data, "conversations")
