@@ -25,6 +25,7 @@ func init() { register("log", newLogShowCmd) }
 // showOptions are folio log show's flags.
 type showOptions struct {
 	asJSON bool
+	jsonl  bool // one entry per line
 	width  int
 	store  string
 	data   string // the data folder an ID is looked up in
@@ -37,13 +38,18 @@ func newLogShowCmd(stdio IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show FILE|ID",
 		Short: "Print the conversation as the classic view would",
-		Long: "Print a conversation log as the classic terminal view draws it, or with --json as one object holding its entries, model messages and rejected lines. " +
-			"A log with a page index (every log in a data folder has one) is printed as it is read, in parts, so even a very long conversation starts printing at once; --tail and --from read only what they print (--json still reads the whole log). " +
-			"With --store (or FOLIO_DATABASE_URL), an argument that is not a file names a conversation in that PostgreSQL store." + idHelp,
+		Long: `Print a conversation log: on a terminal as the classic view draws it; to a pipe or a file in plain text; with --json as one JSON object; with --jsonl as one entry per line.
+
+The plain text (output that is not a terminal) has no colors or other terminal styling. An answer is its markdown as written (without the blank lines around it, and without control characters); everything else (the conversation's header, each prompt after "› ", tool rows with "✓"/"✗" receipts and what shows under them, "▸" reasoning lines, turn receipts, notices, failures) is what the classic view shows for it, wrapped at --width. A blank line separates one entry (or one row of tools, one run of reasoning) from the next.
+
+--json prints {"conversationId","version","entries","messages","rejected"}: the current branch's entries, its model messages as stored, and the lines the reader rejected. --jsonl prints only the entries, one JSON object a line.
+
+A log with a page index (every log in a data folder has one) is printed as it is read, in parts, in about constant memory, whatever its length, in every form; --tail and --from read only what they print. A log without one is read whole first. With --store (or FOLIO_DATABASE_URL), an argument that is not a file names a conversation in that PostgreSQL store.` + idHelp,
 		Example: `folio log show 20260304-050607-a1b2c3
 folio log show conversations/20260304-050607-a1b2c3.jsonl
 folio log show --tail 20 conversations/20260304-050607-a1b2c3.jsonl
-folio log show --json --width 80 big.jsonl`,
+folio log show --json big.jsonl | jq '.messages | length'
+folio log show --jsonl big.jsonl | grep '"kind":"failure"'`,
 		Args: oneArg("FILE or ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return logShow(cmd, args[0], o, stdio)
@@ -51,6 +57,7 @@ folio log show --json --width 80 big.jsonl`,
 	}
 	fs := cmd.Flags()
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object")
+	fs.BoolVar(&o.jsonl, "jsonl", false, "print the entries as JSON, one a line")
 	storeFlag(fs, &o.store)
 	dataFlag(fs, &o.data)
 	fs.IntVar(&o.width, "width", 0, "wrap width (default: $COLUMNS, else 100)")
@@ -62,6 +69,9 @@ folio log show --json --width 80 big.jsonl`,
 func logShow(cmd *cobra.Command, arg string, o showOptions, stdio IO) error {
 	if err := checkWidth(cmd, o.width); err != nil {
 		return err
+	}
+	if o.asJSON && o.jsonl {
+		return usage(cmd, "give --json or --jsonl, not both")
 	}
 	if o.tail < 0 {
 		return usage(cmd, "--tail must be a number of entries, got %d", o.tail)
@@ -82,7 +92,7 @@ func logShow(cmd *cobra.Command, arg string, o showOptions, stdio IO) error {
 		path = p
 	}
 	plain := !isTerminal(stdio.Out)
-	if o.asJSON {
+	if o.asJSON || o.jsonl {
 		if done, err := jsonShow(path, o, stdio.Out); done {
 			if err != nil {
 				return failure(cmd, err)
@@ -113,6 +123,9 @@ func logShow(cmd *cobra.Command, arg string, o showOptions, stdio IO) error {
 	})
 	if err != nil {
 		return failure(cmd, err)
+	}
+	if o.jsonl {
+		return writeJSONL(stdio.Out, c.Document.Entries()[from:])
 	}
 	if o.asJSON {
 		if from > 0 {

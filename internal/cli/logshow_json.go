@@ -11,6 +11,7 @@ import (
 
 	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/message"
+	"github.com/foliodev/folio/transcript"
 )
 
 // jsonOptions are how show encodes JSON.
@@ -46,6 +47,13 @@ func jsonShow(path string, o showOptions, w io.Writer) (done bool, err error) {
 	cur, err := d.Forward(from)
 	if err != nil {
 		return false, nil
+	}
+	if o.jsonl {
+		bw := bufio.NewWriterSize(w, 64<<10)
+		if err := partStream(d, s.File(), cur, from, "", bw, jsonlPart); err != nil {
+			return true, err
+		}
+		return true, bw.Flush()
 	}
 	id := s.ConversationID()
 	if id == "" {
@@ -100,4 +108,26 @@ func jsonShow(path string, o showOptions, w io.Writer) (done bool, err error) {
 	}
 	bw.WriteString("]}\n")
 	return true, bw.Flush()
+}
+
+// jsonlPart writes a part's entries as JSON, one a line.
+func jsonlPart(buf []byte, part plainPart) ([]byte, error) {
+	for _, e := range part.es {
+		b, err := json.Marshal(e, jsonOptions...)
+		if err != nil {
+			return buf, err
+		}
+		buf = append(append(buf, b...), '\n')
+	}
+	return buf, nil
+}
+
+// writeJSONL writes entries read whole as JSON, one a line.
+func writeJSONL(w io.Writer, es []transcript.Entry) error {
+	buf, err := jsonlPart(nil, plainPart{es: es})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(buf)
+	return err
 }

@@ -385,6 +385,19 @@ func TestLogShowStreamsBranchesAndRejectedBatches(t *testing.T) {
 				}
 				continue
 			}
+			if asJSON {
+				// The entries one a line: the whole read's, too.
+				var lines bytes.Buffer
+				if ok, err := jsonShow(path, showOptions{jsonl: true}, &lines); !ok || err != nil {
+					t.Errorf("%s: --jsonl: %v", base, err)
+				} else if c, err := history.ReadFile(path); err == nil {
+					var want bytes.Buffer
+					writeJSONL(&want, c.Document.Entries())
+					if lines.String() != want.String() {
+						t.Errorf("%s: --jsonl differs from the whole read:\n%s", base, firstDiff(lines.String(), want.String()))
+					}
+				}
+			}
 			streamed++
 			if err != nil {
 				t.Errorf("%s (json %v): %v", base, asJSON, err)
