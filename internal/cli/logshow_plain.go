@@ -185,7 +185,7 @@ func refFamily(k transcript.Kind) transcript.Kind {
 
 // plainPartLen is how many entries a part of the plain form holds: a
 // multiple of runAlign, so every part holds whole runs.
-const plainPartLen = 8 * runAlign
+const plainPartLen = 4 * runAlign
 
 // plainInFlight bounds the log bytes of the parts read and not yet
 // written (one part always goes, however large).
@@ -219,7 +219,10 @@ func partStream(d *history.IndexDoc, f *os.File, cur *history.RefCursor, lo int,
 		err  error
 		cost int
 	}
-	results := make(chan chan shown, 2*runtime.GOMAXPROCS(0))
+	results := make(chan chan shown, runtime.GOMAXPROCS(0)+1)
+	// Each decoder reuses its buffer for the log bytes of the parts it
+	// decodes.
+	decs := sync.Pool{New: func() any { return d.NewDecoder(f) }}
 	b := newByteBudget(plainInFlight)
 	stop := make(chan struct{})
 	defer func() {
@@ -253,7 +256,9 @@ func partStream(d *history.IndexDoc, f *os.File, cur *history.RefCursor, lo int,
 			}
 			part := plainPart{base: lo, prev: prev, settled: settled}
 			go func() {
-				es, err := d.Decode(f, refs)
+				dec := decs.Get().(*history.EntryDecoder)
+				es, err := dec.Decode(refs)
+				decs.Put(dec)
 				if err != nil {
 					res <- shown{err: err, cost: cost}
 					return
@@ -287,7 +292,7 @@ func partStream(d *history.IndexDoc, f *os.File, cur *history.RefCursor, lo int,
 var errStopped = errors.New("log show: stopped")
 
 // partBufs holds the buffers parts are painted into.
-var partBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256<<10); return &b }}
+var partBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
 // byteBudget bounds a number of bytes in use across goroutines.
 type byteBudget struct {
