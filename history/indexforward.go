@@ -26,7 +26,8 @@ type RefCursor struct {
 	buf   []Ref  // refs of the current run from next on
 	prev  Ref    // the ref before next, for the turn rule
 	has   bool   // prev is set
-	heads blockReader
+	heads blockReader // the walks back
+	runs  blockReader // the runs read forwards
 }
 
 // mark is a run: the link to it and the ordinal after its last entry.
@@ -84,7 +85,7 @@ func (c *RefCursor) markTo(lo int) error {
 // walkBack visits the runs from m back, as long as they end after bound,
 // reading and checking only their frames' heads.
 func (c *RefCursor) walkBack(m mark, bound int, visit func(mark)) error {
-	src := c.heads.frames(c.d.ix)
+	src := c.heads.frames(c.d.ix, false)
 	l, next := m.l, m.end
 	for next > bound {
 		if l.pos == 0 || l.size < runHeadLen {
@@ -111,18 +112,20 @@ func (c *RefCursor) walkBack(m mark, bound int, visit func(mark)) error {
 // headBlock is how much of the index file a walk back reads at a time.
 const headBlock = 256 << 10
 
-// blockReader reads the heads of the frames a walk back visits a block of
-// the index file at a time, keeping the last block: the heads lie close
-// together and come in descending order, so the walk reads the stretch
-// of the file it crosses once, in large reads, not a read per frame.
+// blockReader reads frames a block of the index file at a time, keeping
+// the last block: the frames a walk back visits (their heads) and the
+// runs a cursor reads forwards lie close together and come in order, so
+// a walk reads the stretch of the file it crosses once, in large reads,
+// not a read per frame.
 type blockReader struct {
 	buf []byte
 	off int64
 }
 
-// frames is a frame source through the block. What it returns is valid
-// until the next read.
-func (b *blockReader) frames(ix *Index) frameSource {
+// frames is a frame source through the block, for reads in descending
+// order of position or, forward, ascending. What it returns is valid until
+// the next read.
+func (b *blockReader) frames(ix *Index, forward bool) frameSource {
 	if ix.mem != nil {
 		return bytesFrames(ix.mem)
 	}
@@ -139,6 +142,10 @@ func (b *blockReader) frames(ix *Index) frameSource {
 			return direct(l)
 		}
 		start := max(int64(len(indexMagic)), end-headBlock)
+		if forward {
+			start = l.pos
+			end = min(ix.end, start+headBlock)
+		}
 		if b.buf == nil {
 			b.buf = make([]byte, headBlock)
 		}
@@ -148,7 +155,7 @@ func (b *blockReader) frames(ix *Index) frameSource {
 			return nil, fmt.Errorf("read the page index: %w", err)
 		}
 		b.off = start
-		return b.buf[l.pos-start : end-start], nil
+		return b.buf[l.pos-start : l.pos-start+int64(l.size)], nil
 	}
 }
 
@@ -197,7 +204,7 @@ func (c *RefCursor) readRun() error {
 	}
 	i := len(c.seg) - 1
 	m := c.seg[i]
-	ord, refs, _, err := readRun(d.ix.frames(), m.l)
+	ord, refs, _, err := readRun(c.runs.frames(d.ix, true), m.l)
 	if err != nil {
 		return err
 	}
