@@ -19,13 +19,13 @@ import (
 // memory.
 type RefCursor struct {
 	d     *IndexDoc
-	marks []mark // checkpoints ahead, last first: marks[len-1] is the next
-	bound int    // the runs before the next checkpoint end after bound
-	seg   []mark // the runs ahead up to the next checkpoint, last first
-	next  int    // the ordinal Next returns first
-	buf   []Ref  // refs of the current run from next on
-	prev  Ref    // the ref before next, for the turn rule
-	has   bool   // prev is set
+	marks []mark      // checkpoints ahead, last first: marks[len-1] is the next
+	bound int         // the runs before the next checkpoint end after bound
+	seg   []mark      // the runs ahead up to the next checkpoint, last first
+	next  int         // the ordinal Next returns first
+	buf   []Ref       // refs of the current run from next on
+	prev  Ref         // the ref before next, for the turn rule
+	has   bool        // prev is set
 	heads blockReader // the walks back
 	runs  blockReader // the runs read forwards
 }
