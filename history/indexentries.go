@@ -1,6 +1,7 @@
 package history
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/foliodev/folio/transcript"
@@ -18,6 +19,72 @@ func (d *IndexDoc) Entries(log *os.File, lo, hi int) ([]transcript.Entry, error)
 	}
 	t := &tailRead{f: log, ix: d.ix}
 	return t.decode(refs)
+}
+
+// Decode decodes the entries refs (refs of d, as Refs or a cursor's Next
+// gave them) point at, read from log (the open log file d's index
+// describes), as the reader decodes them. It is safe to call from several
+// goroutines at once: folio log show decodes parts in parallel.
+func (d *IndexDoc) Decode(log *os.File, refs []Ref) ([]transcript.Entry, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	t := &tailRead{f: log, ix: d.ix}
+	return t.decode(refs)
+}
+
+// EntryDecoder decodes entries of a document a part at a time, as Decode
+// does, reading each part's bytes into a buffer it reuses: a forward read
+// of a whole conversation then allocates the entries, not the log. It is
+// for one goroutine at a time.
+type EntryDecoder struct {
+	d   *IndexDoc
+	f   *os.File
+	buf []byte
+	t   tailRead
+}
+
+// NewDecoder returns a decoder of d's entries from log, the open log file
+// d's index describes.
+func (d *IndexDoc) NewDecoder(log *os.File) *EntryDecoder {
+	return &EntryDecoder{d: d, f: log, t: tailRead{f: log, ix: d.ix}}
+}
+
+// decoderSpan bounds the stretch of the log a decoder reads in one piece:
+// refs spread wider (entries of a snapshot rewritten far apart) are read
+// entry by entry.
+const decoderSpan = 8 << 20
+
+// Decode decodes the entries refs point at.
+func (e *EntryDecoder) Decode(refs []Ref) ([]transcript.Entry, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	lo, hi := refs[0].Start, refs[0].Start+int64(refs[0].Len)
+	for _, r := range refs[1:] {
+		lo, hi = min(lo, r.Start), max(hi, r.Start+int64(r.Len))
+	}
+	if hi-lo > decoderSpan {
+		return e.t.decode(refs)
+	}
+	if int64(cap(e.buf)) < hi-lo {
+		e.buf = make([]byte, hi-lo)
+	}
+	buf := e.buf[:hi-lo]
+	if _, err := e.f.ReadAt(buf, lo); err != nil {
+		return nil, fmt.Errorf("%w: %v", errNoIndexTail, err)
+	}
+	out := make([]transcript.Entry, len(refs))
+	for i, r := range refs {
+		raw := buf[r.Start-lo : r.Start-lo+int64(r.Len)]
+		// decodeEntry decodes into copies: nothing keeps the buffer.
+		en, err := e.t.decodeEntry(raw)
+		if err != nil || en.ID != r.ID {
+			return nil, fmt.Errorf("%w: entry %q is not where the index says", errNoIndexTail, r.ID)
+		}
+		out[i] = en
+	}
+	return out, nil
 }
 
 // HeadEntries returns entries lo..hi (hi exclusive) of the head of the log

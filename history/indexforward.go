@@ -19,13 +19,15 @@ import (
 // memory.
 type RefCursor struct {
 	d     *IndexDoc
-	marks []mark // checkpoints ahead, last first: marks[len-1] is the next
-	bound int    // the runs before the next checkpoint end after bound
-	seg   []mark // the runs ahead up to the next checkpoint, last first
-	next  int    // the ordinal Next returns first
-	buf   []Ref  // refs of the current run from next on
-	prev  Ref    // the ref before next, for the turn rule
-	has   bool   // prev is set
+	marks []mark      // checkpoints ahead, last first: marks[len-1] is the next
+	bound int         // the runs before the next checkpoint end after bound
+	seg   []mark      // the runs ahead up to the next checkpoint, last first
+	next  int         // the ordinal Next returns first
+	buf   []Ref       // refs of the current run from next on
+	prev  Ref         // the ref before next, for the turn rule
+	has   bool        // prev is set
+	heads blockReader // the walks back
+	runs  blockReader // the runs read forwards
 }
 
 // mark is a run: the link to it and the ordinal after its last entry.
@@ -83,7 +85,7 @@ func (c *RefCursor) markTo(lo int) error {
 // walkBack visits the runs from m back, as long as they end after bound,
 // reading and checking only their frames' heads.
 func (c *RefCursor) walkBack(m mark, bound int, visit func(mark)) error {
-	src := c.d.ix.frames()
+	src := c.heads.frames(c.d.ix, false)
 	l, next := m.l, m.end
 	for next > bound {
 		if l.pos == 0 || l.size < runHeadLen {
@@ -105,6 +107,56 @@ func (c *RefCursor) walkBack(m mark, bound int, visit func(mark)) error {
 		l, next = prev, ord
 	}
 	return nil
+}
+
+// headBlock is how much of the index file a walk back reads at a time.
+const headBlock = 256 << 10
+
+// blockReader reads frames a block of the index file at a time, keeping
+// the last block: the frames a walk back visits (their heads) and the
+// runs a cursor reads forwards lie close together and come in order, so
+// a walk reads the stretch of the file it crosses once, in large reads,
+// not a read per frame.
+type blockReader struct {
+	buf []byte
+	off int64
+}
+
+// frames is a frame source through the block, for reads in descending
+// order of position or, forward, ascending. What it returns is valid until
+// the next read.
+func (b *blockReader) frames(ix *Index, forward bool) frameSource {
+	if ix.mem != nil {
+		return bytesFrames(ix.mem)
+	}
+	direct := ix.frames()
+	return func(l link) ([]byte, error) {
+		end := l.pos + int64(l.size)
+		if l.pos < int64(len(indexMagic)) || end > ix.end || end < l.pos {
+			return nil, fmt.Errorf("%w: a link points outside the file", ErrIndexDamaged)
+		}
+		if b.buf != nil && l.pos >= b.off && end <= b.off+int64(len(b.buf)) {
+			return b.buf[l.pos-b.off : end-b.off], nil
+		}
+		if l.size > headBlock/4 {
+			return direct(l)
+		}
+		start := max(int64(len(indexMagic)), end-headBlock)
+		if forward {
+			start = l.pos
+			end = min(ix.end, start+headBlock)
+		}
+		if b.buf == nil {
+			b.buf = make([]byte, headBlock)
+		}
+		b.buf = b.buf[:end-start]
+		if _, err := ix.f.ReadAt(b.buf, start); err != nil {
+			b.buf = nil
+			return nil, fmt.Errorf("read the page index: %w", err)
+		}
+		b.off = start
+		return b.buf[l.pos-start : l.pos-start+int64(l.size)], nil
+	}
 }
 
 // Next returns up to n refs from the cursor on and moves past them; none
@@ -152,7 +204,7 @@ func (c *RefCursor) readRun() error {
 	}
 	i := len(c.seg) - 1
 	m := c.seg[i]
-	ord, refs, _, err := readRun(d.ix.frames(), m.l)
+	ord, refs, _, err := readRun(c.runs.frames(d.ix, true), m.l)
 	if err != nil {
 		return err
 	}

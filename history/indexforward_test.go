@@ -184,3 +184,74 @@ func TestForwardCursorOnADamagedIndex(t *testing.T) {
 		}
 	}
 }
+
+// A read far back from the end (the terminal's pager scrolled a long way,
+// Home) goes through a cursor: it gives the refs a whole walk gives, at
+// any position, without reading the whole index file.
+func TestFarBackRefsReadThroughACursor(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "conversations", "far.jsonl")
+	writeGen(t, path, gen.Options{Messages: 20_000, Seed: 3})
+	checkIndex(t, path)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ix, err := OpenIndex(path, f, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	whole, err := ix.Document(ix.Head())
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := whole.Refs(0, whole.Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.data = nil // what the whole read above kept
+	n := len(all)
+	if n < 2*farBack {
+		t.Fatalf("only %d entries", n)
+	}
+	for _, lo := range []int{0, 1, 63, 64, 1000, n / 2, n - farBack - 2} {
+		d, err := ix.Document(ix.Head())
+		if err != nil {
+			t.Fatal(err)
+		}
+		hi := min(n, lo+50)
+		got, err := d.Refs(lo, hi)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, all[lo:hi]) {
+			t.Errorf("refs %d..%d differ from the whole walk's", lo, hi)
+		}
+		es, err := d.Entries(f, lo, hi)
+		if err != nil || len(es) != hi-lo || es[0].ID != all[lo].ID {
+			t.Errorf("entries %d..%d: %v", lo, hi, err)
+		}
+	}
+	if ix.data != nil {
+		t.Error("a far-back read read the whole index file")
+	}
+}
+
+// BenchmarkFarBackPage reads one page of 50 entries a tenth of the way
+// into a conversation, as the terminal's pager does (HeadEntries: the
+// index opened, the page read), at 3,000 and 300,000 messages.
+func BenchmarkFarBackPage(b *testing.B) {
+	for _, n := range []int{3_000, 300_000} {
+		path := filepath.Join(b.TempDir(), "conversations", fmt.Sprintf("far%d.jsonl", n))
+		writeGen(b, path, gen.Options{Messages: n, Seed: 2})
+		checkIndex(b, path)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := HeadEntries(path, n/10, n/10+50); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -113,10 +113,13 @@ func (d *IndexDoc) Coverage() []Cov {
 }
 
 // Refs returns entries lo..hi (hi exclusive) of the document. Reading
-// backwards from the end costs the frames read; a read far from the end
-// reads the whole index file once, unless Find last found an entry
-// through the ID table: then it costs the frames from that entry's back to
-// lo and, past it, forwards to hi (near).
+// backwards from the end costs the frames read, and the refs read are
+// kept for the next read. A read far before what is kept reads forwards
+// through a cursor (Forward): the heads of the frames from the end back to
+// lo, then the frames of lo..hi, never the whole index file, and keeps
+// nothing; unless Find last found an entry through the ID table: then it
+// costs the frames from that entry's back to lo and, past it, forwards to
+// hi (near).
 func (d *IndexDoc) Refs(lo, hi int) ([]Ref, error) {
 	n := d.br.count
 	if lo < 0 || hi > d.Len() || lo > hi {
@@ -130,6 +133,17 @@ func (d *IndexDoc) Refs(lo, hi int) ([]Ref, error) {
 		// A damaged frame, or frames the hit cannot reach: the chain from
 		// the end reaches them too (and rebuilds a damaged index).
 		d.hitOK = err == nil
+	}
+	if lo < n && d.from-lo > farBack {
+		out, err := d.far(lo, hi)
+		if errors.Is(err, ErrIndexDamaged) {
+			if err = d.ix.recover(err); err == nil {
+				if err = d.reset(); err == nil {
+					out, err = d.far(lo, hi)
+				}
+			}
+		}
+		return out, err
 	}
 	if lo < n {
 		err := d.load(lo)
@@ -156,26 +170,32 @@ func (d *IndexDoc) Refs(lo, hi int) ([]Ref, error) {
 	return out, nil
 }
 
+// farBack is how far before the kept refs a read goes through a cursor
+// instead of reading the frames back to it and keeping them.
+const farBack = 4096
+
+// far reads refs lo..hi through a cursor at lo.
+func (d *IndexDoc) far(lo, hi int) ([]Ref, error) {
+	c, err := d.Forward(lo)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.Next(hi - lo)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) != hi-lo {
+		return nil, fmt.Errorf("%w: a cursor read %d of %d entries", ErrIndexDamaged, len(out), hi-lo)
+	}
+	return out, nil
+}
+
 // load reads settled refs back to lo.
 func (d *IndexDoc) load(lo int) error {
 	if lo >= d.from {
 		return nil
 	}
 	src := d.ix.frames()
-	if d.from-lo > 4096 {
-		// Far back: one read of the whole file and one walk of the chain
-		// beat a frame at a time.
-		data, err := d.ix.whole()
-		if err != nil {
-			return err
-		}
-		all, err := walk(bytesFrames(data), d.br.last, d.br.count, d.br.lastRef)
-		if err != nil {
-			return err
-		}
-		d.loaded, d.from, d.cursor = all, 0, link{}
-		return nil
-	}
 	var runs [][]Ref
 	next := d.from
 	for next > lo {

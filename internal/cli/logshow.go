@@ -25,6 +25,7 @@ func init() { register("log", newLogShowCmd) }
 // showOptions are folio log show's flags.
 type showOptions struct {
 	asJSON bool
+	jsonl  bool // one entry per line
 	width  int
 	store  string
 	data   string // the data folder an ID is looked up in
@@ -37,13 +38,18 @@ func newLogShowCmd(stdio IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show FILE|ID",
 		Short: "Print the conversation as the classic view would",
-		Long: "Print a conversation log as the classic terminal view draws it, or with --json as one object holding its entries, model messages and rejected lines. " +
-			"A log with a page index (every log in a data folder has one) is printed as it is read, in parts, so even a very long conversation starts printing at once; --tail and --from read only what they print (--json still reads the whole log). " +
-			"With --store (or FOLIO_DATABASE_URL), an argument that is not a file names a conversation in that PostgreSQL store." + idHelp,
+		Long: `Print a conversation log: on a terminal as the classic view draws it; to a pipe or a file in plain text; with --json as one JSON object; with --jsonl as one entry per line.
+
+The plain text (output that is not a terminal) has no colors or other terminal styling. An answer is its markdown as written (without the blank lines around it, and without control characters); everything else (the conversation's header, each prompt after "› ", tool rows with "✓"/"✗" receipts and what shows under them, "▸" reasoning lines, turn receipts, notices, failures) is what the classic view shows for it, wrapped at --width. A blank line separates one entry (or one row of tools, one run of reasoning) from the next.
+
+--json prints {"conversationId","version","entries","messages","rejected"}: the current branch's entries, its model messages as stored, and the lines the reader rejected. --jsonl prints only the entries, one JSON object a line.
+
+A log with a page index (every log in a data folder has one) is printed as it is read, in parts, in about constant memory, whatever its length, in every form; --tail and --from read only what they print. A log without one is read whole first. With --store (or FOLIO_DATABASE_URL), an argument that is not a file names a conversation in that PostgreSQL store.` + idHelp,
 		Example: `folio log show 20260304-050607-a1b2c3
 folio log show conversations/20260304-050607-a1b2c3.jsonl
 folio log show --tail 20 conversations/20260304-050607-a1b2c3.jsonl
-folio log show --json --width 80 big.jsonl`,
+folio log show --json big.jsonl | jq '.messages | length'
+folio log show --jsonl big.jsonl | grep '"kind":"failure"'`,
 		Args: oneArg("FILE or ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return logShow(cmd, args[0], o, stdio)
@@ -51,6 +57,7 @@ folio log show --json --width 80 big.jsonl`,
 	}
 	fs := cmd.Flags()
 	fs.BoolVar(&o.asJSON, "json", false, "print one JSON object")
+	fs.BoolVar(&o.jsonl, "jsonl", false, "print the entries as JSON, one a line")
 	storeFlag(fs, &o.store)
 	dataFlag(fs, &o.data)
 	fs.IntVar(&o.width, "width", 0, "wrap width (default: $COLUMNS, else 100)")
@@ -62,6 +69,9 @@ folio log show --json --width 80 big.jsonl`,
 func logShow(cmd *cobra.Command, arg string, o showOptions, stdio IO) error {
 	if err := checkWidth(cmd, o.width); err != nil {
 		return err
+	}
+	if o.asJSON && o.jsonl {
+		return usage(cmd, "give --json or --jsonl, not both")
 	}
 	if o.tail < 0 {
 		return usage(cmd, "--tail must be a number of entries, got %d", o.tail)
@@ -81,8 +91,20 @@ func logShow(cmd *cobra.Command, arg string, o showOptions, stdio IO) error {
 		}
 		path = p
 	}
-	if !o.asJSON {
-		if done, err := streamShow(path, o, theme, stdio); done {
+	plain := !isTerminal(stdio.Out)
+	if o.asJSON || o.jsonl {
+		if done, err := jsonShow(path, o, stdio.Out); done {
+			if err != nil {
+				return failure(cmd, err)
+			}
+			return nil
+		}
+	} else {
+		show := streamShow
+		if plain {
+			show = plainShow
+		}
+		if done, err := show(path, o, theme, stdio); done {
 			if err != nil {
 				return failure(cmd, err)
 			}
@@ -102,6 +124,9 @@ func logShow(cmd *cobra.Command, arg string, o showOptions, stdio IO) error {
 	if err != nil {
 		return failure(cmd, err)
 	}
+	if o.jsonl {
+		return writeJSONL(stdio.Out, c.Document.Entries()[from:])
+	}
 	if o.asJSON {
 		if from > 0 {
 			doc, err := transcript.NewDocument(c.Document.ID(), c.Document.Entries()[from:])
@@ -114,6 +139,9 @@ func logShow(cmd *cobra.Command, arg string, o showOptions, stdio IO) error {
 	}
 	if len(c.Problems) > 0 {
 		io.WriteString(stdio.Err, problemsLine(path, len(c.Problems)))
+	}
+	if plain {
+		return writePlainDocument(stdio.Out, c.Document, from, o.width)
 	}
 	if from == 0 {
 		_, err = io.WriteString(stdio.Out, renderDocument(c.Document, theme, o.width))
@@ -154,25 +182,12 @@ const showPart = 16 * tui.PartAlign
 // folder and never indexed, a version 2 log, a log of messages only, a
 // store's conversation): the caller then reads it whole.
 func streamShow(path string, o showOptions, theme tui.Theme, stdio IO) (done bool, err error) {
-	if filepath.Base(filepath.Dir(path)) != "conversations" {
-		if _, err := os.Stat(history.IndexPath(path)); err != nil {
-			return false, nil
-		}
-	}
-	f, err := os.Open(path)
-	if err != nil {
+	f, ix, d, ok := openShowIndex(path)
+	if !ok {
 		return false, nil
 	}
 	defer f.Close()
-	ix, err := history.OpenIndex(path, f, 0)
-	if err != nil {
-		return false, nil
-	}
 	defer ix.Close()
-	d, err := ix.Document(ix.Head())
-	if err != nil {
-		return false, nil
-	}
 	n := d.Len()
 	from, err := showFrom(n, o, func(id string) int {
 		i, err := d.Find(id)
@@ -209,6 +224,44 @@ func streamShow(path string, o showOptions, theme tui.Theme, stdio IO) (done boo
 		return true, err
 	}
 	return true, showParts(r, hi, n, theme, o.width, stdio.Out)
+}
+
+// openShowIndex opens the log at path and its head's document through its
+// page index, for a log in a data folder or one indexed already; ok false
+// when it has no usable index (never indexed outside a data folder, a
+// version 2 log, a log of messages only).
+func openShowIndex(path string) (*os.File, *history.Index, *history.IndexDoc, bool) {
+	if !indexed(path) {
+		return nil, nil, nil, false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, nil, false
+	}
+	ix, err := history.OpenIndex(path, f, 0)
+	if err != nil {
+		f.Close()
+		return nil, nil, nil, false
+	}
+	d, err := ix.Document(ix.Head())
+	if err != nil {
+		ix.Close()
+		f.Close()
+		return nil, nil, nil, false
+	}
+	return f, ix, d, true
+}
+
+// indexed reports whether show reads the log at path through its page
+// index: a log in a data folder's conversations (which gets one on its
+// first read) or one that has one already; show never leaves an index
+// beside a file elsewhere.
+func indexed(path string) bool {
+	if filepath.Base(filepath.Dir(path)) == "conversations" {
+		return true
+	}
+	_, err := os.Stat(history.IndexPath(path))
+	return err == nil
 }
 
 // showMemoryLimit is the soft memory limit of a streaming show.

@@ -57,7 +57,9 @@ func newRunCmd(stdio IO) *cobra.Command {
 		Short: "Run one turn headless and print it (--json for the entries)",
 		Long: `Run one turn without a terminal UI: send PROMPT, print the reply as the classic view draws it, and exit 0 when the turn finished, 1 when it failed or was stopped.
 
-Without PROMPT, or with "-", the prompt is read from standard input. A tool call that needs approval stops the turn with exit 1 unless --yes or --allow TOOL allows it.`,
+Without PROMPT, or with "-", the prompt is read from standard input. A tool call that needs approval stops the turn with exit 1 unless --yes or --allow TOOL allows it.
+
+With --log, the turn continues that conversation, opened from its end: the model gets its messages, and what is printed (or listed under "entries" with --json) is the last 64 entries before the turn, after a line counting the earlier ones, then the turn; folio log show prints the whole conversation.`,
 		Example: `folio run "list the files here"
 folio run --json --yes "summarize README.md"
 folio run --log notes.jsonl "and now the tests"
@@ -192,11 +194,11 @@ func runRun(cmd *cobra.Command, f *runFlags, prompt string, stdio IO) error {
 	defer eng.Close()
 
 	if log != nil {
-		conv, err := log.Load()
-		if err != nil {
-			return failure(cmd, err)
-		}
-		if err := eng.Resume(conv.Document, conv.Messages); err != nil {
+		// A turn needs the model's messages and the end of the document,
+		// not the conversation: the log is opened through its tail (its
+		// page index in a data folder), so a long one costs what a short
+		// one does.
+		if _, err := eng.Open(log); err != nil {
 			return failure(cmd, err)
 		}
 	}

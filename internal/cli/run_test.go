@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -13,7 +14,11 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/internal/gen"
+	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/provider/providertest"
+	"github.com/foliodev/folio/transcript"
 )
 
 func demoEnv(t *testing.T) (work, data string) {
@@ -203,5 +208,61 @@ func TestRunShowsRetryWait(t *testing.T) {
 	}
 	if strings.Contains(out, "retrying") || !strings.Contains(out, "The folder has a README") {
 		t.Errorf("output %s", out)
+	}
+}
+
+// folio run --log continues a long conversation from its end: the engine
+// opens the log's tail (the output starts with the line counting the
+// entries before it, and lists only the last ones), the model gets the
+// prompt, and the log afterwards holds the whole conversation with the
+// new turn after it.
+func TestRunLogOpensTheTail(t *testing.T) {
+	work, data := demoEnv(t)
+	dir := filepath.Join(data, "conversations")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "20260101-000000-aaaaaa.jsonl")
+	f, err := os.Create(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gen.Write(f, gen.Options{Messages: 3000, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	before, err := history.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := before.Document.Len()
+	out, _, err := run(t, "run", "--dir", work, "--data", data, "--log", log, "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(out, "\n")
+	if !strings.HasPrefix(first, "⋯ ") || !strings.Contains(first, " earlier entries") {
+		t.Errorf("the output does not start with the earlier entries' line: %q", first)
+	}
+	if !strings.Contains(out, "› hello") {
+		t.Errorf("the turn is not printed:\n%s", out)
+	}
+	after, err := history.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Document.Len() <= n || len(after.Problems) > 0 {
+		t.Fatalf("the log has %d entries (%d problems) after the turn, had %d", after.Document.Len(), len(after.Problems), n)
+	}
+	for i := range n {
+		if after.Document.At(i).ID != before.Document.At(i).ID {
+			t.Fatalf("entry %d changed: %s, was %s", i, after.Document.At(i).ID, before.Document.At(i).ID)
+		}
+	}
+	if u, ok := after.Document.At(n).Content.(transcript.User); !ok || u.Text != "hello" {
+		t.Errorf("entry %d is %#v, want the prompt", n, after.Document.At(n).Content)
+	}
+	if !slices.ContainsFunc(after.Messages, func(m message.Message) bool { return m.Role == message.User && m.Content == "hello" }) {
+		t.Errorf("the model's messages lack the prompt: %d messages", len(after.Messages))
 	}
 }
