@@ -103,6 +103,22 @@ type stream struct {
 	// entry.
 	remote   map[string]*remoteEntry
 	streamed map[string]*streamSent
+	// relayed: the turn, queue and approvals the owner last sent;
+	// receipts: the receipts of recent commands the tabs were sent, in
+	// receiptOrder (oldest first).
+	relayed      *controlState
+	relayAt      time.Time // when the owner's last change came
+	receipts     map[string][]Receipt
+	receiptOrder []string
+	// emptyOf is the follower's scanner while the document it read is
+	// empty (checkedOf: the scanner that was looked at); replacing: a record of this read replaced that empty
+	// document, settled at the read's end (settleReplaceLocked), at
+	// replaceEnd; it waits from replaceSince for the log to catch up.
+	emptyOf      *history.Scanner
+	checkedOf    *history.Scanner
+	replacing    bool
+	replaceEnd   int64
+	replaceSince time.Time
 }
 
 // logWriter is this server's engine of the conversation and what goes with

@@ -272,16 +272,27 @@ func (s *Server) forwardedReceipt(id string, b []byte) {
 	if ch != nil {
 		select {
 		case ch <- rc:
+			// The command's answer: the owner's tabs get no event of it
+			// either.
+			return
 		default:
 		}
 	}
-	if s.lookupConv(id) == nil {
-		return
-	}
-	// Tabs never move a receipt backwards (web/src/protocol/states.ts), so
-	// a late non-final receipt after the final one changes nothing.
-	_ = s.conv(id).publish(Change{Op: OpReceipt, Receipt: &rc})
+	// The owner relays its receipts with its other changes, in their
+	// order (replica_live.go); this answer reaches the tabs only when the
+	// relayed one has not come by then. Tabs never move a receipt
+	// backwards (web/src/protocol/states.ts), so a late non-final receipt
+	// after the final one changes nothing.
+	time.AfterFunc(relayGrace, func() {
+		if c := s.lookupConv(id); c != nil {
+			c.receiptIn(rc)
+		}
+	})
 }
+
+// relayGrace is how long a receipt answered through the inbox waits for
+// the same receipt relayed with the owner's live changes.
+const relayGrace = 500 * time.Millisecond
 
 // bindReplica pokes a conversation's follower when its copy changed, so
 // tabs on this replica see another replica's appends without waiting for
@@ -301,18 +312,28 @@ func (s *Server) bindReplica() {
 	s.rep.health.OnLeaseLost(s.lockLost)
 	s.rep.sync.OnChange(func(id string) {
 		// Not under the mirror's lock: the poll takes the conversation's.
-		go func() {
-			c := s.lookupConv(id)
-			if c == nil {
-				return
-			}
-			c.mu.Lock()
-			if c.stop != nil && c.synced {
-				c.pollLocked()
-			}
-			c.mu.Unlock()
-		}()
+		go s.pollCopy(id)
 	})
+}
+
+// pollCopy has conversation id's follower read what its copy gained,
+// unless the owner's relayed changes may not have shown that yet
+// (holdRecordsLocked): then a little later.
+func (s *Server) pollCopy(id string) {
+	c := s.lookupConv(id)
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stop == nil || !c.synced {
+		return
+	}
+	if c.holdRecordsLocked() {
+		time.AfterFunc(recordGrace, func() { s.pollCopy(id) })
+		return
+	}
+	c.pollLocked()
 }
 
 // syncCopy brings a replica's copy of id up to date; without a Replica it
