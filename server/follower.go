@@ -186,7 +186,6 @@ func (c *conversation) applyRecordLocked(rec history.Record, emit bool) {
 	switch ch.Kind {
 	case history.Replaced:
 		doc := c.sc.Document()
-		c.lastID = lastOf(doc)
 		head := c.sc.Head()
 		if wasEmpty && len(doc) > 0 {
 			c.emptyOf = nil
@@ -194,6 +193,7 @@ func (c *conversation) applyRecordLocked(rec history.Record, emit bool) {
 		if emit && c.deferReplaceLocked(wasEmpty, head, rec.End) {
 			break // replica_live.go
 		}
+		c.lastID = lastOf(doc)
 		if emit {
 			c.replaceLocked()
 			if head != c.head {

@@ -372,11 +372,12 @@ func (c *conversation) remoteOpenLocked(re *remoteEntry) {
 		return
 	}
 	le := c.live[msg.Entry]
-	if le == nil && msg.After != c.lastID {
+	placed := func() bool { return msg.After == c.lastID || c.live[msg.After] != nil }
+	if le == nil && !placed() {
 		// The listener wrote the records before this message to the copy
 		// already: read them.
 		c.pollLocked()
-		if le = c.live[msg.Entry]; le == nil && msg.After != c.lastID {
+		if le = c.live[msg.Entry]; le == nil && !placed() {
 			return // its place is not here yet
 		}
 	}
@@ -624,6 +625,7 @@ func (c *conversation) settleReplaceLocked() {
 	}
 	if c.sc == nil {
 		c.replacing = false
+		c.lastID = ""
 		c.replaceLocked()
 		return
 	}
@@ -644,6 +646,7 @@ func (c *conversation) settleReplaceLocked() {
 			return
 		}
 		c.replacing = false
+		c.lastID = lastOf(doc)
 		c.replaceLocked()
 		return
 	}
