@@ -86,10 +86,11 @@ type ReplicaInbox interface {
 	OnReceipt(func(id string, receipt []byte))
 }
 
-// ReplicaLive publishes streaming changes between replicas: Stream sends
-// one of an answer not yet saved to the other replicas, best effort and in
-// order (replica_live.go); OnLive is told of theirs, for the conversations
-// this replica serves.
+// ReplicaLive publishes live changes between replicas: Stream sends one
+// the owner's engine published (an entry's, streaming text, the turn, the
+// queue, the approvals, a receipt, a presentation) to the other replicas,
+// best effort and in order (replica_live.go); OnLive is told of theirs,
+// for the conversations this replica serves.
 type ReplicaLive interface {
 	Stream(id string, msg []byte)
 	OnLive(func(id string, msg []byte))

@@ -9,9 +9,10 @@ import (
 )
 
 // Streaming across replicas. The replica whose engine runs a turn sends
-// what its tabs see of the answer being written (text appended to an open
-// entry, or the open entry whole) to the other replicas as it happens,
-// before any of it is saved: Stream hands a message to a sender goroutine,
+// what its tabs see (text appended to an open entry, an entry whole, the
+// turn, the queue, the approvals, receipts; the server's replica_live.go
+// says what) to the other replicas as it happens, before any of it is
+// saved: Stream hands a message to a sender goroutine,
 // which notifies liveChannel with it inline when it fits NOTIFY's payload
 // limit, or writes it to folio_live and notifies the row's number. Every
 // listening replica passes the messages of the conversations it serves to
