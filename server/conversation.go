@@ -37,8 +37,8 @@ import (
 // What it does not keep: the queue, the running turn, the approvals and
 // the command receipts. The engine is their only authority; they are read
 // from its store's transcript.Live (controlOf) and from the engine itself.
-// On a replica whose engine does not hold the conversation, the stream
-// part keeps the last ones the owner relayed, for snapshots.
+// On a replica whose engine does not hold the conversation, the server
+// keeps the last ones the owner relayed, for snapshots (relayedStates).
 type conversation struct {
 	srv  *Server
 	id   string
@@ -105,10 +105,8 @@ type stream struct {
 	// entry.
 	remote   map[string]*remoteEntry
 	streamed map[string]*streamSent
-	// relayed: the turn, queue and approvals the owner last sent;
-	// receipts: the receipts of recent commands the tabs were sent, in
+	// relayAt: when the owner's last change came; receipts: the receipts of recent commands the tabs were sent, in
 	// receiptOrder (oldest first).
-	relayed      *controlState
 	relayAt      time.Time // when the owner's last change came
 	receipts     map[string][]Receipt
 	receiptOrder []string

@@ -94,6 +94,9 @@ type ReplicaInbox interface {
 type ReplicaLive interface {
 	Stream(id string, msg []byte)
 	OnLive(func(id string, msg []byte))
+	// OnLiveElsewhere is told of the small messages of conversations this
+	// replica does not serve.
+	OnLiveElsewhere(func(id string, msg []byte))
 }
 
 // ReplicaHealth is whether the database answers.
@@ -310,6 +313,7 @@ func (s *Server) bindReplica() {
 	s.rep.inbox.OnReceipt(s.forwardedReceipt)
 	s.rep.health.OnStatus(s.storeStatus)
 	s.rep.live.OnLive(s.streamIn)
+	s.rep.live.OnLiveElsewhere(s.stateIn)
 	s.rep.health.OnLeaseLost(s.lockLost)
 	s.rep.sync.OnChange(func(id string) {
 		// Not under the mirror's lock: the poll takes the conversation's.

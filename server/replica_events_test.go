@@ -199,3 +199,46 @@ func diffLines(a, b []string) string {
 	}
 	return s.String()
 }
+
+// A tab that opens a conversation on a replica that had nothing of it
+// while the owner's turn waits for an approval gets the running turn and
+// the waiting call in its snapshot, and can approve it.
+func TestReplicaTabOpeningMidTurnGetsTheOwnersState(t *testing.T) {
+	url := pgtest.URL(t)
+	slow := func(_ *Options, to *TurnsOptions) { to.IdleAfter = time.Minute }
+	a := newReplicaServer(t, url, 400, slow)
+	b := newReplicaServer(t, url, 400, slow)
+	id := a.create(t)
+	ca := a.dial(t)
+	ca.open(id)
+	if r := ca.send(id, "k1", "list the files in this folder"); r.State == transcript.CommandRejected {
+		t.Fatalf("send on A: %+v", r)
+	}
+	ca.await(func(f frame) bool {
+		return f.Type == "event" && f.Op == "approvals" && bytes.Contains(f.raw, []byte(`"shell"`))
+	})
+	// B learns the owner's state as it is relayed; its tab opens now.
+	cb := b.dial(t)
+	var snap struct {
+		State controlState `json:"state"`
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) { // a hang guard, not a measure
+		f := cb.open(id)
+		if err := json.Unmarshal(f.raw, &snap, json.RejectUnknownMembers(false)); err != nil {
+			t.Fatal(err)
+		}
+		if len(snap.State.Approvals) > 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if snap.State.Turn == nil || snap.State.Turn.State != turnRunning || len(snap.State.Approvals) != 1 || snap.State.Approvals[0].Tool != "shell" {
+		t.Fatalf("B's snapshot says turn %+v, approvals %+v; want the running turn and the shell call waiting", snap.State.Turn, snap.State.Approvals)
+	}
+	inv := snap.State.Approvals[0].InvocationID
+	if rc := cb.call(map[string]any{"type": "approve", "conversation": id, "commandId": "ap1", "invocationId": inv, "allow": true}).Receipt; rc == nil || rc.State == transcript.CommandRejected {
+		t.Fatalf("approve on B: %+v", rc)
+	}
+	if r := cb.finished("k1"); r.State != transcript.CommandDone {
+		t.Fatalf("the approved turn: %+v", r)
+	}
+}

@@ -2,6 +2,8 @@ package server
 
 import (
 	"os"
+	"slices"
+	"sync"
 	"time"
 	"unicode/utf16"
 
@@ -83,7 +85,7 @@ func (c *conversation) streamLiveLocked(ch Change) {
 	if r == nil {
 		return
 	}
-	c.relayed = nil // this replica's engine has the word now
+	c.srv.relayed.drop(c.id) // this replica's engine has the word now
 	id, sent := c.id, c.streamed
 	var msg liveMsg
 	switch ch.Op {
@@ -182,12 +184,13 @@ const maxRemote = 64
 // id's live state, when this replica has one and its own engine does not
 // hold the conversation (entries only while tabs follow it).
 func (s *Server) streamIn(id string, b []byte) {
-	c := s.lookupConv(id)
-	if c == nil {
-		return
-	}
 	var msg liveMsg
 	if json.Unmarshal(b, &msg) != nil || (msg.Entry == "" && msg.Control == nil) {
+		return
+	}
+	c := s.lookupConv(id)
+	if c == nil {
+		s.stateIn(id, b)
 		return
 	}
 	c.mu.Lock()
@@ -269,6 +272,24 @@ func (c *conversation) holdRecordsLocked() bool {
 	return err == nil && time.Since(fi.ModTime()) < recordGrace
 }
 
+// stateIn keeps the turn, queue and approvals another replica's engine
+// relayed for a conversation this replica has no live state of, for a tab
+// that opens it here mid-turn.
+func (s *Server) stateIn(id string, b []byte) {
+	var msg liveMsg
+	if json.Unmarshal(b, &msg) != nil || msg.Control == nil {
+		return
+	}
+	if c := s.lookupConv(id); c != nil {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.eng != nil {
+			return
+		}
+	}
+	s.relayed.update(id, *msg.Control)
+}
+
 // maxReceipts bounds the commands whose receipts a conversation
 // remembers, so one arriving twice (relayed, and answered through the
 // inbox) is sent to its tabs once.
@@ -279,26 +300,16 @@ const maxReceipts = 256
 // snapshots of tabs that open meanwhile (stateLocked).
 func (c *conversation) controlInLocked(ctl liveControl) {
 	ch := Change{Op: ctl.Op}
-	cs := c.relayed
-	if cs == nil {
-		cs = &controlState{Turn: &TurnState{State: turnIdle}, Queue: []QueueItem{}, Approvals: []ApprovalItem{}}
-	}
 	switch ctl.Op {
 	case OpTurn:
 		if ctl.Turn == nil {
 			return
 		}
-		ch.Turn, cs.Turn = ctl.Turn, ctl.Turn
+		ch.Turn = ctl.Turn
 	case OpQueue:
-		ch.Queue, cs.Queue = ctl.Queue, ctl.Queue
-		if cs.Queue == nil {
-			cs.Queue = []QueueItem{}
-		}
+		ch.Queue = ctl.Queue
 	case OpApprovals:
-		ch.Approvals, cs.Approvals = ctl.Approvals, ctl.Approvals
-		if cs.Approvals == nil {
-			cs.Approvals = []ApprovalItem{}
-		}
+		ch.Approvals = ctl.Approvals
 	case OpReceipt:
 		if ctl.Receipt == nil || !c.newReceiptLocked(*ctl.Receipt) {
 			return
@@ -309,8 +320,79 @@ func (c *conversation) controlInLocked(ctl liveControl) {
 	default:
 		return
 	}
-	c.relayed = cs
+	c.srv.relayed.update(c.id, ctl)
 	_ = c.applyLocked(ch, 0)
+}
+
+// relayedStates is, by conversation, the turn, queue and approvals the
+// owner last relayed, while something runs, is queued or waits there.
+type relayedStates struct {
+	mu sync.Mutex
+	m  map[string]controlState
+}
+
+// maxRelayedStates bounds the conversations a replica keeps them for.
+const maxRelayedStates = 4096
+
+// update applies a relayed change; other ops change nothing.
+func (r *relayedStates) update(id string, ctl liveControl) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cs, ok := r.m[id]
+	if !ok {
+		cs = controlState{Turn: &TurnState{State: turnIdle}, Queue: []QueueItem{}, Approvals: []ApprovalItem{}}
+	}
+	switch ctl.Op {
+	case OpTurn:
+		if ctl.Turn == nil {
+			return
+		}
+		cs.Turn = ctl.Turn
+	case OpQueue:
+		cs.Queue = slices.Clone(ctl.Queue)
+		if cs.Queue == nil {
+			cs.Queue = []QueueItem{}
+		}
+	case OpApprovals:
+		cs.Approvals = slices.Clone(ctl.Approvals)
+		if cs.Approvals == nil {
+			cs.Approvals = []ApprovalItem{}
+		}
+	default:
+		return
+	}
+	if cs.Turn.State == turnIdle && len(cs.Queue) == 0 && len(cs.Approvals) == 0 {
+		delete(r.m, id) // the same as knowing nothing
+		return
+	}
+	if r.m == nil {
+		r.m = map[string]controlState{}
+	}
+	if !ok && len(r.m) >= maxRelayedStates {
+		for k := range r.m {
+			delete(r.m, k) // one: an owner that died with a turn running
+			break
+		}
+	}
+	r.m[id] = cs
+}
+
+// get is a conversation's relayed state; nil when nothing runs there.
+func (r *relayedStates) get(id string) *controlState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cs, ok := r.m[id]
+	if !ok {
+		return nil
+	}
+	return &cs
+}
+
+// drop forgets a conversation's relayed state.
+func (r *relayedStates) drop(id string) {
+	r.mu.Lock()
+	delete(r.m, id)
+	r.mu.Unlock()
 }
 
 // newReceiptLocked reports whether rc is a receipt the conversation's
@@ -355,9 +437,10 @@ func (c *conversation) receiptIn(rc Receipt) {
 // stateLocked is the turn, queue and approvals a snapshot answer carries:
 // this replica's engine's, else what the owner last relayed.
 func (c *conversation) stateLocked() *controlState {
-	if c.eng == nil && c.relayed != nil {
-		cs := *c.relayed
-		return &cs
+	if c.eng == nil {
+		if cs := c.srv.relayed.get(c.id); cs != nil {
+			return cs
+		}
 	}
 	return c.controlLocked()
 }
@@ -511,7 +594,11 @@ func (c *conversation) remoteRecordLocked(e transcript.Entry, open, emit bool, e
 		return false
 	}
 	if le != nil {
-		if _, behind := appended(e, le.entry); behind || transcript.FingerprintOf(e) == transcript.FingerprintOf(le.entry) {
+		k := e.Content.Kind()
+		_, behind := appended(e, le.entry)
+		if behind || sameRecord(e, le.entry) || (k != transcript.KindAgent && k != transcript.KindReasoning) {
+			// Behind, the same, or an entry the messages carry whole,
+			// whose last message is newer than a provisional record.
 			c.recordedLocked(e.ID)
 			return true
 		}
@@ -542,7 +629,7 @@ func (c *conversation) recordedLocked(id string) {
 // what only they showed: this replica's engine publishes the conversation
 // from now on, or the database was lost meanwhile.
 func (c *conversation) dropRemoteLocked() {
-	c.relayed = nil
+	c.srv.relayed.drop(c.id)
 	for id, r := range c.remote {
 		if l := c.live[id]; l != nil && (l.open || r.settled) && !r.logged {
 			c.withdrawLocked()
