@@ -89,7 +89,7 @@ func (c *conversation) build(head string, since *sinceMark, opts []pager.Option)
 		if cp.size() <= maxCheckpoint {
 			snapSeq := c.shared.seq
 			snap := c.shared.snap
-			control := c.controlLocked()
+			control := c.stateLocked()
 			c.mu.Unlock()
 			return captured{snap: snap, gen: gen, seq: snapSeq, head: head, checkpoint: cp, control: control}, nil
 		}
@@ -121,7 +121,7 @@ func (c *conversation) build(head string, since *sinceMark, opts []pager.Option)
 		cp.Replaced = true
 	}
 	c.shared.snap, c.shared.gen, c.shared.seq, c.shared.off, c.shared.head = snap, gen, seq, off, head
-	control := c.controlLocked()
+	control := c.stateLocked()
 	c.mu.Unlock()
 	return captured{snap: snap, gen: gen, seq: seq, head: head, checkpoint: cp, control: control}, nil
 }

@@ -22,8 +22,8 @@ import (
 //     of a log another process writes, and the captures that share it.
 //     Guarded by mu; a capture's reads of the log run outside it, one at a
 //     time (building).
-//   - stream (replica_live.go): what replicas streamed to each other of
-//     answers not yet saved. Guarded by mu.
+//   - stream (replica_live.go): what replicas relayed to each other of
+//     their engines' live changes. Guarded by mu.
 //   - logWriter (turns_open.go): this server's engine while it holds the log,
 //     the goroutines that own the log and publish the engine's store, and
 //     the conversation's model choice. Its fields are guarded by mu, except
@@ -37,6 +37,8 @@ import (
 // What it does not keep: the queue, the running turn, the approvals and
 // the command receipts. The engine is their only authority; they are read
 // from its store's transcript.Live (controlOf) and from the engine itself.
+// On a replica whose engine does not hold the conversation, the server
+// keeps the last ones the owner relayed, for snapshots (relayedStates).
 type conversation struct {
 	srv  *Server
 	id   string
@@ -103,6 +105,20 @@ type stream struct {
 	// entry.
 	remote   map[string]*remoteEntry
 	streamed map[string]*streamSent
+	// relayAt: when the owner's last change came; receipts: the receipts of recent commands the tabs were sent, in
+	// receiptOrder (oldest first).
+	relayAt      time.Time // when the owner's last change came
+	receipts     map[string][]Receipt
+	receiptOrder []string
+	// emptyOf is the follower's scanner while the document it read is
+	// empty (checkedOf: the scanner that was looked at); replacing: a record of this read replaced that empty
+	// document, settled at the read's end (settleReplaceLocked), at
+	// replaceEnd; it waits from replaceSince for the log to catch up.
+	emptyOf      *history.Scanner
+	checkedOf    *history.Scanner
+	replacing    bool
+	replaceEnd   int64
+	replaceSince time.Time
 }
 
 // logWriter is this server's engine of the conversation and what goes with

@@ -24,6 +24,7 @@ var mutexHolders = map[string]string{
 	"metaCache":     "server",
 	"artifactCache": "server",
 	"forwards":      "server",
+	"relayedStates": "server", // the turn, queue and approvals other replicas relayed, by conversation
 	"conn":          "connection",
 	"conversation":  "conversation",
 }

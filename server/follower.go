@@ -71,7 +71,7 @@ func (c *conversation) follow(stop chan struct{}) {
 				return // Close has released the files; do not reopen them
 			default:
 			}
-			if !c.firstReadingLocked() {
+			if !c.firstReadingLocked() && !c.holdRecordsLocked() {
 				c.pollLocked()
 			}
 			c.mu.Unlock()
@@ -164,6 +164,8 @@ func (c *conversation) pollLocked() {
 // (the engine has published those changes, or nobody needs them).
 func (c *conversation) readLocked(emit bool) {
 	start := c.sc.Offset()
+	c.noteEmptyLocked(start)
+	defer c.settleReplaceLocked()
 	for rec, err := range c.sc.Records(io.NewSectionReader(c.f, start, 1<<62)) {
 		if err != nil {
 			// No valid header yet (a log being created): read it again at
@@ -180,10 +182,18 @@ func (c *conversation) readLocked(emit bool) {
 // live events.
 func (c *conversation) applyRecordLocked(rec history.Record, emit bool) {
 	ch := rec.Change
+	wasEmpty := c.emptyOf == c.sc && c.sc != nil
 	switch ch.Kind {
 	case history.Replaced:
-		c.lastID = lastOf(c.sc.Document())
+		doc := c.sc.Document()
 		head := c.sc.Head()
+		if wasEmpty && len(doc) > 0 {
+			c.emptyOf = nil
+		}
+		if emit && c.deferReplaceLocked(wasEmpty, head, rec.End) {
+			break // replica_live.go
+		}
+		c.lastID = lastOf(doc)
 		if emit {
 			c.replaceLocked()
 			if head != c.head {
@@ -195,9 +205,14 @@ func (c *conversation) applyRecordLocked(rec history.Record, emit bool) {
 		c.head = head
 	case history.Appended, history.Opened:
 		open := ch.Kind == history.Opened
+		if len(ch.Entries) > 0 {
+			c.emptyOf = nil
+		}
+		if c.replacing {
+			emit = false // the document is settled at the end of the read
+		}
 		for _, e := range ch.Entries {
-			if c.remoteRecordLocked(e, open, emit) {
-				c.lastID = e.ID
+			if c.remoteRecordLocked(e, open, emit, rec.End) {
 				continue // streamed messages showed it (replica_live.go)
 			}
 			if emit {

@@ -86,13 +86,17 @@ type ReplicaInbox interface {
 	OnReceipt(func(id string, receipt []byte))
 }
 
-// ReplicaLive publishes streaming changes between replicas: Stream sends
-// one of an answer not yet saved to the other replicas, best effort and in
-// order (replica_live.go); OnLive is told of theirs, for the conversations
-// this replica serves.
+// ReplicaLive publishes live changes between replicas: Stream sends one
+// the owner's engine published (an entry's, streaming text, the turn, the
+// queue, the approvals, a receipt, a presentation) to the other replicas,
+// best effort and in order (replica_live.go); OnLive is told of theirs,
+// for the conversations this replica serves.
 type ReplicaLive interface {
 	Stream(id string, msg []byte)
 	OnLive(func(id string, msg []byte))
+	// OnLiveElsewhere is told of the small messages of conversations this
+	// replica does not serve.
+	OnLiveElsewhere(func(id string, msg []byte))
 }
 
 // ReplicaHealth is whether the database answers.
@@ -272,16 +276,27 @@ func (s *Server) forwardedReceipt(id string, b []byte) {
 	if ch != nil {
 		select {
 		case ch <- rc:
+			// The command's answer: the owner's tabs get no event of it
+			// either.
+			return
 		default:
 		}
 	}
-	if s.lookupConv(id) == nil {
-		return
-	}
-	// Tabs never move a receipt backwards (web/src/protocol/states.ts), so
-	// a late non-final receipt after the final one changes nothing.
-	_ = s.conv(id).publish(Change{Op: OpReceipt, Receipt: &rc})
+	// The owner relays its receipts with its other changes, in their
+	// order (replica_live.go); this answer reaches the tabs only when the
+	// relayed one has not come by then. Tabs never move a receipt
+	// backwards (web/src/protocol/states.ts), so a late non-final receipt
+	// after the final one changes nothing.
+	time.AfterFunc(relayGrace, func() {
+		if c := s.lookupConv(id); c != nil {
+			c.receiptIn(rc)
+		}
+	})
 }
+
+// relayGrace is how long a receipt answered through the inbox waits for
+// the same receipt relayed with the owner's live changes.
+const relayGrace = 500 * time.Millisecond
 
 // bindReplica pokes a conversation's follower when its copy changed, so
 // tabs on this replica see another replica's appends without waiting for
@@ -298,21 +313,32 @@ func (s *Server) bindReplica() {
 	s.rep.inbox.OnReceipt(s.forwardedReceipt)
 	s.rep.health.OnStatus(s.storeStatus)
 	s.rep.live.OnLive(s.streamIn)
+	s.rep.live.OnLiveElsewhere(s.stateIn)
 	s.rep.health.OnLeaseLost(s.lockLost)
 	s.rep.sync.OnChange(func(id string) {
 		// Not under the mirror's lock: the poll takes the conversation's.
-		go func() {
-			c := s.lookupConv(id)
-			if c == nil {
-				return
-			}
-			c.mu.Lock()
-			if c.stop != nil && c.synced {
-				c.pollLocked()
-			}
-			c.mu.Unlock()
-		}()
+		go s.pollCopy(id)
 	})
+}
+
+// pollCopy has conversation id's follower read what its copy gained,
+// unless the owner's relayed changes may not have shown that yet
+// (holdRecordsLocked): then a little later.
+func (s *Server) pollCopy(id string) {
+	c := s.lookupConv(id)
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stop == nil || !c.synced {
+		return
+	}
+	if c.holdRecordsLocked() {
+		time.AfterFunc(recordGrace, func() { s.pollCopy(id) })
+		return
+	}
+	c.pollLocked()
 }
 
 // syncCopy brings a replica's copy of id up to date; without a Replica it

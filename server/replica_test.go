@@ -32,7 +32,7 @@ type replicaServer struct {
 	turns  *testTurns
 }
 
-func newReplicaServer(t *testing.T, url string, rate float64, configure ...func(*Options, *TurnsOptions)) *replicaServer {
+func newReplicaServer(t testing.TB, url string, rate float64, configure ...func(*Options, *TurnsOptions)) *replicaServer {
 	t.Helper()
 	return newReplicaServerSaving(t, url, rate, 0, configure...)
 }
@@ -40,7 +40,7 @@ func newReplicaServer(t *testing.T, url string, rate float64, configure ...func(
 // newReplicaServerSaving is newReplicaServer whose engine saves a
 // streaming answer every saveEvery (0: the engine's default, as folio
 // serve --store).
-func newReplicaServerSaving(t *testing.T, url string, rate float64, saveEvery time.Duration, configure ...func(*Options, *TurnsOptions)) *replicaServer {
+func newReplicaServerSaving(t testing.TB, url string, rate float64, saveEvery time.Duration, configure ...func(*Options, *TurnsOptions)) *replicaServer {
 	t.Helper()
 	st, err := pgstore.Open(context.Background(), url)
 	if err != nil {

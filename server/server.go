@@ -96,6 +96,10 @@ type Server struct {
 
 	fwd forwards     // commands crossing replicas (replica.go)
 	rep replicaParts // opts.Replica by job; every part nil on a single server
+
+	// relayed: the turn, queue and approvals other replicas' engines
+	// relayed (replica_live.go).
+	relayed relayedStates
 }
 
 // New makes a server and its private snapshot folder. Close removes it.

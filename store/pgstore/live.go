@@ -9,13 +9,15 @@ import (
 )
 
 // Streaming across replicas. The replica whose engine runs a turn sends
-// what its tabs see of the answer being written (text appended to an open
-// entry, or the open entry whole) to the other replicas as it happens,
-// before any of it is saved: Stream hands a message to a sender goroutine,
+// what its tabs see (text appended to an open entry, an entry whole, the
+// turn, the queue, the approvals, receipts; the server's replica_live.go
+// says what) to the other replicas as it happens, before any of it is
+// saved: Stream hands a message to a sender goroutine,
 // which notifies liveChannel with it inline when it fits NOTIFY's payload
 // limit, or writes it to folio_live and notifies the row's number. Every
 // listening replica passes the messages of the conversations it serves to
-// OnLive, in the order they were sent.
+// OnLive, in the order they were sent, and those of the others that came
+// inline to OnLiveElsewhere.
 //
 // Delivery is best effort: a message is dropped when the sender falls
 // behind (more than maxLiveQueue waiting), when the database cannot be
@@ -54,6 +56,8 @@ type liveOut struct {
 	dropped int64
 	swept   time.Time
 	onLive  func(id string, msg []byte)
+	// onElsewhere is told of inline messages of conversations not served.
+	onElsewhere func(id string, msg []byte)
 }
 
 // Stream sends msg, a JSON value, to the other replicas' OnLive for
@@ -84,6 +88,16 @@ func (m *Mirror) Stream(id string, msg []byte) {
 func (m *Mirror) OnLive(f func(id string, msg []byte)) {
 	m.out.mu.Lock()
 	m.out.onLive = f
+	m.out.mu.Unlock()
+}
+
+// OnLiveElsewhere sets the function told of another replica's streaming
+// messages that came inline for conversations this replica does not serve
+// (a replica keeps the owners' turn, queue and approvals from them, for a
+// tab that opens such a conversation mid-turn). It is called as OnLive is.
+func (m *Mirror) OnLiveElsewhere(f func(id string, msg []byte)) {
+	m.out.mu.Lock()
+	m.out.onElsewhere = f
 	m.out.mu.Unlock()
 }
 
@@ -185,7 +199,17 @@ func (m *Mirror) liveNoteIn(ctx context.Context, payload string) {
 	m.out.mu.Lock()
 	f := m.out.onLive
 	m.out.mu.Unlock()
-	if !served || f == nil {
+	if !served {
+		// Only inline: a row is read only for a conversation served.
+		m.out.mu.Lock()
+		g := m.out.onElsewhere
+		m.out.mu.Unlock()
+		if g != nil && n.Row == 0 {
+			g(n.Conversation, n.Message)
+		}
+		return
+	}
+	if f == nil {
 		return
 	}
 	msg := []byte(n.Message)
