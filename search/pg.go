@@ -380,9 +380,15 @@ FROM (SELECT n FROM folio_search WHERE terms @@ $1::tsquery`)
 		fmt.Fprintf(&sb, ` AND at < $%d`, len(args))
 	}
 	args = append(args, limit)
-	fmt.Fprintf(&sb, ` ORDER BY n DESC LIMIT %d) k
+	if opts.Newest {
+		fmt.Fprintf(&sb, ` ORDER BY n DESC LIMIT $%d) k
+JOIN folio_search s ON s.n = k.n JOIN folio_search_conversations c ON c.conversation_id = s.conversation_id
+ORDER BY s.n DESC`, len(args))
+	} else {
+		fmt.Fprintf(&sb, ` ORDER BY n DESC LIMIT %d) k
 JOIN folio_search s ON s.n = k.n JOIN folio_search_conversations c ON c.conversation_id = s.conversation_id
 ORDER BY rank DESC, s.at DESC, s.n DESC LIMIT $%d`, candidates, len(args))
+	}
 	rows, err := ix.pool.Query(ctx, sb.String(), args...)
 	if err != nil {
 		return nil, pgQueryErr(ctx, err)

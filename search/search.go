@@ -31,6 +31,11 @@ type Options struct {
 	NoCatchUp bool
 	// Timeout bounds the query (Timeout when 0).
 	Timeout time.Duration
+	// Newest returns the newest indexed matches first, unranked: what
+	// finding a query's hits inside one conversation steps through. The
+	// engine walks its matches newest first and stops at Limit, so the
+	// cost is that of the hits returned.
+	Newest bool
 }
 
 // Hit is one entry that matched.
@@ -136,9 +141,15 @@ FROM (SELECT fts.rowid AS r, bm25(fts) AS s FROM fts WHERE fts MATCH ?`)
 		sb.WriteString(` AND d.at < ?`)
 		args = append(args, q.Before.UnixMilli())
 	}
-	sb.WriteString(` ORDER BY fts.rowid DESC LIMIT ` + strconv.Itoa(candidates) + `) k
+	if opts.Newest {
+		sb.WriteString(` ORDER BY fts.rowid DESC LIMIT ` + strconv.Itoa(limit) + `) k
+JOIN docs d ON d.rowid = k.r JOIN convs c ON c.n = d.conv
+ORDER BY k.r DESC LIMIT ?`)
+	} else {
+		sb.WriteString(` ORDER BY fts.rowid DESC LIMIT ` + strconv.Itoa(candidates) + `) k
 JOIN docs d ON d.rowid = k.r JOIN convs c ON c.n = d.conv
 ORDER BY k.s, d.at DESC LIMIT ?`)
+	}
 	args = append(args, limit)
 	rows, err := ix.db.QueryContext(ctx, sb.String(), args...)
 	if err != nil {
