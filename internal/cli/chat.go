@@ -221,6 +221,7 @@ func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
 		New:           s.newConversation,
 		Export:        s.export,
 		Search:        s.search,
+		Find:          s.find,
 		Tail:          f.tail.turns,
 		Earlier:       s.showCommand,
 		Pager:         s,
@@ -425,21 +426,34 @@ func (s *chatSession) Find(id string) (int, error) {
 	s.mu.Lock()
 	path := s.log.Path()
 	s.mu.Unlock()
+	find, done, err := positions(path)
+	if err != nil {
+		return -1, err
+	}
+	defer done()
+	return find(id)
+}
+
+// positions opens the page index of the log at path as of its size now
+// and returns a lookup of entries' positions in its head (-1 for an entry
+// it does not have); done closes what it opened.
+func positions(path string) (find func(id string) (int, error), done func(), err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return -1, err
+		return nil, nil, err
 	}
-	defer f.Close()
 	ix, err := history.OpenIndex(path, f, 0)
 	if err != nil {
-		return -1, err
+		f.Close()
+		return nil, nil, err
 	}
-	defer ix.Close()
+	done = func() { ix.Close(); f.Close() }
 	d, err := ix.Document(ix.Head())
 	if err != nil {
-		return -1, err
+		done()
+		return nil, nil, err
 	}
-	return d.Find(id)
+	return d.Find, done, nil
 }
 
 // showCommand is the command that prints the current conversation whole,
