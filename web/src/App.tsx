@@ -12,7 +12,9 @@ import { HttpError, httpApi } from './protocol/api';
 import { Client, wsURL } from './protocol/client';
 import { takeToken, wsProtocols } from './protocol/token';
 import { appRoot, conversationFromPath, pathFor } from './routes';
-import { atFromSearch, withAt } from './search/at';
+import { atFromSearch } from './search/at';
+import { FindBar } from './search/FindBar';
+import { findFromSearch, withFind } from './search/find';
 import { markHit, SearchPanel } from './search/SearchPanel';
 import { applyTheme, initialTheme, type Theme } from './theme';
 
@@ -49,6 +51,10 @@ export function App() {
   const [listOpen, setListOpen] = useState(false);
   // The entry a search hit opened the first pane at (?at= in the URL).
   const [at, setAt] = useState(() => atFromSearch(location.search));
+  // The find inside the first pane's conversation (?q=): undefined while
+  // the find bar is closed. findFocus moves the cursor into it.
+  const [find, setFind] = useState(() => findFromSearch(location.search));
+  const [findFocus, setFindFocus] = useState(0);
   const locale = pickLocale(typeof navigator === 'undefined' ? [] : navigator.languages);
   const t = catalogs[locale];
 
@@ -122,15 +128,23 @@ export function App() {
       const id = conversationFromPath(location.pathname);
       setPanes((ps) => ps.map((p, i) => (i === 0 ? { conversation: id } : p)));
       setAt(atFromSearch(location.search));
+      setFind(findFromSearch(location.search));
     };
     window.addEventListener('popstate', onPop);
     return () => window.removeEventListener('popstate', onPop);
   }, []);
-  const navigate = (id: string | undefined, entry?: string) => {
+  // navigate puts the first pane's conversation, the entry it is opened at
+  // and the find query in the URL; replace is for steps between hits,
+  // which back should not walk through one by one.
+  const navigate = (id: string | undefined, entry?: string, q?: string, replace = false) => {
     const path = pathFor(root, id);
-    const search = withAt(location.search, entry);
-    if (path !== location.pathname || search !== location.search) history.pushState(null, '', path + search + location.hash);
+    const search = withFind(location.search, entry, q);
+    if (path !== location.pathname || search !== location.search) {
+      if (replace) history.replaceState(null, '', path + search + location.hash);
+      else history.pushState(null, '', path + search + location.hash);
+    }
     setAt(entry);
+    setFind(q);
   };
   // Opening at a search hit: the pane's view opens its window around the
   // entry (focusOn, the anchor a branch switch uses), and the entry is marked.
@@ -147,11 +161,29 @@ export function App() {
       cache.release(key);
     };
   }, [cache, conv0, head0, at]);
-  const openHit = (id: string, entry: string | undefined) => {
+  const openHit = (id: string, entry: string | undefined, q: string) => {
     setPanes((ps) => ps.map((p, i) => (i === 0 ? { conversation: id } : p)));
-    navigate(id, entry);
+    navigate(id, entry, q || undefined);
     setListOpen(false);
   };
+  const openFind = () => {
+    if (!conv0) return;
+    setFind((f) => f ?? '');
+    setFindFocus((n) => n + 1);
+  };
+  // Ctrl+F (⌘F) finds inside the open conversation: the browser's own find
+  // sees only the window of it that is loaded.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if ((e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === 'f' && conv0) {
+        e.preventDefault();
+        setFind((f) => f ?? '');
+        setFindFocus((n) => n + 1);
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [conv0]);
 
   const open = (slot: number, id: string | undefined) => {
     setPanes((ps) => ps.map((p, i) => (i === slot ? { conversation: id } : p)));
@@ -264,6 +296,21 @@ export function App() {
                 firstMessage={first && first.id === p.conversation ? first : undefined}
                 onFirstSent={() => setFirst(undefined)}
                 onClose={slot > 0 ? () => setPanes((ps) => ps.slice(0, slot)) : undefined}
+                onFind={slot === 0 ? openFind : undefined}
+                find={
+                  slot === 0 && find !== undefined && p.conversation ? (
+                    <FindBar
+                      token={token}
+                      conversation={p.conversation}
+                      query={find}
+                      at={at}
+                      focusKey={findFocus}
+                      onQuery={(q) => navigate(p.conversation, at, q, true)}
+                      onGo={(entry) => navigate(p.conversation, entry, find, true)}
+                      onClose={() => navigate(p.conversation, at, undefined, true)}
+                    />
+                  ) : undefined
+                }
               />
             );
           })}

@@ -8,8 +8,8 @@ import { searchConversations } from './api';
 
 export interface SearchPanelProps {
   token?: string;
-  /** Called with a chosen hit: open its conversation at its entry. */
-  onOpen: (conversation: string, entry: string | undefined) => void;
+  /** Called with a chosen hit: open its conversation at its entry (and keep the query, to step through its hits there). */
+  onOpen: (conversation: string, entry: string | undefined, query: string) => void;
 }
 
 function when(iso: string | undefined): string {
@@ -67,7 +67,7 @@ export function SearchPanel({ token, onOpen }: SearchPanelProps) {
   }, [q, token]);
 
   const choose = (h: SearchHit | undefined) => {
-    if (h) onOpen(h.conversation, h.entry || undefined);
+    if (h) onOpen(h.conversation, h.entry || undefined, q.trim());
   };
   const move = (n: number) => {
     if (!hits?.length) return;
