@@ -12,9 +12,9 @@ import { HttpError, httpApi } from './protocol/api';
 import { Client, wsURL } from './protocol/client';
 import { takeToken, wsProtocols } from './protocol/token';
 import { appRoot, conversationFromPath, pathFor } from './routes';
-import { atFromSearch } from './search/at';
+import { atFromSearch, withAt } from './search/at';
 import { FindBar } from './search/FindBar';
-import { findFromSearch, withFind } from './search/find';
+import { findFromState } from './search/find';
 import { markHit, SearchPanel } from './search/SearchPanel';
 import { applyTheme, initialTheme, type Theme } from './theme';
 
@@ -51,9 +51,10 @@ export function App() {
   const [listOpen, setListOpen] = useState(false);
   // The entry a search hit opened the first pane at (?at= in the URL).
   const [at, setAt] = useState(() => atFromSearch(location.search));
-  // The find inside the first pane's conversation (?q=): undefined while
-  // the find bar is closed. findFocus moves the cursor into it.
-  const [find, setFind] = useState(() => findFromSearch(location.search));
+  // The find inside the first pane's conversation (kept in the history
+  // entry's state): undefined while the find bar is closed. findFocus moves
+  // the cursor into it.
+  const [find, setFind] = useState(() => findFromState(history.state));
   const [findFocus, setFindFocus] = useState(0);
   const locale = pickLocale(typeof navigator === 'undefined' ? [] : navigator.languages);
   const t = catalogs[locale];
@@ -124,25 +125,24 @@ export function App() {
 
   // Back and forward: the first pane follows the URL.
   useEffect(() => {
-    const onPop = () => {
+    const onPop = (e: PopStateEvent) => {
       const id = conversationFromPath(location.pathname);
       setPanes((ps) => ps.map((p, i) => (i === 0 ? { conversation: id } : p)));
       setAt(atFromSearch(location.search));
-      setFind(findFromSearch(location.search));
+      setFind(findFromState(e.state));
     };
     window.addEventListener('popstate', onPop);
     return () => window.removeEventListener('popstate', onPop);
   }, []);
-  // navigate puts the first pane's conversation, the entry it is opened at
-  // and the find query in the URL; replace is for steps between hits,
-  // which back should not walk through one by one.
+  // navigate puts the first pane's conversation and the entry it is
+  // opened at in the URL, and the find query in the history entry; replace
+  // is for steps between hits, which back should not walk one by one.
   const navigate = (id: string | undefined, entry?: string, q?: string, replace = false) => {
     const path = pathFor(root, id);
-    const search = withFind(location.search, entry, q);
-    if (path !== location.pathname || search !== location.search) {
-      if (replace) history.replaceState(null, '', path + search + location.hash);
-      else history.pushState(null, '', path + search + location.hash);
-    }
+    const search = withAt(location.search, entry);
+    const state = q === undefined ? null : { find: q };
+    if (replace) history.replaceState(state, '', path + search + location.hash);
+    else if (path !== location.pathname || search !== location.search || findFromState(history.state) !== q) history.pushState(state, '', path + search + location.hash);
     setAt(entry);
     setFind(q);
   };

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { findFromSearch, inConversation, position, step, withFind } from './find';
+import { findFromState, inConversation, position, step } from './find';
 
 describe('find inside a conversation', () => {
-  it('keeps the query beside the entry in the URL', () => {
-    expect(withFind('', 'g2-5w8b', '537 role:answer')).toBe('?at=g2-5w8b&q=537+role%3Aanswer');
-    expect(findFromSearch('?at=g2-5w8b&q=537+role%3Aanswer')).toBe('537 role:answer');
-    expect(withFind('?x=1&at=a&q=b', undefined, undefined)).toBe('?x=1');
-    expect(findFromSearch('?at=e')).toBeUndefined();
+  it('reads the query a history entry keeps', () => {
+    expect(findFromState({ find: '537 role:answer' })).toBe('537 role:answer');
+    expect(findFromState({ find: '' })).toBe('');
+    expect(findFromState(null)).toBeUndefined();
+    expect(findFromState({ find: 3 })).toBeUndefined();
   });
   it('narrows the query to the conversation, replacing any conversation filter', () => {
     expect(inConversation('fsync "dry run" role:prompt', 'big')).toBe('fsync "dry run" role:prompt conversation:big');

@@ -1,25 +1,14 @@
-// Find inside one conversation: the query (?q= beside ?at= in the
-// conversation's URL), its hits newest first as GET /api/v2/search with
+// Find inside one conversation: the query (kept in the history entry), its hits newest first as GET /api/v2/search with
 // order=newest answers them, and the step from the hit shown to the next.
 
-/** findFromSearch is the find query a location's query names, if any. */
-export function findFromSearch(search: string): string | undefined {
-  const q = new URLSearchParams(search).get('q');
-  return q ? q : undefined;
-}
-
 /**
- * withFind is a location's query with at and q set (or removed when
- * undefined), so /c/{id}?at={entry}&q={query} can be reloaded and shared.
+ * findFromState is the find query a history entry keeps (history.state's
+ * find), so a reload or back and forward come back to the same find; the
+ * URL stays /c/{id}?at={entry}, the link a hit is shared by.
  */
-export function withFind(search: string, at: string | undefined, q: string | undefined): string {
-  const p = new URLSearchParams(search);
-  if (at) p.set('at', at);
-  else p.delete('at');
-  if (q) p.set('q', q);
-  else p.delete('q');
-  const s = p.toString();
-  return s ? `?${s}` : '';
+export function findFromState(state: unknown): string | undefined {
+  const f = (state as { find?: unknown } | null)?.find;
+  return typeof f === 'string' ? f : undefined;
 }
 
 // The filter names the search language reads as a conversation filter
