@@ -52,7 +52,7 @@ async function marks(page, entry) {
   await page.waitForFunction(
     (e) => {
       const m = document.querySelector('.search-hit-mark');
-      return m && [m.dataset.rowId, m.dataset.messageId, m.dataset.entryId, m.dataset.stepId].includes(e);
+      return m && [m.dataset.rowId, m.dataset.messageId, m.dataset.entryId, m.dataset.stepId, m.dataset.searchHit].includes(e);
     },
     entry,
     { timeout: 60_000 },

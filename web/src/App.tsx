@@ -14,7 +14,7 @@ import { takeToken, wsProtocols } from './protocol/token';
 import { appRoot, conversationFromPath, pathFor } from './routes';
 import { atFromSearch, withAt } from './search/at';
 import { FindBar } from './search/FindBar';
-import { findFromState } from './search/find';
+import { findFromState, holds } from './search/find';
 import { markHit, SearchPanel } from './search/SearchPanel';
 import { applyTheme, initialTheme, type Theme } from './theme';
 
@@ -56,6 +56,8 @@ export function App() {
   // the cursor into it.
   const [find, setFind] = useState(() => findFromState(history.state));
   const [findFocus, setFindFocus] = useState(0);
+  // The matched words of the hit shown, to highlight in it.
+  const [words, setWords] = useState<string[]>([]);
   const locale = pickLocale(typeof navigator === 'undefined' ? [] : navigator.languages);
   const t = catalogs[locale];
 
@@ -155,14 +157,15 @@ export function App() {
     const key = `${conv0}|${head0 ?? ''}|0`;
     const view = cache.acquire(key);
     view.focusOn(at);
-    const stop = markHit(at);
+    const stop = markHit(at, words, (e) => view.getState().rows.find((m) => holds(m, e))?.id);
     return () => {
       stop();
       cache.release(key);
     };
-  }, [cache, conv0, head0, at]);
-  const openHit = (id: string, entry: string | undefined, q: string) => {
+  }, [cache, conv0, head0, at, words]);
+  const openHit = (id: string, entry: string | undefined, q: string, w: string[]) => {
     setPanes((ps) => ps.map((p, i) => (i === 0 ? { conversation: id } : p)));
+    setWords(w);
     navigate(id, entry, q || undefined);
     setListOpen(false);
   };
@@ -306,7 +309,10 @@ export function App() {
                       at={at}
                       focusKey={findFocus}
                       onQuery={(q) => navigate(p.conversation, at, q, true)}
-                      onGo={(entry) => navigate(p.conversation, entry, find, true)}
+                      onGo={(entry, w) => {
+                        setWords(w);
+                        navigate(p.conversation, entry, find, true);
+                      }}
                       onClose={() => navigate(p.conversation, at, undefined, true)}
                     />
                   ) : undefined

@@ -31,7 +31,7 @@ describe('FindBar', () => {
     expect(url.searchParams.get('q')).toBe('537 conversation:big');
     expect(url.searchParams.get('order')).toBe('newest');
     expect(url.searchParams.get('limit')).toBe('200');
-    expect(onGo).toHaveBeenLastCalledWith('e9');
+    expect(onGo).toHaveBeenLastCalledWith('e9', ['x']);
     const at = (e: string | undefined) =>
       rerender(
         <LocaleContext.Provider value="de">
@@ -43,13 +43,13 @@ describe('FindBar', () => {
     expect((screen.getByRole('button', { name: 'Vorheriger Treffer (neuer)' }) as HTMLButtonElement).disabled).toBe(true);
     const field = screen.getByRole('searchbox', { name: 'In dieser Unterhaltung suchen' });
     fireEvent.keyDown(field, { key: 'Enter' });
-    expect(onGo).toHaveBeenLastCalledWith('e5');
+    expect(onGo).toHaveBeenLastCalledWith('e5', ['x']);
     at('e5');
     expect(screen.getByTestId('find-status').textContent).toBe('2 von 3');
     fireEvent.keyDown(field, { key: 'Enter', shiftKey: true });
-    expect(onGo).toHaveBeenLastCalledWith('e9');
+    expect(onGo).toHaveBeenLastCalledWith('e9', ['x']);
     fireEvent.click(screen.getByRole('button', { name: 'Nächster Treffer (älter)' }));
-    expect(onGo).toHaveBeenLastCalledWith('e1');
+    expect(onGo).toHaveBeenLastCalledWith('e1', ['x']);
     at('e1');
     expect(screen.getByTestId('find-status').textContent).toBe('3 von 3');
     expect((screen.getByRole('button', { name: 'Nächster Treffer (älter)' }) as HTMLButtonElement).disabled).toBe(true);

@@ -4,6 +4,7 @@ import { useCatalog } from '../i18n/catalog';
 import { HttpError } from '../protocol/api';
 import '../styles/search.css';
 import { searchConversations } from './api';
+import { hitWords } from './SearchPanel';
 import { type FindState, inConversation, position, step } from './find';
 
 export interface FindBarProps {
@@ -15,8 +16,8 @@ export interface FindBarProps {
   at: string | undefined;
   /** A new query was entered. */
   onQuery: (query: string) => void;
-  /** Show this hit: open the window around it and mark it. */
-  onGo: (entry: string) => void;
+  /** Show this hit: open the window around it and mark it (and its matched words). */
+  onGo: (entry: string, words: string[]) => void;
   onClose: () => void;
   /** Puts the cursor in the field whenever it changes (and is not 0). */
   focusKey?: number;
@@ -38,6 +39,7 @@ export function FindBar({ token, conversation, query, at, onQuery, onGo, onClose
   const t = useCatalog();
   const [text, setText] = useState(query);
   const [found, setFound] = useState<FindState | undefined>();
+  const words = useRef(new Map<string, string[]>());
   const [error, setError] = useState<string | undefined>();
   const field = useRef<HTMLInputElement>(null);
   const atRef = useRef(at);
@@ -55,10 +57,11 @@ export function FindBar({ token, conversation, query, at, onQuery, onGo, onClose
     searchConversations(inConversation(query, conversation), { token, signal: ctl.signal, limit: LIMIT, order: 'newest' })
       .then((a) => {
         const s: FindState = { hits: a.hits.map((h) => h.entry ?? '').filter((e) => e !== ''), more: a.hits.length >= LIMIT };
+        words.current = new Map(a.hits.map((h) => [h.entry ?? '', hitWords(h)]));
         setFound(s);
         // A fresh find goes to the newest hit, unless the window is at one
         // already (a search hit opened it, or a reload).
-        if (s.hits.length > 0 && position(s, atRef.current) < 0) onGo(s.hits[0]!);
+        if (s.hits.length > 0 && position(s, atRef.current) < 0) onGo(s.hits[0]!, words.current.get(s.hits[0]!) ?? []);
       })
       .catch((e: unknown) => {
         if (ctl.signal.aborted) return;
@@ -72,7 +75,7 @@ export function FindBar({ token, conversation, query, at, onQuery, onGo, onClose
   const go = (dir: 1 | -1) => {
     if (!found) return;
     const e = step(found, at, dir);
-    if (e) onGo(e);
+    if (e) onGo(e, words.current.get(e) ?? []);
   };
   const i = found ? position(found, at) : -1;
   let status = '';

@@ -27,3 +27,24 @@ describe('find inside a conversation', () => {
     expect(step({ hits: [], more: false }, 'e1', 1)).toBeUndefined();
   });
 });
+
+describe('the chat row that shows an entry', () => {
+  it('is the prompt itself, or the reply whose segments or steps hold it', async () => {
+    const { holds } = await import('./find');
+    const reply = {
+      id: 'a0',
+      role: 'assistant' as const,
+      state: 'completed' as const,
+      segments: [
+        { kind: 'steps' as const, id: 'steps-t1', steps: [{ kind: 'thinking' as const, id: 't1', label: '', text: 'x' }] },
+        { kind: 'text' as const, id: 'a1', markdown: 'the answer' },
+        { kind: 'notice' as const, id: 'n1', text: 'note', tone: 'info' },
+      ],
+      failure: { reason: 'rate_limit', id: 'f1' },
+    };
+    expect(holds({ id: 'u1', role: 'user', text: 'q' }, 'u1')).toBe(true);
+    expect(holds({ id: 'u1', role: 'user', text: 'q' }, 'a1')).toBe(false);
+    for (const e of ['a0', 't1', 'a1', 'n1', 'f1']) expect(holds(reply, e)).toBe(true);
+    expect(holds(reply, 'u1')).toBe(false);
+  });
+});
