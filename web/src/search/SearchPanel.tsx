@@ -186,7 +186,8 @@ function highlightWords(el: Element, words: readonly string[]): Range | undefine
 /**
  * markHit highlights the entry a search opened once its row or segment is
  * on the page (the window is opened around it), and brings it into view;
- * it gives up after a few seconds. The matched words (words) are
+ * it gives up after a minute (a window far back in a long conversation can
+ * take seconds to load on a busy server). The matched words (words) are
  * highlighted in it where the browser can. It returns a cancel function.
  */
 export function markHit(entry: string, words: readonly string[] = [], rowOf?: (entry: string) => string | undefined): () => void {
@@ -208,7 +209,7 @@ export function markHit(entry: string, words: readonly string[] = [], rowOf?: (e
       const first = highlightWords(el, words);
       (first?.startContainer.parentElement ?? el).scrollIntoView({ block: 'center' });
       clearInterval(timer);
-    } else if (++tries > 100) clearInterval(timer);
-  }, 50);
+    } else if (++tries > 600) clearInterval(timer);
+  }, 100);
   return () => clearInterval(timer);
 }
