@@ -14,7 +14,8 @@ import { takeToken, wsProtocols } from './protocol/token';
 import { appRoot, conversationFromPath, pathFor } from './routes';
 import { atFromSearch, withAt } from './search/at';
 import { FindBar } from './search/FindBar';
-import { findFromState, holds } from './search/find';
+import { findFromState } from './search/find';
+import { holds } from './chat/rows';
 import { markHit, SearchPanel } from './search/SearchPanel';
 import { applyTheme, initialTheme, type Theme } from './theme';
 

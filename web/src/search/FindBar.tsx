@@ -85,6 +85,10 @@ export function FindBar({ token, conversation, query, at, onQuery, onGo, onClose
   else if (found) status = t.findCount(found.hits.length, found.more);
 
   return (
+    // The bar floats over the top of the transcript (a slot of no height):
+    // opening or closing it must not change the message column's height,
+    // which the window's scroll anchoring reads while it loads a hit.
+    <div className="find-slot">
     <div className="find-bar" role="search" data-testid="find-bar">
       <label className="search-field find-field">
         <Search aria-hidden="true" size={14} />
@@ -120,6 +124,7 @@ export function FindBar({ token, conversation, query, at, onQuery, onGo, onClose
       <button type="button" className="icon-button" aria-label={t.findClose} title={t.findClose} onClick={onClose}>
         <X aria-hidden="true" size={16} />
       </button>
+    </div>
     </div>
   );
 }

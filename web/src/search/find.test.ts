@@ -30,7 +30,7 @@ describe('find inside a conversation', () => {
 
 describe('the chat row that shows an entry', () => {
   it('is the prompt itself, or the reply whose segments or steps hold it', async () => {
-    const { holds } = await import('./find');
+    const { holds } = await import('../chat/rows');
     const reply = {
       id: 'a0',
       role: 'assistant' as const,

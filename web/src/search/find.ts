@@ -1,5 +1,3 @@
-import type { Message } from '../chat/types';
-
 // Find inside one conversation: the query (kept in the history entry), its hits newest first as GET /api/v2/search with
 // order=newest answers them, and the step from the hit shown to the next.
 
@@ -52,16 +50,4 @@ export function step(s: FindState, at: string | undefined, dir: 1 | -1): string 
   const i = position(s, at);
   if (i < 0) return dir === 1 ? s.hits[0] : s.hits[s.hits.length - 1];
   return s.hits[i + dir];
-}
-
-/**
- * holds reports whether chat row m shows entry e: a prompt is its own row;
- * a reply's row holds its answers, notices, steering, thinking and tool
- * calls, each a segment or step named by its entry.
- */
-export function holds(m: Message, e: string): boolean {
-  if (m.id === e) return true;
-  if (m.role !== 'assistant') return false;
-  if (m.failure?.id === e) return true;
-  return m.segments.some((s) => s.id === e || (s.kind === 'steps' && s.steps.some((st) => st.id === e)) || (s.kind === 'failure' && s.failure.id === e));
 }
