@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/foliodev/folio/transcript"
+
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -34,6 +36,18 @@ type FindHit struct {
 type FindResult struct {
 	Hits []FindHit
 	More bool
+}
+
+// PageFinder is a Pager that finds an entry and reads the page around it
+// in one look at the log's page index (a chat host's): having found the
+// entry, the index reads its neighbours near it, so a hit far back in a
+// long conversation costs what a page near its end does.
+type PageFinder interface {
+	// PageAround returns up to n entries around entry id, all before
+	// position limit, the first at position lo, with their stored sizes;
+	// lo is -1 when the conversation has no such entry. An entry at or
+	// after limit is not read: its position comes back with no entries.
+	PageAround(id string, n, limit int) (lo, at int, entries []transcript.Entry, sizes []int, err error)
 }
 
 // findKey opens the find line.
@@ -215,6 +229,9 @@ type hitMark struct {
 // reports false when the conversation has no such entry.
 func (v *viewport) GoTo(id string, pos int, words []string) bool {
 	_, ok := v.doc.Index(id)
+	if !ok {
+		ok = v.pageAround(id)
+	}
 	if !ok && pos >= 0 {
 		if pos >= v.src.Elided() {
 			// In the engine's document: back from any detached pages.
@@ -244,6 +261,35 @@ func (v *viewport) GoTo(id string, pos int, words []string) bool {
 	v.anchorID, v.anchorOff = v.doc.At(b.start).ID, off
 	v.settle()
 	return true
+}
+
+// pageAround reads the page around entry id through a PageFinder, in
+// place of any paged entries; it reports whether the window now holds id.
+func (v *viewport) pageAround(id string) bool {
+	pf, ok := v.Pager.(PageFinder)
+	if !ok {
+		return false
+	}
+	lo, at, es, sizes, err := pf.PageAround(id, pageEntries, v.src.Elided())
+	switch {
+	case err != nil:
+		v.pg.err = "the hit's page could not be read: " + err.Error()
+		return false
+	case at < 0:
+		return false
+	case at >= v.src.Elided():
+		if v.detached() {
+			v.dropPages()
+		}
+	default:
+		v.pg = paged{es: es, sizes: sizes, lo: lo}
+		for _, s := range sizes {
+			v.pg.bytes += s
+		}
+		v.compose()
+	}
+	_, ok = v.doc.Index(id)
+	return ok
 }
 
 // markedLines returns run p's lines with the mark's words shown reversed;
