@@ -220,3 +220,61 @@ func TestAppFindInClassicSaysWhere(t *testing.T) {
 		t.Fatalf("classic /find: open %v, status %q", r.app.find != nil, r.app.status)
 	}
 }
+
+// countingFinder is the chat's PageFinder, counting the plain page reads
+// it is asked for.
+type countingFinder struct {
+	sizedFinder
+	pages, around int
+}
+
+func (c *countingFinder) Page(lo, hi int) ([]transcript.Entry, []int, error) {
+	c.pages++
+	return c.sizedFinder.Page(lo, hi)
+}
+
+func (c *countingFinder) PageAround(id string, n, limit int) (int, int, []transcript.Entry, []int, error) {
+	c.around++
+	return c.sizedFinder.PageAround(id, n, limit)
+}
+
+// GoTo an entry far before the engine's tail with a PageFinder reads the
+// page around it in one call (no position needed, no plain page read),
+// and the window is history's reading there; an entry in the tail reads
+// nothing; an unknown one is refused.
+func TestViewportGoToReadsThePageAroundTheHit(t *testing.T) {
+	t.Parallel()
+	path := genLog(t, 20000, 13)
+	whole, err := history.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := whole.Document.Entries()
+	src := resumedTail(t, path)
+	pf := &countingFinder{sizedFinder: sizedFinder{sizedPager{path}}}
+	v := newViewport(newRenderCache(NewPainter(PlainTheme)), 80, 30)
+	v.Pager = pf
+	v.SetDocument(src, 1)
+	deep := all[src.Elided()/4].ID
+	if !v.GoTo(deep, -1, nil) {
+		t.Fatal("GoTo a deep entry failed")
+	}
+	v.Lines()
+	checkWindow(t, v, all, "deep")
+	if pf.around != 1 || pf.pages != 0 {
+		t.Fatalf("%d page-around reads and %d page reads, want 1 and 0", pf.around, pf.pages)
+	}
+	if _, ok := v.doc.Index(deep); !ok || v.mark.id != deep {
+		t.Fatalf("the window does not hold or mark %s", deep)
+	}
+	tail := src.At(src.Len() - 5).ID
+	if !v.GoTo(tail, -1, nil) {
+		t.Fatal("GoTo an entry of the tail failed")
+	}
+	if _, ok := v.doc.Index(tail); !ok {
+		t.Fatal("the window does not hold the tail's entry")
+	}
+	if v.GoTo("no-such-entry", -1, nil) {
+		t.Fatal("GoTo an unknown entry succeeded")
+	}
+}
