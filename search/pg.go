@@ -451,6 +451,11 @@ func (ix *PGIndex) Run(ctx context.Context, q Query, opts Options) ([]Hit, error
 	// PostgreSQL's own choice goes by its estimate of how many rows have
 	// all the words, which for common words that go together (a phrase)
 	// is off by a hundred times.
+	// Newest: the newest matches in order, unranked, up to the limit.
+	want := candidates
+	if opts.Newest {
+		want = limit
+	}
 	cursor, lo := int64(math.MaxInt64), int64(0)
 	walk := ix.common(ctx, q)
 	if walk {
@@ -514,7 +519,7 @@ func (ix *PGIndex) Run(ctx context.Context, q Query, opts Options) ([]Hit, error
 		}
 		if walk && got < pgBatchRows {
 			// The window is read: the older rows from the GIN index.
-			more := lo > 0 && len(pool) < candidates && (!verify || len(pool) < limit)
+			more := lo > 0 && len(pool) < want && (!verify || len(pool) < limit)
 			walk, cursor, lo = false, lo, 0
 			if more {
 				continue
@@ -524,22 +529,24 @@ func (ix *PGIndex) Run(ctx context.Context, q Query, opts Options) ([]Hit, error
 		// Without a check every row found is a match; with one, the
 		// next batch is read until enough matched to rank, or enough
 		// for the hits asked once a batch has been checked.
-		if !verify || got < pgBatchRows || len(pool) >= candidates || len(pool) >= limit {
+		if !verify || got < pgBatchRows || len(pool) >= want || len(pool) >= limit {
 			break
 		}
 	}
-	pool = pool[:min(len(pool), candidates)] // the newest
+	pool = pool[:min(len(pool), want)] // the newest
 	// BM25 with each word counted once orders the rows that have all the
 	// words by their length alone; the newer first among equals.
-	slices.SortStableFunc(pool, func(a, b pgCand) int {
-		if a.words != b.words {
-			return cmp.Compare(a.words, b.words)
-		}
-		if a.at != b.at {
-			return cmp.Compare(b.at, a.at)
-		}
-		return cmp.Compare(b.n, a.n)
-	})
+	if !opts.Newest { // else as read: the newest first
+		slices.SortStableFunc(pool, func(a, b pgCand) int {
+			if a.words != b.words {
+				return cmp.Compare(a.words, b.words)
+			}
+			if a.at != b.at {
+				return cmp.Compare(b.at, a.at)
+			}
+			return cmp.Compare(b.n, a.n)
+		})
+	}
 	pool = pool[:min(len(pool), limit)]
 	if len(pool) == 0 {
 		return []Hit{}, nil

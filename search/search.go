@@ -33,6 +33,11 @@ type Options struct {
 	NoCatchUp bool
 	// Timeout bounds the query (Timeout when 0).
 	Timeout time.Duration
+	// Newest returns the newest indexed matches first, unranked: what
+	// finding a query's hits inside one conversation steps through. The
+	// engine walks its matches newest first and stops at Limit, so the
+	// cost is that of the hits returned.
+	Newest bool
 }
 
 // Hit is one entry that matched.
@@ -138,7 +143,12 @@ FROM fts JOIN docs d ON d.rowid = ` + topRowidSQL + ` - fts.rowid`)
 		sb.WriteString(` AND d.at < ?`)
 		args = append(args, q.Before.UnixMilli())
 	}
-	sb.WriteString(` ORDER BY fts.rowid LIMIT ` + strconv.Itoa(candidates))
+	// Newest: the newest matches in order, unranked, up to the limit.
+	n := candidates
+	if opts.Newest {
+		n = limit
+	}
+	sb.WriteString(` ORDER BY fts.rowid LIMIT ` + strconv.Itoa(n))
 	rows, err := ix.db.QueryContext(ctx, sb.String(), args...)
 	if err != nil {
 		return nil, ix.queryErr(ctx, err)
@@ -159,15 +169,17 @@ FROM fts JOIN docs d ON d.rowid = ` + topRowidSQL + ` - fts.rowid`)
 	if err != nil {
 		return nil, ix.queryErr(ctx, err)
 	}
-	slices.SortStableFunc(pool, func(a, b ranked) int {
-		if a.score != b.score {
-			return cmp.Compare(b.score, a.score)
-		}
-		if a.at != b.at {
-			return cmp.Compare(b.at, a.at)
-		}
-		return cmp.Compare(b.n, a.n)
-	})
+	if !opts.Newest { // else as read: the newest first
+		slices.SortStableFunc(pool, func(a, b ranked) int {
+			if a.score != b.score {
+				return cmp.Compare(b.score, a.score)
+			}
+			if a.at != b.at {
+				return cmp.Compare(b.at, a.at)
+			}
+			return cmp.Compare(b.n, a.n)
+		})
+	}
 	pool = pool[:min(len(pool), limit)]
 	hits := make([]Hit, 0, len(pool))
 	convs := map[int64][3]string{}

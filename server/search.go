@@ -30,6 +30,17 @@ func (s *Server) searchConversations(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
+	// order=newest lists the newest matches first, unranked: the web
+	// app's next and previous hit inside one conversation.
+	newest := false
+	switch o := r.URL.Query().Get("order"); o {
+	case "", "rank":
+	case "newest":
+		newest = true
+	default:
+		httpError(w, http.StatusBadRequest, "bad-request", "order must be rank or newest, not "+strconv.Quote(o))
+		return
+	}
 	if _, err := search.ParseQuery(q); err != nil {
 		httpError(w, http.StatusBadRequest, "bad-query", err.Error())
 		return
@@ -43,7 +54,7 @@ func (s *Server) searchConversations(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer ix.Close()
-	hits, err := ix.Search(r.Context(), q, search.Options{Limit: limit})
+	hits, err := ix.Search(r.Context(), q, search.Options{Limit: limit, Newest: newest})
 	switch {
 	case errors.Is(err, search.ErrTimeout):
 		httpError(w, http.StatusServiceUnavailable, "search-timeout", "the search took too long; narrow it with more words or a filter")

@@ -111,3 +111,31 @@ func TestSearchSchemaMatchesTheAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchNewestOrder: order=newest lists one conversation's matches
+// newest first (what the web app steps through), and an unknown order is
+// refused.
+func TestSearchNewestOrder(t *testing.T) {
+	ts := newTestServer(t, Options{})
+	ts.writeGen(t, "deep", 3000, 5)
+	var ranked, newest searchAnswer
+	q := url.QueryEscape(`fsync role:prompt conversation:deep`)
+	getJSON(t, ts.url+"/api/v2/search?q="+q+"&limit=200", &ranked)
+	getJSON(t, ts.url+"/api/v2/search?q="+q+"&limit=200&order=newest", &newest)
+	if len(newest.Hits) != len(ranked.Hits) || len(newest.Hits) < 3 {
+		t.Fatalf("%d hits newest first, %d ranked", len(newest.Hits), len(ranked.Hits))
+	}
+	for i := 1; i < len(newest.Hits); i++ {
+		if newest.Hits[i].At.After(newest.Hits[i-1].At) {
+			t.Fatalf("hit %d (%s) is newer than hit %d (%s)", i, newest.Hits[i].At, i-1, newest.Hits[i-1].At)
+		}
+	}
+	resp, err := http.Get(ts.url + "/api/v2/search?q=x&order=sideways")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("order=sideways: %d", resp.StatusCode)
+	}
+}

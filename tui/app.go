@@ -77,6 +77,10 @@ type Options struct {
 	// Search finds a query's hits over every conversation (/search,
 	// tui/search.go); without it /search says it is not available.
 	Search func(query string) ([]SearchHit, error)
+	// Find finds a query's hits inside the conversation shown, newest
+	// first (ctrl+f, /find, tui/find.go); without it /find says it is not
+	// available.
+	Find func(query string) (FindResult, error)
 	// Tail is how many of a resumed conversation's last turns the classic
 	// view prints: 0 about two screens' worth, < 0 every entry the engine's
 	// document holds. Earlier says how to see the entries before them (a
@@ -136,6 +140,7 @@ type App struct {
 	appr    approvalPrompt // approval.go
 	picker  *picker
 	overlay *overlay // /help, /model
+	find    *finder  // the open find line (ctrl+f), or nil
 	// The slash menu's selection, and the text it was closed for with esc.
 	menuSel    int
 	menuClosed string

@@ -36,6 +36,12 @@ func (a *App) key(k tea.KeyPressMsg) tea.Cmd {
 	if cmd, ok := a.approvalKey(k); ok {
 		return cmd
 	}
+	if a.find != nil {
+		if cmd, ok := a.findKeyPress(k); ok {
+			return cmd
+		}
+		return a.view.Update(k)
+	}
 	if cmd, ok := a.menuKey(s); ok {
 		return cmd
 	}
@@ -74,6 +80,9 @@ func (a *App) key(k tea.KeyPressMsg) tea.Cmd {
 		return a.copyAnswer()
 	case searchKey:
 		a.startSearch()
+		return nil
+	case findKey:
+		a.openFind("")
 		return nil
 	}
 	if a.view != nil {
@@ -244,6 +253,9 @@ func (a *App) slash(text string) (tea.Cmd, bool) {
 		return nil, true
 	case "/search":
 		a.searchCommand(text)
+		return nil, true
+	case "/find":
+		a.openFind(strings.TrimSpace(strings.TrimPrefix(text, "/find")))
 		return nil, true
 	case "/quit", "/exit":
 		return a.quit(), true

@@ -77,7 +77,12 @@ func (a *App) View() tea.View {
 	top := len(lines)
 	lines = append(lines, chrome...)
 	v.Content = strings.Join(lines, "\n")
-	if c := a.input.Cursor(); c != nil && !a.approvalFocused() && a.picker == nil && a.overlay == nil {
+	if a.find != nil && a.picker == nil && a.overlay == nil {
+		if c := a.find.input.Cursor(); c != nil {
+			c.Y += top + a.editorRow()
+			v.Cursor = c
+		}
+	} else if c := a.input.Cursor(); c != nil && !a.approvalFocused() && a.picker == nil && a.overlay == nil {
 		c.Y += top + a.editorRow()
 		v.Cursor = c
 	}
@@ -114,8 +119,12 @@ func (a *App) chrome() []string {
 	if a.approvalPending() {
 		out = append(out, a.approvalLines()...)
 	}
-	for _, l := range strings.Split(a.input.View(), "\n") {
-		out = append(out, a.finish(l))
+	if a.find != nil {
+		out = append(out, a.finish(a.findLine()))
+	} else {
+		for _, l := range strings.Split(a.input.View(), "\n") {
+			out = append(out, a.finish(l))
+		}
 	}
 	out = append(out, a.menuLines()...)
 	out = append(out, a.footer())

@@ -18,6 +18,9 @@ type SearchHit struct {
 	// Snippet is the text around the hit with the matched words between
 	// Mark[0] and Mark[1] of SearchMarks.
 	Snippet string
+	// Words are the matched words as the entry writes them, which the
+	// view marks when it opens the conversation at the hit.
+	Words []string
 }
 
 // SearchMarks are what a Search func puts around the matched words of a
@@ -80,7 +83,7 @@ func (a *App) openHit(h SearchHit) error {
 	}
 	a.setSnapshot(a.store.Snapshot())
 	a.status = "search hit: " + oneLine(sanitize(h.Snippet))
-	if a.view != nil && h.Entry != "" && !a.view.ScrollTo(h.Entry) {
+	if a.view != nil && h.Entry != "" && !a.view.GoTo(h.Entry, -1, h.Words) {
 		a.status = "the hit is no longer in this conversation's branch"
 	}
 	return nil

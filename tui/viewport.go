@@ -41,6 +41,7 @@ type viewport struct {
 	anchorOff int    // lines of that run above the window
 	baseline  int    // document length when the reader left the live edge
 	expanded  map[string]bool
+	mark      hitMark // the search or find hit marked (find.go)
 
 	Keys keyMap
 	// Pager reads the entries before the engine's document (a resumed
@@ -85,6 +86,7 @@ func (v *viewport) SetDocument(doc transcript.Document, gen uint64) {
 		clear(v.expanded)
 		v.cache.resetStreams()
 		v.pg = paged{}
+		v.mark = hitMark{}
 	}
 	v.src = doc
 	if v.follow {
@@ -329,10 +331,21 @@ func (v *viewport) Lines() []string {
 			v.clampAnchor(&b, &off)
 		}
 		ex := v.expandedFn()
+		mi, marked := -1, false
+		if v.mark.id != "" {
+			mi, marked = v.doc.Index(v.mark.id)
+		}
 		for len(out) < v.height {
 			p := v.cache.run(v.doc, b, v.width, ex)
-			for i := off; i < p.Len() && len(out) < v.height; i++ {
-				out = append(out, p.Line(i))
+			if marked && mi >= b.start && mi < b.end {
+				ls := v.markedLines(p)
+				for i := off; i < len(ls) && len(out) < v.height; i++ {
+					out = append(out, ls[i])
+				}
+			} else {
+				for i := off; i < p.Len() && len(out) < v.height; i++ {
+					out = append(out, p.Line(i))
+				}
 			}
 			if b.end >= v.doc.Len() {
 				break

@@ -222,6 +222,7 @@ func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
 		New:           s.newConversation,
 		Export:        s.export,
 		Search:        s.search,
+		Find:          s.find,
 		Tail:          f.tail.turns,
 		Earlier:       s.showCommand,
 		Pager:         s,
@@ -448,21 +449,82 @@ func (s *chatSession) Find(id string) (int, error) {
 	s.mu.Lock()
 	path := s.path
 	s.mu.Unlock()
-	f, err := os.Open(path)
+	find, done, err := positions(path)
 	if err != nil {
 		return -1, err
+	}
+	defer done()
+	return find(id)
+}
+
+var _ tui.PageFinder = (*chatSession)(nil)
+
+// PageAround reads the page of n entries around entry id of the current
+// conversation, before position limit (tui.PageFinder): one look at the
+// log's page index finds the entry through its ID table and then reads
+// the index near it, so a search or find hit far back costs what a page
+// near the end does.
+func (s *chatSession) PageAround(id string, n, limit int) (lo, at int, es []transcript.Entry, sizes []int, err error) {
+	s.mu.Lock()
+	path := s.log.Path()
+	s.mu.Unlock()
+	return pageAround(path, id, n, limit)
+}
+
+func pageAround(path, id string, n, limit int) (lo, at int, es []transcript.Entry, sizes []int, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return -1, -1, nil, nil, err
 	}
 	defer f.Close()
 	ix, err := history.OpenIndex(path, f, 0)
 	if err != nil {
-		return -1, err
+		return -1, -1, nil, nil, err
 	}
 	defer ix.Close()
 	d, err := ix.Document(ix.Head())
 	if err != nil {
-		return -1, err
+		return -1, -1, nil, nil, err
 	}
-	return d.Find(id)
+	if at, err = d.Find(id); err != nil || at < 0 || at >= limit {
+		return -1, at, nil, nil, err
+	}
+	lo = max(0, at-n/2)
+	hi := min(lo+n, limit)
+	refs, err := d.Refs(lo, hi)
+	if err != nil {
+		return -1, -1, nil, nil, err
+	}
+	if es, err = d.Entries(f, lo, hi); err != nil {
+		return -1, -1, nil, nil, err
+	}
+	sizes = make([]int, len(refs))
+	for i, r := range refs {
+		sizes[i] = int(r.Len)
+	}
+	return lo, at, es, sizes, nil
+}
+
+// positions opens the page index of the log at path as of its size now
+// and returns a lookup of entries' positions in its head (-1 for an entry
+// it does not have); done closes what it opened.
+func positions(path string) (find func(id string) (int, error), done func(), err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	ix, err := history.OpenIndex(path, f, 0)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	done = func() { ix.Close(); f.Close() }
+	d, err := ix.Document(ix.Head())
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	return d.Find, done, nil
 }
 
 // showCommand is the command that prints the current conversation whole,

@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -184,7 +186,74 @@ func (s *chatSession) search(q string) ([]tui.SearchHit, error) {
 	out := make([]tui.SearchHit, 0, len(hits))
 	for _, h := range hits {
 		out = append(out, tui.SearchHit{Conversation: h.Conversation, Title: h.Title, Entry: h.Entry, Role: h.Role, At: h.At,
-			Snippet: h.SnippetText(tui.SearchMarks[0], tui.SearchMarks[1])})
+			Snippet: h.SnippetText(tui.SearchMarks[0], tui.SearchMarks[1]), Words: hitWords(h)})
 	}
 	return out, nil
+}
+
+// hitWords are the words a hit's snippet marks, one by one (a phrase's
+// words too, so a line break inside it does not hide the mark).
+func hitWords(h search.Hit) []string {
+	var out []string
+	for _, s := range h.Snippet {
+		if s.Hit {
+			out = append(out, strings.Fields(s.Text)...)
+		}
+	}
+	return out
+}
+
+// find is the chat's ctrl+f: the query's hits in the current conversation,
+// newest first. The index is brought up to this conversation's log only,
+// its newest hits are read unranked (search.Options.Newest), and their
+// positions come from one look at the log's page index, so the view reads
+// the page around each hit and nothing else of the conversation.
+func (s *chatSession) find(query string) (tui.FindResult, error) {
+	q, err := search.ParseQuery(query)
+	if err != nil {
+		return tui.FindResult{}, err
+	}
+	s.mu.Lock()
+	id, path := s.id, s.log.Path()
+	s.mu.Unlock()
+	q.Conversation = id
+	ix, err := search.Open(s.dataDir)
+	if err != nil {
+		return tui.FindResult{}, err
+	}
+	defer ix.Close()
+	ctx := context.Background()
+	if err := ix.Update(ctx, id); err != nil {
+		return tui.FindResult{}, err
+	}
+	hits, err := ix.Run(ctx, q, search.Options{Newest: true, Limit: search.MaxLimit})
+	if err != nil {
+		return tui.FindResult{}, err
+	}
+	res := tui.FindResult{More: len(hits) == search.MaxLimit}
+	if len(hits) == 0 {
+		return res, nil
+	}
+	pos, done, err := positions(path)
+	if err != nil {
+		return tui.FindResult{}, err
+	}
+	defer done()
+	for _, h := range hits {
+		if h.Entry == "" {
+			continue // the title
+		}
+		at, err := pos(h.Entry)
+		if err != nil {
+			return tui.FindResult{}, err
+		}
+		if at < 0 {
+			continue // not in the head any more
+		}
+		res.Hits = append(res.Hits, tui.FindHit{Entry: h.Entry, Pos: at, Words: hitWords(h)})
+	}
+	// The index's order is the order entries were indexed; the
+	// conversation's is what a person steps through.
+	slices.SortStableFunc(res.Hits, func(a, b tui.FindHit) int { return cmp.Compare(b.Pos, a.Pos) })
+	return res, nil
 }

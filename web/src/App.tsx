@@ -13,6 +13,9 @@ import { Client, wsURL } from './protocol/client';
 import { shareFromPath, takeToken, wsProtocols } from './protocol/token';
 import { appRoot, conversationFromPath, pathFor } from './routes';
 import { atFromSearch, withAt } from './search/at';
+import { FindBar } from './search/FindBar';
+import { findFromState } from './search/find';
+import { holds } from './chat/rows';
 import { markHit, SearchPanel } from './search/SearchPanel';
 import { applyTheme, initialTheme, type Theme } from './theme';
 
@@ -51,6 +54,13 @@ export function App() {
   const [listOpen, setListOpen] = useState(false);
   // The entry a search hit opened the first pane at (?at= in the URL).
   const [at, setAt] = useState(() => atFromSearch(location.search));
+  // The find inside the first pane's conversation (kept in the history
+  // entry's state): undefined while the find bar is closed. findFocus moves
+  // the cursor into it.
+  const [find, setFind] = useState(() => findFromState(history.state));
+  const [findFocus, setFindFocus] = useState(0);
+  // The matched words of the hit shown, to highlight in it.
+  const [words, setWords] = useState<string[]>([]);
   const locale = pickLocale(typeof navigator === 'undefined' ? [] : navigator.languages);
   const t = catalogs[locale];
 
@@ -140,19 +150,26 @@ export function App() {
 
   // Back and forward: the first pane follows the URL.
   useEffect(() => {
-    const onPop = () => {
+    const onPop = (e: PopStateEvent) => {
       const id = conversationFromPath(location.pathname);
       setPanes((ps) => ps.map((p, i) => (i === 0 ? { conversation: id } : p)));
       setAt(atFromSearch(location.search));
+      setFind(findFromState(e.state));
     };
     window.addEventListener('popstate', onPop);
     return () => window.removeEventListener('popstate', onPop);
   }, []);
-  const navigate = (id: string | undefined, entry?: string) => {
+  // navigate puts the first pane's conversation and the entry it is
+  // opened at in the URL, and the find query in the history entry; replace
+  // is for steps between hits, which back should not walk one by one.
+  const navigate = (id: string | undefined, entry?: string, q?: string, replace = false) => {
     const path = pathFor(root, id);
     const search = withAt(location.search, entry);
-    if (path !== location.pathname || search !== location.search) history.pushState(null, '', path + search + location.hash);
+    const state = q === undefined ? null : { find: q };
+    if (replace) history.replaceState(state, '', path + search + location.hash);
+    else if (path !== location.pathname || search !== location.search || findFromState(history.state) !== q) history.pushState(state, '', path + search + location.hash);
     setAt(entry);
+    setFind(q);
   };
   // Opening at a search hit: the pane's view opens its window around the
   // entry (focusOn, the anchor a branch switch uses), and the entry is marked.
@@ -163,17 +180,36 @@ export function App() {
     const key = `${conv0}|${head0 ?? ''}|0`;
     const view = cache.acquire(key);
     view.focusOn(at);
-    const stop = markHit(at);
+    const stop = markHit(at, words, (e) => view.getState().rows.find((m) => holds(m, e))?.id);
     return () => {
       stop();
       cache.release(key);
     };
-  }, [cache, conv0, head0, at]);
-  const openHit = (id: string, entry: string | undefined) => {
+  }, [cache, conv0, head0, at, words]);
+  const openHit = (id: string, entry: string | undefined, q: string, w: string[]) => {
     setPanes((ps) => ps.map((p, i) => (i === 0 ? { conversation: id } : p)));
-    navigate(id, entry);
+    setWords(w);
+    navigate(id, entry, q || undefined);
     setListOpen(false);
   };
+  const openFind = () => {
+    if (!conv0) return;
+    setFind((f) => f ?? '');
+    setFindFocus((n) => n + 1);
+  };
+  // Ctrl+F (⌘F) finds inside the open conversation: the browser's own find
+  // sees only the window of it that is loaded.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if ((e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === 'f' && conv0) {
+        e.preventDefault();
+        setFind((f) => f ?? '');
+        setFindFocus((n) => n + 1);
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [conv0]);
 
   const open = (slot: number, id: string | undefined) => {
     setPanes((ps) => ps.map((p, i) => (i === slot ? { conversation: id } : p)));
@@ -297,6 +333,24 @@ export function App() {
                 onFirstSent={() => setFirst(undefined)}
                 onClose={slot > 0 ? () => setPanes((ps) => ps.slice(0, slot)) : undefined}
                 readOnly={share !== undefined}
+                onFind={slot === 0 ? openFind : undefined}
+                find={
+                  slot === 0 && find !== undefined && p.conversation ? (
+                    <FindBar
+                      token={token}
+                      conversation={p.conversation}
+                      query={find}
+                      at={at}
+                      focusKey={findFocus}
+                      onQuery={(q) => navigate(p.conversation, at, q, true)}
+                      onGo={(entry, w) => {
+                        setWords(w);
+                        navigate(p.conversation, entry, find, true);
+                      }}
+                      onClose={() => navigate(p.conversation, at, undefined, true)}
+                    />
+                  ) : undefined
+                }
               />
             );
           })}

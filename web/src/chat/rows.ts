@@ -226,3 +226,16 @@ export function groupMessage(held: readonly Held[], running: boolean, placeholde
   }
   return replyMessage(first.entry.id, held, running);
 }
+
+/**
+ * holds reports whether chat row m shows entry e: a prompt is its own row;
+ * a reply's row holds its answers, notices, steering, thinking and tool
+ * calls, each a segment or step named by its entry. A search hit names an
+ * entry; the view scrolls to and marks the row that holds it.
+ */
+export function holds(m: Message, e: string): boolean {
+  if (m.id === e) return true;
+  if (m.role !== 'assistant') return false;
+  if (m.failure?.id === e) return true;
+  return m.segments.some((s) => s.id === e || (s.kind === 'steps' && s.steps.some((st) => st.id === e)) || (s.kind === 'failure' && s.failure.id === e));
+}

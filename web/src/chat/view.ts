@@ -7,7 +7,7 @@ import type { QueueItem as FrameQueueItem } from '../protocol/frames';
 import { DisconnectedError, ProtocolError, type Client, type ServerFrame } from '../protocol/client';
 import type { EntryAnswer, EventFrame, Open, PageRequest } from '../protocol/frames';
 import { appendText, toEntry, type Entry, type Held } from './reconcile';
-import { groupMessage } from './rows';
+import { groupMessage, holds } from './rows';
 import type { Message } from './types';
 import { atEnd, edgeAnchors, emptyWindow, groupsOf, reduceWindow, type Direction, type WindowAction, type WindowState, type WirePage } from './window';
 
@@ -270,7 +270,7 @@ export class TranscriptView {
   focusOn(id: string): void {
     if (this.disposed) return;
     const w = this.state.window;
-    if (w.loaded && this.state.rows.some((r) => r.id === id)) {
+    if (w.loaded && this.state.rows.some((r) => holds(r, id))) {
       this.focused(id);
       return;
     }
@@ -283,10 +283,13 @@ export class TranscriptView {
     });
   }
 
+  // focused scrolls to the row that shows entry id (the entry's own row,
+  // or the reply that holds an answer or a step a search hit names).
   private focused(id: string) {
     if (this.focusId === id) this.focusId = undefined;
-    if (!this.state.rows.some((r) => r.id === id)) return;
-    this.set({ focus: { id, n: (this.state.focus?.n ?? 0) + 1 } });
+    const row = this.state.rows.find((r) => holds(r, id));
+    if (!row) return;
+    this.set({ focus: { id: row.id, n: (this.state.focus?.n ?? 0) + 1 } });
   }
 
   /**

@@ -1,5 +1,5 @@
-import { Check, CheckCheck, GitBranch, Menu, X } from 'lucide-react';
-import { useEffect, useMemo, useReducer, useRef, useState, useSyncExternalStore } from 'react';
+import { Check, CheckCheck, GitBranch, Menu, Search, X } from 'lucide-react';
+import { type ReactNode, useEffect, useMemo, useReducer, useRef, useState, useSyncExternalStore } from 'react';
 import { BranchController } from '../chat/branches';
 import type { ViewCache } from '../chat/cache';
 import { initialDelivery, reduceDelivery, uncertainSends, visibleQueue, withModel, type Outgoing } from '../chat/delivery';
@@ -45,6 +45,10 @@ export interface ChatPaneProps {
   onShowList?: () => void;
   /** Shown through a share link: no composer; the server refuses every command anyway. */
   readOnly?: boolean;
+  /** Open the find bar (find inside this conversation, web/src/search/FindBar). */
+  onFind?: () => void;
+  /** The find bar, shown under the header while it is open. */
+  find?: ReactNode;
 }
 
 /** lastFailure is the failure entry of the transcript's last reply, the only one `retry` accepts. */
@@ -376,6 +380,11 @@ export function ChatPane(props: ChatPaneProps) {
               <GitBranch aria-hidden="true" size={16} />
             </button>
           ) : null}
+          {conversation && props.onFind ? (
+            <button type="button" className="icon-button" aria-label={t.findOpen} title={t.findOpen} onClick={props.onFind}>
+              <Search aria-hidden="true" size={16} />
+            </button>
+          ) : null}
           {onClose ? (
             <button type="button" className="icon-button" aria-label={t.closePane} title={t.closePane} onClick={onClose}>
               <X aria-hidden="true" size={18} />
@@ -384,6 +393,7 @@ export function ChatPane(props: ChatPaneProps) {
         </header>
         {graphOpen && conversation ? <PaneGraph api={api} id={conversation.id} /> : null}
         <BranchNotice />
+        {conversation ? props.find : null}
         {conversation && view ? (
           <PaneBody key={viewKey} {...props} conversation={conversation} viewKey={viewKey} view={view} />
         ) : onStart && !conversation ? (

@@ -153,6 +153,17 @@ export interface Catalog {
   searchNothing: (query: string) => string;
   /** What a hit is, by its role (docs/search.md). */
   searchRole: Record<'prompt' | 'answer' | 'reasoning' | 'tool' | 'notice' | 'failure' | 'summary' | 'title', string>;
+  // Find inside one conversation.
+  findOpen: string;
+  findPlaceholder: string;
+  findNewer: string;
+  findOlder: string;
+  findClose: string;
+  /** Which hit is shown: k of n, n+ when older hits were left out. */
+  findHit: (k: number, n: number, more: boolean) => string;
+  /** Hits found, none of them shown yet. */
+  findCount: (n: number, more: boolean) => string;
+  findNothing: string;
 }
 
 export const catalogs = {
@@ -336,6 +347,14 @@ export const catalogs = {
     searchResults: 'Search results',
     searchNothing: (query) => `Nothing found for ${query}`,
     searchRole: { prompt: 'you', answer: 'answer', reasoning: 'reasoning', tool: 'tool', notice: 'notice', failure: 'failure', summary: 'summary', title: 'title' },
+    findOpen: 'Find in this conversation',
+    findPlaceholder: 'Find in this conversation',
+    findNewer: 'Previous hit (newer)',
+    findOlder: 'Next hit (older)',
+    findClose: 'Close find',
+    findHit: (k, n, more) => `${k} of ${n}${more ? '+' : ''}`,
+    findCount: (n, more) => `${n}${more ? '+' : ''} ${n === 1 ? 'hit' : 'hits'}`,
+    findNothing: 'No matches',
   },
   de: {
     failure: {
@@ -517,6 +536,14 @@ export const catalogs = {
     searchResults: 'Suchergebnisse',
     searchNothing: (query) => `Nichts gefunden für ${query}`,
     searchRole: { prompt: 'du', answer: 'Antwort', reasoning: 'Überlegung', tool: 'Werkzeug', notice: 'Hinweis', failure: 'Fehler', summary: 'Zusammenfassung', title: 'Titel' },
+    findOpen: 'In dieser Unterhaltung suchen',
+    findPlaceholder: 'In dieser Unterhaltung suchen',
+    findNewer: 'Vorheriger Treffer (neuer)',
+    findOlder: 'Nächster Treffer (älter)',
+    findClose: 'Suche schließen',
+    findHit: (k, n, more) => `${k} von ${n}${more ? '+' : ''}`,
+    findCount: (n, more) => `${n}${more ? '+' : ''} Treffer`,
+    findNothing: 'Keine Treffer',
   },
 } satisfies Record<string, Catalog>;
 

@@ -30,3 +30,15 @@ describe('SearchPanel', () => {
     expect(screen.getByText('Nichts gefunden für nichts')).toBeTruthy();
   });
 });
+
+describe('a hit’s matched words', () => {
+  it('are the snippet’s marked words, found in any case in the entry’s text', async () => {
+    const { hitWords, wordRanges } = await import('./SearchPanel');
+    expect(hitWords({ conversation: 'c', role: 'answer', score: 0, snippet: [{ text: 'the ' }, { text: 'lazy dog', hit: true }, { text: ' and ' }, { text: 'Fox', hit: true }] })).toEqual(['lazy', 'dog', 'Fox']);
+    const el = document.createElement('div');
+    el.innerHTML = '<p>A fox, a <b>FOX</b> and a foxglove.</p><p>No dogs.</p>';
+    const got = wordRanges(el, ['Fox']).map((r) => r.toString());
+    expect(got).toEqual(['fox', 'FOX', 'fox']);
+    expect(wordRanges(el, [])).toEqual([]);
+  });
+});

@@ -8,8 +8,8 @@ import { searchConversations } from './api';
 
 export interface SearchPanelProps {
   token?: string;
-  /** Called with a chosen hit: open its conversation at its entry. */
-  onOpen: (conversation: string, entry: string | undefined) => void;
+  /** Called with a chosen hit: open its conversation at its entry (and keep the query, to step through its hits there); words are the matched words its snippet marks. */
+  onOpen: (conversation: string, entry: string | undefined, query: string, words: string[]) => void;
 }
 
 function when(iso: string | undefined): string {
@@ -67,7 +67,7 @@ export function SearchPanel({ token, onOpen }: SearchPanelProps) {
   }, [q, token]);
 
   const choose = (h: SearchHit | undefined) => {
-    if (h) onOpen(h.conversation, h.entry || undefined);
+    if (h) onOpen(h.conversation, h.entry || undefined, q.trim(), hitWords(h));
   };
   const move = (n: number) => {
     if (!hits?.length) return;
@@ -137,23 +137,79 @@ export function SearchPanel({ token, onOpen }: SearchPanelProps) {
 
 let marked: Element | undefined;
 
+/** hitWords are the words a hit's snippet marks, one by one. */
+export function hitWords(h: SearchHit): string[] {
+  return h.snippet.filter((s) => s.hit).flatMap((s) => s.text.split(/\s+/).filter((w) => w !== ''));
+}
+
+// The CSS Custom Highlight API where the browser has it (the marked words
+// of a hit, without touching the DOM React owns).
+interface HighlightRegistry {
+  set(name: string, h: unknown): void;
+  delete(name: string): void;
+}
+type HighlightCtor = new (...ranges: Range[]) => unknown;
+
+/** wordRanges are the ranges of words (any case) in el's text. */
+export function wordRanges(el: Element, words: readonly string[]): Range[] {
+  const lower = [...new Set(words.map((w) => w.toLowerCase()).filter((w) => w !== ''))];
+  const out: Range[] = [];
+  if (lower.length === 0) return out;
+  const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    const text = (n.nodeValue ?? '').toLowerCase();
+    if (text.length !== (n.nodeValue ?? '').length) continue; // a case fold that changes lengths: positions would be off
+    for (const w of lower) {
+      for (let i = text.indexOf(w); i >= 0; i = text.indexOf(w, i + w.length)) {
+        const r = document.createRange();
+        r.setStart(n, i);
+        r.setEnd(n, i + w.length);
+        out.push(r);
+      }
+    }
+  }
+  return out;
+}
+
+/** highlightWords highlights words in el and returns the first range. */
+function highlightWords(el: Element, words: readonly string[]): Range | undefined {
+  const reg = (globalThis as { CSS?: { highlights?: HighlightRegistry } }).CSS?.highlights;
+  const Ctor = (globalThis as { Highlight?: HighlightCtor }).Highlight;
+  const ranges = wordRanges(el, words);
+  if (reg && Ctor) {
+    if (ranges.length > 0) reg.set('search-hit-words', new Ctor(...ranges));
+    else reg.delete('search-hit-words');
+  }
+  return ranges[0];
+}
+
 /**
  * markHit highlights the entry a search opened once its row or segment is
  * on the page (the window is opened around it), and brings it into view;
- * it gives up after a few seconds. It returns a cancel function.
+ * it gives up after a minute (a window far back in a long conversation can
+ * take seconds to load on a busy server). The matched words (words) are
+ * highlighted in it where the browser can. It returns a cancel function.
  */
-export function markHit(entry: string): () => void {
+export function markHit(entry: string, words: readonly string[] = [], rowOf?: (entry: string) => string | undefined): () => void {
   const sel = ['data-row-id', 'data-message-id', 'data-entry-id', 'data-step-id'].map((a) => `[${a}="${CSS.escape(entry)}"]`).join(',');
   let tries = 0;
   const timer = setInterval(() => {
-    const el = document.querySelector(sel);
+    // The entry's own element, else the chat row that shows it (an answer
+    // is a part of its reply's row).
+    let el = document.querySelector(sel);
+    const row = el ? undefined : rowOf?.(entry);
+    if (!el && row) el = document.querySelector(`[data-message-id="${CSS.escape(row)}"]`);
     if (el) {
       marked?.classList.remove('search-hit-mark');
+      marked?.removeAttribute('data-search-hit');
       el.classList.add('search-hit-mark');
+      el.setAttribute('data-search-hit', entry);
       marked = el;
-      el.scrollIntoView({ block: 'center' });
+      // The first matched word in view, else the entry.
+      const first = highlightWords(el, words);
+      (first?.startContainer.parentElement ?? el).scrollIntoView({ block: 'center' });
       clearInterval(timer);
-    } else if (++tries > 100) clearInterval(timer);
-  }, 50);
+    } else if (++tries > 600) clearInterval(timer);
+  }, 100);
   return () => clearInterval(timer);
 }

@@ -6,10 +6,10 @@ import type { SearchAnswer } from '../protocol/frames';
  * query is an HttpError whose code is bad-query and whose message says what
  * is wrong.
  */
-export async function searchConversations(q: string, opts: { token?: string; limit?: number; signal?: AbortSignal; base?: string } = {}): Promise<SearchAnswer> {
+export async function searchConversations(q: string, opts: { token?: string; limit?: number; signal?: AbortSignal; base?: string; order?: 'rank' | 'newest' } = {}): Promise<SearchAnswer> {
   const headers: Record<string, string> = {};
   if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
-  const url = `${opts.base ?? '/api/v2'}/search?q=${encodeURIComponent(q)}&limit=${opts.limit ?? 30}`;
+  const url = `${opts.base ?? '/api/v2'}/search?q=${encodeURIComponent(q)}&limit=${opts.limit ?? 30}${opts.order ? `&order=${opts.order}` : ''}`;
   const r = await fetch(url, { headers, signal: opts.signal });
   if (!r.ok) {
     let code = 'http';

@@ -1,0 +1,66 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/foliodev/folio/transcript"
+)
+
+// TestNewestInAConversation: Options.Newest lists one conversation's
+// matches newest first, unranked, the newest Limit of them; a hit with a
+// higher score but older comes after a newer weak one.
+func TestNewestInAConversation(t *testing.T) {
+	t.Parallel()
+	backends(t, testNewestInAConversation)
+}
+
+func testNewestInAConversation(t *testing.T, e env) {
+	c := e.convo("long")
+	var es []transcript.Entry
+	for i := range 30 {
+		text := fmt.Sprintf("filler number %d", i)
+		switch i {
+		case 3:
+			text = "otter otter otter otter, a strong match"
+		case 12, 20, 27:
+			text = fmt.Sprintf("a long prompt that mentions the otter once among many other words, number %d", i)
+		}
+		es = append(es, at(user(fmt.Sprintf("u%d", i), text), t0.Add(time.Duration(i)*time.Minute)))
+	}
+	c.save(es...)
+	o := e.convo("else")
+	o.save(at(user("u1", "an otter elsewhere"), t0.Add(time.Hour)))
+	ix := e.index()
+	q, err := ParseQuery("otter conversation:long")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.CatchUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := ix.Run(context.Background(), q, Options{Newest: true, Limit: MaxLimit, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := entryIDs(hits); !slices.Equal(got, []string{"long/u27", "long/u20", "long/u12", "long/u3"}) {
+		t.Fatalf("newest first: got %v", got)
+	}
+	if len(hits[0].Snippet) == 0 {
+		t.Errorf("no snippet: %+v", hits[0])
+	}
+	hits, err = ix.Run(context.Background(), q, Options{Newest: true, Limit: 2, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := entryIDs(hits); !slices.Equal(got, []string{"long/u27", "long/u20"}) {
+		t.Fatalf("the newest two: got %v", got)
+	}
+	// Ranked, the strong match comes first.
+	if got := entryIDs(find(t, ix, "otter conversation:long")); got[0] != "long/u3" {
+		t.Fatalf("ranked: got %v", got)
+	}
+}
