@@ -110,9 +110,16 @@ type Engine struct {
 	msgEntry       []string // for each message, the entry it came with ("" unknown)
 	lastPrompt     int64    // prompt tokens the provider reported for the last request
 	lastPromptMsgs int
-	bridges        map[string]*bridge // open tool entries fed by host changes
-	bridgeMu       sync.Mutex
-	unsubscribe    func()
+	// estN messages of estOf (e.msgs when last counted) are estimated;
+	// estSums[i] is the estimate of the first i+1 (window.go).
+	estN        int
+	estOf       []message.Message
+	estSums     []int64
+	keep        int                // see WithDocumentWindow
+	lastUser    string             // e.mu: the last user entry written or hydrated, for a retry
+	bridges     map[string]*bridge // open tool entries fed by host changes
+	bridgeMu    sync.Mutex
+	unsubscribe func()
 }
 
 // New returns a running engine writing to store and asking prov.
@@ -197,6 +204,7 @@ func (e *Engine) resumeLocked(doc transcript.Document, msgs []message.Message) e
 	// A conversation that ended in a failure can be retried after resume;
 	// only explicitly, like before it was saved.
 	e.lastFailed = doc.Len() > 0 && doc.At(doc.Len()-1).Content.Kind() == transcript.KindFailure
+	e.lastUser = lastUserEntry(doc)
 	e.epoch++
 	e.dropped = nil
 	e.signalLocked()
@@ -236,6 +244,7 @@ func (e *Engine) Clear(docID string) error {
 	}
 	e.msgs, e.msgEntry = nil, nil
 	e.lastPrompt, e.lastPromptMsgs, e.lastFailed = 0, 0, false
+	e.lastUser = ""
 	e.signalLocked()
 	return nil
 }
