@@ -85,7 +85,8 @@ type Engine struct {
 	commands   map[string]*command
 	receipts   uint64 // advanced whenever a command's receipt changes (Receipts)
 	cmdlog     CommandLog
-	order      []*command // every command, in acceptance order, for Commands
+	order      []*command // the commands remembered (keepCommands), in acceptance order, for Commands
+	onceOrder  []*command // Once's commands remembered, in the order they ran
 	queue      []*command
 	wake       chan struct{}
 	changed    chan struct{}
@@ -471,6 +472,8 @@ func (e *Engine) Once(commandID string, fn func() error, opts ...CommandOption) 
 	}
 	c.log = e.cmdlog
 	c.close(Done, "")
+	e.onceOrder = append(e.onceOrder, c)
+	e.forgetLocked()
 	return e.receiptLocked(c), nil
 }
 
@@ -558,6 +561,7 @@ func (e *Engine) loop() {
 		}
 		t.steers = nil
 		c.close(final, reason)
+		e.forgetLocked()
 		e.signalLocked()
 		e.mu.Unlock()
 	}

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -140,5 +141,56 @@ func TestDocumentWindowLongTurnRetryAndEdit(t *testing.T) {
 	got := kinds(h.entries())
 	if want := "user agent turn-receipt"; got != want {
 		t.Fatalf("the edited branch holds %s, want %s", got, want)
+	}
+}
+
+// The engine remembers a bounded number of finished commands: a long
+// session's oldest receipts are forgotten, the newest still answer a
+// repeated delivery, and a command that has not finished is never
+// forgotten.
+func TestFinishedCommandsAreBounded(t *testing.T) {
+	t.Parallel()
+	open := make(chan struct{})
+	prov := newScripted(reply(gate(open), text("slow"), done()))
+	go func() {
+		for range prov.started { // the script's record of requests is bounded
+		}
+	}()
+	store := transcript.NewStore(transcript.WithPacing(transcript.Pacing{}))
+	eng := engine.New(store, prov)
+	defer eng.Close()
+	if _, err := eng.Send(context.Background(), "slow", "q", nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2100 {
+		if _, err := eng.Once(fmt.Sprintf("once-%d", i), func() error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := eng.Status("once-0"); !errors.Is(err, engine.ErrUnknownCommand) {
+		t.Fatalf("the oldest of 2,100 finished commands: %v, want it forgotten", err)
+	}
+	r, err := eng.Once("once-2099", func() error { t.Fatal("a repeated delivery ran again"); return nil })
+	if err != nil || !r.Duplicate {
+		t.Fatalf("the newest command again: %+v %v, want its receipt as a duplicate", r, err)
+	}
+	if r, err := eng.Status("slow"); err != nil || r.State.Final() {
+		t.Fatalf("the running turn's command: %+v %v", r, err)
+	}
+	close(open)
+	if _, err := eng.Wait(context.Background(), "slow"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2100 {
+		id := fmt.Sprintf("send-%d", i)
+		if _, err := eng.Send(context.Background(), id, "q", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := eng.Wait(context.Background(), "send-2099"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(eng.Commands()); n > 2048 {
+		t.Fatalf("the engine lists %d commands after 2,101 turns; it keeps at most 2,048", n)
 	}
 }
