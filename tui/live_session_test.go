@@ -30,6 +30,11 @@ import (
 // 10,000 and then 100,000 entries; the heap after a collection is taken
 // at each point, and their ratio reported.
 //
+// "indexed" keeps the log where the chat keeps it (a conversations
+// folder), so history's writer also keeps the log's page index current as
+// it grows; "unindexed" keeps the log elsewhere, where history keeps no
+// page index, which leaves the engine, the view and the log's writer.
+//
 // The model's context window is small (16,000 tokens), so the engine
 // compacts the model-facing messages on its own as the session grows, as it
 // does at any window. msgs_KiB_* is what the messages hold at each point
@@ -38,25 +43,30 @@ import (
 //
 //	go test ./tui -run '^$' -bench LiveSessionProcess -benchtime 1x
 func BenchmarkLiveSessionProcess(b *testing.B) {
-	for b.Loop() {
-		s := newLiveSession(b, 16_000)
-		s.runTo(benchStart)
-		at10k, msgs10k, held10k := s.measure()
-		s.runTo(benchEnd)
-		at100k, msgs100k, held100k := s.measure()
-		if profHook != nil {
-			profHook()
-		}
-		s.close()
-		b.ReportMetric(float64(at10k)/(1<<20), "heap_MiB_10k")
-		b.ReportMetric(float64(at100k)/(1<<20), "heap_MiB_100k")
-		b.ReportMetric(float64(at100k)/float64(at10k), "heap_ratio")
-		b.ReportMetric(float64(msgs10k)/(1<<10), "msgs_KiB_10k")
-		b.ReportMetric(float64(msgs100k)/(1<<10), "msgs_KiB_100k")
-		b.ReportMetric(float64(held100k), "held_entries_100k")
-		b.Logf("heap %.1f MiB after 10,000 entries, %.1f MiB after 100,000 (%.2f×); the store held %d and %d entries, the messages %.0f and %.0f KiB; %d compactions, %d turns",
-			float64(at10k)/(1<<20), float64(at100k)/(1<<20), float64(at100k)/float64(at10k),
-			held10k, held100k, float64(msgs10k)/(1<<10), float64(msgs100k)/(1<<10), s.model.compactions(), s.turns)
+	for _, folder := range []string{"conversations", "elsewhere"} {
+		name := map[string]string{"conversations": "indexed", "elsewhere": "unindexed"}[folder]
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				s := newLiveSession(b, folder, 16_000)
+				s.runTo(benchStart)
+				at10k, msgs10k, held10k := s.measure()
+				s.runTo(benchEnd)
+				at100k, msgs100k, held100k := s.measure()
+				if profHook != nil {
+					profHook(name)
+				}
+				s.close()
+				b.ReportMetric(float64(at10k)/(1<<20), "heap_MiB_10k")
+				b.ReportMetric(float64(at100k)/(1<<20), "heap_MiB_100k")
+				b.ReportMetric(float64(at100k)/float64(at10k), "heap_ratio")
+				b.ReportMetric(float64(msgs10k)/(1<<10), "msgs_KiB_10k")
+				b.ReportMetric(float64(msgs100k)/(1<<10), "msgs_KiB_100k")
+				b.ReportMetric(float64(held100k), "held_entries_100k")
+				b.Logf("%s: heap %.1f MiB after %d entries, %.1f MiB after %d (%.2f×); the store held %d and %d entries, the messages %.0f and %.0f KiB; %d compactions, %d turns",
+					name, float64(at10k)/(1<<20), benchStart, float64(at100k)/(1<<20), benchEnd, float64(at100k)/float64(at10k),
+					held10k, held100k, float64(msgs10k)/(1<<10), float64(msgs100k)/(1<<10), s.model.compactions(), s.turns)
+			}
+		})
 	}
 }
 
@@ -74,7 +84,7 @@ type liveSession struct {
 	turns int
 }
 
-func newLiveSession(tb testing.TB, window int) *liveSession {
+func newLiveSession(tb testing.TB, folder string, window int) *liveSession {
 	tb.Helper()
 	dir := tb.TempDir()
 	work := filepath.Join(dir, "work")
@@ -85,7 +95,7 @@ func newLiveSession(tb testing.TB, window int) *liveSession {
 	if err := os.WriteFile(filepath.Join(work, "notes.md"), []byte(notes), 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	path := filepath.Join(dir, "conversations", "live.jsonl")
+	path := filepath.Join(dir, folder, "live.jsonl")
 	log, err := history.Open(path)
 	if err != nil {
 		tb.Fatal(err)
@@ -249,4 +259,6 @@ func (s *eventStream) Close() error { return nil }
 // benchStart and benchEnd are the two points the benchmark measures at.
 var benchStart, benchEnd = 10_000, 100_000
 
-var profHook func()
+// profHook, when a local test file sets it, is called at the end of each
+// session, with the session still open (a heap profile, say).
+var profHook func(name string)
