@@ -493,11 +493,21 @@ func (s *chatSession) newConversation() error {
 // export writes the conversation as plain text into the tools' folder.
 func (s *chatSession) export() (string, error) {
 	s.mu.Lock()
-	id := s.id
+	id, logPath := s.id, s.log.Path()
 	s.mu.Unlock()
 	doc := s.eng.Store().Snapshot().Document
 	if doc.Len() == 0 {
 		return "", errors.New("the conversation is empty")
+	}
+	if n := doc.Elided(); n > 0 {
+		// The engine holds the conversation's end (a resume's tail, or a
+		// long session's window); the entries before it come from the
+		// log.
+		earlier, _, err := history.HeadEntries(logPath, 0, n)
+		if err != nil {
+			return "", fmt.Errorf("read the conversation's earlier entries: %w", err)
+		}
+		doc = transcript.NewCheckedDocument(doc.ID(), append(earlier, doc.Entries()...))
 	}
 	path := filepath.Join(s.work, "folio-"+id+".txt")
 	if err := os.WriteFile(path, []byte(renderDocument(doc, tui.PlainTheme, 100)), 0o600); err != nil {
