@@ -271,8 +271,8 @@ func (e *Engine) receiptLocked(c *command) Receipt {
 // receipts answer Status, Wait, Commands and a repeated delivery. A long
 // session forgets the older ones (forgetLocked), so what the engine holds
 // does not grow with the conversation; a client's retried delivery comes
-// long before a thousand newer commands.
-const keepCommands = 1024
+// long before hundreds of newer commands.
+const keepCommands = 256
 
 // forgetLocked drops the oldest finished commands once twice keepCommands
 // are remembered, keeping the newest keepCommands of each list; commands

@@ -162,15 +162,15 @@ func TestFinishedCommandsAreBounded(t *testing.T) {
 	if _, err := eng.Send(context.Background(), "slow", "q", nil); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 2100 {
+	for i := range 600 {
 		if _, err := eng.Once(fmt.Sprintf("once-%d", i), func() error { return nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, err := eng.Status("once-0"); !errors.Is(err, engine.ErrUnknownCommand) {
-		t.Fatalf("the oldest of 2,100 finished commands: %v, want it forgotten", err)
+		t.Fatalf("the oldest of 600 finished commands: %v, want it forgotten", err)
 	}
-	r, err := eng.Once("once-2099", func() error { t.Fatal("a repeated delivery ran again"); return nil })
+	r, err := eng.Once("once-599", func() error { t.Fatal("a repeated delivery ran again"); return nil })
 	if err != nil || !r.Duplicate {
 		t.Fatalf("the newest command again: %+v %v, want its receipt as a duplicate", r, err)
 	}
@@ -181,16 +181,16 @@ func TestFinishedCommandsAreBounded(t *testing.T) {
 	if _, err := eng.Wait(context.Background(), "slow"); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 2100 {
+	for i := range 600 {
 		id := fmt.Sprintf("send-%d", i)
 		if _, err := eng.Send(context.Background(), id, "q", nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := eng.Wait(context.Background(), "send-2099"); err != nil {
+	if _, err := eng.Wait(context.Background(), "send-599"); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(eng.Commands()); n > 2048 {
-		t.Fatalf("the engine lists %d commands after 2,101 turns; it keeps at most 2,048", n)
+	if n := len(eng.Commands()); n > 512 {
+		t.Fatalf("the engine lists %d commands after 601 turns; it keeps at most 512", n)
 	}
 }
