@@ -265,3 +265,37 @@ func (e *Engine) receiptLocked(c *command) Receipt {
 	}
 	return r
 }
+
+// keepCommands is how many finished commands the engine remembers, each of
+// Send's, Steer's, Retry's and EditAndResend's and of Once's: their
+// receipts answer Status, Wait, Commands and a repeated delivery. A long
+// session forgets the older ones (forgetLocked), so what the engine holds
+// does not grow with the conversation; a client's retried delivery comes
+// long before hundreds of newer commands.
+const keepCommands = 256
+
+// forgetLocked drops the oldest finished commands once twice keepCommands
+// are remembered, keeping the newest keepCommands of each list; commands
+// still queued or running always stay. e.mu is held.
+func (e *Engine) forgetLocked() {
+	e.order = e.forget(e.order)
+	e.onceOrder = e.forget(e.onceOrder)
+}
+
+func (e *Engine) forget(list []*command) []*command {
+	if len(list) < 2*keepCommands {
+		return list
+	}
+	cut := len(list) - keepCommands
+	kept := make([]*command, 0, 2*keepCommands)
+	for i, c := range list {
+		if i < cut && c.state.Final() {
+			if e.commands[c.id] == c {
+				delete(e.commands, c.id)
+			}
+			continue
+		}
+		kept = append(kept, c)
+	}
+	return kept
+}

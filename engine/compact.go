@@ -30,18 +30,11 @@ const summaryPrompt = "You are compacting a conversation so it fits the model's 
 func (e *Engine) estimate() int64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	from, base := 0, int64(len(e.system)/4)
+	all := e.estimated(len(e.msgs))
 	if e.lastPrompt > 0 && e.lastPromptMsgs <= len(e.msgs) {
-		from, base = e.lastPromptMsgs, e.lastPrompt
+		return e.lastPrompt + all - e.estimated(e.lastPromptMsgs)
 	}
-	n := base
-	for _, m := range e.msgs[from:] {
-		n += int64(len(m.Content)+len(m.ToolCalls)*64) / 4
-		for _, c := range m.ToolCalls {
-			n += int64(len(c.Arguments)) / 4
-		}
-	}
-	return n
+	return int64(len(e.system)/4) + all
 }
 
 // maybeCompact summarizes older messages when the prompt nears the context

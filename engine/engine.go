@@ -85,7 +85,8 @@ type Engine struct {
 	commands   map[string]*command
 	receipts   uint64 // advanced whenever a command's receipt changes (Receipts)
 	cmdlog     CommandLog
-	order      []*command // every command, in acceptance order, for Commands
+	order      []*command // the commands remembered (keepCommands), in acceptance order, for Commands
+	onceOrder  []*command // Once's commands remembered, in the order they ran
 	queue      []*command
 	wake       chan struct{}
 	changed    chan struct{}
@@ -110,9 +111,16 @@ type Engine struct {
 	msgEntry       []string // for each message, the entry it came with ("" unknown)
 	lastPrompt     int64    // prompt tokens the provider reported for the last request
 	lastPromptMsgs int
-	bridges        map[string]*bridge // open tool entries fed by host changes
-	bridgeMu       sync.Mutex
-	unsubscribe    func()
+	// estN messages of estOf (e.msgs when last counted) are estimated;
+	// estSums[i] is the estimate of the first i+1 (window.go).
+	estN        int
+	estOf       []message.Message
+	estSums     []int64
+	keep        int                // see WithDocumentWindow
+	lastUser    string             // e.mu: the last user entry written or hydrated, for a retry
+	bridges     map[string]*bridge // open tool entries fed by host changes
+	bridgeMu    sync.Mutex
+	unsubscribe func()
 }
 
 // New returns a running engine writing to store and asking prov.
@@ -197,6 +205,7 @@ func (e *Engine) resumeLocked(doc transcript.Document, msgs []message.Message) e
 	// A conversation that ended in a failure can be retried after resume;
 	// only explicitly, like before it was saved.
 	e.lastFailed = doc.Len() > 0 && doc.At(doc.Len()-1).Content.Kind() == transcript.KindFailure
+	e.lastUser = lastUserEntry(doc)
 	e.epoch++
 	e.dropped = nil
 	e.signalLocked()
@@ -236,6 +245,7 @@ func (e *Engine) Clear(docID string) error {
 	}
 	e.msgs, e.msgEntry = nil, nil
 	e.lastPrompt, e.lastPromptMsgs, e.lastFailed = 0, 0, false
+	e.lastUser = ""
 	e.signalLocked()
 	return nil
 }
@@ -462,6 +472,8 @@ func (e *Engine) Once(commandID string, fn func() error, opts ...CommandOption) 
 	}
 	c.log = e.cmdlog
 	c.close(Done, "")
+	e.onceOrder = append(e.onceOrder, c)
+	e.forgetLocked()
 	return e.receiptLocked(c), nil
 }
 
@@ -549,6 +561,7 @@ func (e *Engine) loop() {
 		}
 		t.steers = nil
 		c.close(final, reason)
+		e.forgetLocked()
 		e.signalLocked()
 		e.mu.Unlock()
 	}

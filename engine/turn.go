@@ -107,10 +107,16 @@ func (e *Engine) runTurn(t *turn) (State, string) {
 		userID = id
 	} else {
 		// A retry writes no user entry: views name it by the user entry
-		// of the turn it runs again.
+		// of the turn it runs again. The store may have dropped it in a
+		// long turn (WithDocumentWindow); the engine remembers it.
 		userID = lastUserEntry(e.store.Snapshot().Document)
 	}
 	e.mu.Lock()
+	if c.retry && userID == "" {
+		userID = e.lastUser
+	} else if !c.retry && reg.epoch == e.epoch {
+		e.lastUser = userID
+	}
 	t.userID, c.entryID = userID, userID
 	c.changed()
 	e.signalLocked()
@@ -238,7 +244,12 @@ func (e *Engine) persist(reg *region) {
 	if !current || saver == nil {
 		return
 	}
-	err := saver.Save(e.store.Snapshot().Document, msgs)
+	doc := e.store.Snapshot().Document
+	err := saver.Save(doc, msgs)
+	if err == nil {
+		// What the log holds now need not stay in memory.
+		e.trimSaved(reg, doc)
+	}
 	e.mu.Lock()
 	first := err != nil && !e.saveFailing
 	e.saveFailing = err != nil

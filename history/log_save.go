@@ -194,6 +194,15 @@ func (l *Log) rebase(k int) error {
 	if k == l.base {
 		return nil
 	}
+	if k > l.base && k-l.base <= l.saved {
+		// The holder dropped more of the document's start (an engine
+		// keeping a live session's end): the entries it dropped are the
+		// first of those saved, so the window moves on without a read.
+		drop := k - l.base
+		l.doc = transcript.NewCheckedWindow(l.doc.ID(), k, l.doc.FirstID(), l.doc.Entries()[drop:])
+		l.base, l.saved = k, l.saved-drop
+		return nil
+	}
 	if l.base != 0 && l.exists {
 		if _, _, err := l.read(false); err != nil { // whole again
 			return err

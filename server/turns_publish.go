@@ -27,8 +27,12 @@ type publisher struct {
 	c     *conversation // the conversation it feeds
 	hooks turnsHooks
 
-	gen       uint64
-	published int // entries before this index are published settled (or were hydrated)
+	gen uint64
+	// published counts the conversation's entries (the store's Elided
+	// ones included) that are published settled or were hydrated; the
+	// engine drops settled entries from its store in a long session
+	// (engine.WithDocumentWindow), so positions in the store move.
+	published int
 	pub       map[string]pubState
 	lastTurn  TurnState
 	lastQueue []QueueItem
@@ -46,7 +50,8 @@ type pubState struct {
 // newPublisher starts the publisher's marks at snap, the store's hydrated
 // snapshot: what it holds is in the log already.
 func (c *conversation) newPublisher(snap transcript.Snapshot, hooks turnsHooks) *publisher {
-	return &publisher{c: c, hooks: hooks, gen: snap.Generation, published: snap.Document.Len(), pub: map[string]pubState{}}
+	d := snap.Document
+	return &publisher{c: c, hooks: hooks, gen: snap.Generation, published: d.Elided() + d.Len(), pub: map[string]pubState{}}
 }
 
 // run is the publishing goroutine of an open engine: it publishes the
@@ -156,10 +161,21 @@ func (p *publisher) publishDoc(snap transcript.Snapshot) {
 		if h := p.hooks.replacing; h != nil {
 			h(c.id)
 		}
-		p.gen, p.published, p.pub = snap.Generation, snap.Document.Settled(), map[string]pubState{}
+		p.gen, p.published, p.pub = snap.Generation, snap.Document.Elided()+snap.Document.Settled(), map[string]pubState{}
 		_ = c.publish(Change{Op: OpReplaced})
 	}
 	doc := snap.Document
+	base := doc.Elided()
+	if p.published < base {
+		// The engine dropped entries this publisher never sent (it fell
+		// more than the engine's window behind). They are in the log:
+		// clients take a new snapshot of it, as after a gap.
+		if h := p.hooks.replacing; h != nil {
+			h(c.id)
+		}
+		p.published, p.pub = base+doc.Settled(), map[string]pubState{}
+		_ = c.publish(Change{Op: OpReplaced})
+	}
 	var (
 		saved   transcript.Document
 		saveErr error
@@ -167,7 +183,7 @@ func (p *publisher) publishDoc(snap transcript.Snapshot) {
 	if last := c.saved.Load(); last != nil {
 		saved, saveErr = last.doc, last.err
 	}
-	for i := p.published; i < doc.Len(); i++ {
+	for i := p.published - base; i < doc.Len(); i++ {
 		e, open, fp := doc.At(i), doc.IsOpen(i), doc.Fingerprint(i)
 		if ps, ok := p.pub[e.ID]; ok && ps.fp == fp && ps.open == open {
 			continue
@@ -195,8 +211,8 @@ func (p *publisher) publishDoc(snap transcript.Snapshot) {
 		}
 	}
 	// Settled entries never change again: stop looking at them.
-	for p.published < doc.Settled() {
-		id := doc.At(p.published).ID
+	for p.published-base < doc.Settled() {
+		id := doc.At(p.published - base).ID
 		if ps, ok := p.pub[id]; !ok || ps.open {
 			break
 		}

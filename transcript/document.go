@@ -351,3 +351,26 @@ func (d Document) Replace(e Entry) (Document, error) {
 	out.nodes, out.sp = cp, newSpine(cp)
 	return out, nil
 }
+
+// Trim returns a document without its first k entries, which Elided counts
+// from then on: a holder that keeps only a conversation's end (the engine,
+// once the log holds the entries) drops what it no longer needs. The
+// entries must be settled; FirstID still names the conversation's first
+// entry. The rest are copied into storage of their own, so the dropped
+// entries are not kept alive by the documents that come after.
+func (d Document) Trim(k int) (Document, error) {
+	if k <= 0 {
+		return d, nil
+	}
+	if k > len(d.nodes) {
+		return d, fmt.Errorf("trim %d entries: only the first %d are settled", k, len(d.nodes))
+	}
+	out := d
+	out.first, out.elided = d.FirstID(), d.elided+k
+	out.rev++
+	rest := d.nodes[k:]
+	cp := make([]*node, len(rest), len(rest)*5/4+8)
+	copy(cp, rest)
+	out.nodes, out.sp = cp, newSpine(cp)
+	return out, nil
+}

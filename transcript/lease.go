@@ -232,6 +232,20 @@ func (tx *Tx) ReplaceEntry(e Entry) error {
 	return nil
 }
 
+// Trim drops the main document's first k entries, which must be settled
+// (see Document.Trim). The generation stays: the view lifetime goes on, and
+// a view keeps its reading position by entry ID.
+func (tx *Tx) Trim(k int) error {
+	d, err := tx.st.doc.Trim(k)
+	if err != nil {
+		return err
+	}
+	if k > 0 {
+		tx.setDoc(d)
+	}
+	return nil
+}
+
 func (tx *Tx) setDoc(d Document) { tx.st.doc = d; tx.dirty = true }
 
 // SetActivity sets the main activity.

@@ -22,8 +22,9 @@ import (
 // or reasoning steps at the end of the document also stays live until
 // something follows it, since another receipt might still join its row.
 //
-// Classic keeps cursors, never text: the index of the first entry not yet
-// printed and, for a streaming answer, how many bytes of its markdown are
+// Classic keeps cursors, never text: the position of the first entry not
+// yet printed (counted over the whole conversation, so the engine dropping
+// printed entries from its document's start moves nothing) and, for a streaming answer, how many bytes of its markdown are
 // printed. Promotion is an output optimization; the document stays the only
 // transcript.
 //
@@ -33,7 +34,7 @@ type Classic struct {
 	cache   *renderCache
 	mounted bool
 	gen     uint64
-	next    int    // first entry not printed in full
+	next    int    // first entry not printed in full, counting Elided entries
 	nextID  string // its ID when it is partly printed
 	partial int    // bytes of nextID's markdown printed
 	printed bool   // whether any line of nextID was printed
@@ -92,14 +93,16 @@ func (c *Classic) Sync(doc transcript.Document, gen uint64, width, height int) F
 		c.gen, c.next, c.nextID, c.partial, c.printed = gen, 0, "", 0, false
 		c.cache.resetStreams()
 		// A document that arrives whole (a resume) prints its end only.
-		c.next = c.tailStart(doc, width)
-		if l := c.earlierLine(doc, c.next); l != "" {
+		start := c.tailStart(doc, width)
+		c.next = doc.Elided() + start
+		if l := c.earlierLine(doc, start); l != "" {
 			f.Print = append(f.Print, l) // the run after it brings its blank line
 		}
 	}
 	defer c.cache.endFrame()
 	never := func(string) bool { return false }
-	i := c.next
+	el := doc.Elided()
+	i := max(c.next-el, 0)
 	for i < doc.Len() {
 		b := runAt(doc, i)
 		e := doc.At(b.start)
@@ -110,7 +113,7 @@ func (c *Classic) Sync(doc transcript.Document, gen uint64, width, height int) F
 				break
 			}
 			i = b.end
-			c.next, c.nextID, c.partial, c.printed = i, "", 0, false
+			c.next, c.nextID, c.partial, c.printed = el+i, "", 0, false
 			continue
 		}
 		if c.hasOpen(doc, b) || (family(e.Content) != "" && b.end == doc.Len()) {
@@ -121,7 +124,7 @@ func (c *Classic) Sync(doc transcript.Document, gen uint64, width, height int) F
 			f.Print = append(f.Print, p.Line(j))
 		}
 		i = b.end
-		c.next = i
+		c.next = el + i
 	}
 	// The live region: the unprinted tail of a streaming answer, then every
 	// run after it.

@@ -106,7 +106,7 @@ func (c *Classic) earlierLine(doc transcript.Document, from int) string {
 // only: a part that starts at a multiple of 64 entries after a context of
 // 64 (or at the document's start) paints exactly as the whole would.
 func (c *Classic) PrintFrom(doc transcript.Document, from, width int) []string {
-	*c = Classic{cache: c.cache, mounted: true, gen: 1, next: from}
+	*c = Classic{cache: c.cache, mounted: true, gen: 1, next: doc.Elided() + from}
 	f := c.Sync(doc, 1, width, 1<<30)
 	return append(f.Print, f.Live...)
 }

@@ -21,12 +21,14 @@ func heapNow() uint64 {
 // fullscreen view at the live edge, a frame per entry, and reports the
 // heap after 10,000 and after 100,000 entries and their ratio.
 //
-// "whole": the host keeps every entry in its document, as the engine's
-// store does today; the heap then grows with the document, and view_* is
-// what the view alone holds (the heap with it, less the heap once it is
-// dropped). "tail": the host keeps only the last tailKeep entries (the
-// ones before are on disk, for a Pager), so the heap is the view's and a
-// bounded document.
+// "whole": the host keeps every entry in its document, as an engine told
+// to keep them all does (engine.WithDocumentWindow(-1)); the heap then
+// grows with the document, and view_* is what the view alone holds (the
+// heap with it, less the heap once it is dropped). "tail": the host keeps
+// only the last tailKeep entries (the ones before are on disk, for a
+// Pager), as the engine's store does by default, so the heap is the view's
+// and a bounded document. BenchmarkLiveSessionProcess measures the whole
+// process, engine and log included.
 //
 //	go test ./tui -run '^$' -bench LiveSessionHeap -benchtime 1x
 func BenchmarkLiveSessionHeap(b *testing.B) {

@@ -85,6 +85,32 @@ func (v *viewport) compose() {
 	v.doc = d
 }
 
+// keepDropped keeps, as paged entries, the entries the engine dropped from
+// the start of its document (it keeps a long session's end) when the
+// reader, away from the live edge, reads them or the entries next to
+// them: the text being read stays without a page read. Pages apart from
+// the engine's document need nothing: what they lead to is in the log.
+func (v *viewport) keepDropped(doc transcript.Document) {
+	k := min(doc.Elided()-v.src.Elided(), v.src.Len())
+	if k <= 0 || v.detached() || doc.ID() != v.src.ID() {
+		return
+	}
+	if len(v.pg.es) == 0 {
+		v.pg.lo = v.src.Elided()
+	}
+	for i := range k {
+		e := v.src.At(i)
+		size := 0
+		if b, err := transcript.EncodeEntry(e); err == nil {
+			size = len(b)
+		}
+		v.pg.es = append(v.pg.es, e)
+		v.pg.sizes = append(v.pg.sizes, size)
+		v.pg.bytes += size
+	}
+	v.evict(true)
+}
+
 // dropPages forgets the paged entries (the live edge, a new generation).
 func (v *viewport) dropPages() {
 	v.pg = paged{}

@@ -39,7 +39,7 @@ type viewport struct {
 	follow    bool
 	anchorID  string // first entry of the run at the top of the window
 	anchorOff int    // lines of that run above the window
-	baseline  int    // document length when the reader left the live edge
+	baseline  int    // the conversation's length (Elided ones too) when the reader left the live edge
 	expanded  map[string]bool
 	mark      hitMark // the search or find hit marked (find.go)
 
@@ -82,19 +82,25 @@ func (v *viewport) SetDocument(doc transcript.Document, gen uint64) {
 	if !v.mounted || gen != v.gen {
 		v.mounted, v.gen = true, gen
 		v.follow, v.anchorID, v.anchorOff = true, "", 0
-		v.baseline = doc.Len()
+		v.baseline = length(doc)
 		clear(v.expanded)
 		v.cache.resetStreams()
 		v.pg = paged{}
 		v.mark = hitMark{}
+	} else if !v.follow {
+		v.keepDropped(doc)
 	}
 	v.src = doc
 	if v.follow {
-		v.baseline = doc.Len()
+		v.baseline = length(doc)
 		v.pg = paged{}
 	}
 	v.compose()
 }
+
+// length is how many entries the conversation has: the ones doc holds and
+// the ones before them it leaves out.
+func length(doc transcript.Document) int { return doc.Elided() + doc.Len() }
 
 // Document returns the document shown and its generation.
 func (v *viewport) Document() (transcript.Document, uint64) { return v.doc, v.gen }
@@ -117,7 +123,7 @@ func (v *viewport) Unseen() int {
 	if v.follow {
 		return 0
 	}
-	return max(v.src.Len()-v.baseline, 0)
+	return max(length(v.src)-v.baseline, 0)
 }
 
 // Expanded reports whether entry id is expanded.
@@ -184,7 +190,7 @@ func matches(k string, keys []string) bool {
 // JumpToLatest returns to the live edge and clears the unseen count.
 func (v *viewport) JumpToLatest() {
 	v.follow = true
-	v.baseline = v.src.Len()
+	v.baseline = length(v.src)
 	v.dropPages()
 }
 
@@ -202,7 +208,7 @@ func (v *viewport) Top() {
 func (v *viewport) leaveEdge() {
 	if v.follow {
 		v.follow = false
-		v.baseline = v.src.Len()
+		v.baseline = length(v.src)
 	}
 }
 

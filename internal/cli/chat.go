@@ -466,7 +466,7 @@ var _ tui.PageFinder = (*chatSession)(nil)
 // near the end does.
 func (s *chatSession) PageAround(id string, n, limit int) (lo, at int, es []transcript.Entry, sizes []int, err error) {
 	s.mu.Lock()
-	path := s.log.Path()
+	path := s.path // s.log is nil while attached to another process
 	s.mu.Unlock()
 	return pageAround(path, id, n, limit)
 }
@@ -585,7 +585,7 @@ func (s *chatSession) newConversation() error {
 // nothing is saved yet.
 func (s *chatSession) export(format string) (string, error) {
 	s.mu.Lock()
-	id := s.id
+	id, logPath := s.id, s.path // s.log is nil while attached
 	s.mu.Unlock()
 	doc := s.eng.Store().Snapshot().Document
 	if doc.Len() == 0 {
@@ -593,6 +593,16 @@ func (s *chatSession) export(format string) (string, error) {
 	}
 	if format == "html" {
 		return s.exportHTML(id, doc)
+	}
+	if n := doc.Elided(); n > 0 {
+		// The engine holds the conversation's end (a resume's tail, or a
+		// long session's window); the entries before it come from the
+		// log.
+		earlier, _, err := history.HeadEntries(logPath, 0, n)
+		if err != nil {
+			return "", fmt.Errorf("read the conversation's earlier entries: %w", err)
+		}
+		doc = transcript.NewCheckedDocument(doc.ID(), append(earlier, doc.Entries()...))
 	}
 	path := filepath.Join(s.work, "folio-"+id+".txt")
 	if err := os.WriteFile(path, []byte(renderDocument(doc, tui.PlainTheme, 100)), 0o600); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/internal/gen"
 	"github.com/foliodev/folio/message"
 	"github.com/foliodev/folio/provider"
 	"github.com/foliodev/folio/transcript"
@@ -189,5 +190,62 @@ func TestChatSessionNewExportModel(t *testing.T) {
 	}
 	if err := s.setModel("nope/none"); err == nil {
 		t.Fatal("switching to an unknown model succeeded")
+	}
+}
+
+// /export writes the whole conversation, also when the engine holds only
+// its end (a resume's tail; a long session's window): the entries before
+// it come from the log.
+func TestChatExportReadsWhatTheEngineLeftOut(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	id := "20260101-000000-e0e0e0"
+	path, err := history.Path(data, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	o := gen.Options{Messages: 400, Seed: 5}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gen.Write(f, o); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	prompts := 0
+	for e := range gen.Entries(o) {
+		if _, ok := e.Content.(transcript.User); ok {
+			prompts++
+		}
+	}
+	s := fastSession(t, data)
+	defer s.close()
+	s.work = t.TempDir()
+	if err := s.resume(id); err != nil {
+		t.Fatal(err)
+	}
+	if s.eng.Store().Snapshot().Document.Elided() == 0 {
+		t.Fatal("the resume loaded every entry; the test needs a tail")
+	}
+	out, err := s.export("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "› ") {
+			got++
+		}
+	}
+	if got != prompts {
+		t.Fatalf("the export shows %d prompts; the conversation has %d", got, prompts)
 	}
 }

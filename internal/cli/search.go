@@ -214,7 +214,7 @@ func (s *chatSession) find(query string) (tui.FindResult, error) {
 		return tui.FindResult{}, err
 	}
 	s.mu.Lock()
-	id, path := s.id, s.log.Path()
+	id, path := s.id, s.path // s.log is nil while attached
 	s.mu.Unlock()
 	q.Conversation = id
 	ix, err := search.Open(s.dataDir)
