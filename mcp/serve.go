@@ -166,14 +166,9 @@ func newSourceServer(src Source, version string) *sdk.Server {
 	return s
 }
 
-// Serve runs the history server over the given transport (folio mcp serve
-// passes stdio) until the client disconnects or ctx ends.
-func Serve(ctx context.Context, dataDir, version string, t sdk.Transport) error {
-	return newHistoryServer(dataDir, version).Run(ctx, t)
-}
-
-// ServeSource runs the history server over src (folio mcp serve --store)
-// as Serve does.
+// ServeSource runs the history server over src (folio mcp serve passes
+// stdio, and the data folder or --store's database as src) until the
+// client disconnects or ctx ends.
 func ServeSource(ctx context.Context, src Source, version string, t sdk.Transport) error {
 	return newSourceServer(src, version).Run(ctx, t)
 }

@@ -366,7 +366,7 @@ func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusInternalServerError, "internal", "cannot delete the conversation log")
 		return
 	}
-	if _, ok := s.opts.Replica.(ReplicaOwners); !ok {
+	if _, ok := s.opts.Replica.(replicaOwners); !ok {
 		s.owners().SetOwner(id, "") // the database's go with its row
 		s.shares().RevokeShare(id, "")
 	}

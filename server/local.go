@@ -37,9 +37,9 @@ import (
 // process of this user; its value is the peer's credentials.
 type localPeerKey struct{}
 
-// PeerCred is what the kernel says about the process at the other end of a
+// peerIdent is what the kernel says about the process at the other end of a
 // local connection.
-type PeerCred struct {
+type peerIdent struct {
 	PID, UID, GID int
 }
 
@@ -49,16 +49,16 @@ func fromLocalPeer(r *http.Request) bool { return localPeer(r.Context()) }
 // localPeer reports whether ctx is a request's (or its WebSocket's) that
 // came through the local endpoint.
 func localPeer(ctx context.Context) bool {
-	_, ok := ctx.Value(localPeerKey{}).(PeerCred)
+	_, ok := ctx.Value(localPeerKey{}).(peerIdent)
 	return ok
 }
 
-// ErrPeerNotAllowed is returned by CheckPeer for a process of another user.
+// ErrPeerNotAllowed is returned by checkPeer for a process of another user.
 var ErrPeerNotAllowed = errors.New("peer-not-allowed")
 
-// CheckPeer admits a peer of the same user as this process (uid), and
+// checkPeer admits a peer of the same user as this process (uid), and
 // refuses any other with an error naming both users.
-func CheckPeer(peer PeerCred, uid int) error {
+func checkPeer(peer peerIdent, uid int) error {
 	if peer.UID == uid {
 		return nil
 	}
@@ -80,18 +80,18 @@ type LocalEndpoint struct {
 // mode 0700 (and tightens an existing one), removes the sockets of folio
 // processes that no longer run, and binds run/<pid>.sock with mode 0600.
 func (s *Server) ServeLocal(ctx context.Context, dataDir string) (*LocalEndpoint, error) {
-	return ServeLocalHandler(ctx, dataDir, s.Handler())
+	return serveLocalHandler(ctx, dataDir, s.Handler())
 }
 
-// ServeLocalHandler is ServeLocal for any handler (a terminal chat serves
+// serveLocalHandler is ServeLocal for any handler (a terminal chat serves
 // its own conversation through a Server of its own).
-func ServeLocalHandler(ctx context.Context, dataDir string, h http.Handler) (*LocalEndpoint, error) {
-	return serveLocal(ctx, dataDir, h, CheckPeer)
+func serveLocalHandler(ctx context.Context, dataDir string, h http.Handler) (*LocalEndpoint, error) {
+	return serveLocal(ctx, dataDir, h, checkPeer)
 }
 
-// serveLocal is ServeLocalHandler with the peer check given (tests that
+// serveLocal is serveLocalHandler with the peer check given (tests that
 // cannot switch users pass one that changes the credentials it gets).
-func serveLocal(ctx context.Context, dataDir string, h http.Handler, check func(PeerCred, int) error) (*LocalEndpoint, error) {
+func serveLocal(ctx context.Context, dataDir string, h http.Handler, check func(peerIdent, int) error) (*LocalEndpoint, error) {
 	dir := history.EndpointsDir(dataDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("local endpoint: %w", err)
@@ -179,12 +179,12 @@ func removeDeadEndpoints(dir string) {
 type peerListener struct {
 	net.Listener
 	uid   int
-	check func(PeerCred, int) error // CheckPeer, or a test's
+	check func(peerIdent, int) error // checkPeer, or a test's
 }
 
 type peerConn struct {
 	net.Conn
-	peer PeerCred
+	peer peerIdent
 }
 
 func (l *peerListener) Accept() (net.Conn, error) {

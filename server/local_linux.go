@@ -9,14 +9,14 @@ import (
 
 // peerCred asks the kernel who is at the other end of a Unix connection
 // (SO_PEERCRED): the credentials the peer had when it connected.
-func peerCred(c net.Conn) (PeerCred, error) {
+func peerCred(c net.Conn) (peerIdent, error) {
 	uc, ok := c.(*net.UnixConn)
 	if !ok {
-		return PeerCred{}, errors.New("local endpoint: not a Unix connection")
+		return peerIdent{}, errors.New("local endpoint: not a Unix connection")
 	}
 	raw, err := uc.SyscallConn()
 	if err != nil {
-		return PeerCred{}, err
+		return peerIdent{}, err
 	}
 	var (
 		cred *syscall.Ucred
@@ -25,10 +25,10 @@ func peerCred(c net.Conn) (PeerCred, error) {
 	if err := raw.Control(func(fd uintptr) {
 		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
 	}); err != nil {
-		return PeerCred{}, err
+		return peerIdent{}, err
 	}
 	if cerr != nil {
-		return PeerCred{}, fmt.Errorf("local endpoint: SO_PEERCRED: %w", cerr)
+		return peerIdent{}, fmt.Errorf("local endpoint: SO_PEERCRED: %w", cerr)
 	}
-	return PeerCred{PID: int(cred.Pid), UID: int(cred.Uid), GID: int(cred.Gid)}, nil
+	return peerIdent{PID: int(cred.Pid), UID: int(cred.Uid), GID: int(cred.Gid)}, nil
 }

@@ -21,8 +21,8 @@ var errNoLocal = errors.New("local endpoint: Unix sockets are not supported on t
 // ServeLocal has no local endpoint to serve on this system.
 func (s *Server) ServeLocal(context.Context, string) (*LocalEndpoint, error) { return nil, errNoLocal }
 
-// ServeLocalHandler has no local endpoint to serve on this system.
-func ServeLocalHandler(context.Context, string, http.Handler) (*LocalEndpoint, error) {
+// serveLocalHandler has no local endpoint to serve on this system.
+func serveLocalHandler(context.Context, string, http.Handler) (*LocalEndpoint, error) {
 	return nil, errNoLocal
 }
 

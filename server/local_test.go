@@ -123,11 +123,11 @@ func TestLocalEndpointSameUser(t *testing.T) {
 func TestLocalEndpointRefusesOtherUser(t *testing.T) {
 	data := shortData(t)
 	ts := newTestServer(t, Options{DataDir: data})
-	var seen PeerCred
-	other := func(p PeerCred, uid int) error {
+	var seen peerIdent
+	other := func(p peerIdent, uid int) error {
 		seen = p
 		p.UID = uid + 1
-		return CheckPeer(p, uid)
+		return checkPeer(p, uid)
 	}
 	ep, err := serveLocal(t.Context(), data, ts.Handler(), other)
 	if err != nil {
@@ -151,10 +151,10 @@ func TestLocalEndpointRefusesOtherUser(t *testing.T) {
 }
 
 func TestCheckPeer(t *testing.T) {
-	if err := CheckPeer(PeerCred{PID: 7, UID: 1000}, 1000); err != nil {
+	if err := checkPeer(peerIdent{PID: 7, UID: 1000}, 1000); err != nil {
 		t.Fatalf("same user refused: %v", err)
 	}
-	err := CheckPeer(PeerCred{PID: 7, UID: 1001}, 1000)
+	err := checkPeer(peerIdent{PID: 7, UID: 1001}, 1000)
 	if !errors.Is(err, ErrPeerNotAllowed) || !strings.Contains(err.Error(), "process 7 runs as user 1001") {
 		t.Fatalf("other user: %v", err)
 	}
@@ -174,7 +174,7 @@ func TestLocalEndpointFolder(t *testing.T) {
 	if err := os.WriteFile(dead, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ep, err := ServeLocalHandler(t.Context(), data, http.NotFoundHandler())
+	ep, err := serveLocalHandler(t.Context(), data, http.NotFoundHandler())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestLocalEndpointFolder(t *testing.T) {
 	}
 
 	long := filepath.Join(data, strings.Repeat("d", 100))
-	if _, err := ServeLocalHandler(t.Context(), long, http.NotFoundHandler()); err == nil || !strings.Contains(err.Error(), "shorter --data") {
+	if _, err := serveLocalHandler(t.Context(), long, http.NotFoundHandler()); err == nil || !strings.Contains(err.Error(), "shorter --data") {
 		t.Fatalf("a path too long for a socket: %v", err)
 	}
 }

@@ -19,19 +19,19 @@ import (
 // commands through mayAccess, so a person who is not its owner gets the
 // same not-found as for a conversation that does not exist.
 
-// Owners records each conversation's owner: a subject of the identity
+// ownerStore records each conversation's owner: a subject of the identity
 // provider, "" for none.
-type Owners interface {
+type ownerStore interface {
 	Owner(id string) (string, error)
 	// AllOwners is every recorded owner by conversation, for listings.
 	AllOwners() (map[string]string, error)
 	SetOwner(id, subject string) error
 }
 
-// ReplicaOwners is a Replica that keeps owners in its database, so every
+// replicaOwners is a Replica that keeps owners in its database, so every
 // replica sees the same ones (pgstore's Mirror).
-type ReplicaOwners interface {
-	Owners
+type replicaOwners interface {
+	ownerStore
 }
 
 // fileOwners keeps owners in DataDir/owners, one file per conversation
@@ -106,8 +106,8 @@ func (f fileOwners) SetOwner(id, subject string) error {
 }
 
 // owners is where this server's owners are kept.
-func (s *Server) owners() Owners {
-	if o, ok := s.opts.Replica.(ReplicaOwners); ok {
+func (s *Server) owners() ownerStore {
+	if o, ok := s.opts.Replica.(replicaOwners); ok {
 		return o
 	}
 	return fileOwners{filepath.Join(s.opts.DataDir, "owners")}

@@ -32,23 +32,17 @@ import (
 // replica reads on each request, so it stops working everywhere at once;
 // a link to a deleted conversation finds nothing.
 
-// ShareHeader carries a share link's token on API requests.
-const ShareHeader = "X-Folio-Share"
+// shareHeader carries a share link's token on API requests.
+const shareHeader = "X-Folio-auth.Share"
 
-// ShareSubprotocolPrefix starts the WebSocket offer carrying a share token.
-const ShareSubprotocolPrefix = "folio-share."
+// shareSubprotocolPrefix starts the WebSocket offer carrying a share token.
+const shareSubprotocolPrefix = "folio-share."
 
 // shareTokenBytes is the token's length in random bytes (256 bits).
 const shareTokenBytes = 32
 
-// Share is one link (auth.Share); Shares keeps them (auth.ShareStore).
-type (
-	Share  = auth.Share
-	Shares = auth.ShareStore
-)
-
-// ReplicaShares is a Replica that keeps share links in its database.
-type ReplicaShares interface{ Shares }
+// replicaShares is a Replica that keeps share links in its database.
+type replicaShares interface{ auth.ShareStore }
 
 func shareKey(token string) string {
 	h := sha256.Sum256([]byte(token))
@@ -58,7 +52,7 @@ func shareKey(token string) string {
 // fileShares keeps each link as DataDir/shares/<key>.json.
 type fileShares struct{ dir string }
 
-func (f fileShares) AddShare(key string, s Share) error {
+func (f fileShares) AddShare(key string, s auth.Share) error {
 	if err := os.MkdirAll(f.dir, 0o700); err != nil {
 		return err
 	}
@@ -83,14 +77,14 @@ func (f fileShares) AddShare(key string, s Share) error {
 	return err
 }
 
-func (f fileShares) read(name string) (Share, error) {
+func (f fileShares) read(name string) (auth.Share, error) {
 	b, err := os.ReadFile(filepath.Join(f.dir, name))
 	if err != nil {
-		return Share{}, err
+		return auth.Share{}, err
 	}
-	var s Share
+	var s auth.Share
 	if err := json.Unmarshal(b, &s); err != nil {
-		return Share{}, fmt.Errorf("share file %s: %w", name, err)
+		return auth.Share{}, fmt.Errorf("share file %s: %w", name, err)
 	}
 	return s, nil
 }
@@ -107,7 +101,7 @@ func (f fileShares) ResolveShare(key string) (string, bool, error) {
 }
 
 // each calls fn with every link's file name and link.
-func (f fileShares) each(fn func(name string, s Share)) error {
+func (f fileShares) each(fn func(name string, s auth.Share)) error {
 	ents, err := os.ReadDir(f.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -126,21 +120,21 @@ func (f fileShares) each(fn func(name string, s Share)) error {
 	return nil
 }
 
-func (f fileShares) ListShares(conv string) ([]Share, error) {
-	out := []Share{}
-	err := f.each(func(_ string, s Share) {
+func (f fileShares) ListShares(conv string) ([]auth.Share, error) {
+	out := []auth.Share{}
+	err := f.each(func(_ string, s auth.Share) {
 		if s.Conversation == conv {
 			out = append(out, s)
 		}
 	})
-	slices.SortFunc(out, func(a, b Share) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	slices.SortFunc(out, func(a, b auth.Share) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	return out, err
 }
 
 func (f fileShares) RevokeShare(conv, id string) (bool, error) {
 	found := false
 	var rmErr error
-	err := f.each(func(name string, s Share) {
+	err := f.each(func(name string, s auth.Share) {
 		if s.Conversation == conv && (id == "" || s.ID == id) {
 			if err := os.Remove(filepath.Join(f.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				rmErr = err
@@ -154,8 +148,8 @@ func (f fileShares) RevokeShare(conv, id string) (bool, error) {
 	return found, err
 }
 
-func (s *Server) shares() Shares {
-	if x, ok := s.opts.Replica.(ReplicaShares); ok {
+func (s *Server) shares() auth.ShareStore {
+	if x, ok := s.opts.Replica.(replicaShares); ok {
 		return x
 	}
 	return fileShares{filepath.Join(s.opts.DataDir, "shares")}
@@ -186,7 +180,7 @@ func viaLink(ctx context.Context) bool {
 
 // requestShareToken is the share token a request carries, if any.
 func requestShareToken(r *http.Request) string {
-	if t := r.Header.Get(ShareHeader); t != "" {
+	if t := r.Header.Get(shareHeader); t != "" {
 		return t
 	}
 	if r.URL.Path != "/api/v2/ws" {
@@ -194,7 +188,7 @@ func requestShareToken(r *http.Request) string {
 	}
 	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
 		for _, p := range strings.Split(v, ",") {
-			if t, ok := strings.CutPrefix(strings.TrimSpace(p), ShareSubprotocolPrefix); ok {
+			if t, ok := strings.CutPrefix(strings.TrimSpace(p), shareSubprotocolPrefix); ok {
 				return t
 			}
 		}
@@ -248,14 +242,14 @@ func (s *Server) createShare(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token := randomShareToken()
-	sh := Share{ID: randomID("s-", 8), Conversation: id, CreatedBy: who.Subject, CreatedAt: time.Now().UTC()}
+	sh := auth.Share{ID: randomID("s-", 8), Conversation: id, CreatedBy: who.Subject, CreatedAt: time.Now().UTC()}
 	if err := s.shares().AddShare(shareKey(token), sh); err != nil {
 		s.opts.Logger.Error("cannot save a share link", "conversation", id, "err", err)
 		httpError(w, http.StatusInternalServerError, "internal", "cannot save the link")
 		return
 	}
 	writeJSON(w, http.StatusCreated, struct {
-		Share
+		auth.Share
 		Path string `json:"path"`
 	}{sh, "/s/" + token})
 }

@@ -19,11 +19,11 @@ import (
 	"github.com/foliodev/folio/web"
 )
 
-// HTMLPageBytes is how many bytes of entries' JSON an exported file's page
+// htmlPageBytes is how many bytes of entries' JSON an exported file's page
 // holds before the next turn starts a new one: the web app's page budget.
 // The file shows a window of a few pages, so this bounds what the browser
 // parses and lays out at once.
-const HTMLPageBytes = 64 << 10
+const htmlPageBytes = 64 << 10
 
 // HTMLMeta is what an exported file says of the conversation beside its
 // entries.
@@ -79,7 +79,7 @@ func NewHTML(w io.Writer, meta HTMLMeta) (*HTMLWriter, error) {
 
 // Add writes e into the file: into the current page, or into a new one
 // when e starts a turn (a user entry, or the reply after one) and the page
-// is past HTMLPageBytes, so a page never splits a turn.
+// is past htmlPageBytes, so a page never splits a turn.
 func (h *HTMLWriter) Add(e transcript.Entry) error {
 	if h.err != nil {
 		return h.err
@@ -95,7 +95,7 @@ func (h *HTMLWriter) Add(e transcript.Entry) error {
 	switch {
 	case h.inPage < 0:
 		h.openPage()
-	case starts && h.inPage >= HTMLPageBytes:
+	case starts && h.inPage >= htmlPageBytes:
 		h.w.WriteString("]</script>\n")
 		h.openPage()
 	default:
@@ -156,7 +156,7 @@ func (h *HTMLWriter) Close() error {
 // in memory. A log with a page index is better streamed (folio log export
 // does), which holds one entry at a time.
 func HTML(w io.Writer, c *history.Conversation) error {
-	h, err := NewHTML(w, HTMLMetaOf(c))
+	h, err := NewHTML(w, htmlMetaOf(c))
 	if err != nil {
 		return err
 	}
@@ -168,8 +168,8 @@ func HTML(w io.Writer, c *history.Conversation) error {
 	return h.Close()
 }
 
-// HTMLMetaOf is the meta of a conversation read whole.
-func HTMLMetaOf(c *history.Conversation) HTMLMeta {
+// htmlMetaOf is the meta of a conversation read whole.
+func htmlMetaOf(c *history.Conversation) HTMLMeta {
 	return HTMLMeta{
 		Title:          history.DisplayTitle(c.Title, c.Messages),
 		ConversationID: c.Header.ConversationID,

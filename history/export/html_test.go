@@ -162,7 +162,7 @@ func TestHTMLPolicyAllowsOnlyItsScript(t *testing.T) {
 // after one), so grouping a page alone groups as the whole.
 func TestHTMLPagesStartAtTurns(t *testing.T) {
 	t.Parallel()
-	big := strings.Repeat("word ", HTMLPageBytes/40)
+	big := strings.Repeat("word ", htmlPageBytes/40)
 	var es []transcript.Entry
 	for i := range 60 {
 		id := func(k string) string {
