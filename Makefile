@@ -78,7 +78,7 @@ web-check: web-deps
 # Browser suite in Debian's Chromium; skipped without it unless CI=true or
 # FOLIO_REQUIRE_SUITES=1.
 web-e2e: web-deps
-	cd $(WEB) && node e2e/run.mjs
+	cd $(WEB) && node e2e/run.mjs && node e2e/accounts.mjs
 
 # Browser figures (first paint, frame intervals, retained heap at 300,000 and
 # 3,000 messages). Printed, not asserted; not part of `make test`.

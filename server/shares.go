@@ -33,7 +33,7 @@ import (
 // a link to a deleted conversation finds nothing.
 
 // shareHeader carries a share link's token on API requests.
-const shareHeader = "X-Folio-auth.Share"
+const shareHeader = "X-Folio-Share"
 
 // shareSubprotocolPrefix starts the WebSocket offer carrying a share token.
 const shareSubprotocolPrefix = "folio-share."

@@ -19,7 +19,7 @@ type viewer struct {
 func (v viewer) do(t testing.TB, method, path, body string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest(method, v.base+path, strings.NewReader(body))
-	req.Header.Set(shareHeader, v.token)
+	req.Header.Set("X-Folio-Share", v.token) // the wire's name, as the web app sends it
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -35,7 +35,7 @@ func (v viewer) do(t testing.TB, method, path, body string) (int, string) {
 func (v viewer) dial(t testing.TB, as *accountsServer) *client {
 	t.Helper()
 	h := http.Header{}
-	h.Set("Sec-WebSocket-Protocol", Subprotocol+", "+shareSubprotocolPrefix+v.token)
+	h.Set("Sec-WebSocket-Protocol", Subprotocol+", folio-share."+v.token) // as the web app offers it
 	h.Set("Origin", as.url)
 	c := as.dialWith(t, h)
 	if f := c.call(map[string]any{"type": "hello", "protocol": ProtocolVersion}); f.Type != "welcome" {
