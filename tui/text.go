@@ -1,63 +1,11 @@
 package tui
 
 import (
+	"github.com/foliodev/folio/internal/termtext"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
 )
-
-// sanitize makes fact text safe to put on a terminal: escape sequences and
-// control characters other than newlines are removed, tabs become spaces and
-// carriage returns are dropped. Facts should hold none of these, but tool
-// output and legacy history can.
-func sanitize(s string) string {
-	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 && r != '\n' || r == 0x7f || (r >= 0x80 && r < 0xa0) }) {
-		return s
-	}
-	s = ansi.Strip(s)
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		switch {
-		case r == '\n':
-			b.WriteByte('\n')
-		case r == '\t':
-			b.WriteString("    ")
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			// dropped
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// wrap word-wraps styled text to width columns and returns its lines. Words
-// longer than the width are broken.
-func wrap(s string, width int) []string {
-	if width < 1 {
-		width = 1
-	}
-	s = ansi.Wrap(s, width, "")
-	return strings.Split(s, "\n")
-}
-
-// wrapIndent wraps s to width with the first line prefixed by first and the
-// following lines by rest. Both prefixes must have the same display width.
-func wrapIndent(s string, width int, first, rest string) []string {
-	pw := ansi.StringWidth(first)
-	var out []string
-	for _, para := range strings.Split(s, "\n") {
-		for _, l := range wrap(para, width-pw) {
-			if len(out) == 0 {
-				out = append(out, first+l)
-			} else {
-				out = append(out, rest+l)
-			}
-		}
-	}
-	return out
-}
 
 // trimRight removes trailing spaces from a styled line, along with the style
 // sequences wrapped around them, and closes any style left open.
@@ -143,3 +91,10 @@ func truncate(s string, width int) string {
 	}
 	return closeStyle(ansi.Truncate(s, width, "…"))
 }
+
+// The text rules shared with folio log show's plain painter (termtext).
+var (
+	sanitize   = termtext.Sanitize
+	wrap       = termtext.Wrap
+	wrapIndent = termtext.WrapIndent
+)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/foliodev/folio/internal/termtext"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -278,54 +279,6 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(sanitize(s)), " ")
 }
 
-// sanitize is the painter's: escape sequences and control characters but
-// newlines removed, tabs as four spaces.
-func sanitize(s string) string {
-	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 && r != '\n' || r == 0x7f || (r >= 0x80 && r < 0xa0) }) {
-		return s
-	}
-	s = ansi.Strip(s)
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		switch {
-		case r == '\n':
-			b.WriteByte('\n')
-		case r == '\t':
-			b.WriteString("    ")
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-func wrap(s string, width int) []string {
-	if width < 1 {
-		width = 1
-	}
-	if len(s) <= width && !strings.Contains(s, "\n") {
-		return []string{s} // a line that fits: ansi.Wrap leaves it as it is
-	}
-	return strings.Split(ansi.Wrap(s, width, ""), "\n")
-}
-
-func wrapIndent(s string, width int, first, rest string) []string {
-	pw := ansi.StringWidth(first)
-	var out []string
-	for para := range strings.SplitSeq(s, "\n") {
-		for _, l := range wrap(para, width-pw) {
-			if len(out) == 0 {
-				out = append(out, first+l)
-			} else {
-				out = append(out, rest+l)
-			}
-		}
-	}
-	return out
-}
-
 func truncate(s string, width int) string {
 	if len(s) <= width || ansi.StringWidth(s) <= width {
 		return s
@@ -354,3 +307,10 @@ func clampPlain(lines []string, width int) []string {
 	}
 	return out
 }
+
+// The painter's text rules (termtext), so plain lines equal painted ones.
+var (
+	sanitize   = termtext.Sanitize
+	wrap       = termtext.Wrap
+	wrapIndent = termtext.WrapIndent
+)
