@@ -129,3 +129,44 @@ func (d *IndexDoc) Settled() int { return d.br.count }
 // Problems is how many problems (rejected lines and records) the log had
 // as of the index's commit, as Conversation.Problems counts them.
 func (ix *Index) Problems() int { return ix.st.problems }
+
+// HeadEntriesAround returns the page of at most n entries of the head of
+// the log at path around entry id, among its first limit entries, with
+// each entry's stored size: lo is the page's first position and at the
+// entry's. One open of the page index finds the entry through its ID table
+// and reads the index near it, so a page far back costs what one near the
+// end does. An entry not in the head, or at or past limit, gives lo -1 and
+// no entries (at is then -1, or the position past limit).
+func HeadEntriesAround(path, id string, n, limit int) (lo, at int, es []transcript.Entry, sizes []int, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return -1, -1, nil, nil, err
+	}
+	defer f.Close()
+	ix, err := OpenIndex(path, f, 0)
+	if err != nil {
+		return -1, -1, nil, nil, err
+	}
+	defer ix.Close()
+	d, err := ix.Document(ix.Head())
+	if err != nil {
+		return -1, -1, nil, nil, err
+	}
+	if at, err = d.Find(id); err != nil || at < 0 || at >= limit {
+		return -1, at, nil, nil, err
+	}
+	lo = max(0, at-n/2)
+	hi := min(lo+n, limit)
+	refs, err := d.Refs(lo, hi)
+	if err != nil {
+		return -1, -1, nil, nil, err
+	}
+	if es, err = d.Entries(f, lo, hi); err != nil {
+		return -1, -1, nil, nil, err
+	}
+	sizes = make([]int, len(refs))
+	for i, r := range refs {
+		sizes[i] = int(r.Len)
+	}
+	return lo, at, es, sizes, nil
+}

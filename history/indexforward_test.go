@@ -255,3 +255,46 @@ func BenchmarkFarBackPage(b *testing.B) {
 		})
 	}
 }
+
+// HeadEntriesAround reads the same entries and sizes as HeadEntries does at
+// the page it names, for entries near the start, the middle and the end of
+// a head, and refuses an entry past limit or not in the head.
+func TestHeadEntriesAroundAgreesWithHeadEntries(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "conversations", "around.jsonl")
+	writeGen(t, path, gen.Options{Messages: 600, Seed: 3})
+	l, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := l.Load()
+	l.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := c.Document.Entries()
+	n := len(all)
+	for _, at := range []int{0, 1, n / 2, n - 2, n - 1} {
+		lo, got, es, sizes, err := HeadEntriesAround(path, all[at].ID, 40, n)
+		if err != nil || got != at {
+			t.Fatalf("entry %d: at %d, %v", at, got, err)
+		}
+		want, wantSizes, err := HeadEntries(path, lo, min(lo+40, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(es) != len(want) || !slices.Equal(sizes, wantSizes) || lo > at || at >= lo+len(es) {
+			t.Fatalf("entry %d: page %d+%d, want %d entries with the same sizes", at, lo, len(es), len(want))
+		}
+		for i := range es {
+			if es[i].ID != want[i].ID {
+				t.Fatalf("entry %d: position %d is %s, want %s", at, lo+i, es[i].ID, want[i].ID)
+			}
+		}
+	}
+	if lo, at, es, _, err := HeadEntriesAround(path, all[n/2].ID, 40, n/2); err != nil || lo != -1 || at != n/2 || es != nil {
+		t.Errorf("an entry at limit: lo %d at %d, %d entries, %v", lo, at, len(es), err)
+	}
+	if lo, at, _, _, err := HeadEntriesAround(path, "no-such-entry", 40, n); err != nil || lo != -1 || at != -1 {
+		t.Errorf("an unknown entry: lo %d at %d, %v", lo, at, err)
+	}
+}

@@ -33,39 +33,9 @@ func (p sizedFinder) Find(id string) (int, error) {
 	return d.Find(id)
 }
 
-// PageAround is the chat's (internal/cli, chatSession.PageAround): one
-// index open, the entry found through the ID table, the page read near it.
+// PageAround reads as the chat does (history.HeadEntriesAround).
 func (p sizedFinder) PageAround(id string, n, limit int) (lo, at int, es []transcript.Entry, sizes []int, err error) {
-	f, err := os.Open(p.path)
-	if err != nil {
-		return -1, -1, nil, nil, err
-	}
-	defer f.Close()
-	ix, err := history.OpenIndex(p.path, f, 0)
-	if err != nil {
-		return -1, -1, nil, nil, err
-	}
-	defer ix.Close()
-	d, err := ix.Document(ix.Head())
-	if err != nil {
-		return -1, -1, nil, nil, err
-	}
-	if at, err = d.Find(id); err != nil || at < 0 || at >= limit {
-		return -1, at, nil, nil, err
-	}
-	lo = max(0, at-n/2)
-	hi := min(lo+n, limit)
-	refs, err := d.Refs(lo, hi)
-	if err != nil {
-		return -1, -1, nil, nil, err
-	}
-	if es, err = d.Entries(f, lo, hi); err != nil {
-		return -1, -1, nil, nil, err
-	}
-	for _, r := range refs {
-		sizes = append(sizes, int(r.Len))
-	}
-	return lo, at, es, sizes, nil
+	return history.HeadEntriesAround(p.path, id, n, limit)
 }
 
 // BenchmarkOpenAtHit compares the terminal's open of a generated

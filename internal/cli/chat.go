@@ -468,41 +468,7 @@ func (s *chatSession) PageAround(id string, n, limit int) (lo, at int, es []tran
 	s.mu.Lock()
 	path := s.path // s.log is nil while attached to another process
 	s.mu.Unlock()
-	return pageAround(path, id, n, limit)
-}
-
-func pageAround(path, id string, n, limit int) (lo, at int, es []transcript.Entry, sizes []int, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return -1, -1, nil, nil, err
-	}
-	defer f.Close()
-	ix, err := history.OpenIndex(path, f, 0)
-	if err != nil {
-		return -1, -1, nil, nil, err
-	}
-	defer ix.Close()
-	d, err := ix.Document(ix.Head())
-	if err != nil {
-		return -1, -1, nil, nil, err
-	}
-	if at, err = d.Find(id); err != nil || at < 0 || at >= limit {
-		return -1, at, nil, nil, err
-	}
-	lo = max(0, at-n/2)
-	hi := min(lo+n, limit)
-	refs, err := d.Refs(lo, hi)
-	if err != nil {
-		return -1, -1, nil, nil, err
-	}
-	if es, err = d.Entries(f, lo, hi); err != nil {
-		return -1, -1, nil, nil, err
-	}
-	sizes = make([]int, len(refs))
-	for i, r := range refs {
-		sizes[i] = int(r.Len)
-	}
-	return lo, at, es, sizes, nil
+	return history.HeadEntriesAround(path, id, n, limit)
 }
 
 // positions opens the page index of the log at path as of its size now
