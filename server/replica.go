@@ -110,6 +110,10 @@ type ReplicaHealth interface {
 	// writes ended while the database stays reachable (its session alone
 	// was ended); the function closes that conversation's engine.
 	OnLeaseLost(func(id string))
+	// OnWriterDied is told of a conversation this replica serves whose
+	// owner (another replica, or this one) ended holding its lease: a
+	// process that died. What the owner relayed as running is void.
+	OnWriterDied(func(id string))
 }
 
 // replicaParts is the server's Replica by job, each nil on a single
@@ -315,6 +319,7 @@ func (s *Server) bindReplica() {
 	s.rep.live.OnLive(s.streamIn)
 	s.rep.live.OnLiveElsewhere(s.stateIn)
 	s.rep.health.OnLeaseLost(s.lockLost)
+	s.rep.health.OnWriterDied(s.ownerDied)
 	s.rep.sync.OnChange(func(id string) {
 		// Not under the mirror's lock: the poll takes the conversation's.
 		go s.pollCopy(id)

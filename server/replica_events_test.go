@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -240,5 +241,75 @@ func TestReplicaTabOpeningMidTurnGetsTheOwnersState(t *testing.T) {
 	}
 	if r := cb.finished("k1"); r.State != transcript.CommandDone {
 		t.Fatalf("the approved turn: %+v", r)
+	}
+}
+
+// When the owning replica dies mid-turn (its database session ends while
+// it holds the lease, and nothing of it is left to recover), a tab on
+// another replica is told that nothing runs there any more: the turn idle,
+// the waiting call gone. Before, it showed the dead owner's turn running
+// until an engine opened the conversation again. The next send from that
+// tab runs.
+func TestReplicaTabAfterTheOwnerDiedMidTurn(t *testing.T) {
+	url := pgtest.URL(t)
+	slow := func(_ *Options, to *TurnsOptions) { to.IdleAfter = time.Minute }
+	a := newReplicaServer(t, url, 400, slow)
+	b := newReplicaServer(t, url, 400, slow)
+	id := a.create(t)
+	ca := a.dial(t)
+	ca.open(id)
+	if r := ca.send(id, "k1", "list the files in this folder"); r.State == transcript.CommandRejected {
+		t.Fatalf("send on A: %+v", r)
+	}
+	ca.await(func(f frame) bool {
+		return f.Type == "event" && f.Op == "approvals" && bytes.Contains(f.raw, []byte(`"shell"`))
+	})
+	cb := b.dial(t)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) { // a hang guard, not a measure
+		var snap struct {
+			State controlState `json:"state"`
+		}
+		f := cb.open(id)
+		if err := json.Unmarshal(f.raw, &snap, json.RejectUnknownMembers(false)); err != nil {
+			t.Fatal(err)
+		}
+		if len(snap.State.Approvals) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("B's tab never showed A's waiting call: %+v", snap.State)
+		}
+	}
+	// A dies: nothing of it looks for dead writers any more, and its
+	// lease's session ends.
+	a.stopMirror()
+	var pid int32
+	must(t, a.store.Pool().QueryRow(context.Background(),
+		`SELECT backend_pid FROM folio_leases WHERE conversation_id = $1`, id).Scan(&pid))
+	var ended bool
+	must(t, b.store.Pool().QueryRow(context.Background(), `SELECT pg_terminate_backend($1, 10000)`, pid).Scan(&ended))
+	if !ended {
+		t.Fatal("the lease's session did not end")
+	}
+	cb.await(func(f frame) bool {
+		return f.Type == "event" && f.Op == "turn" && bytes.Contains(f.raw, []byte(`"state":"idle"`))
+	})
+	cb.await(func(f frame) bool {
+		return f.Type == "event" && f.Op == "approvals" && !bytes.Contains(f.raw, []byte(`"shell"`))
+	})
+	var snap struct {
+		State controlState `json:"state"`
+	}
+	if err := json.Unmarshal(cb.open(id).raw, &snap, json.RejectUnknownMembers(false)); err != nil {
+		t.Fatal(err)
+	}
+	if snap.State.Turn == nil || snap.State.Turn.State != turnIdle || len(snap.State.Approvals) != 0 {
+		t.Fatalf("B's snapshot after A died says turn %+v, approvals %+v; want idle and none", snap.State.Turn, snap.State.Approvals)
+	}
+	if r := cb.send(id, "k2", "after"); r.State == transcript.CommandRejected {
+		t.Fatalf("send on B after A died: %+v", r)
+	}
+	if r := cb.finished("k2"); r.State != transcript.CommandDone {
+		t.Fatalf("B's turn: %+v", r)
 	}
 }

@@ -87,6 +87,34 @@ func (c *conversation) controlInLocked(ctl liveControl) {
 	_ = c.applyLocked(ch, 0)
 }
 
+// ownerDied forgets what the dead owner of conversation id relayed of its
+// turn, queue and approvals, and tells this replica's tabs, which showed
+// them, that nothing runs there: without this they would show the turn
+// running until an engine opened the conversation again. The recovery
+// that follows records the answer the owner left unfinished as
+// interrupted, and a tab's next send opens an engine as usual.
+func (s *Server) ownerDied(id string) {
+	had := s.relayed.get(id) != nil
+	s.relayed.drop(id)
+	c := s.lookupConv(id)
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.eng != nil || !had {
+		return // this replica's engine holds it now, or nothing was shown
+	}
+	idle := []Change{
+		{Op: OpTurn, Turn: &TurnState{State: turnIdle}},
+		{Op: OpQueue, Queue: []QueueItem{}},
+		{Op: OpApprovals, Approvals: []ApprovalItem{}},
+	}
+	for _, ch := range idle {
+		_ = c.applyLocked(ch, 0)
+	}
+}
+
 // relayedStates is, by conversation, the turn, queue and approvals the
 // owner last relayed, while something runs, is queued or waits there.
 type relayedStates struct {

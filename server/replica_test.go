@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,6 +31,9 @@ type replicaServer struct {
 	mirror *pgstore.Mirror
 	store  *pgstore.Store
 	turns  *testTurns
+	// stopMirror stops the replica's mirror (its listener, probes and
+	// recovery), as a process that died would.
+	stopMirror func()
 }
 
 func newReplicaServer(t testing.TB, url string, rate float64, configure ...func(*Options, *TurnsOptions)) *replicaServer {
@@ -65,7 +69,8 @@ func newReplicaServerSaving(t testing.TB, url string, rate float64, saveEvery ti
 	opts.Turns = &topts
 	ts := newTestServer(t, opts)
 	t.Cleanup(func() { cancel(); <-done; st.Close() })
-	return &replicaServer{testServer: ts, mirror: m, store: st, turns: ts.engines()}
+	stop := func() { cancel(); <-done }
+	return &replicaServer{testServer: ts, mirror: m, store: st, turns: ts.engines(), stopMirror: sync.OnceFunc(stop)}
 }
 
 // copyOf is the replica's local copy of id.

@@ -81,6 +81,9 @@ type Mirror struct {
 	statusMu    sync.Mutex // serializes onStatus calls
 	onStatus    func(reachable bool, lost []string)
 	onLeaseLost func(id string) // status.go
+	// onWriterDied, when set, is told of each conversation this replica
+	// serves whose writer's database session ended holding it (Recover).
+	onWriterDied func(id string)
 }
 
 // mirrored is one conversation's copy: how far it has applied the log.
@@ -420,12 +423,30 @@ func (m *Mirror) Recover(ctx context.Context) error {
 	for _, id := range dead {
 		m.mu.Lock()
 		_, served := m.convs[id]
+		died := m.onWriterDied
 		m.mu.Unlock()
-		if served {
-			errs = append(errs, m.recoverOne(id))
+		if !served {
+			continue
 		}
+		if died != nil {
+			died(id) // whichever replica recovers it, the turn ran there
+		}
+		errs = append(errs, m.recoverOne(id))
 	}
 	return errors.Join(errs...)
+}
+
+// OnWriterDied sets the function told, from Recover, of a conversation
+// this replica serves whose writer's database session ended while it held
+// the lease: a replica that died (killed, or its machine gone). What that
+// writer's engine relayed as running, queued or waiting ran nowhere any
+// more. The function is told before the conversation is recovered, on
+// every replica that serves it, and again at the next Recover if no
+// replica could recover it.
+func (m *Mirror) OnWriterDied(f func(id string)) {
+	m.mu.Lock()
+	m.onWriterDied = f
+	m.mu.Unlock()
 }
 
 // recoverOne loads conversation id under its lease, which its last writer
