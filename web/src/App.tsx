@@ -333,6 +333,7 @@ export function App() {
                 onFirstSent={() => setFirst(undefined)}
                 onClose={slot > 0 ? () => setPanes((ps) => ps.slice(0, slot)) : undefined}
                 readOnly={share !== undefined}
+                canShare={me !== undefined && !share}
                 onFind={slot === 0 ? openFind : undefined}
                 find={
                   slot === 0 && find !== undefined && p.conversation ? (
