@@ -33,13 +33,20 @@ describe('marking a hit’s words in its rendered entry', () => {
     expect(markWords(el, queryMatcher('елка грёза größe 日本語 fold*')).map((m) => m.textContent)).toEqual(['Ёлка', 'Größe', '日本語', 'fold', 'folded']);
   });
 
-  it('leaves typeset math alone, and the text around it is marked', () => {
-    const el = rendered('The sum \\(x + sum_t\\) is a sum.');
-    const katex = el.querySelector('.katex')!.outerHTML;
-    const marks = markWords(el, queryMatcher('sum'));
-    expect(marks.map((m) => m.textContent)).toEqual(['sum', 'sum']);
-    expect(el.querySelector('.katex')!.outerHTML).toBe(katex);
-    expect(el.querySelector('.katex mark')).toBeNull();
+  it('marks a number in typeset math where it is shown, never in its MathML or TeX', () => {
+    const el = rendered('The sum \\(x_i + 537\\) is 537, and $$\\sum_{i=1}^{n} x_i^2 = 537$$');
+    const tex = [...el.querySelectorAll('.katex-mathml annotation')].map((a) => a.textContent);
+    const marks = markWords(el, queryMatcher('537 sum'));
+    expect(marks.map((m) => m.textContent)).toEqual(['sum', '537', '537', '537']);
+    expect(marks.filter((m) => m.closest('.katex-html'))).toHaveLength(2);
+    expect(el.querySelector('.katex-mathml mark')).toBeNull();
+    expect([...el.querySelectorAll('.katex-mathml annotation')].map((a) => a.textContent)).toEqual(tex);
+  });
+
+  it('leaves math not yet typeset alone', () => {
+    const el = document.createElement('div');
+    el.innerHTML = renderMarkdownUncached('a \\(537\\) and 537');
+    expect(markWords(el, queryMatcher('537')).map((m) => m.closest('.folio-math') === null)).toEqual([true]);
   });
 
   it('adds no markup of the message’s own: a message that writes <mark> or script text is only text', () => {

@@ -2,15 +2,17 @@
 // find does: each word the query matched (search/terms.ts, the server's
 // folding) is wrapped in <mark class="search-hit-word">. It works on the DOM
 // after the markdown was sanitized and its math typeset, and touches text
-// nodes only: it never adds markup a message wrote, and it leaves typeset math,
-// the code blocks' copy buttons and form controls alone.
+// nodes only: it never adds markup a message wrote, and it leaves math's
+// MathML, the code blocks' copy buttons and form controls alone.
 import { matches, tokens, type Matcher } from './terms';
 
 export const WORD_MARK = 'search-hit-word';
 
-// Where no word is marked: typeset math (its text is glyphs split over
-// spans), math waiting to be typeset, the app's own buttons, fields.
-const SKIP = '.katex, .folio-math, button, textarea, input, select, script, style, mark.' + WORD_MARK;
+// Where no word is marked: math's hidden MathML (what a screen reader
+// reads) and TeX waiting to be typeset, the app's own buttons, fields. In
+// typeset math a word is marked in the glyphs shown (KaTeX puts a number's
+// digits in one node, a variable's letters each in its own).
+const SKIP = '.katex-mathml, .folio-math:not([data-typeset]), button, textarea, input, select, script, style, mark.' + WORD_MARK;
 
 /**
  * markWords wraps every word of root's text that m matches in a <mark>, and
