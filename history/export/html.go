@@ -50,8 +50,12 @@ type HTMLWriter struct {
 	pages   int
 	inPage  int // bytes of the open page; -1 none open
 	prevUsr bool
-	buf     bytes.Buffer
-	err     error
+	// attached is the bytes of attachments embedded so far, attachments
+	// how many were written (embedded or not).
+	attached    int64
+	attachments int
+	buf         bytes.Buffer
+	err         error
 }
 
 // NewHTML starts an exported file on w: its head, styles and the opening of
@@ -133,7 +137,8 @@ func (h *HTMLWriter) Close() error {
 		Entries        int    `json:"entries"`
 		Pages          int    `json:"pages"`
 		Problems       int    `json:"problems"`
-	}{Title: h.meta.Title, ConversationID: h.meta.ConversationID, Entries: h.entries, Pages: h.pages, Problems: h.meta.Problems}
+		Attachments    int    `json:"attachments"`
+	}{Title: h.meta.Title, ConversationID: h.meta.ConversationID, Entries: h.entries, Pages: h.pages, Problems: h.meta.Problems, Attachments: h.attachments}
 	if !h.meta.StartedAt.IsZero() {
 		meta.StartedAt = h.meta.StartedAt.UTC().Format(time.RFC3339Nano)
 	}
@@ -153,15 +158,20 @@ func (h *HTMLWriter) Close() error {
 }
 
 // HTML writes c as a self-contained HTML file (NewHTML) from its document
-// in memory. A log with a page index is better streamed (folio log export
-// does), which holds one entry at a time.
-func HTML(w io.Writer, c *history.Conversation) error {
+// in memory, with atts embedded (Attach). A log with a page index is
+// better streamed (folio log export does), which holds one entry at a time.
+func HTML(w io.Writer, c *history.Conversation, atts ...HTMLAttachment) error {
 	h, err := NewHTML(w, htmlMetaOf(c))
 	if err != nil {
 		return err
 	}
 	for _, e := range c.Document.All() {
 		if err := h.Add(e); err != nil {
+			return err
+		}
+	}
+	for _, a := range atts {
+		if err := h.Attach(a); err != nil {
 			return err
 		}
 	}

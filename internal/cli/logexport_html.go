@@ -31,12 +31,16 @@ func logExportHTML(cmd *cobra.Command, arg, store, dataDir, out string, stdio IO
 		}
 		path = p
 	}
+	atts, err := exportAttachments(cmd, path, store)
+	if err != nil {
+		return failure(cmd, err)
+	}
 	w, commit, err := exportTarget(out, stdio)
 	if err != nil {
 		return failure(cmd, err)
 	}
 	defer commit(false)
-	done, problems, err := streamHTML(path, w)
+	done, problems, err := streamHTML(path, w, atts)
 	if err != nil {
 		return failure(cmd, err)
 	}
@@ -48,7 +52,7 @@ func logExportHTML(cmd *cobra.Command, arg, store, dataDir, out string, stdio IO
 		if err != nil {
 			return err
 		}
-		if err := export.HTML(w, c); err != nil {
+		if err := export.HTML(w, c, atts...); err != nil {
 			return failure(cmd, err)
 		}
 		if n := len(c.Problems); n > 0 {
@@ -61,7 +65,34 @@ func logExportHTML(cmd *cobra.Command, arg, store, dataDir, out string, stdio IO
 	if out != "" {
 		fmt.Fprintf(stdio.Err, "folio: wrote %s\n", out)
 	}
+	for _, a := range atts {
+		if a.Data == nil && a.Size > 0 {
+			fmt.Fprintf(stdio.Err, "folio: attachment %s (%d bytes) is over the HTML export's %d MiB limit per file; the file lists it without its bytes\n", a.Name, a.Size, export.HTMLAttachmentMax>>20)
+		}
+	}
 	return nil
+}
+
+// exportAttachments reads the attachments of the conversation a log
+// export names: from the data folder a log of conversations/ is in, or
+// from --store's database (arg is then the conversation's ID). A log file
+// kept anywhere else has none.
+func exportAttachments(cmd *cobra.Command, path, store string) ([]export.HTMLAttachment, error) {
+	if url := storeURL(store); url != "" {
+		if _, err := os.Stat(path); err != nil {
+			s, err := openStore(cmd, url)
+			if err != nil {
+				return nil, err
+			}
+			defer s.Close()
+			return export.Attachments(s, path)
+		}
+	}
+	dir := filepath.Dir(path)
+	if filepath.Base(dir) != "conversations" {
+		return nil, nil
+	}
+	return export.Attachments(history.Files{Dir: filepath.Dir(dir)}, strings.TrimSuffix(filepath.Base(path), ".jsonl"))
 }
 
 // exportTarget is where an export goes: standard output, or a temporary
@@ -102,7 +133,7 @@ func exportTarget(out string, stdio IO) (io.Writer, func(ok bool) error, error) 
 // It reports done false, having written nothing, when the log has no
 // usable index (as streamShow does); the caller then reads it whole.
 // problems is how many problems the index counts in the log.
-func streamHTML(path string, w io.Writer) (done bool, problems int, err error) {
+func streamHTML(path string, w io.Writer, atts []export.HTMLAttachment) (done bool, problems int, err error) {
 	if filepath.Base(filepath.Dir(path)) != "conversations" {
 		if _, err := os.Stat(history.IndexPath(path)); err != nil {
 			return false, 0, nil
@@ -154,6 +185,11 @@ func streamHTML(path string, w io.Writer) (done bool, problems int, err error) {
 			return true, 0, err
 		}
 	}
+	for _, a := range atts {
+		if err := h.Attach(a); err != nil {
+			return true, 0, err
+		}
+	}
 	return true, meta.Problems, h.Close()
 }
 
@@ -168,12 +204,16 @@ func (s *chatSession) exportHTML(id string, doc transcript.Document) (string, er
 	}
 	defer commit(false)
 	done := false
+	atts, err := export.Attachments(history.Files{Dir: s.dataDir}, id)
+	if err != nil {
+		return "", err
+	}
 	if _, saved := s.saved(); saved {
 		logPath, err := history.Locate(s.dataDir, id)
 		if err != nil {
 			return "", err
 		}
-		if done, _, err = streamHTML(logPath, w); err != nil {
+		if done, _, err = streamHTML(logPath, w, atts); err != nil {
 			return "", err
 		}
 		if !done {
@@ -181,7 +221,7 @@ func (s *chatSession) exportHTML(id string, doc transcript.Document) (string, er
 			if err != nil {
 				return "", err
 			}
-			if err := export.HTML(w, c); err != nil {
+			if err := export.HTML(w, c, atts...); err != nil {
 				return "", err
 			}
 			done = true
@@ -194,6 +234,11 @@ func (s *chatSession) exportHTML(id string, doc transcript.Document) (string, er
 		}
 		for _, e := range doc.All() {
 			if err := h.Add(e); err != nil {
+				return "", err
+			}
+		}
+		for _, a := range atts {
+			if err := h.Attach(a); err != nil {
 				return "", err
 			}
 		}

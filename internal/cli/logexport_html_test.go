@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -127,5 +128,66 @@ func TestLogExportHTMLOut(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 1 {
 		t.Errorf("the folder holds %v, want only c.html", left)
+	}
+}
+
+var htmlAttachmentRE = regexp.MustCompile(`(?s)<script type="application/json" class="folio-attachment">(.*?)</script>`)
+
+// TestLogExportHTMLEmbedsAttachments: a log in a data folder is exported
+// with the attachments the server keeps for it, an image's bytes embedded
+// as base64; one over the per-file limit is listed without its bytes, and
+// the command says so on standard error. Both the streamed export (with a
+// page index) and the whole read give the same blocks.
+func TestLogExportHTMLEmbedsAttachments(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	src, err := os.ReadFile("../../history/export/testdata/jazz/conversation-full.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := filepath.Join(data, "conversations")
+	os.MkdirAll(conv, 0o755)
+	log := filepath.Join(conv, "c1.jsonl")
+	if err := os.WriteFile(log, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(data, "attachments", "c1")
+	os.MkdirAll(dir, 0o755)
+	png := []byte("\x89PNG\r\n\x1a\nimage")
+	os.WriteFile(filepath.Join(dir, "a-1"), png, 0o644)
+	os.WriteFile(filepath.Join(dir, "a-1.json"), []byte(`{"id":"a-1","name":"shot.png","contentType":"image/png","size":13}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "a-2"), make([]byte, 9<<20), 0o644)
+	os.WriteFile(filepath.Join(dir, "a-2.json"), []byte(`{"id":"a-2","name":"dump.bin","contentType":"application/octet-stream","size":9437184}`), 0o644)
+	out := filepath.Join(t.TempDir(), "c.html")
+	_, errOut, err := run(t, "log", "export", "--format", "html", "--out", out, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errOut, "dump.bin") || !strings.Contains(errOut, "limit") {
+		t.Errorf("stderr does not say dump.bin was left out: %q", errOut)
+	}
+	doc, _ := os.ReadFile(out)
+	blocks := htmlAttachmentRE.FindAllStringSubmatch(string(doc), -1)
+	if len(blocks) != 2 {
+		t.Fatalf("%d attachment blocks, want 2", len(blocks))
+	}
+	var a, b struct {
+		Name    string `json:"name"`
+		Type    string `json:"type"`
+		Data    string `json:"data"`
+		Omitted string `json:"omitted"`
+		Size    int64  `json:"size"`
+	}
+	if json.Unmarshal([]byte(blocks[0][1]), &a) != nil || json.Unmarshal([]byte(blocks[1][1]), &b) != nil {
+		t.Fatal("blocks are not JSON")
+	}
+	if a.Name != "shot.png" || a.Type != "image/png" || a.Data != base64.StdEncoding.EncodeToString(png) {
+		t.Errorf("the image: %+v", a)
+	}
+	if b.Name != "dump.bin" || b.Omitted != "file" || b.Data != "" || b.Size != 9<<20 {
+		t.Errorf("the large file: %+v", b)
+	}
+	if len(htmlEntries(t, string(doc))) == 0 {
+		t.Error("no entries")
 	}
 }

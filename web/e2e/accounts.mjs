@@ -1,8 +1,10 @@
 // Accounts in a real browser: folio serve signs people in through a real
 // OpenID Connect provider (server/auth/authtest/idp, the zitadel OP), two
 // people sign in through the provider's own form in Chromium, each sees
-// only their own conversations, and a share link opens one read-only for a
-// browser with no session. Run: node e2e/accounts.mjs (from web/).
+// only their own conversations, and the owner makes a share link with the
+// app's Share button, which opens the conversation read-only for a browser
+// with no session and for the other person, until the owner revokes it in
+// the app (then it is not-found). Run: node e2e/accounts.mjs (from web/).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -106,24 +108,57 @@ try {
     const peek = await api(bob.page, 'GET', `/api/v2/conversations/${id}`);
     assert(peek.status === 404, `bob opens alice's conversation: ${peek.status}`);
 
-    const shared = await api(alice.page, 'POST', `/api/v2/conversations/${id}/shares`, '{}');
-    assert(shared.status === 201, `share: ${shared.status} ${shared.body}`);
-    const path = JSON.parse(shared.body).path;
+    // Bob has no Share button on a conversation (he has none open), and
+    // the API refuses him alice's links.
+    const bobLinks = await api(bob.page, 'GET', `/api/v2/conversations/${id}/shares`);
+    assert(bobLinks.status === 404, `bob lists alice's links: ${bobLinks.status}`);
+
+    // Alice shares through the app: the header's Share button, Create link,
+    // the address shown once; at phone width the dialog fits the screen.
+    await alice.page.setViewportSize({ width: 390, height: 800 });
+    await alice.page.goto(`${base}/c/${encodeURIComponent(id)}`);
+    await alice.page.click('[data-testid=share-open]', { timeout: 15000 });
+    await alice.page.waitForSelector('[data-testid=share-none]', { timeout: 10000 });
+    await alice.page.click('[data-testid=share-create]');
+    const url = await alice.page.locator('[data-testid=share-url]').inputValue({ timeout: 10000 });
+    assert(url.startsWith(`${base}/s/`), `the link shown: ${url}`);
+    const box = await alice.page.locator('[data-testid=share-dialog]').boundingBox();
+    assert(box && box.x >= 0 && box.x + box.width <= 390, `the share dialog at phone width: ${JSON.stringify(box)}`);
+    assert((await alice.page.locator('[data-testid=share-list] li').count()) === 1, 'the new link is listed');
+    await alice.page.setViewportSize({ width: 1280, height: 800 });
+
+    // A browser with no session opens it read-only; so does bob's.
     const anon = await browser.newContext();
     const view = await anon.newPage();
     view.on('console', (m) => console.log('console:', m.text()));
-    await view.goto(`${base}${path}`);
+    await view.goto(url);
     await view.waitForSelector('[data-testid=read-only]', { timeout: 15000 });
     await view.getByText('alice secret plans').first().waitFor({ timeout: 10000 });
     assert((await view.locator('textarea').count()) === 0, 'the read-only view has a composer');
     assert((await view.locator('.side-pane').count()) === 0, 'the read-only view shows a conversation list');
+    assert((await view.locator('[data-testid=share-open]').count()) === 0, 'the read-only view has a Share button');
+    const bobView = await bob.ctx.newPage();
+    await bobView.goto(url);
+    await bobView.waitForSelector('[data-testid=read-only]', { timeout: 15000 });
+    await bobView.getByText('alice secret plans').first().waitFor({ timeout: 10000 });
+    assert((await bobView.locator('[data-testid=share-open]').count()) === 0, "bob's read-only view has a Share button");
+    await bobView.close();
+
+    // Alice revokes it through the app; the link is then not-found.
+    await alice.page.click('[data-testid=share-list] li button');
+    await alice.page.waitForSelector('[data-testid=share-none]', { timeout: 10000 });
+    const gone = await view.evaluate(async (p) => (await fetch('/api/v2/conversations', { headers: { 'X-Folio-Share': p } })).status, new URL(url).pathname.slice(3));
+    assert(gone === 404, `the revoked link's API answers ${gone}`);
+    await view.reload();
+    await view.waitForSelector('[data-testid=refusal][data-code=not-found]', { timeout: 15000 });
+    assert((await view.getByText('alice secret plans').count()) === 0, 'the revoked link still shows the conversation');
 
     // Sign-out from the app's button ends the session.
     await alice.page.click('[data-testid=sign-out] button');
     await alice.page.waitForURL(/\/auth\/signed-out/, { timeout: 10000 });
     const after = await api(alice.page, 'GET', '/api/v2/conversations');
     assert(after.status === 401, `after sign-out: ${after.status}`);
-    console.log('accounts: sign-in, privacy, share link and sign-out passed in Chromium');
+    console.log('accounts: sign-in, privacy, share links made, opened and revoked in the app, and sign-out passed in Chromium');
   } finally {
     await browser.close();
   }

@@ -1,10 +1,11 @@
 // The self-contained HTML export (`folio log export --format html`) opened
-// from a file in Chromium: the XSS corpus runs nothing and loads nothing;
+// from a file in Chromium: the XSS corpus (with hostile attachments) runs
+// nothing and loads nothing, and a PNG attachment shows from the file;
 // every entry `folio log show --json` reads from the CLI's fixture logs is
 // in a row of the file; a long conversation shows a bounded window of
 // pages that "show earlier" moves back.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -85,6 +86,17 @@ function corpus(dir) {
 export function exportTests(test) {
   test('export: the XSS corpus exported to HTML and opened from a file runs nothing and loads nothing', async (h) => {
     const dir = mkdtempSync(join(tmpdir(), 'folio-export-'));
+    // Attachments as the server keeps them: a real 1×1 PNG, an SVG with a
+    // script, and an HTML file with a hostile name.
+    const att = join(h.data, 'attachments', 'xss');
+    mkdirSync(att, { recursive: true });
+    const put = (id, name, type, body) => {
+      writeFileSync(join(att, id), body);
+      writeFileSync(join(att, `${id}.json`), JSON.stringify({ id, name, contentType: type, size: body.length }));
+    };
+    put('a-png', 'dot.png', 'image/png', Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64'));
+    put('a-svg', 'evil.svg', 'image/svg+xml', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" onload="window.__xss=1"><script>window.__xss=2</script></svg>'));
+    put('a-html', '<img src=x onerror=window.__xss=3>.html', 'text/html', Buffer.from('<script>window.__xss=4</script>'));
     try {
       const file = exportHTML(h, h.data, 'xss', join(dir, 'xss.html'));
       const { context, page, requests, errors, dialogs } = await openFile(file);
@@ -103,12 +115,23 @@ export function exportTests(test) {
       assert(scripts.filter((t) => t === 'classic').length === 1, `scripts: ${scripts.join(', ')}`);
       assert((await page.textContent('.message-list')).includes('<img src=x onerror'), 'user text lost its literal markup');
       assert((await page.textContent('.export-title')) === 'xss <b>title</b>', 'the title is not shown as text');
+      // The attachments: the PNG shown from the file, the rest downloads; no markup of theirs.
+      const atts = await page.$$eval('.export-attachment', (els) =>
+        els.map((e) => ({ name: e.dataset.attachment, img: e.querySelector('img')?.naturalWidth ?? -1, href: e.querySelector('a[download]')?.getAttribute('href')?.slice(0, 40) ?? '' })),
+      );
+      const byName = Object.fromEntries(atts.map((a) => [a.name, a]));
+      assert(atts.length === 3, `attachments shown: ${JSON.stringify(atts)}`);
+      assert(byName['dot.png']?.img === 1 && byName['dot.png'].href.startsWith('data:image/png;base64,'), `the PNG: ${JSON.stringify(byName['dot.png'])}`);
+      assert(byName['evil.svg']?.img === -1 && byName['evil.svg'].href.startsWith('data:application/octet-stream;base64,'), `the SVG: ${JSON.stringify(byName['evil.svg'])}`);
+      assert(byName['<img src=x onerror=window.__xss=3>.html']?.img === -1, `the hostile name: ${JSON.stringify(atts)}`);
+      assert((await page.$$('.export-attachments img')).length === 1, 'an attachment other than the PNG is an image');
       assert(requests.length === 0, `requests attempted: ${requests.join(', ')}`);
       // Anything blocked is blocked by the file's policy, never an error of the app.
       assert(errors.filter((e) => !/Content Security Policy/.test(e)).length === 0, errors.join('\n'));
       await context.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
+      rmSync(att, { recursive: true, force: true });
     }
   });
 

@@ -68,6 +68,30 @@ async function marks(page, entry) {
   assert(new URLSearchParams(st.search).get('at') === entry, `the URL names ${st.search}, not ${entry}`);
 }
 
+// wordsMarked waits until the marked hit holds <mark> elements around the
+// matched words (not the whole entry): each mark's text, folded as the search
+// folds it, is one of words; one of them is in view.
+async function wordsMarked(page, words) {
+  await page.waitForFunction(() => document.querySelector('.search-hit-mark mark.search-hit-word') !== null, null, { timeout: 30_000 });
+  const st = await page.evaluate(() => {
+    const marks = [...document.querySelectorAll('.search-hit-mark mark.search-hit-word')];
+    const col = document.querySelector('[data-slot="0"] .message-column').getBoundingClientRect();
+    const fold = (w) => w.normalize('NFD').replace(/\p{Mn}/gu, '').toLowerCase();
+    return {
+      texts: marks.map((m) => fold(m.textContent)),
+      inView: marks.some((m) => {
+        const b = m.getBoundingClientRect();
+        return b.width > 0 && b.bottom > col.top && b.top < col.bottom;
+      }),
+      entry: document.querySelector('.search-hit-mark').textContent.length,
+      background: getComputedStyle(marks[0]).backgroundColor,
+    };
+  });
+  assert(st.texts.length > 0 && st.texts.every((t) => words.includes(t)), `the marked words are ${JSON.stringify(st.texts)}, not ${JSON.stringify(words)}`);
+  assert(st.inView, 'no marked word is in view');
+  assert(st.background !== 'rgba(0, 0, 0, 0)', 'a marked word has no highlight');
+}
+
 async function status(page, text) {
   await page.waitForFunction((t) => document.querySelector('[data-testid="find-status"]')?.textContent === t, text, { timeout: 60_000 });
 }
@@ -82,6 +106,7 @@ export function searchTests(test) {
     const entry = await first.getAttribute('data-hit-entry');
     await first.click();
     await marks(page, entry);
+    await wordsMarked(page, [word]);
     // Opened from a search, the find bar keeps its query and says which hit this is.
     const k = hits.indexOf(entry);
     assert(k >= 0, `the search's hit ${entry} is not among the find's ${hits}`);
@@ -136,6 +161,7 @@ export function searchTests(test) {
     await status(page, `1 of ${hits.length}`);
     await page.getByRole('button', { name: 'Next hit (older)' }).click();
     await marks(page, hits[1]);
+    await wordsMarked(page, [word]);
     await status(page, `2 of ${hits.length}`);
     for (const name of ['Previous hit (newer)', 'Next hit (older)', 'Close find']) {
       const b = await page.getByRole('button', { name }).boundingBox();
@@ -161,6 +187,7 @@ export function searchTests(test) {
     assert(n < 200_000, `the hit ${entry} is not deep`);
     await first.click();
     await landsAt(page, entry);
+    await wordsMarked(page, ['why', 'does', 'the']);
     // Stepping to the next hit moves the mark.
     const second = await page.locator('.search-results li').nth(1).getAttribute('data-hit-entry');
     await page.locator('.search-results li').nth(1).click();
@@ -187,6 +214,7 @@ export function searchTests(test) {
     const entry = await first.getAttribute('data-hit-entry');
     await first.click();
     await landsAt(page, entry);
+    await wordsMarked(page, ['why', 'does', 'the']);
     const open = await page.evaluate(() => document.querySelector('[data-testid="app"]').dataset.listOpen);
     assert(open === 'false', 'the list stays over the conversation');
     await context.close();

@@ -17,6 +17,7 @@ import { FindBar } from './search/FindBar';
 import { findFromState } from './search/find';
 import { holds } from './chat/rows';
 import { markHit, SearchPanel } from './search/SearchPanel';
+import { queryMatcher } from './search/terms';
 import { applyTheme, initialTheme, type Theme } from './theme';
 
 interface Pane {
@@ -180,12 +181,21 @@ export function App() {
     const key = `${conv0}|${head0 ?? ''}|0`;
     const view = cache.acquire(key);
     view.focusOn(at);
-    const stop = markHit(at, words, (e) => view.getState().rows.find((m) => holds(m, e))?.id);
+    return () => cache.release(key);
+  }, [cache, conv0, head0, at]);
+  // The words marked in it: the find's query read as the server's search
+  // reads it (search/terms.ts), and the hit's snippet's marked words.
+  const matcher = useMemo(() => queryMatcher(find ?? '', words), [find, words]);
+  useEffect(() => {
+    if (!conv0 || !at) return;
+    const key = `${conv0}|${head0 ?? ''}|0`;
+    const view = cache.acquire(key);
+    const stop = markHit(at, matcher, (e) => view.getState().rows.find((m) => holds(m, e))?.id);
     return () => {
       stop();
       cache.release(key);
     };
-  }, [cache, conv0, head0, at, words]);
+  }, [cache, conv0, head0, at, matcher]);
   const openHit = (id: string, entry: string | undefined, q: string, w: string[]) => {
     setPanes((ps) => ps.map((p, i) => (i === 0 ? { conversation: id } : p)));
     setWords(w);
@@ -333,6 +343,7 @@ export function App() {
                 onFirstSent={() => setFirst(undefined)}
                 onClose={slot > 0 ? () => setPanes((ps) => ps.slice(0, slot)) : undefined}
                 readOnly={share !== undefined}
+                canShare={me !== undefined && !share}
                 onFind={slot === 0 ? openFind : undefined}
                 find={
                   slot === 0 && find !== undefined && p.conversation ? (

@@ -1,4 +1,4 @@
-import { Check, CheckCheck, GitBranch, Menu, Search, X } from 'lucide-react';
+import { Check, CheckCheck, GitBranch, Menu, Search, Share2, X } from 'lucide-react';
 import { type ReactNode, useEffect, useMemo, useReducer, useRef, useState, useSyncExternalStore } from 'react';
 import { BranchController } from '../chat/branches';
 import type { ViewCache } from '../chat/cache';
@@ -12,6 +12,7 @@ import type { Refusal } from '../protocol/errors';
 import type { Approve, Retry, Send, Steer, Stop } from '../protocol/frames';
 import { MissingConversation, RefusalNotice, RefusedDraft } from './Refusal';
 import { Welcome } from './Welcome';
+import { ShareDialog } from './ShareDialog';
 import { ApprovalView, waitingPresentation } from './ApprovalView';
 import { ArtifactReaderContext, type ArtifactReader } from './ArtifactOutput';
 import { BranchContext, BranchNotice, useBranches } from './BranchControls';
@@ -49,6 +50,8 @@ export interface ChatPaneProps {
   onFind?: () => void;
   /** The find bar, shown under the header while it is open. */
   find?: ReactNode;
+  /** The owner may share the conversation (accounts on, not a share link): the header's Share button. */
+  canShare?: boolean;
 }
 
 /** lastFailure is the failure entry of the transcript's last reply, the only one `retry` accepts. */
@@ -331,6 +334,10 @@ export function ChatPane(props: ChatPaneProps) {
   const { cache, conversation, slot, head, onOpenList, onClose, api, client, onStart } = props;
   const t = useCatalog();
   const [graphOpen, setGraphOpen] = useState(false);
+  // The conversation whose share dialog is open: another conversation closes it.
+  const [shareFor, setShareFor] = useState<string | undefined>();
+  const shareOpen = conversation !== undefined && shareFor === conversation.id;
+  const setShareOpen = (open: boolean) => setShareFor(open ? conversation?.id : undefined);
   const viewKey = conversation ? `${conversation.id}|${head ?? ''}|${slot}` : '';
   const [held, setHeld] = useState<{ key: string; view: TranscriptView } | undefined>();
   useEffect(() => {
@@ -380,6 +387,11 @@ export function ChatPane(props: ChatPaneProps) {
               <GitBranch aria-hidden="true" size={16} />
             </button>
           ) : null}
+          {conversation && props.canShare && !props.readOnly ? (
+            <button type="button" className="icon-button" aria-label={t.share} title={t.share} aria-pressed={shareOpen} aria-expanded={shareOpen} data-testid="share-open" onClick={() => setShareOpen(!shareOpen)}>
+              <Share2 aria-hidden="true" size={16} />
+            </button>
+          ) : null}
           {conversation && props.onFind ? (
             <button type="button" className="icon-button" aria-label={t.findOpen} title={t.findOpen} onClick={props.onFind}>
               <Search aria-hidden="true" size={16} />
@@ -391,6 +403,11 @@ export function ChatPane(props: ChatPaneProps) {
             </button>
           ) : null}
         </header>
+        {shareOpen && conversation && props.canShare && !props.readOnly ? (
+          <div className="share-slot">
+            <ShareDialog api={api} conversation={conversation.id} origin={location.origin} onClose={() => setShareOpen(false)} />
+          </div>
+        ) : null}
         {graphOpen && conversation ? <PaneGraph api={api} id={conversation.id} /> : null}
         <BranchNotice />
         {conversation ? props.find : null}

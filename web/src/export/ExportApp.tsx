@@ -2,6 +2,7 @@ import { useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { groupMessage } from '../chat/rows';
 import type { Message } from '../chat/types';
 import { MessageBubble } from '../components/Bubbles';
+import { size, type ExportAttachment } from './attachments';
 import { earlier, groupEntries, later, latestWindow, parsePage, type ExportMeta, type PageWindow } from './data';
 
 /** Words of the export's own controls (the rows' words come from the app's catalog). */
@@ -17,6 +18,10 @@ const words = {
     problems: (n: number) => `${n} line(s) of the log were not readable and are not shown`,
     untitled: (id: string) => `Conversation ${id}`,
     exported: 'Exported from folio',
+    attachments: (n: number) => `${n} ${n === 1 ? 'attachment' : 'attachments'}`,
+    download: 'Download',
+    omittedFile: (limit: string) => `not in this file: larger than the export's limit of ${limit} per attachment`,
+    omittedTotal: (limit: string) => `not in this file: the export's attachments are limited to ${limit} in all`,
   },
   de: {
     earlier: 'Frühere Nachrichten zeigen',
@@ -29,6 +34,10 @@ const words = {
     problems: (n: number) => `${n} Zeile(n) des Protokolls waren nicht lesbar und fehlen`,
     untitled: (id: string) => `Unterhaltung ${id}`,
     exported: 'Aus folio exportiert',
+    attachments: (n: number) => `${n} ${n === 1 ? 'Anhang' : 'Anhänge'}`,
+    download: 'Herunterladen',
+    omittedFile: (limit: string) => `nicht in dieser Datei: größer als die Grenze des Exports von ${limit} je Anhang`,
+    omittedTotal: (limit: string) => `nicht in dieser Datei: die Anhänge eines Exports sind auf ${limit} insgesamt begrenzt`,
   },
 };
 export type ExportWords = (typeof words)['en'];
@@ -44,6 +53,8 @@ export interface ExportAppProps {
   /** The text of page i (its JSON), read from the document when shown. */
   pageText: (i: number) => string | null;
   words: ExportWords;
+  /** The files sent with the conversation, embedded in the file (or listed without their bytes). */
+  attachments?: readonly ExportAttachment[];
 }
 
 /**
@@ -53,7 +64,7 @@ export interface ExportAppProps {
  * Each row is the web app's own row component, given no server: nothing
  * in it can fetch, retry or edit.
  */
-export function ExportApp({ meta, pageText, words: t }: ExportAppProps) {
+export function ExportApp({ meta, pageText, words: t, attachments = [] }: ExportAppProps) {
   const n = meta.pages;
   const [win, setWin] = useState<PageWindow>(() => latestWindow(n));
   const cache = useRef(new Map<number, PageRows>());
@@ -111,6 +122,7 @@ export function ExportApp({ meta, pageText, words: t }: ExportAppProps) {
         <p className="export-facts">{facts.join(' · ')}</p>
         {meta.problems > 0 ? <p className="export-problems">{t.problems(meta.problems)}</p> : null}
       </header>
+      {attachments.length > 0 ? <Attachments attachments={attachments} t={t} /> : null}
       <div className="message-list" ref={list}>
         {win.lo > 0 ? (
           <div className="export-nav">
@@ -142,5 +154,40 @@ export function ExportApp({ meta, pageText, words: t }: ExportAppProps) {
       </div>
       <footer className="export-foot">{t.exported}</footer>
     </div>
+  );
+}
+
+/**
+ * Attachments lists the files sent with the conversation: a raster image
+ * shown, anything else a download link, both from the data: address of the
+ * bytes the file holds (nothing is fetched); a file left out for its size
+ * is a line that says so.
+ */
+function Attachments({ attachments, t }: { attachments: readonly ExportAttachment[]; t: ExportWords }) {
+  return (
+    <section className="export-attachments" data-testid="export-attachments" aria-label={t.attachments(attachments.length)}>
+      <h2 className="export-attachments-title">{t.attachments(attachments.length)}</h2>
+      <ul className="export-attachment-list">
+        {attachments.map((a, i) => (
+          <li key={`${a.id}-${i}`} className="export-attachment" data-attachment={a.name} data-omitted={a.omitted ?? ''}>
+            {a.image && a.href ? <img className="export-attachment-image" src={a.href} alt={a.name} /> : null}
+            <span className="export-attachment-name">{a.name}</span>{' '}
+            <span className="export-attachment-facts">
+              {size(a.size)}
+              {a.type ? ` · ${a.type}` : ''}
+            </span>{' '}
+            {a.href ? (
+              <a className="export-attachment-download" href={a.href} download={a.name}>
+                {t.download}
+              </a>
+            ) : (
+              <span className="export-attachment-omitted" role="note">
+                {a.omitted === 'total' ? t.omittedTotal(size(a.limit ?? 0)) : t.omittedFile(size(a.limit ?? 0))}
+              </span>
+            )}
+          </li>
+        ))}
+      </ul>
+    </section>
   );
 }

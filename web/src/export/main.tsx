@@ -11,6 +11,7 @@ import '../styles/loading-mark.css';
 import './export.css';
 import { LocaleContext, pickLocale } from '../i18n/catalog';
 import { readMeta } from './data';
+import { readAttachments } from './attachments';
 import { installOffline } from './offline';
 import { ExportApp, exportWords } from './ExportApp';
 
@@ -21,13 +22,14 @@ if (root) {
   const meta = readMeta(document.getElementById('folio-meta')?.textContent);
   meta.pages = pages.length;
   const pageText = (i: number) => pages[i]?.textContent ?? null;
+  const attachments = readAttachments(document.querySelectorAll('script.folio-attachment'));
   const locale = pickLocale(navigator.languages ?? [navigator.language]);
   document.documentElement.lang = locale;
   document.documentElement.dataset.theme = window.matchMedia?.('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
   createRoot(root).render(
     <StrictMode>
       <LocaleContext.Provider value={locale}>
-        <ExportApp meta={meta} pageText={pageText} words={exportWords(locale)} />
+        <ExportApp meta={meta} pageText={pageText} words={exportWords(locale)} attachments={attachments} />
       </LocaleContext.Provider>
     </StrictMode>,
   );

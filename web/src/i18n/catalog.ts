@@ -18,6 +18,21 @@ export interface Catalog {
   lightTheme: string;
   readOnlyShare: string;
   signOut: string;
+  // Share links (the owner's, with accounts).
+  share: string;
+  shareTitle: string;
+  shareHint: string;
+  shareCreate: string;
+  /** Shown over a link just made: its address is shown this once. */
+  shareNew: string;
+  shareCopy: string;
+  shareCopied: string;
+  shareNone: string;
+  shareLoading: string;
+  shareRevoke: string;
+  /** A listed link: when it was made. */
+  shareCreatedAt: (when: string) => string;
+  shareClose: string;
   /** The banner while the server cannot reach its conversation store. */
   storeUnavailable: string;
   darkTheme: string;
@@ -188,6 +203,18 @@ export const catalogs = {
     lightTheme: 'Light theme',
     readOnlyShare: 'Shared read-only: this conversation as it is now.',
     signOut: 'Sign out',
+    share: 'Share',
+    shareTitle: 'Read-only links',
+    shareHint: 'Anyone with a link can read this conversation, as it is and as it goes on, until you revoke the link. Nobody can write through it.',
+    shareCreate: 'Create link',
+    shareNew: 'New link: copy it now, it is shown only this once.',
+    shareCopy: 'Copy link',
+    shareCopied: 'Copied',
+    shareNone: 'No links to this conversation.',
+    shareLoading: 'Loading links…',
+    shareRevoke: 'Revoke',
+    shareCreatedAt: (when) => `Link made ${when}`,
+    shareClose: 'Close sharing',
     storeUnavailable: 'The server cannot reach its database. Sending is paused; this page reconnects on its own.',
     darkTheme: 'Dark theme',
     rowActions: (title) => `Actions for ${title}`,
@@ -383,6 +410,18 @@ export const catalogs = {
     lightTheme: 'Helles Design',
     readOnlyShare: 'Nur lesend geteilt: dieses Gespräch, wie es jetzt ist.',
     signOut: 'Abmelden',
+    share: 'Teilen',
+    shareTitle: 'Links zum Lesen',
+    shareHint: 'Wer einen Link hat, kann diese Unterhaltung lesen, so wie sie ist und weitergeht, bis du den Link widerrufst. Schreiben kann niemand darüber.',
+    shareCreate: 'Link erstellen',
+    shareNew: 'Neuer Link: kopiere ihn jetzt, er wird nur dieses eine Mal gezeigt.',
+    shareCopy: 'Link kopieren',
+    shareCopied: 'Kopiert',
+    shareNone: 'Keine Links zu dieser Unterhaltung.',
+    shareLoading: 'Links werden geladen…',
+    shareRevoke: 'Widerrufen',
+    shareCreatedAt: (when) => `Link erstellt ${when}`,
+    shareClose: 'Teilen schließen',
     storeUnavailable: 'Der Server erreicht seine Datenbank nicht. Senden ist angehalten; die Seite verbindet sich von selbst wieder.',
     darkTheme: 'Dunkles Design',
     rowActions: (title) => `Aktionen für ${title}`,

@@ -31,6 +31,20 @@ export interface Api {
   workspace?(): Promise<Workspace>;
   /** A bounded range (at most 64 KiB) of an artifact an entry of the conversation refers to. */
   artifact(conversation: string, ref: string, offset: number, length: number): Promise<ArtifactRange>;
+  /** The conversation's read-only share links (accounts only; the owner's). */
+  shares?(conversation: string): Promise<ShareLink[]>;
+  /** A new read-only link; its path (/s/<token>) is answered this once. */
+  createShare?(conversation: string): Promise<ShareLink & { path: string }>;
+  /** Revoke one link: it is not-found at once. */
+  revokeShare?(conversation: string, share: string): Promise<void>;
+}
+
+/** One share link as GET …/shares lists it (never its token). */
+export interface ShareLink {
+  id: string;
+  conversation: string;
+  createdBy?: string;
+  createdAt?: string;
 }
 
 /** One range of an artifact: its bytes, where they start and the artifact's committed size. */
@@ -148,6 +162,11 @@ export function httpApi(token?: string, base = '/api/v2', share?: string): Api {
       };
     },
     workspace: async () => (await call('GET', '/workspace')) as Workspace,
+    shares: async (id) => ((await call('GET', `/conversations/${enc(id)}/shares`)) as { shares: ShareLink[] | null }).shares ?? [],
+    createShare: async (id) => (await call('POST', `/conversations/${enc(id)}/shares`, '{}')) as ShareLink & { path: string },
+    revokeShare: async (id, share) => {
+      await call('DELETE', `/conversations/${enc(id)}/shares/${enc(share)}`);
+    },
     models: async (conversation) => (await call('GET', conversation ? `/models?conversation=${enc(conversation)}` : '/models')) as ModelList,
   };
 }

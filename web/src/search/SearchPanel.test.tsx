@@ -42,3 +42,29 @@ describe('a hit’s matched words', () => {
     expect(wordRanges(el, [])).toEqual([]);
   });
 });
+
+describe('markHit', () => {
+  it('marks the hit’s words once its entry is on the page, again after its content is rendered anew, and takes them out when cancelled', async () => {
+    const { markHit } = await import('./SearchPanel');
+    const { queryMatcher } = await import('./terms');
+    const row = document.createElement('div');
+    row.setAttribute('data-message-id', 'e7');
+    row.innerHTML = '<div class="markdown"><p>The Café is open.</p></div>';
+    Element.prototype.scrollIntoView ??= () => {};
+    // jsdom has no CSS.escape; the ids here need none.
+    (globalThis as { CSS?: { escape(s: string): string } }).CSS ??= { escape: (s: string) => s };
+    const stop = markHit('e7', queryMatcher('cafe conversation:c1'));
+    document.body.append(row);
+    await new Promise((r) => setTimeout(r, 250));
+    expect(row.classList.contains('search-hit-mark')).toBe(true);
+    expect([...row.querySelectorAll('mark.search-hit-word')].map((m) => m.textContent)).toEqual(['Café']);
+    // The markdown re-rendered (its code highlighted later, say): marked again.
+    row.querySelector('.markdown')!.innerHTML = '<p>café, CAFE</p>';
+    await new Promise((r) => setTimeout(r, 50));
+    expect([...row.querySelectorAll('mark.search-hit-word')].map((m) => m.textContent)).toEqual(['café', 'CAFE']);
+    stop();
+    expect(row.querySelector('mark')).toBeNull();
+    expect(row.querySelector('.markdown')!.innerHTML).toBe('<p>café, CAFE</p>');
+    row.remove();
+  });
+});

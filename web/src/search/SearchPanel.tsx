@@ -5,6 +5,8 @@ import { HttpError } from '../protocol/api';
 import type { SearchHit } from '../protocol/frames';
 import '../styles/search.css';
 import { searchConversations } from './api';
+import { markWords, unmarkWords } from './mark';
+import type { Matcher } from './terms';
 
 export interface SearchPanelProps {
   token?: string;
@@ -142,15 +144,7 @@ export function hitWords(h: SearchHit): string[] {
   return h.snippet.filter((s) => s.hit).flatMap((s) => s.text.split(/\s+/).filter((w) => w !== ''));
 }
 
-// The CSS Custom Highlight API where the browser has it (the marked words
-// of a hit, without touching the DOM React owns).
-interface HighlightRegistry {
-  set(name: string, h: unknown): void;
-  delete(name: string): void;
-}
-type HighlightCtor = new (...ranges: Range[]) => unknown;
-
-/** wordRanges are the ranges of words (any case) in el's text. */
+/** wordRanges are the ranges of words (any case, inside longer words too) in el's text; markHit marks whole words as the search folds them instead (mark.ts). */
 export function wordRanges(el: Element, words: readonly string[]): Range[] {
   const lower = [...new Set(words.map((w) => w.toLowerCase()).filter((w) => w !== ''))];
   const out: Range[] = [];
@@ -171,28 +165,22 @@ export function wordRanges(el: Element, words: readonly string[]): Range[] {
   return out;
 }
 
-/** highlightWords highlights words in el and returns the first range. */
-function highlightWords(el: Element, words: readonly string[]): Range | undefined {
-  const reg = (globalThis as { CSS?: { highlights?: HighlightRegistry } }).CSS?.highlights;
-  const Ctor = (globalThis as { Highlight?: HighlightCtor }).Highlight;
-  const ranges = wordRanges(el, words);
-  if (reg && Ctor) {
-    if (ranges.length > 0) reg.set('search-hit-words', new Ctor(...ranges));
-    else reg.delete('search-hit-words');
-  }
-  return ranges[0];
-}
-
 /**
  * markHit highlights the entry a search opened once its row or segment is
- * on the page (the window is opened around it), and brings it into view;
- * it gives up after a minute (a window far back in a long conversation can
- * take seconds to load on a busy server). The matched words (words) are
- * highlighted in it where the browser can. It returns a cancel function.
+ * on the page (the window is opened around it), marks the words the query
+ * matched inside it (mark.ts: <mark> around each, after the markdown was
+ * rendered and sanitized), and brings the first marked word (else the entry)
+ * into view. While it is shown, a re-render of the entry's content (code
+ * highlighted once the browser is idle, a streaming answer) is marked again.
+ * It gives up after a minute (a window far back in a long conversation can
+ * take seconds to load on a busy server). It returns a cancel function,
+ * which also takes the word marks out again.
  */
-export function markHit(entry: string, words: readonly string[] = [], rowOf?: (entry: string) => string | undefined): () => void {
+export function markHit(entry: string, words: Matcher = { words: new Set(), prefixes: [] }, rowOf?: (entry: string) => string | undefined): () => void {
   const sel = ['data-row-id', 'data-message-id', 'data-entry-id', 'data-step-id'].map((a) => `[${a}="${CSS.escape(entry)}"]`).join(',');
   let tries = 0;
+  let shown: Element | undefined;
+  let watch: MutationObserver | undefined;
   const timer = setInterval(() => {
     // The entry's own element, else the chat row that shows it (an answer
     // is a part of its reply's row).
@@ -205,11 +193,24 @@ export function markHit(entry: string, words: readonly string[] = [], rowOf?: (e
       el.classList.add('search-hit-mark');
       el.setAttribute('data-search-hit', entry);
       marked = el;
-      // The first matched word in view, else the entry.
-      const first = highlightWords(el, words);
-      (first?.startContainer.parentElement ?? el).scrollIntoView({ block: 'center' });
+      shown = el;
+      const first = markWords(el, words)[0];
+      (first ?? el).scrollIntoView({ block: 'center' });
+      if (typeof MutationObserver !== 'undefined') {
+        const target = el;
+        watch = new MutationObserver(() => {
+          watch!.disconnect();
+          markWords(target, words);
+          watch!.observe(target, { childList: true, subtree: true, characterData: true });
+        });
+        watch.observe(target, { childList: true, subtree: true, characterData: true });
+      }
       clearInterval(timer);
     } else if (++tries > 600) clearInterval(timer);
   }, 100);
-  return () => clearInterval(timer);
+  return () => {
+    clearInterval(timer);
+    watch?.disconnect();
+    if (shown) unmarkWords(shown);
+  };
 }
