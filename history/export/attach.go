@@ -15,17 +15,17 @@ import (
 
 // Limits on the attachments an exported HTML file embeds. A file over
 // HTMLAttachmentMax, or one that would take the export's attachments past
-// HTMLAttachmentsMax, is listed by name, size and type with a line saying
+// htmlAttachmentsMax, is listed by name, size and type with a line saying
 // it was left out and why, and its bytes are not written.
 const (
 	HTMLAttachmentMax  = 8 << 20  // one attachment
-	HTMLAttachmentsMax = 24 << 20 // all of one export's attachments
+	htmlAttachmentsMax = 24 << 20 // all of one export's attachments
 )
 
 // Why an attachment was left out of the file.
 const (
-	OmittedFile  = "file"  // over HTMLAttachmentMax
-	OmittedTotal = "total" // the export's attachments would pass HTMLAttachmentsMax
+	omittedFile  = "file"  // over HTMLAttachmentMax
+	omittedTotal = "total" // the export's attachments would pass htmlAttachmentsMax
 )
 
 // HTMLAttachment is a file sent with a message of the conversation.
@@ -72,9 +72,9 @@ func (h *HTMLWriter) Attach(a HTMLAttachment) error {
 	}
 	switch {
 	case e.Size > HTMLAttachmentMax || a.Data == nil && e.Size > 0:
-		e.Omitted, e.Limit = OmittedFile, HTMLAttachmentMax
-	case h.attached+e.Size > HTMLAttachmentsMax:
-		e.Omitted, e.Limit = OmittedTotal, HTMLAttachmentsMax
+		e.Omitted, e.Limit = omittedFile, HTMLAttachmentMax
+	case h.attached+e.Size > htmlAttachmentsMax:
+		e.Omitted, e.Limit = omittedTotal, htmlAttachmentsMax
 	default:
 		e.Data = base64.StdEncoding.EncodeToString(a.Data)
 		h.attached += e.Size

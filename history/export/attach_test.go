@@ -108,10 +108,10 @@ func TestHTMLAttachmentsEmbedWithinTheLimits(t *testing.T) {
 	}{
 		{"shot.png", "", png},
 		{hostile[0], "", []byte("<script>alert(1)</script>")},
-		{"big.bin", OmittedFile, nil},
+		{"big.bin", omittedFile, nil},
 		{"one.bin", "", chunk},
 		{"two.bin", "", chunk},
-		{"three.bin", OmittedTotal, nil},
+		{"three.bin", omittedTotal, nil},
 		{"small.txt", "", []byte("still fits")},
 	}
 	for i, w := range want {
@@ -121,7 +121,7 @@ func TestHTMLAttachmentsEmbedWithinTheLimits(t *testing.T) {
 			t.Errorf("attachment %d: %q omitted %q, %d bytes (%v); want %q omitted %q, %d bytes", i, g.Name, g.Omitted, len(data), err, w.name, w.omitted, len(w.data))
 		}
 	}
-	if got[2].Size != int64(len(big)) || got[2].Limit != HTMLAttachmentMax || got[5].Limit != HTMLAttachmentsMax {
+	if got[2].Size != int64(len(big)) || got[2].Limit != HTMLAttachmentMax || got[5].Limit != htmlAttachmentsMax {
 		t.Errorf("sizes and limits: %+v %+v", got[2], got[5])
 	}
 	// Only the writer's own elements: the pages, the attachments, the meta and the app.
