@@ -12,7 +12,7 @@ import (
 // TestReplicaCachesFollowSignOutAndReassign: with both replicas' caches
 // warm (each has served the session and the conversation's owner), a
 // reassignment made on A is B's answer at once, and a sign-out on A is
-// refused on B at once.
+// refused on B at once and closes the person's WebSocket on B.
 func TestReplicaCachesFollowSignOutAndReassign(t *testing.T) {
 	rs := accountReplicas(t, 2, authtest.AliceSubject)
 	a, b := rs[0], rs[1]
@@ -44,10 +44,15 @@ func TestReplicaCachesFollowSignOutAndReassign(t *testing.T) {
 	if code, _ := bobB.do(t, "GET", "/api/v2/conversations", ""); code != 200 {
 		t.Fatalf("bob's list on B: %d", code)
 	}
+	bobSocketB := b.dialAs(t, bobB)
+	stillOpen(t, bobSocketB, "bob on B")
 	if code, _ := bobA.do(t, "POST", auth.LogoutPath, ""); code != 200 {
 		t.Fatalf("sign-out on A: %d", code)
 	}
 	if code, _ := bobB.do(t, "GET", "/api/v2/conversations/"+id, ""); code != http.StatusUnauthorized {
 		t.Fatalf("bob on B right after signing out on A: %d, want 401", code)
+	}
+	if code, reason := closedWith(t, bobSocketB); code != closeSessionEnded || reason != "sign-in-required" {
+		t.Fatalf("bob's socket on B after signing out on A: %d %q", code, reason)
 	}
 }

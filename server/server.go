@@ -160,6 +160,7 @@ func New(opts Options) (*Server, error) {
 		go s.janitor(s.stopJanitor)
 	}
 	s.bindReplica()
+	s.watchSessionEnds() // accounts.go
 	return s, nil
 }
 
