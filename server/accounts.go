@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -74,9 +75,12 @@ func (s *Server) signInFirst(app http.Handler) http.Handler {
 // a file store's data folder).
 const closeSessionEnded websocket.StatusCode = 4401
 
-// sessionRecheck is how often an open connection's session is read again
-// (tests shorten it).
-var sessionRecheck = 30 * time.Second
+// sessionRecheck is how often an open connection's session is read again,
+// in nanoseconds (30 s; tests shorten it while other tests' connections
+// read it, hence atomic).
+var sessionRecheck atomic.Int64
+
+func init() { sessionRecheck.Store(int64(30 * time.Second)) }
 
 // watchSessionEnds has the store tell this server about ended sessions.
 func (s *Server) watchSessionEnds() {
@@ -107,7 +111,7 @@ func (c *conn) watchSession() {
 		return
 	}
 	for {
-		wait := min(sessionRecheck, time.Until(id.Expires))
+		wait := min(time.Duration(sessionRecheck.Load()), time.Until(id.Expires))
 		t := time.NewTimer(max(wait, 0))
 		select {
 		case <-c.closed:

@@ -69,8 +69,8 @@ func TestSignOutClosesTheWebSockets(t *testing.T) {
 // told (another process sharing the data folder removed its file) closes
 // its sockets at the next recheck; an expired one at its expiry.
 func TestEndedSessionFoundByRecheck(t *testing.T) {
-	defer func(d time.Duration) { sessionRecheck = d }(sessionRecheck)
-	sessionRecheck = 50 * time.Millisecond
+	defer sessionRecheck.Store(sessionRecheck.Load())
+	sessionRecheck.Store(int64(50 * time.Millisecond))
 	data := t.TempDir()
 	fs, err := auth.NewFileStore(filepath.Join(data, "sessions"))
 	if err != nil {
