@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/history"
-	"github.com/foliodev/folio/server/pager"
 	"github.com/foliodev/folio/server/auth/authtest"
+	"github.com/foliodev/folio/server/pager"
 )
 
 // BenchmarkSharedFirstPage compares what a share link's viewer waits for
