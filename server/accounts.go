@@ -4,6 +4,10 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/foliodev/folio/server/auth"
 )
@@ -61,4 +65,66 @@ func (s *Server) signInFirst(app http.Handler) http.Handler {
 		}
 		app.ServeHTTP(w, r)
 	})
+}
+
+// Sign-out closes the person's WebSockets. A connection admitted with a
+// session is closed with closeSessionEnded (reason "sign-in-required")
+// when that session ends: at once when the store tells (a sign-out or a
+// rotation on this replica, or on any replica of a PostgreSQL store), at
+// its expiry, and otherwise at the next recheck (another process sharing
+// a file store's data folder).
+const closeSessionEnded websocket.StatusCode = 4401
+
+// sessionRecheck is how often an open connection's session is read again,
+// in nanoseconds (30 s; tests shorten it while other tests' connections
+// read it, hence atomic).
+var sessionRecheck atomic.Int64
+
+func init() { sessionRecheck.Store(int64(30 * time.Second)) }
+
+// watchSessionEnds has the store tell this server about ended sessions.
+func (s *Server) watchSessionEnds() {
+	if s.opts.Auth != nil {
+		s.opts.Auth.OnEnded(s.sessionEnded)
+	}
+}
+
+// sessionEnded closes the connections admitted with session key.
+func (s *Server) sessionEnded(key string) {
+	s.mu.Lock()
+	var ended []*conn
+	for c := range s.conns {
+		if id, ok := identityOf(c.person()); ok && id.Session == key {
+			ended = append(ended, c)
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range ended {
+		go c.close(closeSessionEnded, "sign-in-required")
+	}
+}
+
+// watchSession closes c when its session expires or is found ended.
+func (c *conn) watchSession() {
+	id, ok := identityOf(c.person())
+	if !ok || id.Session == "" || c.srv.opts.Auth == nil {
+		return
+	}
+	for {
+		wait := min(time.Duration(sessionRecheck.Load()), time.Until(id.Expires))
+		t := time.NewTimer(max(wait, 0))
+		select {
+		case <-c.closed:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := c.srv.opts.Auth.Check(ctx, id.Session)
+		cancel()
+		if auth.IsNoSession(err) {
+			c.close(closeSessionEnded, "sign-in-required")
+			return
+		}
+	}
 }

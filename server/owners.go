@@ -3,12 +3,14 @@ package server
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/foliodev/folio/internal/lru"
 	"github.com/foliodev/folio/server/auth"
 )
 
@@ -37,22 +39,70 @@ type replicaOwners interface {
 // fileOwners keeps owners in DataDir/owners, one file per conversation
 // holding its owner's subject; written by rename, so a reader sees the
 // old owner or the new.
-type fileOwners struct{ dir string }
+//
+// Owners read are cached (bounded) with the identity of their file; a
+// lookup stats the file and answers from the cache while it is the same
+// file. A reassignment renames a new file in place, so every process
+// sharing the data folder sees it at its next lookup.
+type fileOwners struct {
+	dir   string
+	cache *lru.Cache[fileOwner]
+}
 
-func (f fileOwners) path(id string) string { return filepath.Join(f.dir, id) }
+type fileOwner struct {
+	owner string
+	fi    os.FileInfo
+}
 
-func (f fileOwners) Owner(id string) (string, error) {
+// maxCachedOwners bounds the owners a server keeps in memory.
+const maxCachedOwners = 65536
+
+func newFileOwners(dir string) *fileOwners {
+	return &fileOwners{dir: dir, cache: lru.New[fileOwner](maxCachedOwners)}
+}
+
+func (f *fileOwners) path(id string) string { return filepath.Join(f.dir, id) }
+
+func (f *fileOwners) Owner(id string) (string, error) {
 	if validConversationID(id) != nil {
 		return "", ErrInvalidID
 	}
-	b, err := os.ReadFile(f.path(id))
+	p := f.path(id)
+	fi, err := os.Stat(p)
+	cached, ok := f.cache.Get(id)
+	if errors.Is(err, fs.ErrNotExist) {
+		if ok {
+			f.cache.Drop(id)
+		}
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if ok && os.SameFile(fi, cached.fi) && fi.Size() == cached.fi.Size() && fi.ModTime().Equal(cached.fi.ModTime()) {
+		return cached.owner, nil
+	}
+	gen := f.cache.Gen()
+	fh, err := os.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
-	return string(b), err
+	if err != nil {
+		return "", err
+	}
+	defer fh.Close()
+	if fi, err = fh.Stat(); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(io.LimitReader(fh, 4096))
+	if err != nil {
+		return "", err
+	}
+	f.cache.Put(id, fileOwner{string(b), fi}, gen)
+	return string(b), nil
 }
 
-func (f fileOwners) AllOwners() (map[string]string, error) {
+func (f *fileOwners) AllOwners() (map[string]string, error) {
 	ents, err := os.ReadDir(f.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]string{}, nil
@@ -72,10 +122,11 @@ func (f fileOwners) AllOwners() (map[string]string, error) {
 	return m, nil
 }
 
-func (f fileOwners) SetOwner(id, subject string) error {
+func (f *fileOwners) SetOwner(id, subject string) error {
 	if validConversationID(id) != nil {
 		return ErrInvalidID
 	}
+	defer f.cache.Drop(id)
 	if subject == "" {
 		if err := os.Remove(f.path(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
@@ -110,7 +161,7 @@ func (s *Server) owners() ownerStore {
 	if o, ok := s.opts.Replica.(replicaOwners); ok {
 		return o
 	}
-	return fileOwners{filepath.Join(s.opts.DataDir, "owners")}
+	return s.fileOwners
 }
 
 // mayAccess reports whether the request's person may see conversation id.

@@ -20,7 +20,7 @@ import (
 
 // accountReplicas starts n replicas over one database, each signing people
 // in through the same provider with the database's sessions.
-func accountReplicas(t *testing.T, n int) []*accountsServer {
+func accountReplicas(t *testing.T, n int, admins ...string) []*accountsServer {
 	t.Helper()
 	dbURL := pgtest.URL(t)
 	hss := make([]*httptest.Server, n)
@@ -49,7 +49,7 @@ func accountReplicas(t *testing.T, n int) []*accountsServer {
 		go func() { m.Run(ctx); close(done) }()
 		t.Cleanup(func() { cancel(); <-done; st.Close() })
 		topts := &TurnsOptions{Provider: demo.New(demo.Options{}), Model: "demo", Workspace: t.TempDir(), IdleAfter: time.Second}
-		out[i] = startAccountsAt(t, hss[i], hs[i], idp, Options{DataDir: data, Replica: m, Turns: topts}, pgstore.NewSessions(st))
+		out[i] = startAccountsAt(t, hss[i], hs[i], idp, Options{DataDir: data, Replica: m, Turns: topts}, pgstore.NewSessions(st), admins...)
 	}
 	return out
 }

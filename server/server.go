@@ -80,8 +80,9 @@ type Server struct {
 	conns    map[*conn]struct{}
 	tokens   map[string]*conn // every live snapshot token → its connection
 
-	metaCache metaCache
-	artifacts artifactCache // final artifacts found in logs (artifacts.go)
+	metaCache  metaCache
+	fileOwners *fileOwners   // owners on the file store (owners.go)
+	artifacts  artifactCache // final artifacts found in logs (artifacts.go)
 
 	onConnClosed func(websocket.StatusCode) // test hook: a connection finished releasing, with the code it was closed with; guarded by mu
 
@@ -140,17 +141,18 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("server: snapshot folder: %w", err)
 	}
 	s := &Server{
-		opts:     opts,
-		snapRoot: dir,
-		snapDir:  filepath.Join(dir, "snapshots"),
-		snapLock: unlock,
-		slots:    make(chan struct{}, maxConns),
-		done:     make(chan struct{}),
-		convs:    map[string]*conversation{},
-		convIdle: convIdle,
-		conns:    map[*conn]struct{}{},
-		tokens:   map[string]*conn{},
-		rep:      partsOf(opts.Replica),
+		opts:       opts,
+		fileOwners: newFileOwners(filepath.Join(opts.DataDir, "owners")),
+		snapRoot:   dir,
+		snapDir:    filepath.Join(dir, "snapshots"),
+		snapLock:   unlock,
+		slots:      make(chan struct{}, maxConns),
+		done:       make(chan struct{}),
+		convs:      map[string]*conversation{},
+		convIdle:   convIdle,
+		conns:      map[*conn]struct{}{},
+		tokens:     map[string]*conn{},
+		rep:        partsOf(opts.Replica),
 	}
 	s.eng = opts.Engine
 	if opts.Turns != nil {
@@ -158,6 +160,7 @@ func New(opts Options) (*Server, error) {
 		go s.janitor(s.stopJanitor)
 	}
 	s.bindReplica()
+	s.watchSessionEnds() // accounts.go
 	return s, nil
 }
 

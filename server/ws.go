@@ -120,6 +120,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	s.conns[c] = struct{}{}
 	s.mu.Unlock()
 	go c.writeLoop()
+	go c.watchSession() // accounts.go
 	c.readLoop(r.Context())
 	c.close(websocket.StatusNormalClosure, "")
 }

@@ -73,6 +73,9 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 		err error
 	)
 	var acfg auth.Config
+	if err := f.acct.stray(cmd.Flags()); err != nil {
+		return err
+	}
 	if f.acct.on() {
 		if acfg, err = f.acct.config(f.addr, f); err != nil {
 			return err

@@ -24,6 +24,9 @@ const secretEnv = "FOLIO_OIDC_CLIENT_SECRET"
 type accountFlags struct {
 	issuer, clientID, secretFile, publicURL string
 	admins                                  []string
+	public                                  bool
+	// secretFlag catches a secret given on the command line, to refuse it.
+	secretFlag string
 }
 
 func (a *accountFlags) add(fs *pflag.FlagSet) {
@@ -32,9 +35,31 @@ func (a *accountFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&a.secretFile, "oidc-client-secret-file", "", "file holding the client secret (else $"+secretEnv+")")
 	fs.StringVar(&a.publicURL, "public-url", "", "the address people open folio at, scheme://host[:port] (default: http://ADDR); the provider redirects to PUBLIC-URL/auth/callback")
 	fs.StringArrayVar(&a.admins, "admin", nil, "a subject or e-mail address with the admin role: sees and reassigns conversations nobody owns (repeatable)")
+	fs.BoolVar(&a.public, "oidc-public-client", false, "folio is a public client at the issuer: no client secret, PKCE alone")
+	fs.StringVar(&a.secretFlag, "oidc-client-secret", "", "never: the secret goes in $"+secretEnv+" or --oidc-client-secret-file")
+	fs.MarkHidden("oidc-client-secret")
 }
 
 func (a *accountFlags) on() bool { return a.issuer != "" || a.clientID != "" }
+
+// stray refuses a secret on the command line, and sign-in settings given
+// without --oidc-issuer (which would otherwise be ignored).
+func (a *accountFlags) stray(fs *pflag.FlagSet) error {
+	if fs.Changed("oidc-client-secret") {
+		return usageErr("serve: --oidc-client-secret: a secret is never a flag (the process list and shell history would show it); set $"+secretEnv+" or --oidc-client-secret-file FILE",
+			secretEnv+"=… folio serve --oidc-issuer URL --oidc-client-id ID")
+	}
+	if a.on() {
+		return nil
+	}
+	for _, name := range []string{"admin", "public-url", "oidc-client-secret-file", "oidc-public-client"} {
+		if fs.Changed(name) {
+			return usageErr("serve: --"+name+" needs --oidc-issuer and --oidc-client-id: it is a sign-in setting, and accounts are off without them",
+				"folio serve --oidc-issuer https://id.example.com --oidc-client-id folio --"+name+" …")
+		}
+	}
+	return nil
+}
 
 // config checks the flags and reads the secret; cfg lacks Sessions and
 // Logger, which the caller fills in.
@@ -57,6 +82,13 @@ func (a *accountFlags) config(addr string, f *serveFlags) (auth.Config, error) {
 		if secret == "" {
 			return auth.Config{}, usageErr("serve: --oidc-client-secret-file: "+filepath.Base(a.secretFile)+" is empty", "")
 		}
+	}
+	switch {
+	case a.public && secret != "":
+		return auth.Config{}, usageErr("serve: --oidc-public-client has no client secret, but $"+secretEnv+" or --oidc-client-secret-file gives one", "unset "+secretEnv+", or drop --oidc-public-client")
+	case !a.public && secret == "":
+		return auth.Config{}, usageErr("serve: --oidc-issuer needs the client secret in $"+secretEnv+" or a file named by --oidc-client-secret-file (or --oidc-public-client for a client without one)",
+			secretEnv+"=… folio serve --oidc-issuer "+a.issuer+" --oidc-client-id "+a.clientID)
 	}
 	pub := a.publicURL
 	if pub == "" {

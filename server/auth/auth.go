@@ -75,6 +75,11 @@ type Config struct {
 type Identity struct {
 	Subject, Email, Name string
 	Admin                bool
+	// Session is the store key of the session the request came with; the
+	// server closes that session's WebSockets when it ends.
+	Session string
+	// Expires is when the session ends.
+	Expires time.Time
 }
 
 // Auth signs people in and recognises their sessions.
@@ -303,14 +308,37 @@ func (a *Auth) Identify(r *http.Request) (Identity, Session, error) {
 	if err != nil || c.Value == "" {
 		return Identity{}, Session{}, ErrNoSession
 	}
-	s, err := a.cfg.Sessions.Get(r.Context(), keyOf(c.Value))
+	key := keyOf(c.Value)
+	s, err := a.Check(r.Context(), key)
 	if err != nil {
 		return Identity{}, Session{}, err
 	}
-	if !a.cfg.Now().Before(s.Expires) {
-		return Identity{}, Session{}, ErrNoSession
+	return Identity{Subject: s.Subject, Email: s.Email, Name: s.Name, Admin: a.IsAdmin(s.Subject, s.Email),
+		Session: key, Expires: s.Expires}, s, nil
+}
+
+// Check returns the session under key (Identity.Session) if it is still
+// live: ErrNoSession once it was ended or expired.
+func (a *Auth) Check(ctx context.Context, key string) (Session, error) {
+	s, err := a.cfg.Sessions.Get(ctx, key)
+	if err != nil {
+		return Session{}, err
 	}
-	return Identity{Subject: s.Subject, Email: s.Email, Name: s.Name, Admin: a.IsAdmin(s.Subject, s.Email)}, s, nil
+	if !a.cfg.Now().Before(s.Expires) {
+		return Session{}, ErrNoSession
+	}
+	return s, nil
+}
+
+// OnEnded has fn told the key of every session that ends (signed out
+// here, or on another replica when the store tells), and reports whether
+// the store tells at all (EndNotifier).
+func (a *Auth) OnEnded(fn func(key string)) bool {
+	n, ok := a.cfg.Sessions.(EndNotifier)
+	if ok {
+		n.OnEnded(fn)
+	}
+	return ok
 }
 
 // IsAdmin reports whether subject or email is one of Config.Admins.

@@ -8,13 +8,17 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/foliodev/folio/internal/lru"
 )
 
 // Session is one signed-in person on one browser.
@@ -42,6 +46,34 @@ type Store interface {
 	// Delete ends the session under key; ending one that is gone is not an
 	// error.
 	Delete(ctx context.Context, key string) error
+}
+
+// EndNotifier is a Store that tells when sessions end (signed out, or
+// rotated at a new sign-in), so the server can close their open
+// connections. A store shared by replicas tells every replica.
+type EndNotifier interface {
+	OnEnded(func(key string))
+}
+
+// endHooks are the functions told about ended sessions.
+type endHooks struct {
+	mu  sync.Mutex
+	fns []func(key string)
+}
+
+func (h *endHooks) add(fn func(string)) {
+	h.mu.Lock()
+	h.fns = append(h.fns, fn)
+	h.mu.Unlock()
+}
+
+func (h *endHooks) tell(key string) {
+	h.mu.Lock()
+	fns := h.fns
+	h.mu.Unlock()
+	for _, fn := range fns {
+		fn(key)
+	}
 }
 
 // randomToken is n random bytes in unpadded base64url.
@@ -72,10 +104,34 @@ func validKey(k string) bool {
 
 // FileStore keeps each session as a file in one folder (0700, files 0600).
 // Replicas sharing the folder share the sessions.
+//
+// Sessions read are kept in a bounded cache with the identity of their
+// file (device, inode, size, modification time). A Get stats the file and
+// answers from the cache while it is the same file, so a request costs one
+// stat instead of a read and a parse; a session ended by any process
+// sharing the folder (its file removed) is refused at once.
 type FileStore struct {
 	Dir string
 	// Now is the clock (time.Now when nil); tests move it.
 	Now func() time.Time
+
+	once  sync.Once
+	cache *lru.Cache[fileSession]
+	ended endHooks
+}
+
+// fileSession is a cached session and the file it was read from.
+type fileSession struct {
+	s  Session
+	fi os.FileInfo
+}
+
+// maxCachedSessions bounds each store's cache of sessions (tests lower it).
+var maxCachedSessions = 16384
+
+func (f *FileStore) sessions() *lru.Cache[fileSession] {
+	f.once.Do(func() { f.cache = lru.New[fileSession](maxCachedSessions) })
+	return f.cache
 }
 
 var _ Store = (*FileStore)(nil)
@@ -106,10 +162,20 @@ func (f *FileStore) path(key string) (string, error) {
 // place, so a reader sees the whole session or none. It also removes
 // sessions that expired, so the folder does not grow without end.
 func (f *FileStore) Put(_ context.Context, key string, s Session) error {
+	if err := f.writeOnly(key, s); err != nil {
+		return err
+	}
+	f.sweep()
+	return nil
+}
+
+// writeOnly is Put without the sweep.
+func (f *FileStore) writeOnly(key string, s Session) error {
 	p, err := f.path(key)
 	if err != nil {
 		return err
 	}
+	defer f.sessions().Drop(key)
 	b, err := json.Marshal(s)
 	if err != nil {
 		return fmt.Errorf("auth: encode session: %w", err)
@@ -132,7 +198,6 @@ func (f *FileStore) Put(_ context.Context, key string, s Session) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("auth: write session: %w", err)
 	}
-	f.sweep()
 	return nil
 }
 
@@ -155,45 +220,91 @@ func (f *FileStore) sweep() {
 }
 
 func (f *FileStore) read(p string) (Session, error) {
-	b, err := os.ReadFile(p)
+	s, _, err := f.readStat(p)
+	return s, err
+}
+
+// readStat reads a session file and the identity of the file it read
+// (through one open file, so the two agree).
+func (f *FileStore) readStat(p string) (Session, os.FileInfo, error) {
+	fh, err := os.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return Session{}, ErrNoSession
+		return Session{}, nil, ErrNoSession
 	}
 	if err != nil {
-		return Session{}, fmt.Errorf("auth: read session: %w", err)
+		return Session{}, nil, fmt.Errorf("auth: read session: %w", err)
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return Session{}, nil, fmt.Errorf("auth: read session: %w", err)
+	}
+	b, err := io.ReadAll(io.LimitReader(fh, 1<<20))
+	if err != nil {
+		return Session{}, nil, fmt.Errorf("auth: read session: %w", err)
 	}
 	var s Session
 	if err := json.Unmarshal(b, &s); err != nil {
-		return Session{}, fmt.Errorf("auth: session file %s: %w", filepath.Base(p), err)
+		return Session{}, nil, fmt.Errorf("auth: session file %s: %w", filepath.Base(p), err)
 	}
-	return s, nil
+	return s, fi, nil
 }
 
-// Get reads the session under key.
+// sameFile: fi and was name the same file, unchanged.
+func sameFile(fi, was os.FileInfo) bool {
+	return os.SameFile(fi, was) && fi.Size() == was.Size() && fi.ModTime().Equal(was.ModTime())
+}
+
+// Get returns the session under key: from the cache while its file is the
+// one it was read from, else read from the file.
 func (f *FileStore) Get(_ context.Context, key string) (Session, error) {
 	p, err := f.path(key)
 	if err != nil {
 		return Session{}, ErrNoSession
 	}
-	s, err := f.read(p)
-	if err != nil {
-		return Session{}, err
+	c := f.sessions()
+	var s Session
+	fi, err := os.Stat(p)
+	if cached, ok := c.Get(key); err == nil && ok && sameFile(fi, cached.fi) {
+		s = cached.s
+	} else {
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return Session{}, fmt.Errorf("auth: read session: %w", err)
+		}
+		if ok {
+			c.Drop(key)
+		}
+		gen := c.Gen()
+		if s, fi, err = f.readStat(p); err != nil {
+			return Session{}, err
+		}
+		c.Put(key, fileSession{s, fi}, gen)
 	}
 	if !f.now().Before(s.Expires) {
+		c.Drop(key)
 		os.Remove(p)
 		return Session{}, ErrNoSession
 	}
 	return s, nil
 }
 
-// Delete removes the session's file.
+// Delete removes the session's file, and tells the functions given to
+// OnEnded.
 func (f *FileStore) Delete(_ context.Context, key string) error {
 	p, err := f.path(key)
 	if err != nil {
 		return nil
 	}
+	f.sessions().Drop(key)
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("auth: end session: %w", err)
 	}
+	f.ended.tell(key)
 	return nil
 }
+
+// OnEnded adds a function told the key of each session this process ends.
+// Another process sharing the folder does not tell it; a holder of a
+// long-lived connection asks Get again now and then (the server does, see
+// Auth.StillValid).
+func (f *FileStore) OnEnded(fn func(key string)) { f.ended.add(fn) }

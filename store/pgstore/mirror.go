@@ -293,17 +293,24 @@ func (m *Mirror) Run(ctx context.Context) error {
 // listen is one connection's life: LISTEN, catch up, then apply
 // notifications as they come.
 func (m *Mirror) listen(ctx context.Context) (listened bool, err error) {
-	conn, err := pgx.ConnectConfig(ctx, m.s.cfg)
+	cfg := m.s.cfg.Copy()
+	cfg.RuntimeParams["application_name"] = listenerApp // counted by changes that need every replica (authcache.go)
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return false, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	m.listener.Store(conn.PgConn().PID())
-	for _, ch := range []string{AppendsChannel, inboxChannel, receiptsChannel, liveChannel} {
+	for _, ch := range []string{AppendsChannel, inboxChannel, receiptsChannel, liveChannel, authChannel} {
 		if _, err := conn.Exec(ctx, `LISTEN `+ch); err != nil {
 			return false, err
 		}
 	}
+	// From here every change of a session or owner is heard: the caches
+	// may answer, until this connection is lost (authcache.go).
+	ac := m.s.auth()
+	ac.up()
+	defer ac.down()
 	// Whatever was appended while nobody listened.
 	m.mu.Lock()
 	ids := make([]string, 0, len(m.convs))
@@ -351,6 +358,12 @@ func (m *Mirror) listen(ctx context.Context) (listened bool, err error) {
 			m.liveNoteIn(ctx, n.Payload)
 			continue
 		}
+		if n.Channel == authChannel {
+			if ack := ac.note(n.Payload); ack != "" {
+				go m.s.pool.Exec(context.WithoutCancel(ctx), `SELECT pg_notify($1, $2)`, authChannel, ack)
+			}
+			continue
+		}
 		if n.Channel != AppendsChannel {
 			var in note
 			if json.Unmarshal([]byte(n.Payload), &in) == nil {
@@ -361,6 +374,9 @@ func (m *Mirror) listen(ctx context.Context) (listened bool, err error) {
 		epoch, seq, id, ok := parseNote(n.Payload)
 		if !ok {
 			continue
+		}
+		if epoch < 0 {
+			ac.owners.Drop(id) // deleted: its owner goes with it
 		}
 		m.mu.Lock()
 		c := m.convs[id]

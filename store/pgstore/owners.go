@@ -12,19 +12,31 @@ import (
 // accounts, which is the admins'. Kept in the database so every replica
 // answers alike; it goes with its row.
 
-// Owner returns id's owner, "" for none or no such conversation.
+// Owner returns id's owner, "" for none or no such conversation; from the
+// replica's cache when it can (authcache.go).
 func (s *Store) Owner(id string) (string, error) {
+	c := s.auth()
+	if c.on() {
+		if o, ok := c.owners.Get(id); ok {
+			return o, nil
+		}
+	}
+	gen := c.owners.Gen()
 	ctx, cancel := s.ctx()
 	defer cancel()
 	var o *string
 	err := s.pool.QueryRow(ctx, `SELECT owner FROM folio_conversations WHERE id = $1`, id).Scan(&o)
-	if errors.Is(err, pgx.ErrNoRows) || o == nil {
-		return "", nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return "", fmt.Errorf("pgstore: owner of %s: %w", id, err)
 	}
-	return *o, nil
+	owner := ""
+	if err == nil && o != nil {
+		owner = *o
+	}
+	if c.on() {
+		c.owners.Put(id, owner, gen)
+	}
+	return owner, nil
 }
 
 // AllOwners maps every owned conversation to its owner.
@@ -44,7 +56,9 @@ func (s *Store) AllOwners() (map[string]string, error) {
 	return m, nil
 }
 
-// SetOwner records id's owner ("" makes it nobody's).
+// SetOwner records id's owner ("" makes it nobody's) and tells every
+// replica's cache, returning once every listening replica dropped its cached owner
+// (authcache.go).
 func (s *Store) SetOwner(id, subject string) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
@@ -52,7 +66,10 @@ func (s *Store) SetOwner(id, subject string) error {
 	if subject != "" {
 		o = &subject
 	}
-	if _, err := s.pool.Exec(ctx, `UPDATE folio_conversations SET owner = $2 WHERE id = $1`, id, o); err != nil {
+	err := s.change(ctx, "o "+id, `WITH u AS (UPDATE folio_conversations SET owner = $2 WHERE id = $1 RETURNING 1)
+		SELECT pg_notify($3, $4)`, id, o, authChannel)
+	s.auth().owners.Drop(id)
+	if err != nil {
 		return fmt.Errorf("pgstore: set owner of %s: %w", id, err)
 	}
 	return nil

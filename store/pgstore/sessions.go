@@ -14,10 +14,14 @@ import (
 
 // Sessions keeps folio serve's sign-in sessions in folio_sessions, so a
 // session made on one replica is valid on every other and its end is seen
-// by all at once.
+// by all at once. While the store's Mirror listens, each replica caches the
+// sessions it read (authcache.go).
 type Sessions struct{ s *Store }
 
-var _ auth.Store = Sessions{}
+var (
+	_ auth.Store       = Sessions{}
+	_ auth.EndNotifier = Sessions{}
+)
 
 // NewSessions returns the session store of s.
 func NewSessions(s *Store) Sessions { return Sessions{s} }
@@ -28,8 +32,10 @@ func (x Sessions) Put(ctx context.Context, key string, s auth.Session) error {
 	if err != nil {
 		return fmt.Errorf("pgstore: encode session: %w", err)
 	}
-	_, err = x.s.pool.Exec(ctx, `INSERT INTO folio_sessions (key, body, expires) VALUES ($1, $2, $3)
-		ON CONFLICT (key) DO UPDATE SET body = excluded.body, expires = excluded.expires`, key, b, s.Expires)
+	err = x.s.change(ctx, "p "+key, `WITH put AS (INSERT INTO folio_sessions (key, body, expires) VALUES ($1, $2, $3)
+		ON CONFLICT (key) DO UPDATE SET body = excluded.body, expires = excluded.expires RETURNING 1)
+		SELECT pg_notify($4, $5)`, key, b, s.Expires, authChannel)
+	x.s.auth().sessions.Drop(key)
 	if err != nil {
 		return fmt.Errorf("pgstore: save session: %w", err)
 	}
@@ -37,8 +43,19 @@ func (x Sessions) Put(ctx context.Context, key string, s auth.Session) error {
 	return nil
 }
 
-// Get reads a session that has not expired.
+// Get returns a session that has not expired, from the replica's cache
+// when it can.
 func (x Sessions) Get(ctx context.Context, key string) (auth.Session, error) {
+	c := x.s.auth()
+	if c.on() {
+		if s, ok := c.sessions.Get(key); ok {
+			if !time.Now().Before(s.Expires) {
+				return auth.Session{}, auth.ErrNoSession
+			}
+			return s, nil
+		}
+	}
+	gen := c.sessions.Gen()
 	var b []byte
 	var exp time.Time
 	err := x.s.pool.QueryRow(ctx, `SELECT body, expires FROM folio_sessions WHERE key = $1`, key).Scan(&b, &exp)
@@ -55,13 +72,33 @@ func (x Sessions) Get(ctx context.Context, key string) (auth.Session, error) {
 	if !time.Now().Before(exp) {
 		return auth.Session{}, auth.ErrNoSession
 	}
+	s.Expires = exp
+	if c.on() {
+		c.sessions.Put(key, s, gen)
+	}
 	return s, nil
 }
 
-// Delete ends a session.
+// Delete ends a session on every replica: the row goes and the note that
+// drops it from every replica's cache is sent in one statement; Delete
+// returns once every listening replica dropped it (authcache.go).
 func (x Sessions) Delete(ctx context.Context, key string) error {
-	if _, err := x.s.pool.Exec(ctx, `DELETE FROM folio_sessions WHERE key = $1`, key); err != nil {
+	c := x.s.auth()
+	err := x.s.change(ctx, "s "+key, `WITH d AS (DELETE FROM folio_sessions WHERE key = $1 RETURNING 1)
+		SELECT pg_notify($2, $3)`, key, authChannel)
+	c.sessions.Drop(key)
+	if err != nil {
 		return fmt.Errorf("pgstore: end session: %w", err)
 	}
+	c.tellEnded(key) // told again by the note; a listener that is down would not
 	return nil
+}
+
+// OnEnded adds a function told the key of every session ended on any
+// replica (heard on the Mirror's listener), and of those this replica ends.
+func (x Sessions) OnEnded(fn func(key string)) {
+	c := x.s.auth()
+	c.mu.Lock()
+	c.ended = append(c.ended, fn)
+	c.mu.Unlock()
 }

@@ -28,6 +28,8 @@ type Store struct {
 	// step, when set (tests), runs before each statement of a write with
 	// its index, and may end the lease connection to simulate a crash.
 	step func(m *Medium, i int)
+	// ac caches sessions and owners while a Mirror listens (authcache.go).
+	ac authCache
 }
 
 var _ history.Store = (*Store)(nil)
