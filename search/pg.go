@@ -471,7 +471,7 @@ func (ix *PGIndex) Run(ctx context.Context, q Query, opts Options) ([]Hit, error
 	}
 	var pool []pgCand
 	bodies := map[int64]string{}
-	m := q.matcher()
+	m := q.ranker()
 	for {
 		args[len(args)-2], args[len(args)-1] = cursor, lo
 		got := 0
@@ -505,7 +505,7 @@ func (ix *PGIndex) Run(ctx context.Context, q Query, opts Options) ([]Hit, error
 				got++
 				cursor = c.n
 				if verify {
-					if !m.match(body) {
+					if !m.matches(body) {
 						continue
 					}
 					bodies[c.n] = body
