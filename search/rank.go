@@ -65,22 +65,27 @@ func (q Query) masks() *wordMasks {
 func (m *wordMasks) scan(text string) []uint64 {
 	out := m.buf[:0]
 	start, ascii := -1, true
-	for i, r := range text {
+	for i := 0; i < len(text); {
+		c := text[i]
 		var in bool
-		if r < utf8.RuneSelf {
-			in = 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+		size := 1
+		if c < utf8.RuneSelf {
+			in = asciiWord[c]
 		} else {
+			var r rune
+			r, size = utf8.DecodeRuneInString(text[i:])
 			in = unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
 		}
 		switch {
 		case in && start < 0:
-			start, ascii = i, r < utf8.RuneSelf
+			start, ascii = i, c < utf8.RuneSelf
 		case in:
-			ascii = ascii && r < utf8.RuneSelf
+			ascii = ascii && c < utf8.RuneSelf
 		case start >= 0:
 			out = m.word(out, text[start:i], ascii)
 			start = -1
 		}
+		i += size
 	}
 	if start >= 0 {
 		out = m.word(out, text[start:], ascii)
@@ -88,6 +93,14 @@ func (m *wordMasks) scan(text string) []uint64 {
 	m.buf = out
 	return out
 }
+
+// asciiWord says which ASCII bytes are letters or digits.
+var asciiWord = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	}
+	return t
+}()
 
 // word appends w's bit set.
 func (m *wordMasks) word(out []uint64, w string, ascii bool) []uint64 {
