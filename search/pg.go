@@ -529,7 +529,9 @@ func (ix *PGIndex) Run(ctx context.Context, q Query, opts Options) ([]Hit, error
 		// Without a check every row found is a match; with one, the
 		// next batch is read until enough matched to rank, or enough
 		// for the hits asked once a batch has been checked.
-		if !verify || got < pgBatchRows || len(pool) >= want || len(pool) >= limit {
+		// Newest reads on until it has its limit (more than a batch for a
+		// find's hits).
+		if got < pgBatchRows || len(pool) >= want || !opts.Newest && (!verify || len(pool) >= limit) {
 			break
 		}
 	}

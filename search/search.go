@@ -15,6 +15,10 @@ import (
 const (
 	DefaultLimit = 20
 	MaxLimit     = 200
+	// MaxFind bounds a Newest query's hits: finding in one conversation
+	// steps through this many of its newest hits (the cost is the hits'
+	// own, not a ranking's).
+	MaxFind = 10000
 	// Timeout bounds one query (catching up not included).
 	Timeout = 2 * time.Second
 	// snippetTokens is how many words a snippet shows around the hit.
@@ -27,7 +31,7 @@ const (
 // Options tune Search.
 type Options struct {
 	// Limit is how many hits to return (DefaultLimit when 0, at most
-	// MaxLimit).
+	// MaxLimit, or MaxFind with Newest).
 	Limit int
 	// NoCatchUp searches the index as it is, without first reading what
 	// the logs gained (a caller that keeps it current itself).
@@ -91,7 +95,8 @@ func (ix *Index) Search(ctx context.Context, query string, opts Options) ([]Hit,
 }
 
 // bounds are the hit limit and the time bound opts ask for, with their
-// defaults filled in and the limit capped at MaxLimit.
+// defaults filled in and the limit capped at MaxLimit (MaxFind for
+// Newest).
 func (opts Options) bounds() (limit int, timeout time.Duration) {
 	limit, timeout = opts.Limit, opts.Timeout
 	if limit <= 0 {
@@ -99,6 +104,9 @@ func (opts Options) bounds() (limit int, timeout time.Duration) {
 	}
 	if timeout <= 0 {
 		timeout = Timeout
+	}
+	if opts.Newest {
+		return min(limit, MaxFind), timeout
 	}
 	return min(limit, MaxLimit), timeout
 }
