@@ -301,7 +301,7 @@ type aheadEnd struct {
 // walkAhead is ahead's walk; verify asks the ID table about every frame.
 func (d *IndexDoc) walkAhead(lo, hi int, verify bool) ([]Ref, aheadEnd, error) {
 	st := d.ix.st
-	src := d.ix.frames()
+	src := d.ix.forwardFrames()
 	cur, at := d.hit, d.hitAt
 	var out []Ref
 	var last aheadEnd
