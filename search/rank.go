@@ -214,12 +214,25 @@ func (r *ranker) matches(text string) bool {
 	return r.m.match(text)
 }
 
+// scoreBytes is how much of an entry's text ranking reads: a term's count
+// is its count there, and the entry's length in words is that part's,
+// scaled to the whole text's bytes. The candidates of common words are
+// often the longest entries (up to 64 KiB), and reading them whole was
+// most of a query's scoring.
+const scoreBytes = 8 << 10
+
 func (r *ranker) score(text string) float64 {
+	scale := 1.0
+	if len(text) > scoreBytes {
+		part := cut(text, scoreBytes)
+		scale = float64(len(text)) / float64(len(part))
+		text = part
+	}
 	if r.m == nil {
-		return r.old.score(text, r.idf)
+		return r.old.score(text, r.idf, scale)
 	}
 	ms := r.m.scan(text)
-	norm := bm25K1 * (1 - bm25B + bm25B*float64(len(ms))/bm25Avg)
+	norm := bm25K1 * (1 - bm25B + bm25B*float64(len(ms))*scale/bm25Avg)
 	var s float64
 	for i, ids := range r.m.terms {
 		tf := float64(count(ms, ids, false))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/foliodev/folio/transcript"
@@ -37,7 +38,7 @@ func TestWordMasksAgreeWithMatcher(t *testing.T) {
 			if got, want := fast.matches(text), slow.match(text); got != want {
 				t.Errorf("%s in %q: match %v, the matcher says %v", qs, text, got, want)
 			}
-			if got, want := fast.score(text), slow.score(text, nil); math.Abs(got-want) > 1e-9 {
+			if got, want := fast.score(text), slow.score(text, nil, 1); math.Abs(got-want) > 1e-9 {
 				t.Errorf("%s in %q: score %v, the matcher says %v", qs, text, got, want)
 			}
 		}
@@ -58,10 +59,30 @@ func FuzzWordMasks(f *testing.F) {
 		if got, want := fast.matches(text), slow.match(text); got != want {
 			t.Fatalf("%q in %q: match %v, the matcher says %v", query, text, got, want)
 		}
-		if got, want := fast.score(text), slow.score(text, nil); math.Abs(got-want) > 1e-9 {
+		if got, want := fast.score(text), slow.score(text, nil, 1); math.Abs(got-want) > 1e-9 {
 			t.Fatalf("%q in %q: score %v, the matcher says %v", query, text, got, want)
 		}
 	})
+}
+
+// A long text is scored by its first scoreBytes, its length scaled to the
+// whole: a term past them does not count, and twice the text is about
+// twice as long.
+func TestScoreReadsTheStartOfALongText(t *testing.T) {
+	t.Parallel()
+	q, err := ParseQuery("otter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := q.ranker()
+	filler := strings.Repeat("filler words ", scoreBytes/13+1)
+	early, late := "otter "+filler, filler+"otter"
+	if s := r.score(late); s != 0 {
+		t.Errorf("a term past the first %d bytes scores %v", scoreBytes, s)
+	}
+	if a, b := r.score(early), r.score(early+filler); !(a > b && b > 0) {
+		t.Errorf("the longer text scores %v, the shorter %v", b, a)
+	}
 }
 
 // Rarer words weigh more, and a word in every entry still counts.

@@ -212,11 +212,11 @@ func (m *matcher) match(text string) bool {
 }
 
 // score is ranker.score for a query wordMasks cannot hold: each term's
-// count in text against the text's length in words, weighted by idf (1
-// each when nil).
-func (m *matcher) score(text string, idf []float64) float64 {
+// count in text against the text's length in words (times scale),
+// weighted by idf (1 each when nil).
+func (m *matcher) score(text string, idf []float64, scale float64) float64 {
 	m.buf = appendTokens(m.buf[:0], text)
-	norm := bm25K1 * (1 - bm25B + bm25B*float64(len(m.buf))/bm25Avg)
+	norm := bm25K1 * (1 - bm25B + bm25B*float64(len(m.buf))*scale/bm25Avg)
 	var s float64
 	for i := range m.terms {
 		t := &m.terms[i]
