@@ -216,6 +216,36 @@ func fileFrames(f io.ReaderAt, size int64) frameSource {
 	}
 }
 
+// forwardBlock is how much of the index file forwardFrames reads at once.
+const forwardBlock = 32 << 10
+
+// forwardFrames is fileFrames for a reader that goes forwards through the
+// file frame by frame (IndexDoc.ahead): it reads a block at a time and
+// serves the frames in it, rather than a read call for each frame's head
+// and another for the frame.
+func forwardFrames(f io.ReaderAt, size int64) frameSource {
+	var block []byte
+	at := int64(-1)
+	return func(l link) ([]byte, error) {
+		end := l.pos + int64(l.size)
+		if l.pos < int64(len(indexMagic)) || end > size || end < l.pos {
+			return nil, fmt.Errorf("%w: a link points outside the file", ErrIndexDamaged)
+		}
+		if at < 0 || l.pos < at || end > at+int64(len(block)) {
+			// A new slice each time: frames served from the last one may
+			// still be held.
+			n := min(max(int64(l.size), forwardBlock), size-l.pos)
+			block = make([]byte, n)
+			if _, err := f.ReadAt(block, l.pos); err != nil {
+				at = -1
+				return nil, fmt.Errorf("read the page index: %w", err)
+			}
+			at = l.pos
+		}
+		return block[l.pos-at : end-at : end-at], nil
+	}
+}
+
 // readRun reads the run a link ends: its refs and the link before it.
 func readRun(src frameSource, l link) (ordinal int, refs []Ref, prev link, err error) {
 	b, err := src(l)

@@ -412,6 +412,14 @@ func (ix *Index) frames() frameSource {
 	return fileFrames(ix.f, ix.end)
 }
 
+// forwardFrames is frames for a reader that goes forwards through the file.
+func (ix *Index) forwardFrames() frameSource {
+	if ix.mem != nil {
+		return bytesFrames(ix.mem)
+	}
+	return forwardFrames(ix.f, ix.end)
+}
+
 // indexRewrite writes the index of the log at path that a rewrite is about
 // to rename into place from tmp, made from the log that had inode oldIno and
 // size oldSize, saying so, so that a follower of the old file can carry on

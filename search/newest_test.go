@@ -64,3 +64,45 @@ func testNewestInAConversation(t *testing.T, e env) {
 		t.Fatalf("ranked: got %v", got)
 	}
 }
+
+// A find lists more hits than a ranked search may (MaxFind, not
+// MaxLimit), and past a batch of the PostgreSQL back end's reading: every
+// one of a conversation's 1,100 matches, newest first.
+func TestNewestPastMaxLimit(t *testing.T) {
+	t.Parallel()
+	backends(t, testNewestPastMaxLimit)
+}
+
+func testNewestPastMaxLimit(t *testing.T, e env) {
+	const n = 1100
+	c := e.convo("many")
+	var es []transcript.Entry
+	for i := range n {
+		es = append(es, at(user(fmt.Sprintf("u%d", i), fmt.Sprintf("otter number %d", i)), t0.Add(time.Duration(i)*time.Second)))
+	}
+	c.save(es...)
+	ix := e.index()
+	if _, err := ix.CatchUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	q, err := ParseQuery("otter conversation:many")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits, err := ix.Run(context.Background(), q, Options{Newest: true, Limit: MaxFind, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != n {
+		t.Fatalf("%d hits, want %d", len(hits), n)
+	}
+	for i, h := range hits {
+		if want := fmt.Sprintf("u%d", n-1-i); h.Entry != want {
+			t.Fatalf("hit %d is %s, want %s", i, h.Entry, want)
+		}
+	}
+	// A ranked search stays within MaxLimit.
+	if hits := find(t, ix, "otter"); len(hits) != MaxLimit {
+		t.Fatalf("ranked: %d hits, want %d", len(hits), MaxLimit)
+	}
+}

@@ -471,7 +471,7 @@ func (ix *PGIndex) Run(ctx context.Context, q Query, opts Options) ([]Hit, error
 	}
 	var pool []pgCand
 	bodies := map[int64]string{}
-	m := q.matcher()
+	m := q.ranker()
 	for {
 		args[len(args)-2], args[len(args)-1] = cursor, lo
 		got := 0
@@ -505,7 +505,7 @@ func (ix *PGIndex) Run(ctx context.Context, q Query, opts Options) ([]Hit, error
 				got++
 				cursor = c.n
 				if verify {
-					if !m.match(body) {
+					if !m.matches(body) {
 						continue
 					}
 					bodies[c.n] = body
@@ -529,7 +529,9 @@ func (ix *PGIndex) Run(ctx context.Context, q Query, opts Options) ([]Hit, error
 		// Without a check every row found is a match; with one, the
 		// next batch is read until enough matched to rank, or enough
 		// for the hits asked once a batch has been checked.
-		if !verify || got < pgBatchRows || len(pool) >= want || len(pool) >= limit {
+		// Newest reads on until it has its limit (more than a batch for a
+		// find's hits).
+		if got < pgBatchRows || len(pool) >= want || !opts.Newest && (!verify || len(pool) >= limit) {
 			break
 		}
 	}

@@ -3,6 +3,7 @@ package search
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"errors"
 	"slices"
 	"strconv"
@@ -14,6 +15,10 @@ import (
 const (
 	DefaultLimit = 20
 	MaxLimit     = 200
+	// MaxFind bounds a Newest query's hits: finding in one conversation
+	// steps through this many of its newest hits (the cost is the hits'
+	// own, not a ranking's).
+	MaxFind = 10000
 	// Timeout bounds one query (catching up not included).
 	Timeout = 2 * time.Second
 	// snippetTokens is how many words a snippet shows around the hit.
@@ -26,7 +31,7 @@ const (
 // Options tune Search.
 type Options struct {
 	// Limit is how many hits to return (DefaultLimit when 0, at most
-	// MaxLimit).
+	// MaxLimit, or MaxFind with Newest).
 	Limit int
 	// NoCatchUp searches the index as it is, without first reading what
 	// the logs gained (a caller that keeps it current itself).
@@ -90,7 +95,8 @@ func (ix *Index) Search(ctx context.Context, query string, opts Options) ([]Hit,
 }
 
 // bounds are the hit limit and the time bound opts ask for, with their
-// defaults filled in and the limit capped at MaxLimit.
+// defaults filled in and the limit capped at MaxLimit (MaxFind for
+// Newest).
 func (opts Options) bounds() (limit int, timeout time.Duration) {
 	limit, timeout = opts.Limit, opts.Timeout
 	if limit <= 0 {
@@ -98,6 +104,9 @@ func (opts Options) bounds() (limit int, timeout time.Duration) {
 	}
 	if timeout <= 0 {
 		timeout = Timeout
+	}
+	if opts.Newest {
+		return min(limit, MaxFind), timeout
 	}
 	return min(limit, MaxLimit), timeout
 }
@@ -149,12 +158,18 @@ FROM fts JOIN docs d ON d.rowid = ` + topRowidSQL + ` - fts.rowid`)
 		n = limit
 	}
 	sb.WriteString(` ORDER BY fts.rowid LIMIT ` + strconv.Itoa(n))
+	r := q.ranker()
+	if !opts.Newest {
+		var err error
+		if r.idf, err = ix.idfs(ctx, q); err != nil {
+			return nil, ix.queryErr(ctx, err)
+		}
+	}
 	rows, err := ix.db.QueryContext(ctx, sb.String(), args...)
 	if err != nil {
 		return nil, ix.queryErr(ctx, err)
 	}
 	var pool []ranked
-	r := q.ranker()
 	for rows.Next() {
 		var c ranked
 		if err := rows.Scan(&c.n, &c.conv, &c.entry, &c.role, &c.at, &c.body); err != nil {
@@ -217,4 +232,35 @@ func (ix *Index) queryErr(ctx context.Context, err error) error {
 		return ErrTimeout
 	}
 	return err
+}
+
+// idfs weighs q's terms (Query.idfs) by how many entries have each word,
+// estimated from its newest matches: FTS5 walks a word's matches newest
+// first, so the newest candidates of them are read at the cost of the
+// candidates, and how many rows they span says how common the word is
+// (exactly, for a word with fewer matches). Counting every match, as
+// FTS5's bm25() does, cost 50 ms for one common word on 3,000,000
+// messages.
+func (ix *Index) idfs(ctx context.Context, q Query) ([]float64, error) {
+	if len(q.Terms) < 2 {
+		return nil, nil
+	}
+	var lo, hi sql.NullInt64
+	if err := ix.db.QueryRowContext(ctx, `SELECT (SELECT min(rowid) FROM docs), (SELECT max(rowid) FROM docs)`).Scan(&lo, &hi); err != nil {
+		return nil, err
+	}
+	if !hi.Valid {
+		return nil, nil
+	}
+	n := float64(hi.Int64 - lo.Int64 + 1)
+	newest := topRowid - hi.Int64 // the smallest fts rowid
+	return q.idfs(n, func(t Term) (float64, error) {
+		var last, got int64
+		err := ix.db.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0), count(*) FROM
+(SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid LIMIT `+strconv.Itoa(candidates)+`)`, Query{Terms: []Term{t}}.match()).Scan(&last, &got)
+		if err != nil || got < candidates {
+			return float64(got), err
+		}
+		return float64(got) * n / float64(max(1, last-newest+1)), nil
+	})
 }

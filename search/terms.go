@@ -211,20 +211,12 @@ func (m *matcher) match(text string) bool {
 	return true
 }
 
-// ranker scores texts by BM25 (k1 1.2, b 0.75) for a query: each term's
-// count in the text (a phrase's occurrences, a prefix's words) against
-// the text's length in words, over an average of 32 words. Every term
-// weighs the same: an inverse document frequency would need every match
-// of each word counted.
-type ranker struct{ m *matcher }
-
-func (q Query) ranker() ranker { return ranker{q.matcher()} }
-
-func (r ranker) score(text string) float64 {
-	const k1, b, avg = 1.2, 0.75, 32.0
-	m := r.m
+// score is ranker.score for a query wordMasks cannot hold: each term's
+// count in text against the text's length in words (times scale),
+// weighted by idf (1 each when nil).
+func (m *matcher) score(text string, idf []float64, scale float64) float64 {
 	m.buf = appendTokens(m.buf[:0], text)
-	norm := k1 * (1 - b + b*float64(len(m.buf))/avg)
+	norm := bm25K1 * (1 - bm25B + bm25B*float64(len(m.buf))*scale/bm25Avg)
 	var s float64
 	for i := range m.terms {
 		t := &m.terms[i]
@@ -235,7 +227,11 @@ func (r ranker) score(text string) float64 {
 				tf++
 			}
 		}
-		s += float64(tf) * (k1 + 1) / (float64(tf) + norm)
+		w := 1.0
+		if idf != nil {
+			w = idf[i]
+		}
+		s += w * float64(tf) * (bm25K1 + 1) / (float64(tf) + norm)
 	}
 	return s
 }

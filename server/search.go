@@ -21,17 +21,9 @@ type searchAnswer struct {
 // query that runs past its time bound is 503 search-timeout.
 func (s *Server) searchConversations(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query().Get("q")
-	limit := search.DefaultLimit
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > search.MaxLimit {
-			httpError(w, http.StatusBadRequest, "bad-request", "limit must be 1 to "+strconv.Itoa(search.MaxLimit))
-			return
-		}
-		limit = n
-	}
 	// order=newest lists the newest matches first, unranked: the web
-	// app's next and previous hit inside one conversation.
+	// app's next and previous hit inside one conversation, up to
+	// search.MaxFind of them.
 	newest := false
 	switch o := r.URL.Query().Get("order"); o {
 	case "", "rank":
@@ -40,6 +32,18 @@ func (s *Server) searchConversations(w http.ResponseWriter, r *http.Request) {
 	default:
 		httpError(w, http.StatusBadRequest, "bad-request", "order must be rank or newest, not "+strconv.Quote(o))
 		return
+	}
+	limit, most := search.DefaultLimit, search.MaxLimit
+	if newest {
+		most = search.MaxFind
+	}
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > most {
+			httpError(w, http.StatusBadRequest, "bad-request", "limit must be 1 to "+strconv.Itoa(most))
+			return
+		}
+		limit = n
 	}
 	if _, err := search.ParseQuery(q); err != nil {
 		httpError(w, http.StatusBadRequest, "bad-query", err.Error())

@@ -6,6 +6,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -130,12 +131,24 @@ func TestSearchNewestOrder(t *testing.T) {
 			t.Fatalf("hit %d (%s) is newer than hit %d (%s)", i, newest.Hits[i].At, i-1, newest.Hits[i-1].At)
 		}
 	}
-	resp, err := http.Get(ts.url + "/api/v2/search?q=x&order=sideways")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadRequest {
-		t.Errorf("order=sideways: %d", resp.StatusCode)
+	// A find may ask for up to search.MaxFind hits; a ranked search for
+	// search.MaxLimit.
+	for _, c := range []struct {
+		query string
+		code  int
+	}{
+		{"&order=sideways", http.StatusBadRequest},
+		{"&order=newest&limit=" + strconv.Itoa(search.MaxFind), http.StatusOK},
+		{"&order=newest&limit=" + strconv.Itoa(search.MaxFind+1), http.StatusBadRequest},
+		{"&limit=" + strconv.Itoa(search.MaxLimit+1), http.StatusBadRequest},
+	} {
+		resp, err := http.Get(ts.url + "/api/v2/search?q=x" + c.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.code {
+			t.Errorf("%s: %d, want %d", c.query, resp.StatusCode, c.code)
+		}
 	}
 }

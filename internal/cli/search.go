@@ -226,11 +226,11 @@ func (s *chatSession) find(query string) (tui.FindResult, error) {
 	if err := ix.Update(ctx, id); err != nil {
 		return tui.FindResult{}, err
 	}
-	hits, err := ix.Run(ctx, q, search.Options{Newest: true, Limit: search.MaxLimit})
+	hits, err := ix.Run(ctx, q, search.Options{Newest: true, Limit: search.MaxFind})
 	if err != nil {
 		return tui.FindResult{}, err
 	}
-	res := tui.FindResult{More: len(hits) == search.MaxLimit}
+	res := tui.FindResult{More: len(hits) == search.MaxFind}
 	if len(hits) == 0 {
 		return res, nil
 	}

@@ -1,0 +1,118 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/foliodev/folio/transcript"
+)
+
+// The word masks check and score a text as the matcher, which folds every
+// word into a string, does: the same matches and the same BM25.
+func TestWordMasksAgreeWithMatcher(t *testing.T) {
+	t.Parallel()
+	texts := []string{
+		"the fox jumps over the lazy dog. The LAZY dog sleeps",
+		"Un café crème, CAFÉ noir, cafe au lait",
+		"migrations migrate MIGRATION migr",
+		"東京タワー 東京 京都",
+		"x\u0301 y \u0301 z",
+		"",
+		"fsync fsyncs FSync latency-latency lat",
+	}
+	queries := []string{`fox`, `lazy dog`, `"lazy dog"`, `cafe`, `café -noir`, `migr*`, `"the lazy" -"dog sleeps"`,
+		`東京*`, `東京`, `x y`, `fsync lat*`, `"latency lat*"`, `-fox dog`}
+	for _, qs := range queries {
+		q, err := ParseQuery(qs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range texts {
+			fast, slow := q.ranker(), q.matcher()
+			if fast.m == nil {
+				t.Fatalf("%s: no masks", qs)
+			}
+			if got, want := fast.matches(text), slow.match(text); got != want {
+				t.Errorf("%s in %q: match %v, the matcher says %v", qs, text, got, want)
+			}
+			if got, want := fast.score(text), slow.score(text, nil, 1); math.Abs(got-want) > 1e-9 {
+				t.Errorf("%s in %q: score %v, the matcher says %v", qs, text, got, want)
+			}
+		}
+	}
+}
+
+// FuzzWordMasks holds the masks to the matcher on any query and text.
+func FuzzWordMasks(f *testing.F) {
+	f.Add(`"lazy dog"`, "the Lazy dog")
+	f.Add(`a* "b c" -d`, "A b c a B c")
+	f.Add(`café`, "CAFE\u0301 x")
+	f.Fuzz(func(t *testing.T, query, text string) {
+		q, err := ParseQuery(query)
+		if err != nil {
+			return
+		}
+		fast, slow := q.ranker(), q.matcher()
+		if got, want := fast.matches(text), slow.match(text); got != want {
+			t.Fatalf("%q in %q: match %v, the matcher says %v", query, text, got, want)
+		}
+		if got, want := fast.score(text), slow.score(text, nil, 1); math.Abs(got-want) > 1e-9 {
+			t.Fatalf("%q in %q: score %v, the matcher says %v", query, text, got, want)
+		}
+	})
+}
+
+// A long text is scored by its first scoreBytes, its length scaled to the
+// whole: a term past them does not count, and twice the text is about
+// twice as long.
+func TestScoreReadsTheStartOfALongText(t *testing.T) {
+	t.Parallel()
+	q, err := ParseQuery("otter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := q.ranker()
+	filler := strings.Repeat("filler words ", scoreBytes/13+1)
+	early, late := "otter "+filler, filler+"otter"
+	if s := r.score(late); s != 0 {
+		t.Errorf("a term past the first %d bytes scores %v", scoreBytes, s)
+	}
+	if a, b := r.score(early), r.score(early+filler); !(a > b && b > 0) {
+		t.Errorf("the longer text scores %v, the shorter %v", b, a)
+	}
+}
+
+// Rarer words weigh more, and a word in every entry still counts.
+func TestIDF(t *testing.T) {
+	t.Parallel()
+	if !(idf(1, 1000) > idf(10, 1000) && idf(10, 1000) > idf(1000, 1000) && idf(1000, 1000) > 0) {
+		t.Fatalf("idf: %v %v %v", idf(1, 1000), idf(10, 1000), idf(1000, 1000))
+	}
+}
+
+// A word few entries have weighs more than one most have: of two entries
+// of the same length, each with one word three times and the other once,
+// the one with the rarer word three times ranks first, though the other
+// is newer (the tie-break without weights).
+func TestRankingWeighsRareWords(t *testing.T) {
+	t.Parallel()
+	data := newData(t)
+	c := openConvo(t, data, "weights")
+	var es []transcript.Entry
+	for i := range 20 {
+		es = append(es, user(fmt.Sprintf("f%d", i), "common filler words here"))
+	}
+	es = append(es, agent("older", "rare rare rare common"), agent("newer", "common common common rare"))
+	c.save(es...)
+	ix := openIndex(t, data)
+	hits, err := ix.Search(context.Background(), "common rare", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 2 || hits[0].Entry != "older" {
+		t.Fatalf("hits %+v, want older first", hits)
+	}
+}
