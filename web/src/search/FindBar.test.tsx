@@ -30,7 +30,7 @@ describe('FindBar', () => {
     const url = new URL(f.mock.calls[0]![0], 'http://x');
     expect(url.searchParams.get('q')).toBe('537 conversation:big');
     expect(url.searchParams.get('order')).toBe('newest');
-    expect(url.searchParams.get('limit')).toBe('200');
+    expect(url.searchParams.get('limit')).toBe('10000');
     expect(onGo).toHaveBeenLastCalledWith('e9', ['x']);
     const at = (e: string | undefined) =>
       rerender(

@@ -23,8 +23,9 @@ export interface FindBarProps {
   focusKey?: number;
 }
 
-// The most hits a find lists (the server's limit).
-const LIMIT = 200;
+// The most hits a find lists (the server's limit for a newest-first
+// query, search.MaxFind).
+const LIMIT = 10000;
 
 /**
  * FindBar finds a query inside one conversation and steps from hit to hit,
