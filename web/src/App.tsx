@@ -1,5 +1,5 @@
 import { Moon, Sun } from 'lucide-react';
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { ViewCache } from './chat/cache';
 import type { ConversationMeta } from './chat/types';
 import { TranscriptView } from './chat/view';
@@ -35,7 +35,19 @@ export function App() {
   const token = useMemo(() => takeToken(), []);
   // A share link's address (/s/{token}) shows its one conversation, read-only.
   const share = useMemo(() => shareFromPath(location.pathname), []);
-  const client = useMemo(() => new Client({ url: wsURL(location), protocols: wsProtocols(token, share) }), [token, share]);
+  // A session that ends while the app is open (signed out in another tab,
+  // expired) closes the connection; the app then signs in again, as a
+  // refused request does.
+  const ended = useRef<(reason: string) => void>(() => undefined);
+  const client = useMemo(
+    () =>
+      new Client({
+        url: wsURL(location),
+        protocols: wsProtocols(token, share),
+        onEnded: (_status, reason) => ended.current(reason),
+      }),
+    [token, share],
+  );
   const api = useMemo(() => httpApi(token, undefined, share), [token, share]);
   const cache = useMemo(() => new ViewCache<TranscriptView>((key) => {
     const [conv, head] = key.split('|');
@@ -84,6 +96,9 @@ export function App() {
     },
     [client, share],
   );
+  useEffect(() => {
+    ended.current = (reason) => refused(new HttpError(401, reason || 'sign-in-required', 'the session ended'));
+  }, [refused]);
   const refresh = useCallback(async () => {
     try {
       setConversations(await api.list());

@@ -145,7 +145,7 @@ export class FakeServer {
 export class FakeSocket {
   onopen: (() => void) | null = null;
   onmessage: ((m: { data: string }) => void) | null = null;
-  onclose: (() => void) | null = null;
+  onclose: ((ev?: { code: number; reason: string }) => void) | null = null;
   onerror: (() => void) | null = null;
   open = true;
   constructor(private readonly server: FakeServer) {
@@ -159,9 +159,13 @@ export class FakeSocket {
     if (this.open) this.onmessage?.({ data: JSON.stringify(frame) });
   }
   close() {
+    this.closeWith(1005, '');
+  }
+  /** closeWith is the server closing the connection with a status and reason. */
+  closeWith(code: number, reason: string) {
     if (!this.open) return;
     this.open = false;
     this.server.sockets = this.server.sockets.filter((s) => s !== this);
-    queueMicrotask(() => this.onclose?.());
+    queueMicrotask(() => this.onclose?.({ code, reason }));
   }
 }

@@ -61,10 +61,19 @@ export interface ClientOptions {
   protocols?: string[];
   /** For tests: a WebSocket constructor. */
   WebSocket?: typeof WebSocket;
+  /**
+   * Told when the server closes the connection with an application status
+   * (4000–4999) and stops it for good: 4401 (reason sign-in-required) when
+   * the session ended, which reconnecting cannot mend.
+   */
+  onEnded?: (status: number, reason: string) => void;
   /** First reconnect delay; doubles per failure up to maxDelayMs. */
   baseDelayMs?: number;
   maxDelayMs?: number;
 }
+
+/** The close status of a connection whose session ended (reason sign-in-required). */
+export const SESSION_ENDED = 4401;
 
 type Pending = { resolve: (f: AnswerFrame) => void; reject: (e: Error) => void };
 
@@ -176,11 +185,19 @@ export class Client {
       }
       for (const fn of this.events) fn(f);
     };
-    ws.onclose = () => {
+    ws.onclose = (ev?: CloseEvent) => {
       if (this.ws !== ws) return;
       this.ws = undefined;
       for (const p of this.pending.values()) p.reject(new DisconnectedError());
       this.pending.clear();
+      // The session ended (signed out, expired): a new connection would be
+      // refused the same way, so the app is told instead.
+      if (ev?.code === SESSION_ENDED) {
+        this.closed = true;
+        this.setStatus('closed');
+        this.opts.onEnded?.(ev.code, ev.reason);
+        return;
+      }
       this.setStatus('closed');
       if (!this.closed) this.scheduleReconnect();
     };
