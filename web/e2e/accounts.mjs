@@ -153,8 +153,15 @@ try {
     await view.waitForSelector('[data-testid=refusal][data-code=not-found]', { timeout: 15000 });
     assert((await view.getByText('alice secret plans').count()) === 0, 'the revoked link still shows the conversation');
 
-    // Sign-out from the app's button ends the session.
+    // Sign-out from the app's button ends the session; alice's other tab,
+    // whose connection the server closes (4401), goes to sign in at once.
+    const tab2 = await alice.ctx.newPage();
+    await tab2.goto(`${base}/`);
+    await tab2.waitForSelector('[data-testid=sign-out]', { timeout: 15000 });
+    await tab2.waitForFunction(() => window.__folio?.client?.status === 'open', null, { timeout: 15000 });
+    const toSignIn = tab2.waitForRequest((r) => r.url().includes('/auth/login'), { timeout: 15000 });
     await alice.page.click('[data-testid=sign-out] button');
+    await toSignIn;
     await alice.page.waitForURL(/\/auth\/signed-out/, { timeout: 10000 });
     const after = await api(alice.page, 'GET', '/api/v2/conversations');
     assert(after.status === 401, `after sign-out: ${after.status}`);
