@@ -52,13 +52,19 @@ func (s *chatSession) attachLocked(id, path string, pid int) error {
 	if err != nil {
 		return err
 	}
-	// The local engine must save nothing of a mirrored document.
+	// The local engine must save nothing of a mirrored document, and
+	// the conversation it owned is served by nobody from here on.
+	s.unhostLocked()
 	s.eng.SetSaver(nil)
 	// One mirror writes the store at a time: the one before stops first.
 	s.detachLocked()
 	cv, err := conn.Open(ctx, id, s.eng.Store())
 	if err != nil {
 		conn.Close()
+		if s.log != nil {
+			s.eng.SetSaver(s.saver)
+			s.hostLocked()
+		}
 		return err
 	}
 	if s.log != nil {
@@ -124,8 +130,9 @@ func (s *chatSession) takeOverLocked(a *attachment) error {
 		log.Close()
 		return err
 	}
-	s.eng.SetSaver(&titledLog{log: log, titled: conv.Title != ""})
+	s.setSaverLocked(log, conv.Title != "")
 	s.att, s.log = nil, log
+	s.hostLocked()
 	return nil
 }
 
