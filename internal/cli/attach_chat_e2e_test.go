@@ -91,7 +91,7 @@ func TestAttachToTerminalChatInTmux(t *testing.T) {
 	aPane := a.waitPane("A's second turn to finish", paneWait, func(p string) bool {
 		return strings.Count(p, "tok/s") >= 1 && !strings.Contains(p, "wants to run") && strings.Contains(p, "✓ shell")
 	})
-	bPane := b.waitPane("B to show A's screen", paneWait, func(p string) bool { return body(p, 3) == body(aPane, 3) })
+	bPane := b.waitPane("B to show A's screen, line for line", paneWait, func(p string) bool { return body(p, 3) == body(aPane, 3) })
 
 	// folio log show: every entry once, the two turns in order, and the
 	// same entries as the log read whole.
@@ -113,9 +113,6 @@ func TestAttachToTerminalChatInTmux(t *testing.T) {
 		seen[e.ID]++
 		if u, ok := e.Content.(transcript.User); ok {
 			users = append(users, u.Text)
-			if !strings.Contains(aPane+bPane, firstLine(u.Text)) {
-				t.Errorf("user entry %q is on neither screen", u.Text)
-			}
 		}
 	}
 	for eid, n := range seen {
@@ -123,8 +120,17 @@ func TestAttachToTerminalChatInTmux(t *testing.T) {
 			t.Errorf("entry %s is in the log %d times", eid, n)
 		}
 	}
-	if len(users) != 2 || !strings.Contains(users[0], "long essay") || !strings.Contains(users[1], "approved-from-b") {
+	if len(users) != 2 {
+		t.Fatalf("the log's user entries are %q, want A's essay and B's call", users)
+	}
+	if !strings.Contains(users[0], "long essay") || !strings.Contains(users[1], "approved-from-b") {
 		t.Errorf("the log's user entries are %q, want A's essay and B's call", users)
+	}
+	// The screens end with the last turn: B's call, on both.
+	for _, p := range []string{aPane, bPane} {
+		if !strings.Contains(p, firstLine(users[len(users)-1])) {
+			t.Errorf("the last user entry %q is not on the screen:\n%s", users[len(users)-1], p)
+		}
 	}
 	whole := logEntries(t, home, id)
 	if len(whole) != len(shown) {
