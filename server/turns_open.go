@@ -113,7 +113,7 @@ func (c *conversation) open(t *turnHost) error {
 	}
 	log, err := c.srv.openLog(c.id, path)
 	if errors.Is(err, history.ErrLocked) {
-		return fmt.Errorf("%w: %v", ErrLocked, err)
+		return fmt.Errorf("%w: %w", ErrLocked, err)
 	}
 	if err != nil {
 		return fmt.Errorf("open the conversation log: %w", err)

@@ -158,3 +158,79 @@ func TestAttachToTerminalChatInTmux(t *testing.T) {
 		return false
 	})
 }
+
+// TestServeSendsThroughTerminalOwnerInTmux: a conversation a terminal chat
+// owns, opened on folio serve by the protocol client (as a browser tab
+// would): the client's send is not refused as locked; folio serve
+// attaches to the terminal and forwards it, the terminal shows the web's
+// message and its answer as its own turn, and the client sees both live
+// and the command's receipt done.
+func TestServeSendsThroughTerminalOwnerInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	home, err := os.MkdirTemp("", "fw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	bin := buildFolio(t)
+	a := chatInTmux(t, bin, home)
+	a.waitFor("ready")
+	a.keys("hello from the terminal", "Enter")
+	a.waitFor("tok/s")
+	id := ownedConversation(t, home)
+
+	_, c := startOwnerServe(t, bin, home, 2000)
+	st := transcript.NewStore()
+	cv, err := c.Open(t.Context(), id, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := cv.Send(t.Context(), "w1", "a message from the web tab", false)
+	if err != nil || r.State == transcript.CommandRejected {
+		t.Fatalf("the web's send: %+v %v", r, err)
+	}
+	wait(t, "the web's send to finish", func() bool { return receiptState(cv, "w1") == transcript.CommandDone })
+	pane := a.waitPane("the web's turn on the terminal", paneWait, func(p string) bool {
+		return strings.Contains(p, "a message from the web tab") && strings.Count(p, "tok/s") >= 2
+	})
+	if strings.Contains(pane, "locked") {
+		t.Errorf("the terminal says locked:\n%s", pane)
+	}
+	// The client's mirror holds the web's turn, its answer, and the log's
+	// entries.
+	defer func() {
+		if t.Failed() {
+			d := st.Snapshot().Document
+			for i := 0; i < d.Len(); i++ {
+				t.Logf("mirror %d %s %s open=%v", i, d.At(i).ID, d.At(i).Content.Kind(), d.IsOpen(i))
+			}
+			for _, e := range logEntries(t, home, id) {
+				t.Logf("log %s %s", e.ID, e.Content.Kind())
+			}
+		}
+	}()
+	wait(t, "the web's turn in the client's mirror", func() bool {
+		d := st.Snapshot().Document
+		for i := 0; i < d.Len(); i++ {
+			if u, ok := d.At(i).Content.(transcript.User); ok && u.Text == "a message from the web tab" {
+				for j := i + 1; j < d.Len(); j++ {
+					if _, agent := d.At(j).Content.(transcript.Agent); agent {
+						return d.Settled() == d.Len()
+					}
+				}
+			}
+		}
+		return false
+	})
+	got, want := st.Snapshot().Document.Entries(), logEntries(t, home, id)
+	if len(got) != len(want) {
+		t.Fatalf("the client's mirror has %d entries, the log %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i].ID != want[i].ID {
+			t.Errorf("entry %d: mirror %s, log %s", i, got[i].ID, want[i].ID)
+		}
+	}
+}
