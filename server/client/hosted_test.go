@@ -111,6 +111,14 @@ func (o *terminalOwner) attach(t testing.TB) (*client.Conversation, *transcript.
 func TestHostedTerminalOwner(t *testing.T) {
 	o := newTerminalOwner(t, 300)
 	cv, st := o.attach(t)
+	c, err := client.DialLocal(t.Context(), history.EndpointPath(o.data, os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if m, err := c.Model(t.Context(), o.id); err != nil || m != "demo/folio-demo" {
+		t.Errorf("the owner's model: %q %v, want demo/folio-demo", m, err)
+	}
 	if _, err := o.eng.Send(t.Context(), "t1", "write a long essay about streaming", nil); err != nil {
 		t.Fatal(err)
 	}

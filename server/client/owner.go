@@ -2,6 +2,11 @@ package client
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/go-json-experiment/json"
 
 	"github.com/foliodev/folio/server"
 	"github.com/foliodev/folio/transcript"
@@ -44,3 +49,31 @@ func (o *owner) Status(ctx context.Context, commandID string) (server.Receipt, e
 func (o *owner) OnReceipt(f func(server.Receipt)) { o.cv.OnReceipt(f) }
 func (o *owner) Done() <-chan struct{}            { return o.c.Done() }
 func (o *owner) Close() error                     { return o.c.Close() }
+
+// Model is the model conversation's next turn runs on at the owner, as
+// provider/model (GET /api/v2/models?conversation=ID); "" when the owner
+// runs no turns.
+func (c *Conn) Model(ctx context.Context, conversation string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/api/v2/models?conversation="+url.QueryEscape(conversation), nil)
+	if err != nil {
+		return "", err
+	}
+	if c.tok != "" {
+		req.Header.Set("Authorization", "Bearer "+c.tok)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("client: models: HTTP %d", resp.StatusCode)
+	}
+	var out struct {
+		Current string `json:"current"`
+	}
+	if err := json.UnmarshalRead(resp.Body, &out, loose); err != nil {
+		return "", err
+	}
+	return out.Current, nil
+}
