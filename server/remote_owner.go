@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -86,7 +89,14 @@ func (s *Server) remoteFor(id string, pid int) (*remoteOwner, error) {
 	// exactly the mirror (the owner's receipts are published below).
 	mirror := engine.New(ro.Store(), nil)
 	c.saved.Store(&saveState{doc: ro.Store().Snapshot().Document})
-	pub := c.newPublisher(ro.Store().Snapshot(), turnsHooks{})
+	snap := ro.Store().Snapshot()
+	pub := c.newPublisher(snap, turnsHooks{})
+	// The mirror's engine never signals a change of its own, which is
+	// what first publishes an engine's control state: the owner's turn,
+	// queue and approvals as mirrored now are what snapshots give
+	// (controlLocked), and every change of them is published from here.
+	cs := controlOf(snap.Live)
+	pub.control, pub.lastTurn, pub.lastQueue, pub.lastAppr = true, *cs.Turn, cs.Queue, cs.Approvals
 	sub := ro.Store().Subscribe()
 	quit, pubDone, pubSync := make(chan struct{}), make(chan struct{}), make(chan chan struct{})
 	c.quit, c.pubDone, c.pubSync, c.lent = quit, pubDone, pubSync, true
@@ -156,6 +166,33 @@ func (s *Server) lockedByOwner(err error) (pid int, ok bool) {
 		return 0, false
 	}
 	return le.PID, true
+}
+
+// attachIfOwned attaches conversation id to its owner when another live
+// folio process holds its log (the lock file beside the log names it), so
+// a tab that opens it gets the owner's live state from its first
+// snapshot, not only once it sends. Any failure leaves the conversation
+// to the follower, as before.
+func (s *Server) attachIfOwned(id string) {
+	if s.opts.DialOwner == nil || s.rep.store != nil || s.attachedOwner(id) != nil {
+		return
+	}
+	if c := s.lookupConv(id); c != nil && c.openEngine() != nil {
+		return
+	}
+	b, err := os.ReadFile(s.logPath(id) + ".lock")
+	if err != nil {
+		return
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 || pid == os.Getpid() {
+		return
+	}
+	if _, err := os.Stat(history.EndpointPath(s.opts.DataDir, pid)); err != nil {
+		return
+	}
+	if _, err := s.remoteFor(id, pid); err != nil {
+		}
 }
 
 // forward runs cmd on the owner: the command's members go as the web app

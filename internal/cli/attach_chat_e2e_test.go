@@ -3,12 +3,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/transcript"
@@ -175,7 +177,7 @@ func TestServeSendsThroughTerminalOwnerInTmux(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(home) })
 	bin := buildFolio(t)
-	a := chatInTmux(t, bin, home)
+	a := chatInTmux(t, "FOLIO_DEMO_RATE=300 "+bin, home)
 	a.waitFor("ready")
 	a.keys("hello from the terminal", "Enter")
 	a.waitFor("tok/s")
@@ -191,6 +193,12 @@ func TestServeSendsThroughTerminalOwnerInTmux(t *testing.T) {
 	if err != nil || r.State == transcript.CommandRejected {
 		t.Fatalf("the web's send: %+v %v", r, err)
 	}
+	defer func() {
+		if t.Failed() {
+			r, err := cv.Status(context.Background(), "w1")
+			t.Logf("w1: %+v %v; A's pane:\n%s", r, err, a.pane())
+		}
+	}()
 	wait(t, "the web's send to finish", func() bool { return receiptState(cv, "w1") == transcript.CommandDone })
 	pane := a.waitPane("the web's turn on the terminal", paneWait, func(p string) bool {
 		return strings.Contains(p, "a message from the web tab") && strings.Count(p, "tok/s") >= 2
@@ -223,6 +231,34 @@ func TestServeSendsThroughTerminalOwnerInTmux(t *testing.T) {
 			}
 		}
 		return false
+	})
+	// The terminal's own next turn reaches the client live: its turn
+	// runs in the client's mirror (the log's follower carries no turn).
+	sub := st.Subscribe()
+	defer sub.Close()
+	sawTurn := make(chan struct{})
+	go func() {
+		for snap := range sub.C() {
+			if tr, ok := snap.Live.Turn(); ok && tr.Entry != "" {
+				if i, ok := snap.Document.Index(tr.Entry); ok {
+					if u, ok := snap.Document.At(i).Content.(transcript.User); ok && u.Text == "and the terminal goes on" {
+						close(sawTurn)
+						return
+					}
+				}
+			}
+		}
+	}()
+	a.keys("and the terminal goes on", "Enter")
+	select {
+	case <-sawTurn:
+	case <-time.After(paneWait):
+		t.Fatal("the client never saw the terminal's own turn run")
+	}
+	wait(t, "the terminal's turn to end in the client's mirror", func() bool {
+		s := st.Snapshot()
+		_, running := s.Live.Turn()
+		return !running && s.Document.Settled() == s.Document.Len() && len(logEntries(t, home, id)) == s.Document.Len()
 	})
 	got, want := st.Snapshot().Document.Entries(), logEntries(t, home, id)
 	if len(got) != len(want) {
