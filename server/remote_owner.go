@@ -192,7 +192,7 @@ func (s *Server) attachIfOwned(id string) {
 		return
 	}
 	if _, err := s.remoteFor(id, pid); err != nil {
-		}
+	}
 }
 
 // forward runs cmd on the owner: the command's members go as the web app
