@@ -144,6 +144,9 @@ type logWriter struct {
 	logClosed chan error
 	// hooks are the test hooks of the server's turnHost, set at open.
 	hooks turnsHooks
+	// lent: eng is another's, lent by Adopt (hosted.go); only its release
+	// ends it.
+	lent bool
 	// model is the model the conversation last switched to (models.go);
 	// "" for the default. It outlives the engine's close.
 	model string

@@ -131,6 +131,15 @@ func (s *Server) turnReceipt(conversation, commandID string) Receipt {
 	if validConversationID(conversation) != nil {
 		return unknown
 	}
+	if r := s.attachedOwner(conversation); r != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), ownerDialTimeout)
+		defer cancel()
+		if rc, err := r.ro.Status(ctx, commandID); err == nil {
+			rc.Conversation = conversation
+			return rc
+		}
+		return unknown
+	}
 	if c := s.lookupConv(conversation); c != nil {
 		if eng := c.openEngine(); eng != nil {
 			r, err := eng.Status(commandID)
@@ -158,7 +167,16 @@ func (s *Server) turnReceipt(conversation, commandID string) Receipt {
 func (s *Server) runTurn(ctx context.Context, cmd Command) (Receipt, error) {
 	// An engine closed as idle between lookup and use is opened again.
 	for attempt := 0; ; attempt++ {
+		// A conversation another process owns runs there (remote_owner.go).
+		if r := s.attachedOwner(cmd.Conversation); r != nil {
+			return r.forward(ctx, cmd)
+		}
 		c, eng, err := s.engineOf(cmd.Conversation)
+		if pid, ok := s.lockedByOwner(err); ok {
+			if r, aerr := s.remoteFor(cmd.Conversation, pid); aerr == nil {
+				return r.forward(ctx, cmd)
+			}
+		}
 		if err != nil {
 			return Receipt{}, err
 		}

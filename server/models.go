@@ -79,6 +79,9 @@ type modelSet struct {
 // the one model of TurnsOptions.
 func (t *turnHost) list() []ModelInfo {
 	out := []ModelInfo{}
+	if t.hosted {
+		return append(out, t.hostedModel())
+	}
 	for _, m := range t.opts.Models {
 		out = append(out, m.ModelInfo)
 	}
@@ -113,6 +116,11 @@ func (t *turnHost) modelFor(c *conversation, name string) (engine.ModelChoice, e
 		if name == "" {
 			return engine.ModelChoice{}, nil
 		}
+	}
+	if t.hosted {
+		// The lender's engine runs on the model its owner chose; a send
+		// may name that one and no other.
+		return engine.ModelChoice{}, t.checkModel(name)
 	}
 	choice, err := t.choice(name)
 	if err == nil {

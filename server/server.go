@@ -59,6 +59,12 @@ type Options struct {
 	// Replica, when set, keeps the conversations in a database several
 	// servers share; DataDir then holds this server's copies (replica.go).
 	Replica Replica
+	// DialOwner, when set, reaches a conversation another folio process
+	// of this user owns (a terminal chat) through that process's local
+	// endpoint: commands are forwarded to it and its live state relayed,
+	// instead of refused as locked (remote_owner.go). server/client's
+	// DialOwner is one.
+	DialOwner DialOwner
 }
 
 // Server serves folio's HTTP API, WebSocket protocol and web app.
@@ -101,6 +107,10 @@ type Server struct {
 	// relayed: the turn, queue and approvals other replicas' engines
 	// relayed (replica_live.go).
 	relayed relayedStates
+
+	// remotes are the conversations attached to another process's
+	// engine (remote_owner.go); guarded by mu.
+	remotes map[string]*remoteOwner
 }
 
 // New makes a server and its private snapshot folder. Close removes it.

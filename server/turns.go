@@ -67,6 +67,11 @@ type turnHost struct {
 	// (export_test.go sets them, before the first command). Each engine's
 	// conversation is handed them when the engine opens.
 	hooks turnsHooks
+	// hosted: the server opens no engine of its own; it serves only the
+	// engines lent to it (hosted.go).
+	hosted bool
+	// model names the lent engines' model as provider/model (hosted).
+	model func() string
 }
 
 // turnsHooks let tests observe the order of saves and publications.

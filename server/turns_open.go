@@ -46,6 +46,9 @@ type heldLog struct {
 	// titled: the log has a title, so saves no longer name it from the
 	// first message.
 	titled bool
+	// lent: the log is an adopted engine's (hosted.go), closed by its
+	// lender, not here.
+	lent bool
 }
 
 // engine returns the conversation's open engine, opening it on first use.
@@ -101,13 +104,16 @@ func (c *conversation) engine(t *turnHost) (*engine.Engine, error) {
 // goroutines that own the log and publish the engine's store, and makes
 // the engine the conversation's producer. It runs while changing is set.
 func (c *conversation) open(t *turnHost) error {
+	if t.hosted {
+		return errNotHosted
+	}
 	path := c.srv.logPath(c.id)
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("%w: no conversation %s", ErrNotFound, c.id)
 	}
 	log, err := c.srv.openLog(c.id, path)
 	if errors.Is(err, history.ErrLocked) {
-		return fmt.Errorf("%w: %v", ErrLocked, err)
+		return fmt.Errorf("%w: %w", ErrLocked, err)
 	}
 	if err != nil {
 		return fmt.Errorf("open the conversation log: %w", err)
@@ -203,7 +209,7 @@ func (c *conversation) closeEngine(wait bool, when func(*engine.Engine) bool) er
 		<-ch
 		c.mu.Lock()
 	}
-	if c.eng == nil || c.changing != nil || (when != nil && !when(c.eng)) {
+	if c.eng == nil || c.changing != nil || c.lent || (when != nil && !when(c.eng)) {
 		c.mu.Unlock()
 		return nil
 	}
@@ -271,6 +277,10 @@ func keepLog(log *heldLog, ops <-chan logOp, quit <-chan struct{}, closed chan<-
 		case op := <-ops:
 			op(log)
 		case <-quit:
+			if log.lent {
+				closed <- nil
+				return
+			}
 			closed <- log.Close()
 			return
 		}

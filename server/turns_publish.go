@@ -88,7 +88,7 @@ func (p *publisher) run(eng *engine.Engine, sub *transcript.Subscription, saved 
 			// The store's snapshot in which the turn's user or reply
 			// entry becomes known is the moment to say so: the entries
 			// go out first, then the turn event.
-			if p.control && turnOf(snap.Live) != p.lastTurn {
+			if p.control && p.controlChanged(snap.Live) {
 				p.publishControl(eng)
 				last, pending = time.Now(), false
 				continue
@@ -219,6 +219,18 @@ func (p *publisher) publishDoc(snap transcript.Snapshot) {
 		delete(p.pub, id)
 		p.published++
 	}
+}
+
+// controlChanged reports whether l's turn, queue or approvals differ from
+// what was published last. A store that paces its readers (a terminal
+// chat's, lent to a hosted server) may show the engine's change of them
+// in a later snapshot than the one current when the engine signalled it.
+func (p *publisher) controlChanged(l transcript.Live) bool {
+	if turnOf(l) != p.lastTurn {
+		return true
+	}
+	cs := controlOf(l)
+	return !slices.Equal(cs.Queue, p.lastQueue) || !slices.Equal(cs.Approvals, p.lastAppr)
 }
 
 // turnOf is the running top-level turn as clients see it, read from the

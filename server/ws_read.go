@@ -164,6 +164,9 @@ func (c *conn) onOpen(env envelope, frame []byte) {
 			return
 		}
 		defer func() { <-c.opens }()
+		// A conversation a terminal owns is read live from it
+		// (remote_owner.go).
+		c.srv.attachIfOwned(m.Conversation)
 		cp, err := cv.capture(m.Head, m.Since)
 		if err != nil {
 			if errors.Is(err, errHeadNotFound) {

@@ -40,6 +40,9 @@ type attachment struct {
 	cv   *client.Conversation
 	pid  int
 	who  string // "folio serve (pid 42)"
+	// model is the owner's model for this conversation, as
+	// provider/model, read when attaching ("" when it did not say).
+	model string
 }
 
 // attach attaches the chat to conversation id, whose log at path is held
@@ -52,13 +55,19 @@ func (s *chatSession) attachLocked(id, path string, pid int) error {
 	if err != nil {
 		return err
 	}
-	// The local engine must save nothing of a mirrored document.
+	// The local engine must save nothing of a mirrored document, and
+	// the conversation it owned is served by nobody from here on.
+	s.unhostLocked()
 	s.eng.SetSaver(nil)
 	// One mirror writes the store at a time: the one before stops first.
 	s.detachLocked()
 	cv, err := conn.Open(ctx, id, s.eng.Store())
 	if err != nil {
 		conn.Close()
+		if s.log != nil {
+			s.eng.SetSaver(s.saver)
+			s.hostLocked()
+		}
 		return err
 	}
 	if s.log != nil {
@@ -66,6 +75,7 @@ func (s *chatSession) attachLocked(id, path string, pid int) error {
 		s.log = nil
 	}
 	a := &attachment{conn: conn, cv: cv, pid: pid, who: ownerName(pid)}
+	a.model, _ = conn.Model(ctx, id)
 	s.att, s.id, s.path = a, id, path
 	go s.handover(a)
 	return nil
@@ -124,8 +134,9 @@ func (s *chatSession) takeOverLocked(a *attachment) error {
 		log.Close()
 		return err
 	}
-	s.eng.SetSaver(&titledLog{log: log, titled: conv.Title != ""})
+	s.setSaverLocked(log, conv.Title != "")
 	s.att, s.log = nil, log
+	s.hostLocked()
 	return nil
 }
 
@@ -278,7 +289,15 @@ func (c chatEngine) Allowed() []string {
 	return c.s.eng.Allowed()
 }
 
-func (c chatEngine) Model() string { return c.s.eng.Model() }
+// Model is the model the conversation's turns run on: the owner's while
+// attached (its model part of provider/model), as the footer shows it.
+func (c chatEngine) Model() string {
+	if a := c.s.current(); a != nil && a.model != "" {
+		_, m, _ := strings.Cut(a.model, "/")
+		return m
+	}
+	return c.s.eng.Model()
+}
 
 // receiptOf is an owner's receipt as the local engine would give it.
 func receiptOf(r server.Receipt, steer bool) engine.Receipt {

@@ -205,6 +205,11 @@ func runChat(cmd *cobra.Command, f *chatFlags, stdio IO) error {
 		}
 		s.warn = nil
 	}
+	// Other folio processes attach to what this chat owns (chat_host.go).
+	s.modelName = cfg.Name + "/" + cfg.Model
+	if err := s.serveLocal(ctx, s.model); err != nil {
+		fmt.Fprintf(stdio.Err, "folio: other folio processes cannot attach to this chat: %v\n", err)
+	}
 
 	o := tui.Options{
 		Engine:        chatEngine{s},
@@ -274,6 +279,15 @@ type chatSession struct {
 	// owns its conversation.
 	att    *attachment
 	closed bool
+	// saver is the engine's saver while the chat saves itself; srv and
+	// ep serve the owned conversation to other processes, lent to srv
+	// until release (chat_host.go).
+	saver   *titledLog
+	srv     *server.Server
+	ep      *server.LocalEndpoint
+	release func() (titled bool)
+	// modelName is the model as provider/model, for the endpoint.
+	modelName string
 }
 
 func newChatSession(dataDir string, cfg provider.Config, prov provider.Provider, work string, allow []string, extra ...tools.Tool) (*chatSession, error) {
@@ -296,7 +310,8 @@ func newChatSession(dataDir string, cfg provider.Config, prov provider.Provider,
 		return nil, err
 	}
 	s.path = path
-	opts := []engine.Option{engine.WithModel(cfg.Model), engine.WithHost(s.host), engine.WithSaver(&titledLog{log: s.log})}
+	s.saver = &titledLog{log: s.log}
+	opts := []engine.Option{engine.WithModel(cfg.Model), engine.WithHost(s.host), engine.WithSaver(s.saver)}
 	if cfg.ContextWindow > 0 {
 		opts = append(opts, engine.WithContextWindow(cfg.ContextWindow))
 	}
@@ -318,10 +333,13 @@ func newChatSession(dataDir string, cfg provider.Config, prov provider.Provider,
 
 func (s *chatSession) close() {
 	s.mu.Lock()
-	s.closed = true
 	s.detachLocked()
 	s.mu.Unlock()
-	s.eng.Close()
+	s.eng.Close() // a running turn stops and is saved, through the endpoint's server while lent
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.closeLocal()
 	s.host.Close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -376,12 +394,14 @@ func (s *chatSession) resume(id string) error {
 	// The server's open: the page index gives the end of the document and
 	// the messages a turn needs, so resuming costs the tail, not the whole
 	// conversation. The views page earlier entries from the log.
+	s.unhostLocked()
 	conv, err := s.open(log)
 	if err != nil {
 		log.Close()
+		s.hostLocked()
 		return err
 	}
-	s.eng.SetSaver(&titledLog{log: log, titled: conv.Title != ""})
+	s.setSaverLocked(log, conv.Title != "")
 	// Resume refuses while a turn runs, so the old log has no save in
 	// flight.
 	s.detachLocked()
@@ -389,6 +409,7 @@ func (s *chatSession) resume(id string) error {
 		s.log.Close()
 	}
 	s.log, s.id, s.path = log, id, path
+	s.hostLocked()
 	return nil
 }
 
@@ -429,78 +450,6 @@ func lastTurns(turns int) *history.TailStart {
 	}}
 }
 
-// Page reads entries lo..hi of the current conversation through its log's
-// page index (tui.Pager): the fullscreen view scrolling back before what
-// the engine loaded. Each read opens the index as of the log's size now,
-// so a page costs its entries, and what the engine saved since is seen.
-func (s *chatSession) Page(lo, hi int) ([]transcript.Entry, []int, error) {
-	s.mu.Lock()
-	path := s.path
-	s.mu.Unlock()
-	return history.HeadEntries(path, lo, hi)
-}
-
-var _ tui.Finder = (*chatSession)(nil)
-
-// Find returns the position of entry id in the current conversation's
-// head, through its log's page index (tui.Finder): a search hit the
-// engine's tail does not hold.
-func (s *chatSession) Find(id string) (int, error) {
-	s.mu.Lock()
-	path := s.path
-	s.mu.Unlock()
-	find, done, err := positions(path)
-	if err != nil {
-		return -1, err
-	}
-	defer done()
-	return find(id)
-}
-
-var _ tui.PageFinder = (*chatSession)(nil)
-
-// PageAround reads the page of n entries around entry id of the current
-// conversation, before position limit (tui.PageFinder): one look at the
-// log's page index finds the entry through its ID table and then reads
-// the index near it, so a search or find hit far back costs what a page
-// near the end does.
-func (s *chatSession) PageAround(id string, n, limit int) (lo, at int, es []transcript.Entry, sizes []int, err error) {
-	s.mu.Lock()
-	path := s.path // s.log is nil while attached to another process
-	s.mu.Unlock()
-	return history.HeadEntriesAround(path, id, n, limit)
-}
-
-// positions opens the page index of the log at path as of its size now
-// and returns a lookup of entries' positions in its head (-1 for an entry
-// it does not have); done closes what it opened.
-func positions(path string) (find func(id string) (int, error), done func(), err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	ix, err := history.OpenIndex(path, f, 0)
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	done = func() { ix.Close(); f.Close() }
-	d, err := ix.Document(ix.Head())
-	if err != nil {
-		done()
-		return nil, nil, err
-	}
-	return d.Find, done, nil
-}
-
-// showCommand is the command that prints the current conversation whole,
-// for the line that counts the entries a resume did not print.
-func (s *chatSession) showCommand() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return "folio log show " + s.id
-}
-
 // saved returns the current conversation's ID if anything of it is saved.
 func (s *chatSession) saved() (string, bool) {
 	s.mu.Lock()
@@ -531,16 +480,19 @@ func (s *chatSession) newConversation() error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.unhostLocked()
 	if err := s.eng.Resume(doc, nil); err != nil {
 		log.Close()
+		s.hostLocked()
 		return err
 	}
-	s.eng.SetSaver(&titledLog{log: log})
+	s.setSaverLocked(log, false)
 	s.detachLocked()
 	if s.log != nil {
 		s.log.Close()
 	}
 	s.log, s.id, s.path = log, id, path
+	s.hostLocked()
 	return nil
 }
 
@@ -605,22 +557,15 @@ func (s *chatSession) setModel(name string) error {
 		if err != nil {
 			return err
 		}
-		return s.eng.SetModel(engine.ModelChoice{Provider: p, Model: o.Model, ContextWindow: o.Config.ContextWindow})
+		if err := s.eng.SetModel(engine.ModelChoice{Provider: p, Model: o.Model, ContextWindow: o.Config.ContextWindow}); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		s.modelName = name
+		s.mu.Unlock()
+		return nil
 	}
 	return fmt.Errorf("no model %q", name)
-}
-
-// titledLog saves to a log and gives a new conversation its title, taken
-// from the first message (history.Log.SaveNaming), so the picker can name it.
-type titledLog struct {
-	log    *history.Log
-	titled bool
-}
-
-func (t *titledLog) Save(doc transcript.Document, msgs []message.Message) error {
-	var err error
-	t.titled, err = t.log.SaveNaming(doc, msgs, t.titled)
-	return err
 }
 
 // newConversationID names a new conversation by its start time, with a

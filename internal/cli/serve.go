@@ -18,6 +18,7 @@ import (
 	_ "github.com/foliodev/folio/provider/builtin" // every client: openai, anthropic, demo
 	"github.com/foliodev/folio/server"
 	"github.com/foliodev/folio/server/auth"
+	"github.com/foliodev/folio/server/client"
 	"github.com/foliodev/folio/store/pgstore"
 	"github.com/foliodev/folio/webui"
 )
@@ -178,6 +179,8 @@ func runServe(cmd *cobra.Command, f *serveFlags, stdio IO) error {
 		Logger:       logger,
 		Replica:      replica,
 		Auth:         signIn,
+		// A conversation a terminal chat owns is sent to through it.
+		DialOwner: client.DialOwner,
 	})
 	if err != nil {
 		return failure(cmd, err)

@@ -41,6 +41,8 @@ type Conversation struct {
 	// OnEvent, when set before Open returns any event, sees every applied
 	// event's op (tests and benchmarks measure with it).
 	onEvent func(server.ChangeOp)
+	// onReceipt is told every receipt that moves (OnReceipt).
+	onReceipt func(server.Receipt)
 }
 
 // Open opens conversation id and mirrors it into store: the store's
@@ -71,6 +73,15 @@ func (c *Conn) Open(ctx context.Context, id string, store *transcript.Store) (*C
 func (cv *Conversation) OnEvent(f func(server.ChangeOp)) {
 	cv.mu.Lock()
 	cv.onEvent = f
+	cv.mu.Unlock()
+}
+
+// OnReceipt sets a function told every receipt the owner sends or
+// answers from now on, as it moves (nil: none). It runs on the
+// connection's reading goroutine and must not block.
+func (cv *Conversation) OnReceipt(f func(server.Receipt)) {
+	cv.mu.Lock()
+	cv.onReceipt = f
 	cv.mu.Unlock()
 }
 
@@ -362,6 +373,9 @@ func (cv *Conversation) receiptLocked(r server.Receipt) {
 		return // a receipt only moves forward
 	}
 	cv.receipts[r.CommandID] = r
+	if cv.onReceipt != nil {
+		cv.onReceipt(r)
+	}
 	close(cv.changed)
 	cv.changed = make(chan struct{})
 }
