@@ -16,7 +16,7 @@ import (
 //
 // The file is append-only between rebuilds:
 //
-//	"FOLIOIX\x04"
+//	"FOLIOIX\x05"
 //	frame*  where frame = u32 n | u8 kind | n bytes | u32 CRC-32C(kind, bytes)
 //	trailer = "FIXT" | u64 offset of the last state frame | u32 CRC-32C
 //
@@ -31,7 +31,9 @@ import (
 // state frame check out and every frame it reads matches its checksum; a
 // torn append fails the trailer, so the index is rebuilt.
 //
-// The magic's last byte is the format's version. Version 4 records each
+// The magic's last byte is the format's version. Version 5 keeps the ID
+// table (idtable.go) as segments the writer adds in steps; version 4 had
+// one table frame, written by a rebuild. Both record each
 // entry in the log's own terms (its bytes, its offset among the
 // document's stored entries, its turn); version 3 recorded where each
 // entry fell on a web page, so a change to the page frame changed it. An
@@ -48,7 +50,7 @@ const indexSuffix = ".index"
 func IndexPath(logPath string) string { return sidecarBase(logPath) + indexSuffix }
 
 var (
-	indexMagic   = []byte("FOLIOIX\x04")
+	indexMagic   = []byte("FOLIOIX\x05")
 	trailerMagic = []byte("FIXT")
 	castagnoli   = crc32.MakeTable(crc32.Castagnoli)
 )
@@ -209,11 +211,18 @@ type ixState struct {
 	problemList      []Problem
 	unknown          []unknownRef
 	extrasLost       bool
-	// idTable is the ID table frame of main's first idTableN settled
-	// entries (idtable.go); pos 0 when there is none or a snapshot made
-	// it stale.
-	idTable  link
-	idTableN int
+	// tables are the segments of the ID table of main's first tableN()
+	// settled entries (idtable.go); none when there is no table or a
+	// snapshot made it stale.
+	tables []tableSeg
+}
+
+// tableN is how many of main's first settled entries the ID table holds.
+func (st *ixState) tableN() int {
+	if len(st.tables) == 0 {
+		return 0
+	}
+	return st.tables[len(st.tables)-1].n
 }
 
 // unknownRef is a line the reader keeps verbatim (Conversation.Unknown):

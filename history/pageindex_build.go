@@ -88,8 +88,10 @@ func (b *indexBuilder) appendRun(br *ixBranch, refs []Ref) {
 }
 
 // covsOf resolves the compaction entries of a batch (refs, at ordinal
-// from) against the document's IDs, which ids indexes by ordinal.
-func covsOf(batch []Stored, refs []Ref, from int, ids *idSet, turns []int32, tail []Ref) []Cov {
+// from) against the document's IDs, which ids indexes as turns does: by
+// ordinal, or for a state a light resume left main's first entries out
+// of, by ordinal after those, which far finds (nil: there are none).
+func covsOf(batch []Stored, refs []Ref, from int, ids *idSet, turns []int32, tail []Ref, far func(string) int32) []Cov {
 	var out []Cov
 	turnOf := func(id string) int32 {
 		if i := ids.index(id); i >= 0 && i < len(turns) {
@@ -99,6 +101,9 @@ func covsOf(batch []Stored, refs []Ref, from int, ids *idSet, turns []int32, tai
 			if r.ID == id {
 				return r.Turn
 			}
+		}
+		if far != nil {
+			return far(id)
 		}
 		return -1
 	}
@@ -114,6 +119,32 @@ func covsOf(batch []Stored, refs []Ref, from int, ids *idSet, turns []int32, tai
 		out[i].FromTurn, out[i].ToTurn = turnOf(out[i].FromID), turnOf(out[i].ToID)
 	}
 	return out
+}
+
+// farTurns is, for a Scanner from resumeLight whose state of branch id
+// leaves main's first entries out, how covsOf finds the turn of one of
+// those: through the ID table. A failure to read it is kept in *err (and
+// the turn is -1). nil when the state holds the whole document.
+func (s *Scanner) farTurns(id string) (func(string) int32, *error) {
+	var ferr error
+	lf := s.r.tree.light
+	skip := lf.skipOf(id)
+	if skip == 0 {
+		return nil, &ferr
+	}
+	return func(eid string) int32 {
+		ord, f, _, err := lf.locate(eid, skip)
+		if err != nil {
+			if ferr == nil {
+				ferr = err
+			}
+			return -1
+		}
+		if ord < 0 {
+			return -1
+		}
+		return f.refs[ord-f.ordinal].Turn
+	}, &ferr
 }
 
 // idsOf is the ID set of branch id's document in the reader.
@@ -140,20 +171,24 @@ func (b *indexBuilder) apply(s *Scanner, rec Record) error {
 		}
 		if rec.Type == TypeUITranscript {
 			if br.info.ID == Main {
-				b.st.idTable, b.st.idTableN, b.mainRuns = link{}, 0, nil
+				b.st.tables, b.mainRuns = nil, nil
 			}
 			br.last, br.count, br.lastRef, br.first, br.cov, br.turns = link{}, 0, Ref{}, "", nil, nil
 		}
 		refs := refsOf(rec.Batch, br.lastRef, br.count > 0)
+		far, farErr := s.farTurns(br.info.ID)
 		if rec.Type == TypeUIOpen {
 			br.tail = refs
-			br.tailCov = covsOf(rec.Batch, refs, br.count, s.idsOf(br.info.ID), br.turns, refs)
-			return nil
+			br.tailCov = covsOf(rec.Batch, refs, br.count, s.idsOf(br.info.ID), br.turns, refs, far)
+			return *farErr
 		}
 		br.tail, br.tailCov = nil, nil
 		from := br.count
 		b.appendRun(br, refs)
-		br.cov = append(br.cov, covsOf(rec.Batch, refs, from, s.idsOf(br.info.ID), br.turns, nil)...)
+		br.cov = append(br.cov, covsOf(rec.Batch, refs, from, s.idsOf(br.info.ID), br.turns, nil, far)...)
+		if *farErr != nil {
+			return *farErr
+		}
 	case TypeBranch:
 		info, ok := s.branchInfo(rec.Branch)
 		if !ok {

@@ -198,8 +198,11 @@ func encodeState(st *ixState) []byte {
 		e.i64(u.start)
 		e.i64(u.end)
 	}
-	e.link(st.idTable)
-	e.u32(uint32(st.idTableN))
+	e.u32(uint32(len(st.tables)))
+	for _, t := range st.tables {
+		e.link(t.at)
+		e.u32(uint32(t.n))
+	}
 	e.u32(uint32(len(st.branches)))
 	for _, b := range st.branches {
 		e.str(b.info.ID)
@@ -292,9 +295,16 @@ func decodeState(p []byte, indexEnd int64) (*ixState, error) {
 		}
 		st.unknown = append(st.unknown, u)
 	}
-	st.idTable, st.idTableN = d.link(), int(d.u32())
-	if d.err == nil && (st.idTable.pos < 0 || st.idTable.pos >= indexEnd || (st.idTable.pos != 0 && st.idTable.pos < int64(len(indexMagic)))) {
-		return nil, fmt.Errorf("%w: the state is impossible", ErrIndexDamaged)
+	nt := d.u32()
+	if d.err == nil && uint64(nt) > uint64(len(d.b)) {
+		return nil, fmt.Errorf("%w: impossible ID table count", ErrIndexDamaged)
+	}
+	for i := uint32(0); i < nt && d.err == nil; i++ {
+		t := tableSeg{at: d.link(), n: int(d.u32())}
+		if d.err == nil && (t.at.pos < int64(len(indexMagic)) || t.at.pos >= indexEnd || t.n <= st.tableN()) {
+			return nil, fmt.Errorf("%w: the state's ID table is impossible", ErrIndexDamaged)
+		}
+		st.tables = append(st.tables, t)
 	}
 	if d.err == nil && (st.problems < 0 || len(st.problemList) > st.problems) {
 		return nil, fmt.Errorf("%w: the state is impossible", ErrIndexDamaged)

@@ -140,14 +140,16 @@ func decodeIndex(data []byte) (*ixState, [][]Ref, error) {
 			return nil, nil, err
 		}
 	}
-	if st.idTable.pos != 0 {
-		t, err := openIDTable(bytes.NewReader(data), int64(len(data)), st.idTable)
+	if len(st.tables) > 0 {
+		t, err := openIDTable(bytes.NewReader(data), int64(len(data)), st.tables)
 		if err != nil {
 			return nil, nil, err
 		}
-		for b := range t.n {
-			if _, err := t.bucket(b); err != nil {
-				return nil, nil, err
+		for _, s := range t.segs {
+			for b := range s.n {
+				if _, err := s.bucket(b); err != nil {
+					return nil, nil, err
+				}
 			}
 		}
 	}

@@ -186,14 +186,14 @@ func (b *indexBuilder) scan(s *Scanner, log io.ReaderAt, from, to int64, ino uin
 		return nil, fmt.Errorf("%w: the log has no complete first line", ErrNoHeader)
 	}
 	lastEnd = s.off
-	if frames, ok := b.mainFrames(s); ok && b.st.idTable.pos == 0 {
+	if frames, ok := b.mainFrames(s); ok && len(b.st.tables) == 0 {
 		// This pass wrote every entry of main's chain (a pass over the
 		// whole log, or one that read a snapshot) and knows their IDs:
 		// keep them as a table.
 		pos := b.base + int64(len(b.pending))
 		n := len(b.pending)
 		b.pending = appendFrame(b.pending, frameTable, encodeIDTable(s.r.ids.keys, frames))
-		b.st.idTable, b.st.idTableN = link{pos: pos, size: uint32(len(b.pending) - n)}, s.r.ids.len()
+		b.st.tables = []tableSeg{{at: link{pos: pos, size: uint32(len(b.pending) - n)}, n: s.r.ids.len()}}
 	}
 	sum, err := lastRecordSum(log, lastStart, lastEnd)
 	if err != nil {
