@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"testing"
 
@@ -12,7 +13,8 @@ import (
 // log holds the IDs of at most a step of main's entries: it adds a segment
 // to the ID table each step, merging the newest ones, so the table has few
 // segments; compaction entries on main that cover entries the table holds
-// resolve to the turns a rebuild gives. After every few saves the index is
+// resolve to the turns a rebuild gives, and the state frame each commit
+// writes does not grow with them. After every few saves the index is
 // what a rebuild gives. A batch another program appends repeating an ID
 // of the log's start (far behind every step) is refused as a full read
 // refuses it, and the writer is light again after it.
@@ -23,6 +25,20 @@ func TestWriterTableGrowsInSteps(t *testing.T) {
 	l := open(t, path)
 	d := doc(t)
 	var ids []string
+	// stateLen is the size of the index's last state frame.
+	stateLen := func() int {
+		ix, err := readIndexFile(IndexPath(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		hd := make([]byte, 4)
+		if _, err := ix.f.ReadAt(hd, ix.pos); err != nil {
+			t.Fatal(err)
+		}
+		return int(binary.LittleEndian.Uint32(hd))
+	}
+	firstState := 0
 	held := func(step string) {
 		t.Helper()
 		l.flushIndex()
@@ -61,6 +77,9 @@ func TestWriterTableGrowsInSteps(t *testing.T) {
 			step := fmt.Sprintf("save %d", i)
 			held(step)
 			sameAsRebuild(t, step, path)
+			if firstState == 0 {
+				firstState = stateLen()
+			}
 		}
 	}
 	ix := checkIndex(t, path)
@@ -75,6 +94,11 @@ func TestWriterTableGrowsInSteps(t *testing.T) {
 		if c.FromTurn < 0 || c.ToTurn < 0 {
 			t.Fatalf("compaction %s is not resolved: %+v", c.EntryID, c)
 		}
+	}
+	// Each commit writes a state frame: it must not carry every
+	// compaction the log has (they are in a frame of their own).
+	if n := stateLen(); n > firstState+64 {
+		t.Fatalf("the state frame grew from %d to %d bytes with %d compactions", firstState, n, len(main.cov))
 	}
 
 	full := indexFullResumes.Load()

@@ -174,6 +174,7 @@ func (b *indexBuilder) apply(s *Scanner, rec Record) error {
 				b.st.tables, b.mainRuns = nil, nil
 			}
 			br.last, br.count, br.lastRef, br.first, br.cov, br.turns = link{}, 0, Ref{}, "", nil, nil
+			br.covDirty = true
 		}
 		refs := refsOf(rec.Batch, br.lastRef, br.count > 0)
 		far, farErr := s.farTurns(br.info.ID)
@@ -185,7 +186,9 @@ func (b *indexBuilder) apply(s *Scanner, rec Record) error {
 		br.tail, br.tailCov = nil, nil
 		from := br.count
 		b.appendRun(br, refs)
-		br.cov = append(br.cov, covsOf(rec.Batch, refs, from, s.idsOf(br.info.ID), br.turns, nil, far)...)
+		if covs := covsOf(rec.Batch, refs, from, s.idsOf(br.info.ID), br.turns, nil, far); len(covs) > 0 {
+			br.cov, br.covDirty = append(br.cov, covs...), true
+		}
 		if *farErr != nil {
 			return *farErr
 		}
@@ -198,7 +201,7 @@ func (b *indexBuilder) apply(s *Scanner, rec Record) error {
 		if parent == nil {
 			return fmt.Errorf("history: index: parent %q of branch %q is unknown", info.Parent, info.ID)
 		}
-		nb := &ixBranch{info: info}
+		nb := &ixBranch{info: info, covDirty: true}
 		if err := b.forkMessages(parent, nb); err != nil {
 			return err
 		}
@@ -387,6 +390,20 @@ func (b *indexBuilder) commit(s *Scanner, inode uint64, lastStart int64, lastSum
 		st.problemList, st.unknown = nil, nil
 		for _, br := range st.branches {
 			br.reserved = nil
+		}
+	}
+	for _, br := range st.branches {
+		if !br.covDirty {
+			continue
+		}
+		br.covDirty, br.covAt = false, link{}
+		if len(br.cov) > 0 {
+			var e enc
+			e.covs(br.cov)
+			at := b.base + int64(len(b.pending))
+			n := len(b.pending)
+			b.pending = appendFrame(b.pending, frameCovs, e.b)
+			br.covAt = link{pos: at, size: uint32(len(b.pending) - n)}
 		}
 	}
 	pos := b.base + int64(len(b.pending))

@@ -230,7 +230,8 @@ func encodeState(st *ixState) []byte {
 		for _, r := range b.tail {
 			e.ref(r)
 		}
-		e.covs(b.cov)
+		e.link(b.covAt)
+		e.u32(uint32(len(b.cov)))
 		e.covs(b.tailCov)
 	}
 	return e.b
@@ -264,6 +265,32 @@ func (d *dec) covs() []Cov {
 		out = append(out, c)
 	}
 	return out
+}
+
+// loadCovs reads each branch's compactions from the frame its state names.
+func (st *ixState) loadCovs(src frameSource) error {
+	for _, b := range st.branches {
+		n := cap(b.cov)
+		if n == 0 {
+			b.cov = nil
+			continue
+		}
+		f, err := src(b.covAt)
+		if err != nil {
+			return err
+		}
+		kind, payload, err := parseFrame(f)
+		if err != nil {
+			return err
+		}
+		d := dec{b: payload}
+		covs := d.covs()
+		if kind != frameCovs || d.err != nil || len(d.b) != 0 || len(covs) != n {
+			return fmt.Errorf("%w: branch %q's compactions frame is not what its state names", ErrIndexDamaged, b.info.ID)
+		}
+		b.cov = covs
+	}
+	return nil
 }
 
 // decodeState reads a state frame's payload; indexEnd is where the state
@@ -344,7 +371,14 @@ func decodeState(p []byte, indexEnd int64) (*ixState, error) {
 		for j := uint32(0); j < nt && d.err == nil; j++ {
 			b.tail = append(b.tail, d.ref())
 		}
-		b.cov, b.tailCov = d.covs(), d.covs()
+		b.covAt = d.link()
+		covN := int(d.u32())
+		b.tailCov = d.covs()
+		if d.err == nil && (b.covAt.pos < 0 || b.covAt.pos >= indexEnd || (b.covAt.pos == 0) != (covN == 0) ||
+			(b.covAt.pos != 0 && b.covAt.pos < int64(len(indexMagic))) || uint64(covN) > uint64(b.covAt.size)) {
+			return nil, fmt.Errorf("%w: branch %q's compactions are impossible", ErrIndexDamaged, b.info.ID)
+		}
+		b.cov = make([]Cov, 0, covN) // read by loadCovs
 		if d.err == nil && (b.last.pos < 0 || b.last.pos >= indexEnd || (b.last.pos == 0) != (b.count == 0) ||
 			(b.last.pos != 0 && int64(len(indexMagic)) > b.last.pos) ||
 			b.msgChain.pos < 0 || b.msgChain.pos >= indexEnd || (b.msgChain.pos != 0 && b.msgChain.pos < int64(len(indexMagic))) ||

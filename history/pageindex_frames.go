@@ -218,6 +218,9 @@ func decodeTrailerAt(data []byte) (st *ixState, pos int64, err error) {
 		return nil, 0, fmt.Errorf("%w: the trailer does not point at a state", ErrIndexDamaged)
 	}
 	st, err = decodeState(payload, pos)
+	if err == nil {
+		err = st.loadCovs(bytesFrames(data[:end]))
+	}
 	return st, pos, err
 }
 
