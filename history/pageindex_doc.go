@@ -396,7 +396,9 @@ func (d *IndexDoc) findByTable(id string) (int, bool) {
 		return -1, false
 	}
 	// The entries since the table (the provisional tail included).
-	if d.br.count+len(d.br.tail)-st.tableN() > 4096 {
+	// (The index writer adds to the table every tableStep entries, so a
+	// current index has fewer since than this, tail included.)
+	if d.br.count+len(d.br.tail)-st.tableN() > 2*tableStep {
 		return -1, false
 	}
 	refs, err := d.Refs(st.tableN(), d.Len())
