@@ -15,12 +15,17 @@ import (
 // segments; compaction entries on main that cover entries the table holds
 // resolve to the turns a rebuild gives, and the state frame each commit
 // writes does not grow with them. After every few saves the index is
-// what a rebuild gives. A batch another program appends repeating an ID
-// of the log's start (far behind every step) is refused as a full read
-// refuses it, and the writer is light again after it.
+// what a rebuild gives, also after the writer compacted the index (a
+// rebuild spilling to the new file as it goes) and resumed from it. A
+// batch another program appends repeating an ID of the log's start (far
+// behind every step) is refused as a full read refuses it, and the writer
+// is light again after it.
 func TestWriterTableGrowsInSteps(t *testing.T) {
-	defer func(n int) { tableStep = n }(tableStep)
-	tableStep = 32
+	defer func(n, sp int, sl int64) { tableStep, spillBytes, indexSlack = n, sp, sl }(tableStep, spillBytes, indexSlack)
+	// Small steps, and compactions of the index (rebuilds that write the
+	// new index as they go, a little at a time) now and then.
+	tableStep, spillBytes, indexSlack = 32, 2048, 8<<10
+	compactions, rebuilds := indexCompactions.Load(), indexRebuilds.Load()
 	path := logPath(t)
 	l := open(t, path)
 	d := doc(t)
@@ -38,7 +43,7 @@ func TestWriterTableGrowsInSteps(t *testing.T) {
 		}
 		return int(binary.LittleEndian.Uint32(hd))
 	}
-	firstState := 0
+	firstState, checks := 0, 0
 	held := func(step string) {
 		t.Helper()
 		l.flushIndex()
@@ -77,6 +82,7 @@ func TestWriterTableGrowsInSteps(t *testing.T) {
 			step := fmt.Sprintf("save %d", i)
 			held(step)
 			sameAsRebuild(t, step, path)
+			checks++
 			if firstState == 0 {
 				firstState = stateLen()
 			}
@@ -86,6 +92,15 @@ func TestWriterTableGrowsInSteps(t *testing.T) {
 	main := ix.st.branches[0]
 	if len(ix.st.tables) == 0 || len(ix.st.tables) > 8 || main.count-ix.st.tableN() >= tableStep {
 		t.Fatalf("the table has %d segments up to entry %d of %d", len(ix.st.tables), ix.st.tableN(), main.count)
+	}
+	if n := indexCompactions.Load() - compactions; n < 2 {
+		t.Fatalf("%d compactions of the index", n)
+	}
+	// Every rebuild was a compaction, the first save's or a check's
+	// (sameAsRebuild): the index a compaction wrote was good, none had
+	// to be rebuilt again.
+	if n := indexRebuilds.Load() - rebuilds - (indexCompactions.Load() - compactions); n != int64(1+checks) {
+		t.Fatalf("%d rebuilds besides compactions; want the first save's and the checks' %d", n, 1+checks)
 	}
 	if len(main.cov) < 10 {
 		t.Fatalf("the index holds %d compactions", len(main.cov))

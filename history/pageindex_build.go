@@ -3,6 +3,7 @@ package history
 import (
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 
 	"github.com/foliodev/folio/transcript"
@@ -23,6 +24,24 @@ type indexBuilder struct {
 	// mainRuns are the entries frames of main's chain this builder wrote,
 	// by their first ordinal, for the ID table.
 	mainRuns []runAt
+	// spill, when set, is the new index file a rebuild writes: scan moves
+	// the pending frames to it whenever they pass spillBytes, so a
+	// rebuild holds at most that much of the index (spilled).
+	spill *os.File
+}
+
+// spillBytes is how many pending bytes a spilling builder holds.
+var spillBytes = 1 << 20
+
+// spilled moves the pending frames to the spill file.
+func (b *indexBuilder) spilled() error {
+	if _, err := b.spill.WriteAt(b.pending, b.base); err != nil {
+		return err
+	}
+	b.base += int64(len(b.pending))
+	b.pending = b.pending[:0]
+	b.src = fileFrames(b.spill, b.base)
+	return nil
 }
 
 // runAt is an entries frame of a chain and the ordinal of its first entry.

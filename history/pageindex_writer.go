@@ -301,13 +301,13 @@ func (w *indexWriter) appendSegment() error {
 
 // indexSlack is how far an index may outgrow twice its live bytes before
 // the writer rebuilds it.
-const indexSlack = 256 << 10
+var indexSlack int64 = 256 << 10
 
 // compact rebuilds the index from the log, dropping superseded commits.
 func (w *indexWriter) compact(fi os.FileInfo) error {
 	ino, _ := changeStamp(fi)
 	observed(evCompaction)
-	ix, err := rebuildIndex(IndexPath(w.path), w.log, ino, w.s.off, errors.New("superseded commits outgrew the index"), true)
+	ix, err := rebuildSpilled(IndexPath(w.path), w.log, ino, w.s.off, errors.New("superseded commits outgrew the index"))
 	if err != nil {
 		return err
 	}
