@@ -57,6 +57,11 @@ func TestWriterTableGrowsInSteps(t *testing.T) {
 		if n := w.s.r.ids.len(); n >= tableStep+8 {
 			t.Fatalf("%s: the writer holds %d IDs; a step is %d", step, n, tableStep)
 		}
+		for _, e := range w.s.r.entries {
+			if e.Content != nil {
+				t.Fatalf("%s: the writer holds entry %s whole, not its ID alone", step, e.ID)
+			}
+		}
 	}
 	for i := range 400 {
 		u, a := fmt.Sprintf("s-u%d", i), fmt.Sprintf("s-a%d", i)

@@ -112,7 +112,7 @@ func (w *indexWriter) step() {
 			f.Close()
 			return
 		}
-		w.log, w.ix, w.s, w.live = f, ix, s, ix.end
+		w.log, w.ix, w.s, w.live = f, ix, idsOnly(s), ix.end
 		if ix.f != nil {
 			w.stepTable()
 		}
@@ -145,7 +145,7 @@ func (w *indexWriter) openLight(f *os.File) bool {
 		return false
 	}
 	ix.path, ix.log = w.path, f
-	w.log, w.ix, w.s, w.table, w.live = f, ix, s, table, ix.end
+	w.log, w.ix, w.s, w.table, w.live = f, ix, idsOnly(s), table, ix.end
 	observed(evLightResume)
 	return true
 }
@@ -183,7 +183,7 @@ func (w *indexWriter) catchUp() error {
 			if err != nil {
 				return err
 			}
-			w.s, w.table = s, nil
+			w.s, w.table = idsOnly(s), nil
 		}
 	}
 	b := &indexBuilder{st: w.ix.st, src: w.ix.frames(), base: w.ix.end, statePos: w.ix.pos}
@@ -232,7 +232,7 @@ func (w *indexWriter) stepTable() error {
 	if err != nil {
 		return nil
 	}
-	w.s, w.table = s, table
+	w.s, w.table = idsOnly(s), table
 	return nil
 }
 
@@ -299,6 +299,15 @@ func (w *indexWriter) appendSegment() error {
 	return nil
 }
 
+// idsOnly makes s keep each entry it applies as its ID alone, as a rebuild
+// does: the index needs a record's entries only while it applies, and a
+// writer's Scanner lives as long as the log is open, so whole entries (and
+// the line buffers their strings point into) would pile up.
+func idsOnly(s *Scanner) *Scanner {
+	s.r.idsOnly = true
+	return s
+}
+
 // indexSlack is how far an index may outgrow twice its live bytes before
 // the writer rebuilds it.
 var indexSlack int64 = 256 << 10
@@ -322,6 +331,6 @@ func (w *indexWriter) compact(fi os.FileInfo) error {
 		}
 	}
 	w.ix.Close()
-	w.ix, w.s, w.table, w.live = ix, s, table, ix.end
+	w.ix, w.s, w.table, w.live = ix, idsOnly(s), table, ix.end
 	return nil
 }
