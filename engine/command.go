@@ -176,7 +176,13 @@ func (e *Engine) loadCommands() {
 	if err != nil && len(recs) == 0 {
 		return
 	}
-	for _, r := range recs {
+	// The newest keepCommands answer from memory; the older ones through
+	// the filter and the log (recallLocked).
+	for i, r := range recs {
+		if i < len(recs)-keepCommands {
+			e.forgotten.add(r.ID)
+			continue
+		}
 		e.commands[r.ID] = commandOf(r)
 	}
 }
@@ -201,6 +207,9 @@ func (e *Engine) Status(commandID string) (Receipt, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	c, ok := e.commands[commandID]
+	if !ok && e.cmdlog != nil {
+		c, ok, _ = e.recallLocked(commandID)
+	}
 	if !ok {
 		return Receipt{}, fmt.Errorf("%w: %q", ErrUnknownCommand, commandID)
 	}
@@ -270,8 +279,10 @@ func (e *Engine) receiptLocked(c *command) Receipt {
 // Send's, Steer's, Retry's and EditAndResend's and of Once's: their
 // receipts answer Status, Wait, Commands and a repeated delivery. A long
 // session forgets the older ones (forgetLocked), so what the engine holds
-// does not grow with the conversation; a client's retried delivery comes
-// long before hundreds of newer commands.
+// does not grow with the conversation. A forgotten command's ID goes into
+// a fixed-size filter (forgottenFilter): delivered again, it answers with
+// the receipt the command log recorded, or without a command log is
+// refused (ErrAlreadyDone); it never runs twice.
 const keepCommands = 256
 
 // forgetLocked drops the oldest finished commands once twice keepCommands
@@ -292,6 +303,7 @@ func (e *Engine) forget(list []*command) []*command {
 		if i < cut && c.state.Final() {
 			if e.commands[c.id] == c {
 				delete(e.commands, c.id)
+				e.forgotten.add(c.id)
 			}
 			continue
 		}

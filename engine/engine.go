@@ -85,8 +85,9 @@ type Engine struct {
 	commands   map[string]*command
 	receipts   uint64 // advanced whenever a command's receipt changes (Receipts)
 	cmdlog     CommandLog
-	order      []*command // the commands remembered (keepCommands), in acceptance order, for Commands
-	onceOrder  []*command // Once's commands remembered, in the order they ran
+	order      []*command      // the commands remembered (keepCommands), in acceptance order, for Commands
+	onceOrder  []*command      // Once's commands remembered, in the order they ran
+	forgotten  forgottenFilter // the IDs of the finished commands forgotten
 	queue      []*command
 	wake       chan struct{}
 	changed    chan struct{}
@@ -334,7 +335,16 @@ func (e *Engine) admitLocked(commandID string, tag commandTag) (r Receipt, done 
 	if e.closed {
 		return Receipt{}, true, ErrClosed
 	}
-	if c, ok := e.commands[commandID]; ok {
+	c, ok := e.commands[commandID]
+	if !ok {
+		// A finished command the engine forgot answers as it did, from
+		// the command log: a late redelivery never runs it twice.
+		var err error
+		if c, ok, err = e.recallLocked(commandID); err != nil {
+			return Receipt{}, true, err
+		}
+	}
+	if ok {
 		if tag.digest != "" && c.digest != "" && tag.digest != c.digest {
 			return Receipt{}, true, fmt.Errorf("%w: %q", ErrConflict, commandID)
 		}

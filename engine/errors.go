@@ -31,6 +31,12 @@ var ErrNotEditable = errors.New("engine: the command already started")
 // with another body (see WithDigest).
 var ErrConflict = errors.New("engine: this command ID was already used for a different command")
 
+// ErrAlreadyDone is returned for a command ID that may belong to a finished
+// command the engine no longer holds (it keeps the newest few hundred),
+// when it has no command log to look the ID up in: the command is not run
+// again. Send it with a new ID.
+var ErrAlreadyDone = errors.New("engine: this command ID may belong to an earlier command that has finished; it was not run again")
+
 // ErrUnknownCommand is returned for a command ID the engine never accepted.
 var ErrUnknownCommand = errors.New("engine: unknown command")
 

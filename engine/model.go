@@ -28,6 +28,9 @@ func (e *Engine) SendWithModel(ctx context.Context, commandID, text string, atta
 	}
 	e.mu.Lock()
 	_, seen := e.commands[commandID]
+	if !seen && e.forgotten.maybe(commandID) {
+		seen = true // perhaps a forgotten command's: Send answers it
+	}
 	if !seen && !e.closed {
 		if e.modelFor == nil {
 			e.modelFor = map[string]ModelChoice{}

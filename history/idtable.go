@@ -9,14 +9,23 @@ import (
 )
 
 // The ID table. A page index written in one pass over its log (a rebuild)
-// also holds an ID table frame ('T'): a hash table of the IDs of main's
-// first idTableN settled entries, each with where its entries frame is.
+// also holds an ID table: a hash table of the IDs of main's first
+// settled entries (ixState.tableN), each with where its entries frame is.
 // A writer or reader that resumes after more records were appended tells
 // from it that their IDs are new without reading every entry's ID back
 // (resumeLight), and IndexDoc.Find finds an entry by reading one frame.
 // A fingerprint match is only a "maybe": the frame it points at says.
 //
-// Its payload is u32 bucket count (a power of two) and the buckets, each
+// The table grows in steps, so that the writer of a long live log holds
+// only the IDs of the entries since the last step: it is a list of
+// segments (ixState.tables), each a table frame ('T') of the IDs of the
+// entries after the previous segment's, up to its own count. The index
+// writer adds a segment once tableStep entries follow the last one, and
+// merges the newest two while the newer covers as many entries as the
+// older (as a binary counter carries), so a log of n entries has about
+// log2(n/tableStep) segments and an ID costs a bucket read in each.
+//
+// A segment's payload is u32 bucket count (a power of two) and the buckets, each
 // tableSlots slots of u32 fingerprint (0 empty) and u32 entries frame
 // position, then a u32 CRC-32C of the bucket's index and slots, so one
 // bucket can be read and checked on its own. An ID goes in the first
@@ -78,16 +87,69 @@ func encodeIDTable(ids []string, frames []uint32) []byte {
 	return out
 }
 
-// idTable reads buckets of a table frame at a link.
-type idTable struct {
+// tableSeg is a segment of the ID table: its frame, and how many of
+// main's first entries the segments up to this one hold (the segment
+// holds those after the previous segment's n).
+type tableSeg struct {
+	at link
+	n  int
+}
+
+// idTable reads the segments of an ID table.
+type idTable struct{ segs []*idSeg }
+
+// openIDTable opens the table whose segments are segs, in an index file of
+// size end held by src.
+func openIDTable(src io.ReaderAt, end int64, segs []tableSeg) (*idTable, error) {
+	if len(segs) == 0 {
+		return nil, fmt.Errorf("%w: no ID table", ErrIndexDamaged)
+	}
+	t := &idTable{segs: make([]*idSeg, len(segs))}
+	for i, sg := range segs {
+		s, err := openIDSeg(src, end, sg.at)
+		if err != nil {
+			return nil, err
+		}
+		t.segs[i] = s
+	}
+	return t, nil
+}
+
+// maybe reports whether id may be in the table; false is certain.
+func (t *idTable) maybe(id string) (bool, error) {
+	for _, s := range t.segs {
+		if ok, err := s.maybe(id); ok || err != nil {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
+// lookup returns the entries frames of the entries whose fingerprint is
+// id's, over every segment: id is in the table only if it is in one of
+// them.
+func (t *idTable) lookup(id string) ([]int64, error) {
+	var out []int64
+	for _, s := range t.segs {
+		frames, err := s.lookup(id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, frames...)
+	}
+	return out, nil
+}
+
+// idSeg reads buckets of a table frame at a link.
+type idSeg struct {
 	src     io.ReaderAt
 	payload int64 // where the payload starts
 	n       uint64
 }
 
-// openIDTable opens the table frame l points at, in an index file of size
+// openIDSeg opens the table frame l points at, in an index file of size
 // end held by src.
-func openIDTable(src io.ReaderAt, end int64, l link) (*idTable, error) {
+func openIDSeg(src io.ReaderAt, end int64, l link) (*idSeg, error) {
 	if l.pos < int64(len(indexMagic)) || l.pos+int64(l.size) > end || l.size < frameHeadLen+4+4 {
 		return nil, fmt.Errorf("%w: an ID table link points outside the file", ErrIndexDamaged)
 	}
@@ -100,18 +162,18 @@ func openIDTable(src io.ReaderAt, end int64, l link) (*idTable, error) {
 		uint64(l.size) != frameHeadLen+4+4+uint64(n)*tableBucketLen || n == 0 || n&(n-1) != 0 {
 		return nil, fmt.Errorf("%w: an ID table's size is impossible", ErrIndexDamaged)
 	}
-	return &idTable{src: src, payload: l.pos + frameHeadLen, n: uint64(n)}, nil
+	return &idSeg{src: src, payload: l.pos + frameHeadLen, n: uint64(n)}, nil
 }
 
-// maybe reports whether id may be in the table; false is certain.
-func (t *idTable) maybe(id string) (bool, error) {
+// maybe reports whether id may be in the segment; false is certain.
+func (t *idSeg) maybe(id string) (bool, error) {
 	frames, err := t.lookup(id)
 	return len(frames) > 0, err
 }
 
 // lookup returns the entries frames of the entries whose fingerprint is
 // id's: id is in the table only if it is in one of them.
-func (t *idTable) lookup(id string) ([]int64, error) {
+func (t *idSeg) lookup(id string) ([]int64, error) {
 	h, p := idHash(id)
 	var out []int64
 	for i, b := uint64(0), h&(t.n-1); i < t.n; i, b = i+1, (b+1)&(t.n-1) {
@@ -133,7 +195,7 @@ func (t *idTable) lookup(id string) ([]int64, error) {
 
 // bucket reads and checks bucket b: its fingerprints and frame positions,
 // interleaved.
-func (t *idTable) bucket(b uint64) ([2 * tableSlots]uint32, error) {
+func (t *idSeg) bucket(b uint64) ([2 * tableSlots]uint32, error) {
 	var out [2 * tableSlots]uint32
 	buf := make([]byte, tableBucketLen)
 	if _, err := t.src.ReadAt(buf, t.payload+4+int64(b)*tableBucketLen); err != nil {

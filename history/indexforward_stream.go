@@ -110,27 +110,41 @@ func (s *LogStream) File() *os.File { return s.f }
 // messagesBatch is how many model messages Messages reads at a time.
 const messagesBatch = 256
 
+// messagesStride is how many message frames apart Messages keeps a
+// checkpoint of the chain.
+var messagesStride = 512
+
 // Messages calls fn with each of the current branch's model messages, in
 // order, as the whole read gives them (stored, without the failures a Log
 // adds), reading them from the log a batch at a time. It stops at the
 // first error fn returns.
+//
+// The chain of message frames links only backwards, so Messages walks it
+// back once keeping a link every messagesStride frames, then, from the
+// first checkpoint on, walks back from each to the one before it and reads
+// those frames forwards: it holds a link per messagesStride frames and the
+// links of one stretch, never a ref per message.
 func (s *LogStream) Messages(fn func(message.Message) error) error {
-	refs, err := walkMessages(s.ix.frames(), s.br.msgChain, s.br.msgs)
-	if err != nil {
-		return err
-	}
-	spans := make([]span64, 0, messagesBatch)
-	for len(refs) > 0 {
-		batch := refs[:min(messagesBatch, len(refs))]
-		refs = refs[len(batch):]
-		spans = spans[:0]
-		for _, m := range batch {
-			spans = append(spans, span64{m.start, m.start + int64(m.len)})
+	src := s.ix.frames()
+	var marks []link // checkpoints, the chain's last frame first
+	for l, i := s.br.msgChain, 0; l.pos != 0; i++ {
+		if i%messagesStride == 0 {
+			marks = append(marks, l)
 		}
+		prev, _, _, err := readMsgRun(src, l)
+		if err != nil {
+			return err
+		}
+		l = prev
+	}
+	next := 0 // the ordinal of the next message
+	spans := make([]span64, 0, messagesBatch)
+	flush := func() error {
 		lines, err := readSpans(s.f, spans)
 		if err != nil {
 			return err
 		}
+		spans = spans[:0]
 		for _, line := range lines {
 			m, err := s.t.message(s.r, trimLine(line))
 			if err != nil {
@@ -140,8 +154,49 @@ func (s *LogStream) Messages(fn func(message.Message) error) error {
 				return err
 			}
 		}
+		return nil
 	}
-	return nil
+	stretch := make([]link, 0, messagesStride)
+	for j := len(marks) - 1; j >= 0; j-- {
+		stop := int64(0) // the frame the stretch before this one starts at
+		if j+1 < len(marks) {
+			stop = marks[j+1].pos
+		}
+		stretch = stretch[:0]
+		for l := marks[j]; l.pos != stop; {
+			if l.pos == 0 || len(stretch) == messagesStride {
+				return fmt.Errorf("%w: a chain of messages changed between two walks", ErrIndexDamaged)
+			}
+			stretch = append(stretch, l)
+			prev, _, _, err := readMsgRun(src, l)
+			if err != nil {
+				return err
+			}
+			l = prev
+		}
+		for k := len(stretch) - 1; k >= 0; k-- {
+			_, ord, refs, err := readMsgRun(src, stretch[k])
+			if err != nil {
+				return err
+			}
+			if ord != next || next+len(refs) > s.br.msgs {
+				return fmt.Errorf("%w: a run of messages does not continue the one before it", ErrIndexDamaged)
+			}
+			for _, m := range refs {
+				spans = append(spans, span64{m.start, m.start + int64(m.len)})
+				if len(spans) == messagesBatch {
+					if err := flush(); err != nil {
+						return err
+					}
+				}
+			}
+			next += len(refs)
+		}
+	}
+	if next != s.br.msgs {
+		return fmt.Errorf("%w: a chain of messages ends before its first", ErrIndexDamaged)
+	}
+	return flush()
 }
 
 // Close closes the log and its index.

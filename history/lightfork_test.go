@@ -343,7 +343,7 @@ func TestLightForksDifferential(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					table := ix.st.idTable.pos != 0
+					table := len(ix.st.tables) > 0
 					ix.Close()
 					full = indexFullResumes.Load()
 					if err := l.SetTitle(step); err != nil {

@@ -26,18 +26,18 @@ import (
 // branch record applies exactly too.
 func (ix *Index) resumeLight() (*Scanner, *idTable, error) {
 	st := ix.st
-	if st.idTable.pos == 0 {
+	if len(st.tables) == 0 {
 		return nil, nil, fmt.Errorf("%w: no ID table", errNoIndexTail)
 	}
 	br := st.branches[0]
-	if br.uiLines == 0 && br.msgs > 0 || st.idTableN > br.count {
+	if br.uiLines == 0 && br.msgs > 0 || st.tableN() > br.count {
 		return nil, nil, fmt.Errorf("%w: the ID table does not fit", errNoIndexTail)
 	}
 	var src io.ReaderAt = ix.f
 	if ix.mem != nil {
 		src = bytes.NewReader(ix.mem)
 	}
-	table, err := openIDTable(src, ix.end, st.idTable)
+	table, err := openIDTable(src, ix.end, st.tables)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -45,7 +45,7 @@ func (ix *Index) resumeLight() (*Scanner, *idTable, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	refs, err := doc.Refs(st.idTableN, br.count)
+	refs, err := doc.Refs(st.tableN(), br.count)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -59,22 +59,26 @@ func (ix *Index) resumeLight() (*Scanner, *idTable, error) {
 		s.last = 0
 	}
 	r.ids = newIDSet(len(refs))
+	// Main's turns as its IDs are held, from its first entry after the
+	// table's: a compaction entry on main resolves what it covers against
+	// them and, for the entries left out, the table (farTurns).
+	br.turns = make([]int32, 0, len(refs))
 	for _, ref := range refs {
 		r.entries = append(r.entries, transcript.Entry{ID: ref.ID})
 		if !r.ids.add(ref.ID) {
 			return nil, nil, fmt.Errorf("%w: entry %q is in the document twice", ErrIndexDamaged, ref.ID)
 		}
+		br.turns = append(br.turns, ref.Turn)
 	}
 	for _, ref := range br.tail {
 		r.tail = append(r.tail, transcript.Entry{ID: ref.ID})
 	}
-	br.turns = nil // only compactions read them, which take resume, and forks, which take forkCovLight
 	r.uiLines = br.uiLines
 	if br.msgs > 0 || br.msgsMade {
 		r.conv.Messages, r.msgAt = make([]message.Message, br.msgs), make([]time.Time, br.msgs)
 	}
 	r.reserved = br.reservedSet()
-	lf := &lightForks{skip: map[string]int{Main: st.idTableN}}
+	lf := &lightForks{skip: map[string]int{Main: st.tableN()}}
 	for _, b := range st.branches[1:] {
 		bs, skip, err := ix.lightBranch(table, b)
 		if err != nil {
@@ -260,7 +264,7 @@ func (ix *Index) lightBranch(table *idTable, b *ixBranch) (bs *branchState, skip
 		if ord+len(refs) != next {
 			return nil, 0, fmt.Errorf("%w: a run does not continue the one after it", ErrIndexDamaged)
 		}
-		if l.pos < st.idTable.pos && next <= st.idTableN {
+		if l.pos < st.tables[len(st.tables)-1].at.pos && next <= st.tableN() {
 			frames, err := table.lookup(refs[len(refs)-1].ID)
 			if err != nil {
 				return nil, 0, err
@@ -295,7 +299,8 @@ func (ix *Index) lightBranch(table *idTable, b *ixBranch) (bs *branchState, skip
 // lightOK reports whether a Scanner from resumeLight applies the records
 // of data (complete lines the log gained) exactly: each is a message,
 // meta, rewrite, UI or branch record, of main or of a branch (on-branch),
-// or a head record; none holds a compaction entry; and no entry's ID may
+// or a head record; no branch's record holds a compaction entry (main's
+// resolve what they cover through the table: farTurns); and no entry's ID may
 // be among those the table holds (so none is among the entries a branch
 // shares with main either, which are main's first ones). A branch record
 // needs no check: its fork point is among the entries the parent's state
@@ -324,7 +329,9 @@ func lightOK(t *idTable, data []byte) bool {
 		if err == nil && rec.bad == nil && rec.typ == TypeHead {
 			return
 		}
+		onBranch := false
 		if err == nil && rec.bad == nil && rec.typ == TypeOnBranch && rec.record != nil {
+			onBranch = true
 			inner := rec.record
 			rec, err = r.decodeRecord(inner)
 			if err == nil && !wrappable[rec.typ] {
@@ -340,7 +347,7 @@ func lightOK(t *idTable, data []byte) bool {
 		case TypeMessage, TypeMeta, TypeRewrite, TypeUITranscript, TypeBranch:
 		case TypeUIAppend, TypeUIOpen:
 			for _, e := range rec.entries {
-				if e.Content.Kind() == transcript.KindCompaction {
+				if onBranch && e.Content.Kind() == transcript.KindCompaction {
 					ok = false
 					return
 				}
@@ -365,7 +372,7 @@ type lightState struct {
 	index    string      // the index file's path
 	ifi      os.FileInfo // the index file resumed from
 	statePos int64       // its commit the Scanner resumed at
-	table    link        // its ID table
+	table    []tableSeg  // its ID table
 }
 
 // open opens the index file resumed from, or fails if it was replaced.

@@ -16,7 +16,7 @@ import (
 //
 // The file is append-only between rebuilds:
 //
-//	"FOLIOIX\x04"
+//	"FOLIOIX\x05"
 //	frame*  where frame = u32 n | u8 kind | n bytes | u32 CRC-32C(kind, bytes)
 //	trailer = "FIXT" | u64 offset of the last state frame | u32 CRC-32C
 //
@@ -26,12 +26,18 @@ import (
 // state. A message frame ('M') holds a run of one branch's model messages
 // (where their record lines are in the log) and a link to the run before
 // them; a fork's chain shares its parent's up to the messages it forked
-// after, as its entries share the parent's runs. Each commit appends its entries frames, one state frame and a
+// after, as its entries share the parent's runs. A compactions frame ('C')
+// holds a branch's settled compaction entries, written by a commit that
+// changed them and named by the state. An ID table frame ('T') is a
+// segment of the ID table (idtable.go). Each commit appends its entries frames, one state frame and a
 // trailer, then fsyncs. A reader trusts the file only when its trailer and
 // state frame check out and every frame it reads matches its checksum; a
 // torn append fails the trailer, so the index is rebuilt.
 //
-// The magic's last byte is the format's version. Version 4 records each
+// The magic's last byte is the format's version. Version 5 keeps the ID
+// table (idtable.go) as segments the writer adds in steps, and a branch's
+// compactions in their own frame; version 4 had one table frame, written
+// by a rebuild, and every state held every compaction. Both record each
 // entry in the log's own terms (its bytes, its offset among the
 // document's stored entries, its turn); version 3 recorded where each
 // entry fell on a web page, so a change to the page frame changed it. An
@@ -48,7 +54,7 @@ const indexSuffix = ".index"
 func IndexPath(logPath string) string { return sidecarBase(logPath) + indexSuffix }
 
 var (
-	indexMagic   = []byte("FOLIOIX\x04")
+	indexMagic   = []byte("FOLIOIX\x05")
 	trailerMagic = []byte("FIXT")
 	castagnoli   = crc32.MakeTable(crc32.Castagnoli)
 )
@@ -58,6 +64,7 @@ const (
 	frameState    = 'S'
 	frameMessages = 'M'
 	frameTable    = 'T'
+	frameCovs     = 'C'
 	trailerLen    = 16
 	frameHeadLen  = 5 // u32 length, u8 kind
 )
@@ -151,8 +158,13 @@ type ixBranch struct {
 	first   string // the first settled entry's ID (when count > 0)
 	tail    []Ref
 	// cov and tailCov are the compactions among the settled entries and
-	// the tail, resolved to turns.
+	// the tail, resolved to turns. The state holds tailCov; cov is in a
+	// compactions frame (covAt) written only by a commit that changed it
+	// (covDirty), so a state frame stays small however many compactions
+	// the log has.
 	cov, tailCov []Cov
+	covAt        link
+	covDirty     bool
 	// turns holds each settled entry's turn while building (not stored:
 	// resume reads it back from the frames).
 	turns []int32
@@ -209,11 +221,18 @@ type ixState struct {
 	problemList      []Problem
 	unknown          []unknownRef
 	extrasLost       bool
-	// idTable is the ID table frame of main's first idTableN settled
-	// entries (idtable.go); pos 0 when there is none or a snapshot made
-	// it stale.
-	idTable  link
-	idTableN int
+	// tables are the segments of the ID table of main's first tableN()
+	// settled entries (idtable.go); none when there is no table or a
+	// snapshot made it stale.
+	tables []tableSeg
+}
+
+// tableN is how many of main's first settled entries the ID table holds.
+func (st *ixState) tableN() int {
+	if len(st.tables) == 0 {
+		return 0
+	}
+	return st.tables[len(st.tables)-1].n
 }
 
 // unknownRef is a line the reader keeps verbatim (Conversation.Unknown):

@@ -3,6 +3,7 @@ package history
 import (
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 
 	"github.com/foliodev/folio/transcript"
@@ -23,6 +24,24 @@ type indexBuilder struct {
 	// mainRuns are the entries frames of main's chain this builder wrote,
 	// by their first ordinal, for the ID table.
 	mainRuns []runAt
+	// spill, when set, is the new index file a rebuild writes: scan moves
+	// the pending frames to it whenever they pass spillBytes, so a
+	// rebuild holds at most that much of the index (spilled).
+	spill *os.File
+}
+
+// spillBytes is how many pending bytes a spilling builder holds.
+var spillBytes = 1 << 20
+
+// spilled moves the pending frames to the spill file.
+func (b *indexBuilder) spilled() error {
+	if _, err := b.spill.WriteAt(b.pending, b.base); err != nil {
+		return err
+	}
+	b.base += int64(len(b.pending))
+	b.pending = b.pending[:0]
+	b.src = fileFrames(b.spill, b.base)
+	return nil
 }
 
 // runAt is an entries frame of a chain and the ordinal of its first entry.
@@ -88,8 +107,10 @@ func (b *indexBuilder) appendRun(br *ixBranch, refs []Ref) {
 }
 
 // covsOf resolves the compaction entries of a batch (refs, at ordinal
-// from) against the document's IDs, which ids indexes by ordinal.
-func covsOf(batch []Stored, refs []Ref, from int, ids *idSet, turns []int32, tail []Ref) []Cov {
+// from) against the document's IDs, which ids indexes as turns does: by
+// ordinal, or for a state a light resume left main's first entries out
+// of, by ordinal after those, which far finds (nil: there are none).
+func covsOf(batch []Stored, refs []Ref, from int, ids *idSet, turns []int32, tail []Ref, far func(string) int32) []Cov {
 	var out []Cov
 	turnOf := func(id string) int32 {
 		if i := ids.index(id); i >= 0 && i < len(turns) {
@@ -99,6 +120,9 @@ func covsOf(batch []Stored, refs []Ref, from int, ids *idSet, turns []int32, tai
 			if r.ID == id {
 				return r.Turn
 			}
+		}
+		if far != nil {
+			return far(id)
 		}
 		return -1
 	}
@@ -114,6 +138,32 @@ func covsOf(batch []Stored, refs []Ref, from int, ids *idSet, turns []int32, tai
 		out[i].FromTurn, out[i].ToTurn = turnOf(out[i].FromID), turnOf(out[i].ToID)
 	}
 	return out
+}
+
+// farTurns is, for a Scanner from resumeLight whose state of branch id
+// leaves main's first entries out, how covsOf finds the turn of one of
+// those: through the ID table. A failure to read it is kept in *err (and
+// the turn is -1). nil when the state holds the whole document.
+func (s *Scanner) farTurns(id string) (func(string) int32, *error) {
+	var ferr error
+	lf := s.r.tree.light
+	skip := lf.skipOf(id)
+	if skip == 0 {
+		return nil, &ferr
+	}
+	return func(eid string) int32 {
+		ord, f, _, err := lf.locate(eid, skip)
+		if err != nil {
+			if ferr == nil {
+				ferr = err
+			}
+			return -1
+		}
+		if ord < 0 {
+			return -1
+		}
+		return f.refs[ord-f.ordinal].Turn
+	}, &ferr
 }
 
 // idsOf is the ID set of branch id's document in the reader.
@@ -140,20 +190,27 @@ func (b *indexBuilder) apply(s *Scanner, rec Record) error {
 		}
 		if rec.Type == TypeUITranscript {
 			if br.info.ID == Main {
-				b.st.idTable, b.st.idTableN, b.mainRuns = link{}, 0, nil
+				b.st.tables, b.mainRuns = nil, nil
 			}
 			br.last, br.count, br.lastRef, br.first, br.cov, br.turns = link{}, 0, Ref{}, "", nil, nil
+			br.covDirty = true
 		}
 		refs := refsOf(rec.Batch, br.lastRef, br.count > 0)
+		far, farErr := s.farTurns(br.info.ID)
 		if rec.Type == TypeUIOpen {
 			br.tail = refs
-			br.tailCov = covsOf(rec.Batch, refs, br.count, s.idsOf(br.info.ID), br.turns, refs)
-			return nil
+			br.tailCov = covsOf(rec.Batch, refs, br.count, s.idsOf(br.info.ID), br.turns, refs, far)
+			return *farErr
 		}
 		br.tail, br.tailCov = nil, nil
 		from := br.count
 		b.appendRun(br, refs)
-		br.cov = append(br.cov, covsOf(rec.Batch, refs, from, s.idsOf(br.info.ID), br.turns, nil)...)
+		if covs := covsOf(rec.Batch, refs, from, s.idsOf(br.info.ID), br.turns, nil, far); len(covs) > 0 {
+			br.cov, br.covDirty = append(br.cov, covs...), true
+		}
+		if *farErr != nil {
+			return *farErr
+		}
 	case TypeBranch:
 		info, ok := s.branchInfo(rec.Branch)
 		if !ok {
@@ -163,7 +220,7 @@ func (b *indexBuilder) apply(s *Scanner, rec Record) error {
 		if parent == nil {
 			return fmt.Errorf("history: index: parent %q of branch %q is unknown", info.Parent, info.ID)
 		}
-		nb := &ixBranch{info: info}
+		nb := &ixBranch{info: info, covDirty: true}
 		if err := b.forkMessages(parent, nb); err != nil {
 			return err
 		}
@@ -352,6 +409,20 @@ func (b *indexBuilder) commit(s *Scanner, inode uint64, lastStart int64, lastSum
 		st.problemList, st.unknown = nil, nil
 		for _, br := range st.branches {
 			br.reserved = nil
+		}
+	}
+	for _, br := range st.branches {
+		if !br.covDirty {
+			continue
+		}
+		br.covDirty, br.covAt = false, link{}
+		if len(br.cov) > 0 {
+			var e enc
+			e.covs(br.cov)
+			at := b.base + int64(len(b.pending))
+			n := len(b.pending)
+			b.pending = appendFrame(b.pending, frameCovs, e.b)
+			br.covAt = link{pos: at, size: uint32(len(b.pending) - n)}
 		}
 	}
 	pos := b.base + int64(len(b.pending))

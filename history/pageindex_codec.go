@@ -198,8 +198,11 @@ func encodeState(st *ixState) []byte {
 		e.i64(u.start)
 		e.i64(u.end)
 	}
-	e.link(st.idTable)
-	e.u32(uint32(st.idTableN))
+	e.u32(uint32(len(st.tables)))
+	for _, t := range st.tables {
+		e.link(t.at)
+		e.u32(uint32(t.n))
+	}
 	e.u32(uint32(len(st.branches)))
 	for _, b := range st.branches {
 		e.str(b.info.ID)
@@ -227,7 +230,8 @@ func encodeState(st *ixState) []byte {
 		for _, r := range b.tail {
 			e.ref(r)
 		}
-		e.covs(b.cov)
+		e.link(b.covAt)
+		e.u32(uint32(len(b.cov)))
 		e.covs(b.tailCov)
 	}
 	return e.b
@@ -263,6 +267,32 @@ func (d *dec) covs() []Cov {
 	return out
 }
 
+// loadCovs reads each branch's compactions from the frame its state names.
+func (st *ixState) loadCovs(src frameSource) error {
+	for _, b := range st.branches {
+		n := cap(b.cov)
+		if n == 0 {
+			b.cov = nil
+			continue
+		}
+		f, err := src(b.covAt)
+		if err != nil {
+			return err
+		}
+		kind, payload, err := parseFrame(f)
+		if err != nil {
+			return err
+		}
+		d := dec{b: payload}
+		covs := d.covs()
+		if kind != frameCovs || d.err != nil || len(d.b) != 0 || len(covs) != n {
+			return fmt.Errorf("%w: branch %q's compactions frame is not what its state names", ErrIndexDamaged, b.info.ID)
+		}
+		b.cov = covs
+	}
+	return nil
+}
+
 // decodeState reads a state frame's payload; indexEnd is where the state
 // frame starts, which every link must point before.
 func decodeState(p []byte, indexEnd int64) (*ixState, error) {
@@ -292,9 +322,16 @@ func decodeState(p []byte, indexEnd int64) (*ixState, error) {
 		}
 		st.unknown = append(st.unknown, u)
 	}
-	st.idTable, st.idTableN = d.link(), int(d.u32())
-	if d.err == nil && (st.idTable.pos < 0 || st.idTable.pos >= indexEnd || (st.idTable.pos != 0 && st.idTable.pos < int64(len(indexMagic)))) {
-		return nil, fmt.Errorf("%w: the state is impossible", ErrIndexDamaged)
+	nt := d.u32()
+	if d.err == nil && uint64(nt) > uint64(len(d.b)) {
+		return nil, fmt.Errorf("%w: impossible ID table count", ErrIndexDamaged)
+	}
+	for i := uint32(0); i < nt && d.err == nil; i++ {
+		t := tableSeg{at: d.link(), n: int(d.u32())}
+		if d.err == nil && (t.at.pos < int64(len(indexMagic)) || t.at.pos >= indexEnd || t.n <= st.tableN()) {
+			return nil, fmt.Errorf("%w: the state's ID table is impossible", ErrIndexDamaged)
+		}
+		st.tables = append(st.tables, t)
 	}
 	if d.err == nil && (st.problems < 0 || len(st.problemList) > st.problems) {
 		return nil, fmt.Errorf("%w: the state is impossible", ErrIndexDamaged)
@@ -334,7 +371,14 @@ func decodeState(p []byte, indexEnd int64) (*ixState, error) {
 		for j := uint32(0); j < nt && d.err == nil; j++ {
 			b.tail = append(b.tail, d.ref())
 		}
-		b.cov, b.tailCov = d.covs(), d.covs()
+		b.covAt = d.link()
+		covN := int(d.u32())
+		b.tailCov = d.covs()
+		if d.err == nil && (b.covAt.pos < 0 || b.covAt.pos >= indexEnd || (b.covAt.pos == 0) != (covN == 0) ||
+			(b.covAt.pos != 0 && b.covAt.pos < int64(len(indexMagic))) || uint64(covN) > uint64(b.covAt.size)) {
+			return nil, fmt.Errorf("%w: branch %q's compactions are impossible", ErrIndexDamaged, b.info.ID)
+		}
+		b.cov = make([]Cov, 0, covN) // read by loadCovs
 		if d.err == nil && (b.last.pos < 0 || b.last.pos >= indexEnd || (b.last.pos == 0) != (b.count == 0) ||
 			(b.last.pos != 0 && int64(len(indexMagic)) > b.last.pos) ||
 			b.msgChain.pos < 0 || b.msgChain.pos >= indexEnd || (b.msgChain.pos != 0 && b.msgChain.pos < int64(len(indexMagic))) ||

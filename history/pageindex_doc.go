@@ -326,7 +326,7 @@ func (d *IndexDoc) walkAhead(lo, hi int, verify bool) ([]Ref, aheadEnd, error) {
 		if cur.ordinal+take >= hi {
 			return out, last, nil
 		}
-		if succAt.pos == 0 || succ.ordinal != cur.ordinal+take || succ.ordinal >= st.idTableN {
+		if succAt.pos == 0 || succ.ordinal != cur.ordinal+take || succ.ordinal >= st.tableN() {
 			return nil, last, nil
 		}
 		cur, at = succ, succAt
@@ -359,7 +359,7 @@ func (d *IndexDoc) successor(src frameSource, at link, verify bool) (entriesFram
 		if err != nil {
 			return entriesFrame{}, link{}, err
 		}
-		if f.prev.pos == at.pos && len(f.refs) > 0 && f.ordinal < d.ix.st.idTableN {
+		if f.prev.pos == at.pos && len(f.refs) > 0 && f.ordinal < d.ix.st.tableN() {
 			if !verify {
 				return f, link{pos: p, size: uint32(size)}, nil
 			}
@@ -434,27 +434,29 @@ func (d *IndexDoc) Find(id string) (int, error) {
 // table cannot answer (another branch, no table, a damaged frame).
 func (d *IndexDoc) findByTable(id string) (int, bool) {
 	st := d.ix.st
-	if d.br != st.branches[0] || st.idTable.pos == 0 || st.idTableN > d.br.count {
+	if d.br != st.branches[0] || len(st.tables) == 0 || st.tableN() > d.br.count {
 		return -1, false
 	}
 	// The entries since the table (the provisional tail included).
-	if d.br.count+len(d.br.tail)-st.idTableN > 4096 {
+	// (The index writer adds to the table every tableStep entries, so a
+	// current index has fewer since than this, tail included.)
+	if d.br.count+len(d.br.tail)-st.tableN() > 2*tableStep {
 		return -1, false
 	}
-	refs, err := d.Refs(st.idTableN, d.Len())
+	refs, err := d.Refs(st.tableN(), d.Len())
 	if err != nil {
 		return -1, false
 	}
 	for i, r := range refs {
 		if r.ID == id {
-			return st.idTableN + i, true
+			return st.tableN() + i, true
 		}
 	}
 	var src io.ReaderAt = d.ix.f
 	if d.ix.mem != nil {
 		src = bytes.NewReader(d.ix.mem)
 	}
-	t, err := openIDTable(src, d.ix.end, st.idTable)
+	t, err := openIDTable(src, d.ix.end, st.tables)
 	if err != nil {
 		return -1, false
 	}
@@ -468,7 +470,7 @@ func (d *IndexDoc) findByTable(id string) (int, bool) {
 			return -1, false
 		}
 		for j, r := range f.refs {
-			if r.ID == id && f.ordinal+j < st.idTableN {
+			if r.ID == id && f.ordinal+j < st.tableN() {
 				d.hit, d.hitOrd, d.hitOK, d.hitFrom = f, f.ordinal+j, true, t
 				d.hitAt = link{pos: pos, size: f.size}
 				return f.ordinal + j, true

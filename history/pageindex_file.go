@@ -87,6 +87,9 @@ func readIndexFile(path string) (*Index, error) {
 	if err == nil {
 		st, err = decodeState(payload, pos)
 	}
+	if err == nil {
+		err = st.loadCovs(fileFrames(f, pos))
+	}
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -112,7 +115,14 @@ func readState(src frameSource, pos int64) (*ixState, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeState(payload, pos)
+	st, err := decodeState(payload, pos)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.loadCovs(src); err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 // back returns the index as of its latest commit that describes at most

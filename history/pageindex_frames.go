@@ -78,6 +78,36 @@ func walkMessages(src frameSource, l link, count int) ([]msgRef, error) {
 	})
 }
 
+// readMsgRun reads the run of message refs a link ends: the link before
+// it, its first ordinal and its refs (the link's take of them).
+func readMsgRun(src frameSource, l link) (prev link, ord int, refs []msgRef, err error) {
+	b, err := src(l)
+	if err != nil {
+		return link{}, 0, nil, err
+	}
+	k, payload, err := parseFrame(b)
+	if err != nil {
+		return link{}, 0, nil, err
+	}
+	if k != frameMessages {
+		return link{}, 0, nil, fmt.Errorf("%w: a link does not point at messages", ErrIndexDamaged)
+	}
+	d := dec{b: payload}
+	prev, ord, n := d.link(), int(d.u32()), d.u32()
+	take := int(l.take)
+	if d.err != nil || take == 0 || uint32(take) > n || uint64(take)*12 > uint64(len(d.b)) || prev.pos < 0 || prev.pos >= l.pos || (prev.pos == 0) != (ord == 0) {
+		return link{}, 0, nil, fmt.Errorf("%w: a run of messages does not continue the one after it", ErrIndexDamaged)
+	}
+	refs = make([]msgRef, take)
+	for i := range refs {
+		refs[i] = msgRef{start: d.i64(), len: int32(d.u32())}
+		if d.err == nil && (refs[i].start <= 0 || refs[i].len <= 0) {
+			d.err = fmt.Errorf("%w: an impossible message", ErrIndexDamaged)
+		}
+	}
+	return prev, ord, refs, d.err
+}
+
 // walkChain reads the count items a chain of frames of one kind ends
 // with, first to last, decoding each frame's items straight into place;
 // what says what the items are in its errors. Every frame must continue
@@ -140,14 +170,16 @@ func decodeIndex(data []byte) (*ixState, [][]Ref, error) {
 			return nil, nil, err
 		}
 	}
-	if st.idTable.pos != 0 {
-		t, err := openIDTable(bytes.NewReader(data), int64(len(data)), st.idTable)
+	if len(st.tables) > 0 {
+		t, err := openIDTable(bytes.NewReader(data), int64(len(data)), st.tables)
 		if err != nil {
 			return nil, nil, err
 		}
-		for b := range t.n {
-			if _, err := t.bucket(b); err != nil {
-				return nil, nil, err
+		for _, s := range t.segs {
+			for b := range s.n {
+				if _, err := s.bucket(b); err != nil {
+					return nil, nil, err
+				}
 			}
 		}
 	}
@@ -186,6 +218,9 @@ func decodeTrailerAt(data []byte) (st *ixState, pos int64, err error) {
 		return nil, 0, fmt.Errorf("%w: the trailer does not point at a state", ErrIndexDamaged)
 	}
 	st, err = decodeState(payload, pos)
+	if err == nil {
+		err = st.loadCovs(bytesFrames(data[:end]))
+	}
 	return st, pos, err
 }
 

@@ -134,6 +134,49 @@ func rebuildIndex(ipath string, log io.ReaderAt, ino uint64, size int64, reason 
 	return rebuildFrom(ipath, log, ino, size, reason, persist, 0, 0)
 }
 
+// rebuildSpilled is rebuildIndex writing the new index as it goes (a
+// temporary file renamed over the index at the end), so it holds at most
+// spillBytes of it: the index writer's compaction of a long log.
+func rebuildSpilled(ipath string, log io.ReaderAt, ino uint64, size int64, reason error) (*Index, error) {
+	slog.Debug("history: rebuilding a page index", "index", ipath, "reason", reason)
+	observed(evRebuild)
+	if err := sidecarDir(ipath); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(filepath.Dir(ipath), ".index-*")
+	if err != nil {
+		return nil, err
+	}
+	tmp := f.Name()
+	err = func() error {
+		if _, err := f.Write(indexMagic); err != nil {
+			return err
+		}
+		s := NewScanner()
+		s.r.idsOnly = true
+		b := newIndexBuilder()
+		b.spill = f
+		if _, err := b.scan(s, log, 0, size, ino); err != nil {
+			return err
+		}
+		if err := b.spilled(); err != nil {
+			return err
+		}
+		return f.Sync()
+	}()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, ipath)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return nil, err
+	}
+	return readIndexFile(ipath)
+}
+
 // rebuildFrom is rebuildIndex for a log a rewrite made from the log with
 // inode oldIno and size oldSize (both 0: not a rewrite).
 func rebuildFrom(ipath string, log io.ReaderAt, ino uint64, size int64, reason error, persist bool, oldIno uint64, oldSize int64) (*Index, error) {
@@ -181,19 +224,24 @@ func (b *indexBuilder) scan(s *Scanner, log io.ReaderAt, from, to int64, ino uin
 		b.problems(s.r.conv.Problems[problems:], s.r.conv.Unknown[unknown:], rec)
 		problems, unknown = len(s.r.conv.Problems), len(s.r.conv.Unknown)
 		lastStart = rec.Start
+		if b.spill != nil && len(b.pending) >= spillBytes {
+			if err := b.spilled(); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if s.lineNo == 0 {
 		return nil, fmt.Errorf("%w: the log has no complete first line", ErrNoHeader)
 	}
 	lastEnd = s.off
-	if frames, ok := b.mainFrames(s); ok && b.st.idTable.pos == 0 {
+	if frames, ok := b.mainFrames(s); ok && len(b.st.tables) == 0 {
 		// This pass wrote every entry of main's chain (a pass over the
 		// whole log, or one that read a snapshot) and knows their IDs:
 		// keep them as a table.
 		pos := b.base + int64(len(b.pending))
 		n := len(b.pending)
 		b.pending = appendFrame(b.pending, frameTable, encodeIDTable(s.r.ids.keys, frames))
-		b.st.idTable, b.st.idTableN = link{pos: pos, size: uint32(len(b.pending) - n)}, s.r.ids.len()
+		b.st.tables = []tableSeg{{at: link{pos: pos, size: uint32(len(b.pending) - n)}, n: s.r.ids.len()}}
 	}
 	sum, err := lastRecordSum(log, lastStart, lastEnd)
 	if err != nil {

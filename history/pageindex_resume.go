@@ -127,7 +127,7 @@ func ResumeScanner(path string, log *os.File, size int64) (*Scanner, error) {
 			if s, _, err := ix.resumeLight(); err == nil {
 				s.quiet = false
 				if lf := s.r.tree.light; lf != nil {
-					l := &lightState{index: IndexPath(path), ifi: ifi, statePos: ix.pos, table: ix.st.idTable}
+					l := &lightState{index: IndexPath(path), ifi: ifi, statePos: ix.pos, table: ix.st.tables}
 					lf.open = l.openTable
 					s.light = l
 				}

@@ -335,13 +335,15 @@ func checkIDTable(data []byte) error {
 	if err != nil {
 		return err
 	}
-	t, err := openIDTable(bytes.NewReader(data), int64(len(data)), st.idTable)
+	t, err := openIDTable(bytes.NewReader(data), int64(len(data)), st.tables)
 	if err != nil {
 		return err
 	}
-	for b := range t.n {
-		if _, err := t.bucket(b); err != nil {
-			return err
+	for _, s := range t.segs {
+		for b := range s.n {
+			if _, err := s.bucket(b); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -2,8 +2,10 @@ package history
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 )
 
 // indexWriter keeps a log's page index current as its writer appends,
@@ -110,7 +112,10 @@ func (w *indexWriter) step() {
 			f.Close()
 			return
 		}
-		w.log, w.ix, w.s, w.live = f, ix, s, ix.end
+		w.log, w.ix, w.s, w.live = f, ix, idsOnly(s), ix.end
+		if ix.f != nil {
+			w.stepTable()
+		}
 		return
 	}
 	if err := w.catchUp(); err != nil {
@@ -140,7 +145,7 @@ func (w *indexWriter) openLight(f *os.File) bool {
 		return false
 	}
 	ix.path, ix.log = w.path, f
-	w.log, w.ix, w.s, w.table, w.live = f, ix, s, table, ix.end
+	w.log, w.ix, w.s, w.table, w.live = f, ix, idsOnly(s), table, ix.end
 	observed(evLightResume)
 	return true
 }
@@ -178,7 +183,7 @@ func (w *indexWriter) catchUp() error {
 			if err != nil {
 				return err
 			}
-			w.s, w.table = s, nil
+			w.s, w.table = idsOnly(s), nil
 		}
 	}
 	b := &indexBuilder{st: w.ix.st, src: w.ix.frames(), base: w.ix.end, statePos: w.ix.pos}
@@ -199,27 +204,133 @@ func (w *indexWriter) catchUp() error {
 	if w.ix.end > 2*w.live+indexSlack {
 		return w.compact(fi)
 	}
+	return w.stepTable()
+}
+
+// tableStep is how many of main's entries may follow the ID table before
+// the writer adds a segment (idtable.go): the most IDs a writer holds.
+var tableStep = 4096
+
+// stepTable keeps the writer's Scanner light: once tableStep of main's
+// entries follow the ID table, it appends a segment of their IDs (merged
+// with the newest segments while they are no larger, so there are few)
+// and a commit naming it, and resumes light from there, holding no ID of
+// the entries the table holds. A Scanner that a full resume made whole
+// becomes light again the same way. Failing to, it stays as it is.
+func (w *indexWriter) stepTable() error {
+	st := w.ix.st
+	main := st.branches[0]
+	if main.count-st.tableN() >= tableStep {
+		if err := w.appendSegment(); err != nil {
+			slog.Debug("history: adding to a page index's ID table", "log", w.path, "err", err)
+			return nil
+		}
+	} else if w.table != nil || len(st.tables) == 0 {
+		return nil
+	}
+	s, table, err := w.ix.resumeLight()
+	if err != nil {
+		return nil
+	}
+	w.s, w.table = idsOnly(s), table
 	return nil
+}
+
+// appendSegment appends to the index a segment of the ID table holding
+// main's entries after those of the segments it keeps, and a commit.
+func (w *indexWriter) appendSegment() error {
+	st := w.ix.st
+	main := st.branches[0]
+	if w.ix.f == nil || main.count == 0 || main.uiLines == 0 && main.msgs > 0 {
+		return errNoIndexTail
+	}
+	// Merge while the newest kept segment holds no more entries than the
+	// new one would.
+	keep, from := len(st.tables), st.tableN()
+	for keep > 0 {
+		lo := 0
+		if keep > 1 {
+			lo = st.tables[keep-2].n
+		}
+		if st.tables[keep-1].n-lo > main.count-from {
+			break
+		}
+		keep, from = keep-1, lo
+	}
+	// The IDs of main's entries from..count and the frames holding them,
+	// read back along main's chain.
+	src := w.ix.frames()
+	ids, frames := make([]string, main.count-from), make([]uint32, main.count-from)
+	for l, next := main.last, main.count; next > from; {
+		ord, refs, prev, err := readRun(src, l)
+		if err != nil {
+			return err
+		}
+		if ord+len(refs) != next || l.pos >= 1<<32 {
+			return fmt.Errorf("%w: main's chain does not run back to entry %d", ErrIndexDamaged, from)
+		}
+		for j := max(ord, from); j < next; j++ {
+			ids[j-from], frames[j-from] = refs[j-ord].ID, uint32(l.pos)
+		}
+		next, l = ord, prev
+	}
+	var dropped int64
+	for _, t := range st.tables[keep:] {
+		dropped += int64(t.at.size)
+	}
+	pos := w.ix.end
+	out := appendFrame(nil, frameTable, encodeIDTable(ids, frames))
+	nst := *st
+	nst.tables = append(slices.Clone(st.tables[:keep]), tableSeg{at: link{pos: pos, size: uint32(len(out))}, n: main.count})
+	nst.prev = w.ix.pos
+	statePos := pos + int64(len(out))
+	out = appendFrame(out, frameState, encodeState(&nst))
+	out = appendTrailer(out, statePos)
+	if err := appendIndex(IndexPath(w.path), w.ix, out); err != nil {
+		return err
+	}
+	*st = nst
+	w.ix.end += int64(len(out))
+	w.ix.pos = statePos
+	w.ix.mu.Lock()
+	w.ix.data = nil
+	w.ix.mu.Unlock()
+	w.live += int64(statePos-pos) - dropped
+	return nil
+}
+
+// idsOnly makes s keep each entry it applies as its ID alone, as a rebuild
+// does: the index needs a record's entries only while it applies, and a
+// writer's Scanner lives as long as the log is open, so whole entries (and
+// the line buffers their strings point into) would pile up.
+func idsOnly(s *Scanner) *Scanner {
+	s.r.idsOnly = true
+	return s
 }
 
 // indexSlack is how far an index may outgrow twice its live bytes before
 // the writer rebuilds it.
-const indexSlack = 256 << 10
+var indexSlack int64 = 256 << 10
 
 // compact rebuilds the index from the log, dropping superseded commits.
 func (w *indexWriter) compact(fi os.FileInfo) error {
 	ino, _ := changeStamp(fi)
 	observed(evCompaction)
-	ix, err := rebuildIndex(IndexPath(w.path), w.log, ino, w.s.off, errors.New("superseded commits outgrew the index"), true)
+	ix, err := rebuildSpilled(IndexPath(w.path), w.log, ino, w.s.off, errors.New("superseded commits outgrew the index"))
 	if err != nil {
 		return err
 	}
-	s, err := ix.resume()
+	// The rebuilt index has an ID table of main's settled entries: the
+	// Scanner resumes light from it, holding only what follows.
+	s, table, err := ix.resumeLight()
 	if err != nil {
-		ix.Close()
-		return err
+		table = nil
+		if s, err = ix.resume(); err != nil {
+			ix.Close()
+			return err
+		}
 	}
 	w.ix.Close()
-	w.ix, w.s, w.table, w.live = ix, s, nil, ix.end
+	w.ix, w.s, w.table, w.live = ix, idsOnly(s), table, ix.end
 	return nil
 }

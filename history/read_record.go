@@ -89,6 +89,11 @@ func (r *reader) record(lineNo int, line []byte, unterminated bool) lineInfo {
 			return reject(&Problem{Entry: -1, Pointer: "/message" + ptr, Msg: msg})
 		}
 		at := looseInstant(rec.at)
+		if r.idsOnly {
+			// A page index counts messages and finds them in the log by
+			// their lines; it never reads them back from the reader.
+			m = message.Message{Role: m.Role}
+		}
 		r.conv.Messages = append(r.conv.Messages, m)
 		r.msgAt = append(r.msgAt, at)
 		r.seen(at)

@@ -24,7 +24,7 @@ func TestVersion3IndexPagesAsAFullPass(t *testing.T) {
 		}
 	}
 	differential(t, p)
-	if b, err := os.ReadFile(history.IndexPath(p)); err != nil || !bytes.HasPrefix(b, []byte("FOLIOIX\x04")) {
-		t.Fatalf("the index was not rebuilt in version 4: %v", err)
+	if b, err := os.ReadFile(history.IndexPath(p)); err != nil || !bytes.HasPrefix(b, []byte("FOLIOIX\x05")) {
+		t.Fatalf("the index was not rebuilt in version 5: %v", err)
 	}
 }
