@@ -140,15 +140,7 @@ func rebuildIndex(ipath string, log io.ReaderAt, ino uint64, size int64, reason 
 func rebuildSpilled(ipath string, log io.ReaderAt, ino uint64, size int64, reason error) (*Index, error) {
 	slog.Debug("history: rebuilding a page index", "index", ipath, "reason", reason)
 	observed(evRebuild)
-	if err := sidecarDir(ipath); err != nil {
-		return nil, err
-	}
-	f, err := os.CreateTemp(filepath.Dir(ipath), ".index-*")
-	if err != nil {
-		return nil, err
-	}
-	tmp := f.Name()
-	err = func() error {
+	err := writeIndexWith(ipath, func(f *os.File) error {
 		if _, err := f.Write(indexMagic); err != nil {
 			return err
 		}
@@ -159,19 +151,9 @@ func rebuildSpilled(ipath string, log io.ReaderAt, ino uint64, size int64, reaso
 		if _, err := b.scan(s, log, 0, size, ino); err != nil {
 			return err
 		}
-		if err := b.spilled(); err != nil {
-			return err
-		}
-		return f.Sync()
-	}()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, ipath)
-	}
+		return b.spilled()
+	})
 	if err != nil {
-		os.Remove(tmp)
 		return nil, err
 	}
 	return readIndexFile(ipath)
@@ -425,10 +407,19 @@ func appendIndex(ipath string, ix *Index, frames []byte) error {
 	return f.Sync()
 }
 
-// writeIndexAtomic replaces the index file: temporary file, fsync, rename.
+// writeIndexAtomic replaces the index file with data.
+func writeIndexAtomic(ipath string, data []byte) error {
+	return writeIndexWith(ipath, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
+}
+
+// writeIndexWith replaces the index file with what write writes:
+// temporary file, fsync, rename; on an error the index is left as it was.
 // Indexes are kept only for logs in a data folder's conversations (see
 // IndexPath and sidecarDir).
-func writeIndexAtomic(ipath string, data []byte) error {
+func writeIndexWith(ipath string, write func(*os.File) error) error {
 	if err := sidecarDir(ipath); err != nil {
 		return err
 	}
@@ -437,7 +428,7 @@ func writeIndexAtomic(ipath string, data []byte) error {
 		return err
 	}
 	tmp := f.Name()
-	_, err = f.Write(data)
+	err = write(f)
 	if err == nil {
 		err = f.Sync()
 	}
