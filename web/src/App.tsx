@@ -82,6 +82,10 @@ export function App() {
 
   const refused = useCallback(
     (e: unknown) => {
+      // This tab's own sign-out ends its session too (its socket closes,
+      // requests in flight are refused); it is on its way to the signed-out
+      // page, not to sign in again.
+      if (signingOut && e instanceof HttpError && e.status === 401) return;
       // With accounts, a tab without a session signs in and comes back.
       if (e instanceof HttpError && e.status === 401 && e.code === 'sign-in-required' && !share) {
         location.assign(`/auth/login?return=${encodeURIComponent(location.pathname + location.search)}`);
@@ -386,8 +390,13 @@ export function App() {
   );
 }
 
+// signingOut is set while this tab signs out, so the connection the server
+// closes on sign-out does not send the tab to sign in instead.
+let signingOut = false;
+
 /** signOut ends the session (on every replica) and shows the signed-out page. */
 async function signOut(csrf: string) {
+  signingOut = true;
   await fetch('/auth/logout', { method: 'POST', headers: { 'X-CSRF-Token': csrf }, redirect: 'manual' }).catch(() => undefined);
   location.assign('/auth/signed-out');
 }
