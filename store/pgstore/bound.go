@@ -88,13 +88,14 @@ func (m *Mirror) sweep() {
 	slices.SortFunc(free, func(a, b cand) int { return b.used.Compare(a.used) }) // newest first
 	for i, f := range free {
 		if i >= most || time.Since(f.used) > idle {
-			m.drop(f.id)
+			m.drop(f.id, f.used)
 		}
 	}
 }
 
-// drop forgets conversation id's copy, unless it came into use meanwhile.
-func (m *Mirror) drop(id string) {
+// drop forgets conversation id's copy, last used at used, unless it came
+// into use meanwhile (held, written here, or named again since).
+func (m *Mirror) drop(id string, used time.Time) {
 	m.mu.Lock()
 	c := m.convs[id]
 	m.mu.Unlock()
@@ -104,7 +105,7 @@ func (m *Mirror) drop(id string) {
 	// A copy's lock comes before the mirror's (as in Sync).
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.holds > 0 || m.owns(id) {
+	if c.holds > 0 || m.owns(id) || c.used.After(used) {
 		return
 	}
 	m.mu.Lock()

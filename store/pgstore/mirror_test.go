@@ -22,14 +22,21 @@ type replica struct {
 
 func newReplica(t *testing.T, u string) *replica {
 	t.Helper()
+	// Wake often, so the listener's periodic wake-ups (Recover) happen
+	// between notifications here.
+	return newReplicaEvery(t, u, 20*time.Millisecond)
+}
+
+// newReplicaEvery is newReplica whose listener runs Recover and sweeps
+// every every.
+func newReplicaEvery(t *testing.T, u string, every time.Duration) *replica {
+	t.Helper()
 	s, err := Open(context.Background(), u)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &replica{m: NewMirror(s, t.TempDir(), nil), changes: make(chan string, 1000)}
-	// Wake often, so the listener's periodic wake-ups (Recover) happen
-	// between notifications here.
-	r.m.recoverEvery = 20 * time.Millisecond
+	r.m.recoverEvery = every
 	r.m.OnChange(func(id string) { r.changes <- id })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

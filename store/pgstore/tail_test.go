@@ -173,7 +173,7 @@ func TestReplicaOpensThroughTheCopy(t *testing.T) {
 			l.Close()
 			check("compacted by another replica")
 
-			b.drop(id) // the sweep drops a copy nobody uses
+			b.drop(id, time.Now()) // the sweep drops a copy nobody uses
 			check("after the copy was dropped")
 			p, _ := b.Path(id)
 			if err := os.Remove(history.IndexPath(p)); err != nil {
