@@ -3,9 +3,9 @@ package search
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
-	"math/rand/v2"
 	"testing"
 	"unicode/utf8"
 
@@ -222,10 +222,10 @@ func TestPrefixIsExpanded(t *testing.T) {
 		{"COMPAC*", `("compact" OR "compacte" OR "compaction")`},
 		{"compa* -compac*", `("compact" OR "compacte" OR "compaction" OR "compare") NOT (("compact" OR "compacte" OR "compaction"))`},
 		{"compaction*", `("compaction")`},
-		{"pre0*", `"pre0" *`},              // more than maxExpansion words
+		{"pre0*", `"pre0" *`}, // more than maxExpansion words
 		{"pre025*", `("pre0250" OR "pre0251" OR "pre0252" OR "pre0253" OR "pre0254" OR "pre0255" OR "pre0256")`},
-		{"zzz*", `"zzz" *`},                // no word: FTS5's own
-		{"compacté*", `"compacté" *`},      // not ASCII: FTS5's own
+		{"zzz*", `"zzz" *`},                 // no word: FTS5's own
+		{"compacté*", `"compacté" *`},       // not ASCII: FTS5's own
 		{`"many words"*`, `"many words" *`}, // a phrase: FTS5's own
 		{"compaction", `"compaction"`},
 	} {
