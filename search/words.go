@@ -41,7 +41,12 @@ func isAlnum(c byte) bool {
 // accents fold and where words end are FTS5's own, not a copy of them.
 type wordSet struct {
 	ascii map[string]struct{}
-	other strings.Builder // the pieces with non-ASCII characters, spaced
+	// recent holds ASCII words as a text wrote them, at a hash of their
+	// bytes, once their folded form is in ascii: most words of a text
+	// were in the texts before it, and a look here costs less than one in
+	// the map (and a capitalized word's lowercasing).
+	recent [1024]string
+	other  strings.Builder // the pieces with non-ASCII characters, spaced
 }
 
 func (ws *wordSet) add(s string) {
@@ -54,24 +59,29 @@ func (ws *wordSet) add(s string) {
 			continue
 		}
 		j, ascii := i, true
-		for j < len(s) && (s[j] >= 0x80 || isAlnum(s[j])) {
-			if s[j] >= 0x80 {
+		h := uint32(2166136261) // FNV-1a of the piece's bytes
+		for ; j < len(s); j++ {
+			c := s[j]
+			if c >= 0x80 {
 				ascii = false
+			} else if !isAlnum(c) {
+				break
 			}
-			j++
+			h = (h ^ uint32(c)) * 16777619
 		}
 		if w := s[i:j]; !ascii {
 			ws.other.WriteString(w)
 			ws.other.WriteByte(' ')
-		} else {
-			w = w[:min(len(w), maxTermBytes)]
+		} else if slot := &ws.recent[h%uint32(len(ws.recent))]; *slot != w {
 			if _, ok := ws.ascii[w]; !ok {
-				lw := strings.ToLower(w)
-				if lw == w {
-					lw = strings.Clone(w) // not the whole text's memory
+				t := w[:min(len(w), maxTermBytes)]
+				lw := strings.ToLower(t)
+				if lw == t {
+					lw = strings.Clone(t) // not the whole text's memory
 				}
 				ws.ascii[lw] = struct{}{}
 			}
+			*slot = w
 		}
 		i = j
 	}
@@ -98,6 +108,7 @@ func (ws *wordSet) write(ctx context.Context, tx *sql.Tx) error {
 			return err
 		}
 		clear(ws.ascii)
+		clear(ws.recent[:])
 	}
 	if ws.other.Len() > 0 {
 		err := tokenize(ctx, tx, ws.other.String(), `INSERT OR IGNORE INTO main.words(w) SELECT term FROM temp.folio_tokv`)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/internal/gen"
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -246,5 +248,35 @@ func TestPrefixIsExpanded(t *testing.T) {
 	}
 	if hits := find(t, ix, "pre025*"); len(hits) != 1 || hits[0].Entry != "a2" {
 		t.Errorf("pre025* finds %v", entryIDs(hits))
+	}
+}
+
+// BenchmarkWordSetAdd gathers the words of a generated conversation's
+// entries, as a writer does for every row it writes.
+func BenchmarkWordSetAdd(b *testing.B) {
+	var buf strings.Builder
+	if _, err := gen.Write(&buf, gen.Options{Messages: 3000, Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	s := history.NewScanner()
+	for _, err := range s.Records(strings.NewReader(buf.String())) {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	var texts []string
+	n := 0
+	for _, e := range s.Document() {
+		if text, _, ok := entryText(e); ok {
+			texts = append(texts, text)
+			n += len(text)
+		}
+	}
+	b.SetBytes(int64(n))
+	for b.Loop() {
+		var ws wordSet
+		for _, t := range texts {
+			ws.add(t)
+		}
 	}
 }
