@@ -21,7 +21,7 @@ import (
 
 // schemaVersion changes whenever what the index holds changes; an index of
 // another version is deleted and rebuilt.
-const schemaVersion = "3"
+const schemaVersion = "4"
 
 const schema = `
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -47,6 +47,8 @@ CREATE TABLE docs(
 CREATE VIRTUAL TABLE fts USING fts5(text, content='', contentless_delete=1,
 	tokenize='unicode61 remove_diacritics 2');
 INSERT INTO fts(fts, rank) VALUES('automerge', 16);
+-- every term of fts (words.go), for expanding prefixes
+CREATE TABLE words(w TEXT PRIMARY KEY) WITHOUT ROWID;
 `
 
 // Path is where the index of a data folder lives.
@@ -264,7 +266,7 @@ func (ix *Index) clear(ctx context.Context) error {
 	tx, err := ix.db.BeginTx(ctx, nil)
 	if err == nil {
 		defer tx.Rollback()
-		_, err = tx.ExecContext(ctx, `DELETE FROM docs; DELETE FROM convs; INSERT INTO fts(fts) VALUES('delete-all');`)
+		_, err = tx.ExecContext(ctx, `DELETE FROM docs; DELETE FROM convs; DELETE FROM words; INSERT INTO fts(fts) VALUES('delete-all');`)
 		if err == nil {
 			err = tx.Commit()
 		}

@@ -217,16 +217,17 @@ func words(s string) []string {
 	})
 }
 
-// match renders the query's text part in FTS5's syntax. Every term is a
-// quoted string (quotes doubled), so no user text is read as FTS5
-// operators; a prefix is the string followed by *.
-func (q Query) match() string {
+// matchWith renders the query's text part in FTS5's syntax. Every term is
+// a quoted string (quotes doubled), so no user text is read as FTS5
+// operators; a prefix is the string followed by *, or, when exp lists its
+// words, those words: ("w1" OR "w2" …).
+func (q Query) matchWith(exp map[Term][]string) string {
 	var b strings.Builder
 	for i, t := range q.Terms {
 		if i > 0 {
 			b.WriteString(" AND ")
 		}
-		t.write(&b)
+		t.write(&b, exp[t])
 	}
 	if len(q.Excluded) > 0 {
 		b.WriteString(" NOT (")
@@ -234,14 +235,27 @@ func (q Query) match() string {
 			if i > 0 {
 				b.WriteString(" OR ")
 			}
-			t.write(&b)
+			t.write(&b, exp[t])
 		}
 		b.WriteString(")")
 	}
 	return b.String()
 }
 
-func (t Term) write(b *strings.Builder) {
+func (t Term) write(b *strings.Builder, words []string) {
+	if len(words) > 0 {
+		b.WriteByte('(')
+		for i, w := range words {
+			if i > 0 {
+				b.WriteString(" OR ")
+			}
+			b.WriteByte('"')
+			b.WriteString(strings.ReplaceAll(w, `"`, `""`))
+			b.WriteByte('"')
+		}
+		b.WriteByte(')')
+		return
+	}
 	b.WriteByte('"')
 	b.WriteString(strings.ReplaceAll(t.Text, `"`, `""`))
 	b.WriteByte('"')

@@ -30,14 +30,14 @@ func TestParseQuery(t *testing.T) {
 			q, err := ParseQuery(c.in)
 			if c.match == "" {
 				if err == nil {
-					t.Fatalf("ParseQuery(%q) = %q, want an error", c.in, q.match())
+					t.Fatalf("ParseQuery(%q) = %q, want an error", c.in, q.matchWith(nil))
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := q.match(); got != c.match {
+			if got := q.matchWith(nil); got != c.match {
 				t.Errorf("match = %s, want %s", got, c.match)
 			}
 			if strings.Join(q.Roles, ",") != strings.Join(c.roles, ",") || q.Conversation != c.conv {
@@ -98,7 +98,7 @@ func FuzzParseQuery(f *testing.F) {
 			return
 		}
 		// Every term reaches FTS5 quoted: the expression's quotes pair up.
-		m := q.match()
+		m := q.matchWith(nil)
 		if strings.Count(m, `"`)%2 != 0 || len(q.Terms) == 0 {
 			t.Fatalf("ParseQuery(%q) → %s", s, m)
 		}

@@ -126,8 +126,12 @@ func (ix *Index) Run(ctx context.Context, q Query, opts Options) ([]Hit, error) 
 	limit, timeout := opts.bounds()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	m, err := ix.matchFor(ctx, q)
+	if err != nil {
+		return nil, ix.queryErr(ctx, err)
+	}
 	var sb strings.Builder
-	args := []any{q.match()}
+	args := []any{m}
 	sb.WriteString(`SELECT d.rowid, d.conv, d.entry, d.role, d.at, d.body
 FROM fts JOIN docs d ON d.rowid = ` + topRowidSQL + ` - fts.rowid`)
 	if q.Conversation != "" {
@@ -160,7 +164,6 @@ FROM fts JOIN docs d ON d.rowid = ` + topRowidSQL + ` - fts.rowid`)
 	sb.WriteString(` ORDER BY fts.rowid LIMIT ` + strconv.Itoa(n))
 	r := q.ranker()
 	if !opts.Newest {
-		var err error
 		if r.idf, err = ix.idfs(ctx, q); err != nil {
 			return nil, ix.queryErr(ctx, err)
 		}
@@ -256,8 +259,12 @@ func (ix *Index) idfs(ctx context.Context, q Query) ([]float64, error) {
 	newest := topRowid - hi.Int64 // the smallest fts rowid
 	return q.idfs(n, func(t Term) (float64, error) {
 		var last, got int64
-		err := ix.db.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0), count(*) FROM
-(SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid LIMIT `+strconv.Itoa(candidates)+`)`, Query{Terms: []Term{t}}.match()).Scan(&last, &got)
+		m, err := ix.matchFor(ctx, Query{Terms: []Term{t}})
+		if err != nil {
+			return 0, err
+		}
+		err = ix.db.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0), count(*) FROM
+(SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid LIMIT `+strconv.Itoa(candidates)+`)`, m).Scan(&last, &got)
 		if err != nil || got < candidates {
 			return float64(got), err
 		}

@@ -94,6 +94,8 @@ type writer struct {
 	find, del, ins, insFT *sql.Stmt
 	delFT                 *sql.Stmt
 	pending               []ftsRow
+	tx                    *sql.Tx
+	words                 wordSet // the terms of the rows put
 }
 
 type ftsRow struct {
@@ -106,7 +108,7 @@ type ftsRow struct {
 const topRowid = 1<<35 - 1
 
 func newWriter(ctx context.Context, tx *sql.Tx, conv int64) (*writer, error) {
-	w := &writer{ctx: ctx, conv: conv}
+	w := &writer{ctx: ctx, conv: conv, tx: tx}
 	var err error
 	prep := func(q string) *sql.Stmt {
 		if err != nil {
@@ -173,16 +175,18 @@ func (w *writer) put(entry, role, text string, at time.Time, replace bool) error
 	return nil
 }
 
-// flush writes the terms of the rows put, the newest first.
+// flush writes the terms of the rows put, the newest first, and adds them
+// to the words table.
 func (w *writer) flush() error {
 	for i := len(w.pending) - 1; i >= 0; i-- {
 		r := w.pending[i]
 		if _, err := w.insFT.ExecContext(w.ctx, topRowid-r.rowid, r.text); err != nil {
 			return err
 		}
+		w.words.add(r.text)
 	}
 	w.pending = w.pending[:0]
-	return nil
+	return w.words.write(w.ctx, w.tx)
 }
 
 // scanGain runs s over r, the log from some byte on, and says what the
