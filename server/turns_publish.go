@@ -36,6 +36,7 @@ type publisher struct {
 	pub       map[string]pubState
 	lastTurn  TurnState
 	lastQueue []QueueItem
+	lastSteer []QueueItem
 	lastAppr  []ApprovalItem
 	control   bool   // queue, turn and approvals were published once
 	receipts  uint64 // the engine's receipt mark published up to (engine.Receipts)
@@ -226,20 +227,24 @@ func (p *publisher) publishDoc(snap transcript.Snapshot) {
 // chat's, lent to a hosted server) may show the engine's change of them
 // in a later snapshot than the one current when the engine signalled it.
 func (p *publisher) controlChanged(l transcript.Live) bool {
-	if turnOf(l) != p.lastTurn {
+	if !turnOf(l).equal(p.lastTurn) {
 		return true
 	}
 	cs := controlOf(l)
-	return !slices.Equal(cs.Queue, p.lastQueue) || !slices.Equal(cs.Approvals, p.lastAppr)
+	return !slices.Equal(cs.Queue, p.lastQueue) || !slices.Equal(cs.Steers, p.lastSteer) || !slices.Equal(cs.Approvals, p.lastAppr)
 }
 
 // turnOf is the running top-level turn as clients see it, read from the
 // store's live state.
 func turnOf(l transcript.Live) TurnState {
+	ts := TurnState{State: turnIdle, Context: l.PromptContext}
 	if t, ok := l.Turn(); ok {
-		return TurnState{State: turnRunning, Turn: t.Entry, Reply: t.Reply}
+		ts.State, ts.Turn, ts.Reply, ts.Activity = turnRunning, t.Entry, t.Reply, string(l.Activity)
+		if r := l.Retry; r.Pending() {
+			ts.Retry = &TurnRetry{Attempt: r.Attempt, Reason: r.Reason, At: r.At.UnixMilli()}
+		}
 	}
-	return TurnState{State: turnIdle}
+	return ts
 }
 
 // publishControl publishes the turn, queue and approvals (from the store's
@@ -256,13 +261,13 @@ func (p *publisher) publishControl(eng *engine.Engine) {
 	snap := eng.Store().Snapshot()
 	p.publishDoc(snap)
 	cs := controlOf(snap.Live)
-	if !p.control || *cs.Turn != p.lastTurn {
+	if !p.control || !cs.Turn.equal(p.lastTurn) {
 		_ = c.publish(Change{Op: OpTurn, Turn: cs.Turn})
 		p.lastTurn = *cs.Turn
 	}
-	if !p.control || !slices.Equal(cs.Queue, p.lastQueue) {
-		_ = c.publish(Change{Op: OpQueue, Queue: cs.Queue})
-		p.lastQueue = cs.Queue
+	if !p.control || !slices.Equal(cs.Queue, p.lastQueue) || !slices.Equal(cs.Steers, p.lastSteer) {
+		_ = c.publish(Change{Op: OpQueue, Queue: cs.Queue, Steers: cs.Steers})
+		p.lastQueue, p.lastSteer = cs.Queue, cs.Steers
 	}
 	if !p.control || !slices.Equal(cs.Approvals, p.lastAppr) {
 		_ = c.publish(Change{Op: OpApprovals, Approvals: cs.Approvals})

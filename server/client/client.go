@@ -160,6 +160,10 @@ type frame struct {
 	State        jsontext.Value        `json:"state"`
 	Turn         string                `json:"turn"`
 	Reply        string                `json:"reply"`
+	Activity     string                `json:"activity"`
+	Retry        *server.TurnRetry     `json:"retry"`
+	Context      int64                 `json:"context"`
+	Steers       []server.QueueItem    `json:"steers"`
 	Approvals    []server.ApprovalItem `json:"approvals"`
 	Receipt      *server.Receipt       `json:"receipt"`
 	Checkpoint   *checkpoint           `json:"checkpoint"`

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"time"
 	"unicode/utf16"
 
 	"github.com/go-json-experiment/json"
@@ -168,6 +169,7 @@ func (cv *Conversation) open(ctx context.Context) error {
 	var state struct {
 		Turn      *server.TurnState     `json:"turn"`
 		Queue     []server.QueueItem    `json:"queue"`
+		Steers    []server.QueueItem    `json:"steers"`
 		Approvals []server.ApprovalItem `json:"approvals"`
 	}
 	if len(snap.State) > 0 {
@@ -189,7 +191,7 @@ func (cv *Conversation) open(ctx context.Context) error {
 		if state.Turn != nil {
 			setTurn(tx, *state.Turn)
 		}
-		setQueue(tx, state.Queue)
+		setQueue(tx, state.Queue, state.Steers)
 		setApprovals(tx, state.Approvals)
 		return nil
 	})
@@ -279,9 +281,9 @@ func (cv *Conversation) applyLocked(f frame) {
 		case server.OpTurn:
 			var st string
 			_ = json.Unmarshal(f.State, &st)
-			setTurn(tx, server.TurnState{State: st, Turn: f.Turn, Reply: f.Reply})
+			setTurn(tx, server.TurnState{State: st, Turn: f.Turn, Reply: f.Reply, Activity: f.Activity, Retry: f.Retry, Context: f.Context})
 		case server.OpQueue:
-			setQueue(tx, f.Items)
+			setQueue(tx, f.Items, f.Steers)
 		case server.OpApprovals:
 			setApprovals(tx, f.Approvals)
 		}
@@ -405,24 +407,42 @@ func utf16Len(s string) int {
 	return n
 }
 
+// setTurn sets the mirror's turn and the footer's facts of it (activity,
+// a pending retry, the prompt's context) to the owner's.
 func setTurn(tx *transcript.Tx, t server.TurnState) {
+	_ = tx.SetPromptContext(max(t.Context, 0))
+	var rt transcript.Retry
+	if r := t.Retry; r != nil && r.Attempt > 0 {
+		rt = transcript.Retry{Attempt: r.Attempt, Reason: r.Reason, At: time.UnixMilli(r.At)}
+	}
+	tx.SetRetry(rt)
 	if t.State != "running" {
 		tx.SetTurn(nil)
 		tx.SetActivity(transcript.ActivityIdle)
 		return
 	}
 	tx.SetTurn(&transcript.Turn{Entry: t.Turn, Reply: t.Reply})
-	if tx.Live().Activity == transcript.ActivityIdle {
+	switch {
+	case t.Activity != "":
+		tx.SetActivity(transcript.Activity(t.Activity))
+	case tx.Live().Activity == transcript.ActivityIdle:
+		// An owner that does not say what the turn does.
 		tx.SetActivity(transcript.ActivityResponding)
 	}
 }
 
-func setQueue(tx *transcript.Tx, items []server.QueueItem) {
+// setQueue sets the mirror's sends waiting behind the running turn and
+// the steers accepted for it.
+func setQueue(tx *transcript.Tx, items, steers []server.QueueItem) {
 	cs := make([]transcript.Command, len(items))
 	for i, q := range items {
 		cs[i] = transcript.Command{ID: q.CommandID, Preview: q.Text, State: q.State}
 	}
-	tx.SetCommands(transcript.NewCommands(cs...), transcript.Commands{})
+	ss := make([]transcript.Command, len(steers))
+	for i, q := range steers {
+		ss[i] = transcript.Command{ID: q.CommandID, Preview: q.Text, State: q.State, Steer: true}
+	}
+	tx.SetCommands(transcript.NewCommands(cs...), transcript.NewCommands(ss...))
 }
 
 func setApprovals(tx *transcript.Tx, items []server.ApprovalItem) {
