@@ -18,8 +18,11 @@ import (
 )
 
 // PageBudget is how many bytes of the conversation's end an Open reads
-// (the owner's page budget); earlier entries are the viewer's to page.
-const PageBudget = 512 << 10
+// (the owner's page budget): more than a screen of the largest terminal
+// holds, and no more, since the first screen waits for the owner to read
+// and the client to decode all of it. Earlier entries are the viewer's to
+// page (from the log, or from the owner).
+const PageBudget = 64 << 10
 
 // Conversation is one conversation opened on a Conn: its live events keep
 // a transcript.Store equal to the owner's (entries, turn, queue, approvals),
@@ -67,6 +70,24 @@ func (c *Conn) Open(ctx context.Context, id string, store *transcript.Store) (*C
 		return nil, err
 	}
 	return cv, nil
+}
+
+// OpenWithModel opens conversation id into store as Open does, and reads
+// the owner's model for it (Model) meanwhile, on a connection of its own:
+// the two answers a terminal waits for before its first screen attached.
+// The model is "" when the owner did not say.
+func (c *Conn) OpenWithModel(ctx context.Context, id string, store *transcript.Store) (*Conversation, string, error) {
+	model := make(chan string, 1)
+	go func() {
+		m, _ := c.Model(ctx, id)
+		model <- m
+	}()
+	cv, err := c.Open(ctx, id, store)
+	m := <-model
+	if err != nil {
+		return nil, "", err
+	}
+	return cv, m, nil
 }
 
 // OnEvent sets a function told the op of every live event applied from
