@@ -40,6 +40,12 @@ type publisher struct {
 	lastAppr  []ApprovalItem
 	control   bool   // queue, turn and approvals were published once
 	receipts  uint64 // the engine's receipt mark published up to (engine.Receipts)
+	// shared is set for an engine another program also drives (a
+	// terminal chat's, lent by Server.Adopt): that program reads the
+	// engine's one Changed channel too and takes some of its signals, so
+	// the publisher finds command changes in the store's snapshots
+	// instead (every command change shows in the store's live state).
+	shared bool
 }
 
 // pubState is what the publisher last sent of an entry.
@@ -89,7 +95,7 @@ func (p *publisher) run(eng *engine.Engine, sub *transcript.Subscription, saved 
 			// The store's snapshot in which the turn's user or reply
 			// entry becomes known is the moment to say so: the entries
 			// go out first, then the turn event.
-			if p.control && p.controlChanged(snap.Live) {
+			if p.control && p.controlChanged(snap.Live) || p.shared && p.receiptsChanged(eng) {
 				p.publishControl(eng)
 				last, pending = time.Now(), false
 				continue
@@ -232,6 +238,13 @@ func (p *publisher) controlChanged(l transcript.Live) bool {
 	}
 	cs := controlOf(l)
 	return !slices.Equal(cs.Queue, p.lastQueue) || !slices.Equal(cs.Steers, p.lastSteer) || !slices.Equal(cs.Approvals, p.lastAppr)
+}
+
+// receiptsChanged reports whether a command's receipt changed since the
+// last publishControl.
+func (p *publisher) receiptsChanged(eng *engine.Engine) bool {
+	changed, _ := eng.Receipts(p.receipts)
+	return len(changed) > 0
 }
 
 // turnOf is the running top-level turn as clients see it, read from the

@@ -222,7 +222,15 @@ func (cv *Conversation) open(ctx context.Context) error {
 	held := cv.held
 	cv.opening, cv.held = false, nil
 	for _, f := range held {
-		if f.Generation == cv.gen && f.Seq > cv.seq {
+		switch {
+		case f.Generation > cv.gen:
+			// The document was replaced after this snapshot: the events
+			// of the new generation apply to no window held here.
+			cv.reopenLocked()
+			return nil
+		case f.Op == server.OpReceipt && f.Receipt != nil:
+			cv.receiptLocked(*f.Receipt)
+		case f.Generation == cv.gen && f.Seq > cv.seq:
 			cv.applyLocked(f)
 		}
 	}
@@ -244,7 +252,9 @@ func (cv *Conversation) event(f frame) {
 		return
 	}
 	if f.Generation != cv.gen || f.Seq <= cv.seq {
-		if f.Op == server.OpReplaced && f.Generation > cv.gen {
+		// An event of a later generation (its replaced event was missed,
+		// or held while opening) means the window is stale.
+		if f.Generation > cv.gen {
 			cv.reopenLocked()
 		}
 		return

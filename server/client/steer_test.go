@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foliodev/folio/server"
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -87,4 +88,50 @@ func TestAttachedSeesPhasesAndSteers(t *testing.T) {
 		return want > 0 && s.Live.PromptContext == want
 	})
 	compareWithLog(t, o.data, o.id, s.Document)
+}
+
+// TestAttachedWhileTheOwnersProgramReadsChanged: a terminal chat's own
+// program reads its engine's Changed channel too, and takes its signals
+// (one channel per engine). The client attached to it still sees the
+// owner's own turn start, think and end, and the receipt of the owner's
+// command.
+func TestAttachedWhileTheOwnersProgramReadsChanged(t *testing.T) {
+	o := newTerminalOwner(t, 150)
+	stop := make(chan struct{})
+	defer close(stop)
+	// Readers that are always waiting, as a program's are, take nearly
+	// every signal from the publisher.
+	for range 32 {
+		go func() {
+			for {
+				select {
+				case <-o.eng.Changed():
+				case <-stop:
+					return
+				}
+			}
+		}()
+	}
+	cv, st := o.attach(t)
+	done := make(chan struct{})
+	cv.OnReceipt(func(r server.Receipt) {
+		if r.CommandID == "t1" && r.State == transcript.CommandDone {
+			close(done)
+		}
+	})
+	if _, err := o.eng.Send(t.Context(), "t1", "why is the sky blue?", nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, st, "the owner's turn thinking", func(s transcript.Snapshot) bool {
+		return running(s) && s.Live.Activity == transcript.ActivityThinking
+	})
+	waitFor(t, st, "the owner's turn to end", func(s transcript.Snapshot) bool {
+		r, _ := o.eng.Status("t1")
+		return r.State == transcript.CommandDone && !running(s)
+	})
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the owner's command t1 ended without its done receipt reaching the client")
+	}
 }
