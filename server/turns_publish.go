@@ -42,9 +42,10 @@ type publisher struct {
 	receipts  uint64 // the engine's receipt mark published up to (engine.Receipts)
 	// shared is set for an engine another program also drives (a
 	// terminal chat's, lent by Server.Adopt): that program reads the
-	// engine's one Changed channel too and takes some of its signals, so
-	// the publisher finds command changes in the store's snapshots
-	// instead (every command change shows in the store's live state).
+	// engine's one Changed channel, and a second reader would take
+	// signals from it, so the publisher leaves the channel alone and finds
+	// command changes in the store's snapshots instead (every command
+	// change shows in the store's live state).
 	shared bool
 }
 
@@ -87,6 +88,12 @@ func (p *publisher) run(eng *engine.Engine, sub *transcript.Subscription, saved 
 		last, pending = time.Now(), false
 	}
 	for {
+		// A shared engine's Changed signals are left to the program that
+		// shares it (see shared).
+		var changed <-chan struct{}
+		if !p.shared {
+			changed = eng.Changed()
+		}
 		select {
 		case snap, ok := <-sub.C():
 			if !ok {
@@ -119,7 +126,7 @@ func (p *publisher) run(eng *engine.Engine, sub *transcript.Subscription, saved 
 		case ack := <-syncs:
 			publish(store.Snapshot())
 			close(ack)
-		case <-eng.Changed():
+		case <-changed:
 			p.publishControl(eng)
 			last, pending = time.Now(), false
 		case <-quit:
