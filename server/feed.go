@@ -127,14 +127,15 @@ func (c *feed) applyLocked(ch Change, durableAt int64) error {
 		if q == nil {
 			q = []QueueItem{}
 		}
-		c.broadcastLocked(eventFrame{Op: OpQueue, Items: q})
+		c.broadcastLocked(eventFrame{Op: OpQueue, Items: q, Steers: ch.Steers})
 	case OpTurn:
 		if ch.Turn == nil {
 			return fmt.Errorf("turn change without a turn state")
 		}
 		c.seq++
 		t := *ch.Turn
-		c.broadcastLocked(eventFrame{Op: OpTurn, State: t.State, TurnID: t.Turn, Reply: t.Reply})
+		c.broadcastLocked(eventFrame{Op: OpTurn, State: t.State, TurnID: t.Turn, Reply: t.Reply,
+			Activity: t.Activity, Retry: t.Retry, Context: t.Context})
 	case OpApprovals:
 		c.seq++
 		a := ch.Approvals
@@ -259,9 +260,13 @@ type eventFrame struct {
 	Presentation *transcript.Presentation `json:"presentation,omitzero"`
 	Head         string                   `json:"head,omitzero"`
 	Items        []QueueItem              `json:"items,omitzero"`
+	Steers       []QueueItem              `json:"steers,omitzero"`
 	State        string                   `json:"state,omitzero"`
 	TurnID       string                   `json:"turn,omitzero"`
 	Reply        string                   `json:"reply,omitzero"`
+	Activity     string                   `json:"activity,omitzero"`
+	Retry        *TurnRetry               `json:"retry,omitzero"`
+	Context      int64                    `json:"context,omitzero"`
 	Approvals    []ApprovalItem           `json:"approvals,omitzero"`
 	Receipt      *Receipt                 `json:"receipt,omitzero"`
 }

@@ -75,7 +75,15 @@ func (s *Server) Adopt(id string, eng *engine.Engine, log *history.Log, titled b
 	go keepLog(held, ops, quit, logClosed)
 	saveC := make(chan struct{}, 1)
 	eng.SetSaver(saver{c: c, saved: saveC, hooks: s.turns.hooks})
-	pub := c.newPublisher(eng.Store().Snapshot(), s.turns.hooks)
+	snap := eng.Store().Snapshot()
+	pub := c.newPublisher(snap, s.turns.hooks)
+	// The chat's program takes signals of the engine's Changed channel
+	// too: the publisher reads the turn, queue, steers and approvals from
+	// the store's snapshots from the start (as published now, which is
+	// what snapshots give), and receipts on every snapshot.
+	cs := controlOf(snap.Live)
+	pub.control, pub.lastTurn, pub.lastQueue, pub.lastSteer, pub.lastAppr = true, *cs.Turn, cs.Queue, cs.Steers, cs.Approvals
+	pub.shared = true
 	sub := eng.Store().Subscribe()
 	pubDone, pubSync := make(chan struct{}), make(chan chan struct{})
 	c.mu.Lock()

@@ -47,6 +47,9 @@ type Change struct {
 	Turn *TurnState
 	// Receipt is a command's new state (receipt).
 	Receipt *Receipt
+	// Steers is the steering instructions accepted for the running turn
+	// and not yet applied (queue, beside Queue).
+	Steers []QueueItem
 	// Approvals lists the tool calls waiting for a decision (approvals).
 	Approvals []ApprovalItem
 }
@@ -70,18 +73,25 @@ type ApprovalItem struct {
 type controlState struct {
 	Turn      *TurnState     `json:"turn,omitzero"`
 	Queue     []QueueItem    `json:"queue"`
+	Steers    []QueueItem    `json:"steers,omitzero"`
 	Approvals []ApprovalItem `json:"approvals"`
 }
 
 // controlOf reads the queue, the running turn and the approvals from a
 // store's live state, the facts the terminal shows: the queue is the sends
-// waiting behind the running turn.
+// waiting behind the running turn, the steers those accepted for it and
+// not yet applied (nil when there are none).
 func controlOf(l transcript.Live) controlState {
 	t := turnOf(l)
 	cs := controlState{Turn: &t, Queue: []QueueItem{}, Approvals: []ApprovalItem{}}
 	for _, c := range l.Queue.All() {
 		if c.State == transcript.CommandQueued && !c.Steer {
 			cs.Queue = append(cs.Queue, QueueItem{CommandID: c.ID, Text: c.Preview, State: c.State})
+		}
+	}
+	for _, c := range l.Steers.All() {
+		if c.State == transcript.CommandRunning {
+			cs.Steers = append(cs.Steers, QueueItem{CommandID: c.ID, Text: c.Preview, State: c.State})
 		}
 	}
 	for _, ap := range l.Approvals.All() {
@@ -103,11 +113,37 @@ const (
 	turnIdle    = "idle"
 )
 
-// TurnState says whether the top-level turn runs, and which it is.
+// TurnState says whether the top-level turn runs, and which it is, and
+// what a terminal's footer shows of it: what the main agent does now, a
+// model request waiting to be tried again, and the prompt's size.
 type TurnState struct {
 	State string `json:"state"` // turnRunning or turnIdle
 	Turn  string `json:"turn,omitzero"`
 	Reply string `json:"reply,omitzero"`
+	// Activity is the main agent's transcript.Activity while the turn
+	// runs: thinking, responding, tool or waiting ("" while idle).
+	Activity string `json:"activity,omitzero"`
+	// Retry is set while a failed model request waits to be tried again.
+	Retry *TurnRetry `json:"retry,omitzero"`
+	// Context is the prompt-context token count the model last reported.
+	Context int64 `json:"context,omitzero"`
+}
+
+// TurnRetry is a model request that failed and will be tried again.
+type TurnRetry struct {
+	Attempt int    `json:"attempt"` // the attempt that runs next, from 2
+	Reason  string `json:"reason"`
+	// At is when that attempt starts, in Unix milliseconds.
+	At int64 `json:"at"`
+}
+
+// equal reports whether t and u say the same.
+func (t TurnState) equal(u TurnState) bool {
+	if (t.Retry == nil) != (u.Retry == nil) || t.Retry != nil && *t.Retry != *u.Retry {
+		return false
+	}
+	t.Retry, u.Retry = nil, nil
+	return t == u
 }
 
 // liveEntry is the server's view of an entry changed during the current

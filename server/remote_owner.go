@@ -96,7 +96,7 @@ func (s *Server) remoteFor(id string, pid int) (*remoteOwner, error) {
 	// queue and approvals as mirrored now are what snapshots give
 	// (controlLocked), and every change of them is published from here.
 	cs := controlOf(snap.Live)
-	pub.control, pub.lastTurn, pub.lastQueue, pub.lastAppr = true, *cs.Turn, cs.Queue, cs.Approvals
+	pub.control, pub.lastTurn, pub.lastQueue, pub.lastSteer, pub.lastAppr = true, *cs.Turn, cs.Queue, cs.Steers, cs.Approvals
 	sub := ro.Store().Subscribe()
 	quit, pubDone, pubSync := make(chan struct{}), make(chan struct{}), make(chan chan struct{})
 	c.quit, c.pubDone, c.pubSync, c.lent = quit, pubDone, pubSync, true

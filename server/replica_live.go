@@ -59,6 +59,7 @@ type liveControl struct {
 	Op           ChangeOp                 `json:"op"`
 	Turn         *TurnState               `json:"turn,omitzero"`
 	Queue        []QueueItem              `json:"queue,omitzero"`
+	Steers       []QueueItem              `json:"steers,omitzero"`
 	Approvals    []ApprovalItem           `json:"approvals,omitzero"`
 	Receipt      *Receipt                 `json:"receipt,omitzero"`
 	EntryID      string                   `json:"entry,omitzero"`
@@ -91,7 +92,7 @@ func (c *conversation) streamLiveLocked(ch Change) {
 		c.streamed = nil
 		return
 	case OpTurn, OpQueue, OpApprovals, OpReceipt, OpPresentation:
-		msg.Control = &liveControl{Op: ch.Op, Turn: ch.Turn, Queue: ch.Queue, Approvals: ch.Approvals, Receipt: ch.Receipt,
+		msg.Control = &liveControl{Op: ch.Op, Turn: ch.Turn, Queue: ch.Queue, Steers: ch.Steers, Approvals: ch.Approvals, Receipt: ch.Receipt,
 			EntryID: ch.EntryID, InvocationID: ch.InvocationID, Presentation: ch.Presentation, Ephemeral: ch.Ephemeral}
 	case OpSettle:
 		e := ch.Entry

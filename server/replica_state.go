@@ -70,7 +70,7 @@ func (c *conversation) controlInLocked(ctl liveControl) {
 		}
 		ch.Turn = ctl.Turn
 	case OpQueue:
-		ch.Queue = ctl.Queue
+		ch.Queue, ch.Steers = ctl.Queue, ctl.Steers
 	case OpApprovals:
 		ch.Approvals = ctl.Approvals
 	case OpReceipt:
@@ -140,7 +140,7 @@ func (r *relayedStates) update(id string, ctl liveControl) {
 		}
 		cs.Turn = ctl.Turn
 	case OpQueue:
-		cs.Queue = slices.Clone(ctl.Queue)
+		cs.Queue, cs.Steers = slices.Clone(ctl.Queue), slices.Clone(ctl.Steers)
 		if cs.Queue == nil {
 			cs.Queue = []QueueItem{}
 		}
@@ -152,7 +152,7 @@ func (r *relayedStates) update(id string, ctl liveControl) {
 	default:
 		return
 	}
-	if cs.Turn.State == turnIdle && len(cs.Queue) == 0 && len(cs.Approvals) == 0 {
+	if cs.Turn.State == turnIdle && len(cs.Queue) == 0 && len(cs.Steers) == 0 && len(cs.Approvals) == 0 {
 		delete(r.m, id) // the same as knowing nothing
 		return
 	}

@@ -83,6 +83,7 @@ func TestProtocolSchemaMatchesTheFrames(t *testing.T) {
 		"checkpointPresentation": reflect.TypeFor[checkpointPres](),
 		"controlState":           reflect.TypeFor[controlState](),
 		"turnState":              reflect.TypeFor[TurnState](),
+		"turnRetry":              reflect.TypeFor[TurnRetry](),
 		"queueItem":              reflect.TypeFor[QueueItem](),
 		"approvalItem":           reflect.TypeFor[ApprovalItem](),
 		"receipt":                reflect.TypeFor[Receipt](),

@@ -36,9 +36,17 @@ type publisher struct {
 	pub       map[string]pubState
 	lastTurn  TurnState
 	lastQueue []QueueItem
+	lastSteer []QueueItem
 	lastAppr  []ApprovalItem
 	control   bool   // queue, turn and approvals were published once
 	receipts  uint64 // the engine's receipt mark published up to (engine.Receipts)
+	// shared is set for an engine another program also drives (a
+	// terminal chat's, lent by Server.Adopt): that program reads the
+	// engine's one Changed channel, and a second reader would take
+	// signals from it, so the publisher leaves the channel alone and finds
+	// command changes in the store's snapshots instead (every command
+	// change shows in the store's live state).
+	shared bool
 }
 
 // pubState is what the publisher last sent of an entry.
@@ -80,6 +88,12 @@ func (p *publisher) run(eng *engine.Engine, sub *transcript.Subscription, saved 
 		last, pending = time.Now(), false
 	}
 	for {
+		// A shared engine's Changed signals are left to the program that
+		// shares it (see shared).
+		var changed <-chan struct{}
+		if !p.shared {
+			changed = eng.Changed()
+		}
 		select {
 		case snap, ok := <-sub.C():
 			if !ok {
@@ -88,7 +102,7 @@ func (p *publisher) run(eng *engine.Engine, sub *transcript.Subscription, saved 
 			// The store's snapshot in which the turn's user or reply
 			// entry becomes known is the moment to say so: the entries
 			// go out first, then the turn event.
-			if p.control && p.controlChanged(snap.Live) {
+			if p.control && p.controlChanged(snap.Live) || p.shared && p.receiptsChanged(eng) {
 				p.publishControl(eng)
 				last, pending = time.Now(), false
 				continue
@@ -112,7 +126,7 @@ func (p *publisher) run(eng *engine.Engine, sub *transcript.Subscription, saved 
 		case ack := <-syncs:
 			publish(store.Snapshot())
 			close(ack)
-		case <-eng.Changed():
+		case <-changed:
 			p.publishControl(eng)
 			last, pending = time.Now(), false
 		case <-quit:
@@ -226,20 +240,31 @@ func (p *publisher) publishDoc(snap transcript.Snapshot) {
 // chat's, lent to a hosted server) may show the engine's change of them
 // in a later snapshot than the one current when the engine signalled it.
 func (p *publisher) controlChanged(l transcript.Live) bool {
-	if turnOf(l) != p.lastTurn {
+	if !turnOf(l).equal(p.lastTurn) {
 		return true
 	}
 	cs := controlOf(l)
-	return !slices.Equal(cs.Queue, p.lastQueue) || !slices.Equal(cs.Approvals, p.lastAppr)
+	return !slices.Equal(cs.Queue, p.lastQueue) || !slices.Equal(cs.Steers, p.lastSteer) || !slices.Equal(cs.Approvals, p.lastAppr)
+}
+
+// receiptsChanged reports whether a command's receipt changed since the
+// last publishControl.
+func (p *publisher) receiptsChanged(eng *engine.Engine) bool {
+	changed, _ := eng.Receipts(p.receipts)
+	return len(changed) > 0
 }
 
 // turnOf is the running top-level turn as clients see it, read from the
 // store's live state.
 func turnOf(l transcript.Live) TurnState {
+	ts := TurnState{State: turnIdle, Context: l.PromptContext}
 	if t, ok := l.Turn(); ok {
-		return TurnState{State: turnRunning, Turn: t.Entry, Reply: t.Reply}
+		ts.State, ts.Turn, ts.Reply, ts.Activity = turnRunning, t.Entry, t.Reply, string(l.Activity)
+		if r := l.Retry; r.Pending() {
+			ts.Retry = &TurnRetry{Attempt: r.Attempt, Reason: r.Reason, At: r.At.UnixMilli()}
+		}
 	}
-	return TurnState{State: turnIdle}
+	return ts
 }
 
 // publishControl publishes the turn, queue and approvals (from the store's
@@ -256,13 +281,13 @@ func (p *publisher) publishControl(eng *engine.Engine) {
 	snap := eng.Store().Snapshot()
 	p.publishDoc(snap)
 	cs := controlOf(snap.Live)
-	if !p.control || *cs.Turn != p.lastTurn {
+	if !p.control || !cs.Turn.equal(p.lastTurn) {
 		_ = c.publish(Change{Op: OpTurn, Turn: cs.Turn})
 		p.lastTurn = *cs.Turn
 	}
-	if !p.control || !slices.Equal(cs.Queue, p.lastQueue) {
-		_ = c.publish(Change{Op: OpQueue, Queue: cs.Queue})
-		p.lastQueue = cs.Queue
+	if !p.control || !slices.Equal(cs.Queue, p.lastQueue) || !slices.Equal(cs.Steers, p.lastSteer) {
+		_ = c.publish(Change{Op: OpQueue, Queue: cs.Queue, Steers: cs.Steers})
+		p.lastQueue, p.lastSteer = cs.Queue, cs.Steers
 	}
 	if !p.control || !slices.Equal(cs.Approvals, p.lastAppr) {
 		_ = c.publish(Change{Op: OpApprovals, Approvals: cs.Approvals})

@@ -61,7 +61,7 @@ func (s *chatSession) attachLocked(id, path string, pid int) error {
 	s.eng.SetSaver(nil)
 	// One mirror writes the store at a time: the one before stops first.
 	s.detachLocked()
-	cv, err := conn.Open(ctx, id, s.eng.Store())
+	cv, model, err := conn.OpenWithModel(ctx, id, s.eng.Store())
 	if err != nil {
 		conn.Close()
 		if s.log != nil {
@@ -74,8 +74,7 @@ func (s *chatSession) attachLocked(id, path string, pid int) error {
 		s.log.Close()
 		s.log = nil
 	}
-	a := &attachment{conn: conn, cv: cv, pid: pid, who: ownerName(pid)}
-	a.model, _ = conn.Model(ctx, id)
+	a := &attachment{conn: conn, cv: cv, pid: pid, who: ownerName(pid), model: model}
 	s.att, s.id, s.path = a, id, path
 	go s.handover(a)
 	return nil

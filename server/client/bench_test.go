@@ -97,8 +97,9 @@ func BenchmarkStreamLatency(b *testing.B) {
 // BenchmarkFirstScreen compares what a terminal does before its first
 // screen of a resumed conversation: plain, it takes the log's lock and
 // opens its engine on the log's tail (engine.Open); attached, it dials the
-// owner's endpoint and mirrors the conversation's end (client Open). Both
-// end with the store holding the conversation's end.
+// owner's endpoint, mirrors the conversation's end and reads the owner's
+// model (client OpenWithModel, as internal/cli's attach does). Both end
+// with the store holding the conversation's end.
 func BenchmarkFirstScreen(b *testing.B) {
 	data, err := os.MkdirTemp("", "fs")
 	if err != nil {
@@ -150,7 +151,7 @@ func BenchmarkFirstScreen(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := c.Open(context.Background(), id, transcript.NewStore()); err != nil {
+			if _, _, err := c.OpenWithModel(context.Background(), id, transcript.NewStore()); err != nil {
 				b.Fatal(err)
 			}
 			c.Close()

@@ -87,9 +87,12 @@ func dial(ctx context.Context, hc *http.Client, base, token string) (*Conn, erro
 		if resp != nil && resp.Body != nil {
 			// A refusal (peer-not-allowed, unauthorized) says why in its body.
 			var body struct {
-				Error struct{ Code, Message string } `json:"error"`
+				Error struct {
+					Code    string `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
 			}
-			if json.UnmarshalRead(resp.Body, &body) == nil && body.Error.Code != "" {
+			if json.UnmarshalRead(resp.Body, &body, loose) == nil && body.Error.Code != "" {
 				return nil, &Error{Code: body.Error.Code, Message: body.Error.Message}
 			}
 		}
@@ -160,6 +163,10 @@ type frame struct {
 	State        jsontext.Value        `json:"state"`
 	Turn         string                `json:"turn"`
 	Reply        string                `json:"reply"`
+	Activity     string                `json:"activity"`
+	Retry        *server.TurnRetry     `json:"retry"`
+	Context      int64                 `json:"context"`
+	Steers       []server.QueueItem    `json:"steers"`
 	Approvals    []server.ApprovalItem `json:"approvals"`
 	Receipt      *server.Receipt       `json:"receipt"`
 	Checkpoint   *checkpoint           `json:"checkpoint"`

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"time"
 	"unicode/utf16"
 
 	"github.com/go-json-experiment/json"
@@ -17,8 +18,11 @@ import (
 )
 
 // PageBudget is how many bytes of the conversation's end an Open reads
-// (the owner's page budget); earlier entries are the viewer's to page.
-const PageBudget = 512 << 10
+// (the owner's page budget): more than a screen of the largest terminal
+// holds, and no more, since the first screen waits for the owner to read
+// and the client to decode all of it. Earlier entries are the viewer's to
+// page (from the log, or from the owner).
+const PageBudget = 64 << 10
 
 // Conversation is one conversation opened on a Conn: its live events keep
 // a transcript.Store equal to the owner's (entries, turn, queue, approvals),
@@ -66,6 +70,24 @@ func (c *Conn) Open(ctx context.Context, id string, store *transcript.Store) (*C
 		return nil, err
 	}
 	return cv, nil
+}
+
+// OpenWithModel opens conversation id into store as Open does, and reads
+// the owner's model for it (Model) meanwhile, on a connection of its own:
+// the two answers a terminal waits for before its first screen attached.
+// The model is "" when the owner did not say.
+func (c *Conn) OpenWithModel(ctx context.Context, id string, store *transcript.Store) (*Conversation, string, error) {
+	model := make(chan string, 1)
+	go func() {
+		m, _ := c.Model(ctx, id)
+		model <- m
+	}()
+	cv, err := c.Open(ctx, id, store)
+	m := <-model
+	if err != nil {
+		return nil, "", err
+	}
+	return cv, m, nil
 }
 
 // OnEvent sets a function told the op of every live event applied from
@@ -168,6 +190,7 @@ func (cv *Conversation) open(ctx context.Context) error {
 	var state struct {
 		Turn      *server.TurnState     `json:"turn"`
 		Queue     []server.QueueItem    `json:"queue"`
+		Steers    []server.QueueItem    `json:"steers"`
 		Approvals []server.ApprovalItem `json:"approvals"`
 	}
 	if len(snap.State) > 0 {
@@ -189,7 +212,7 @@ func (cv *Conversation) open(ctx context.Context) error {
 		if state.Turn != nil {
 			setTurn(tx, *state.Turn)
 		}
-		setQueue(tx, state.Queue)
+		setQueue(tx, state.Queue, state.Steers)
 		setApprovals(tx, state.Approvals)
 		return nil
 	})
@@ -199,7 +222,15 @@ func (cv *Conversation) open(ctx context.Context) error {
 	held := cv.held
 	cv.opening, cv.held = false, nil
 	for _, f := range held {
-		if f.Generation == cv.gen && f.Seq > cv.seq {
+		switch {
+		case f.Generation > cv.gen:
+			// The document was replaced after this snapshot: the events
+			// of the new generation apply to no window held here.
+			cv.reopenLocked()
+			return nil
+		case f.Op == server.OpReceipt && f.Receipt != nil:
+			cv.receiptLocked(*f.Receipt)
+		case f.Generation == cv.gen && f.Seq > cv.seq:
 			cv.applyLocked(f)
 		}
 	}
@@ -221,7 +252,9 @@ func (cv *Conversation) event(f frame) {
 		return
 	}
 	if f.Generation != cv.gen || f.Seq <= cv.seq {
-		if f.Op == server.OpReplaced && f.Generation > cv.gen {
+		// An event of a later generation (its replaced event was missed,
+		// or held while opening) means the window is stale.
+		if f.Generation > cv.gen {
 			cv.reopenLocked()
 		}
 		return
@@ -279,9 +312,9 @@ func (cv *Conversation) applyLocked(f frame) {
 		case server.OpTurn:
 			var st string
 			_ = json.Unmarshal(f.State, &st)
-			setTurn(tx, server.TurnState{State: st, Turn: f.Turn, Reply: f.Reply})
+			setTurn(tx, server.TurnState{State: st, Turn: f.Turn, Reply: f.Reply, Activity: f.Activity, Retry: f.Retry, Context: f.Context})
 		case server.OpQueue:
-			setQueue(tx, f.Items)
+			setQueue(tx, f.Items, f.Steers)
 		case server.OpApprovals:
 			setApprovals(tx, f.Approvals)
 		}
@@ -405,24 +438,42 @@ func utf16Len(s string) int {
 	return n
 }
 
+// setTurn sets the mirror's turn and the footer's facts of it (activity,
+// a pending retry, the prompt's context) to the owner's.
 func setTurn(tx *transcript.Tx, t server.TurnState) {
+	_ = tx.SetPromptContext(max(t.Context, 0))
+	var rt transcript.Retry
+	if r := t.Retry; r != nil && r.Attempt > 0 {
+		rt = transcript.Retry{Attempt: r.Attempt, Reason: r.Reason, At: time.UnixMilli(r.At)}
+	}
+	tx.SetRetry(rt)
 	if t.State != "running" {
 		tx.SetTurn(nil)
 		tx.SetActivity(transcript.ActivityIdle)
 		return
 	}
 	tx.SetTurn(&transcript.Turn{Entry: t.Turn, Reply: t.Reply})
-	if tx.Live().Activity == transcript.ActivityIdle {
+	switch {
+	case t.Activity != "":
+		tx.SetActivity(transcript.Activity(t.Activity))
+	case tx.Live().Activity == transcript.ActivityIdle:
+		// An owner that does not say what the turn does.
 		tx.SetActivity(transcript.ActivityResponding)
 	}
 }
 
-func setQueue(tx *transcript.Tx, items []server.QueueItem) {
+// setQueue sets the mirror's sends waiting behind the running turn and
+// the steers accepted for it.
+func setQueue(tx *transcript.Tx, items, steers []server.QueueItem) {
 	cs := make([]transcript.Command, len(items))
 	for i, q := range items {
 		cs[i] = transcript.Command{ID: q.CommandID, Preview: q.Text, State: q.State}
 	}
-	tx.SetCommands(transcript.NewCommands(cs...), transcript.Commands{})
+	ss := make([]transcript.Command, len(steers))
+	for i, q := range steers {
+		ss[i] = transcript.Command{ID: q.CommandID, Preview: q.Text, State: q.State, Steer: true}
+	}
+	tx.SetCommands(transcript.NewCommands(cs...), transcript.NewCommands(ss...))
 }
 
 func setApprovals(tx *transcript.Tx, items []server.ApprovalItem) {

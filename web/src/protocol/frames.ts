@@ -261,12 +261,29 @@ export interface TurnState {
   state: "running" | "idle";
   turn?: string;
   reply?: string;
+  /** what the main agent does while the turn runs; absent while idle */
+  activity?: "thinking" | "responding" | "tool" | "waiting";
+  retry?: TurnRetry;
+  /** the prompt-context token count the model last reported */
+  context?: number;
+}
+
+/** A model request that failed and will be tried again. */
+export interface TurnRetry {
+  /** the attempt that runs next, from 2 */
+  attempt: number;
+  /** a short classification of the failure */
+  reason: string;
+  /** when that attempt starts, in Unix milliseconds */
+  at: number;
 }
 
 export interface ControlState {
   turn?: TurnState;
   queue: QueueItem[];
   approvals: ApprovalItem[];
+  /** steering instructions accepted for the running turn and not yet applied (state running); absent when there are none */
+  steers?: QueueItem[];
 }
 
 /** Answers open. */
@@ -433,6 +450,8 @@ export interface EventQueue {
   seq: number;
   op: "queue";
   items: QueueItem[];
+  /** steering instructions accepted for the running turn and not yet applied (state running); absent when there are none */
+  steers?: QueueItem[];
 }
 
 /** The top-level turn started, ended or became known. */
@@ -445,6 +464,11 @@ export interface EventTurn {
   state: "running" | "idle";
   turn?: string;
   reply?: string;
+  /** what the main agent does while the turn runs; absent while idle */
+  activity?: "thinking" | "responding" | "tool" | "waiting";
+  retry?: TurnRetry;
+  /** the prompt-context token count the model last reported */
+  context?: number;
 }
 
 /** Calls waiting for approval. */
