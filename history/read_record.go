@@ -92,7 +92,7 @@ func (r *reader) record(lineNo int, line []byte, unterminated bool) lineInfo {
 		if r.idsOnly {
 			// A page index counts messages and finds them in the log by
 			// their lines; it never reads them back from the reader.
-			m = message.Message{Role: m.Role}
+			m = message.Message{Role: ownRole(m.Role)}
 		}
 		r.conv.Messages = append(r.conv.Messages, m)
 		r.msgAt = append(r.msgAt, at)
@@ -241,4 +241,16 @@ func (r *reader) reserveBatch(rec *rawRecord) {
 
 func isUI(typ string) bool {
 	return typ == TypeUITranscript || typ == TypeUIAppend || typ == TypeUIOpen
+}
+
+// ownRole is role in memory of its own: a role read in place points into
+// the line (or the block the line was copied to), which a page index's
+// reader would otherwise keep alive for as long as it keeps the message.
+func ownRole(role message.Role) message.Role {
+	for _, r := range []message.Role{message.System, message.User, message.Assistant, message.Tool} {
+		if role == r {
+			return r
+		}
+	}
+	return message.Role(strings.Clone(string(role)))
 }

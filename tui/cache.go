@@ -58,12 +58,14 @@ type cached struct {
 
 const (
 	// cacheBytes bounds the painted lines kept: many screens of any
-	// conversation, a few MiB whatever the session's length.
-	cacheBytes = 4 << 20
+	// conversation (thousands of lines; a page back is forty), 2 MiB
+	// whatever the session's length. A live session fills it within a few
+	// thousand entries, so from then on the view's memory stays level.
+	cacheBytes = 2 << 20
 	// maxHeights bounds the heights kept; when it is reached they are
 	// forgotten at once (they are cheap to measure again, and a window
 	// needs a few hundred).
-	maxHeights = 1 << 13
+	maxHeights = 1 << 12
 )
 
 // lineBytes is what a run's lines hold in memory: their bytes and string

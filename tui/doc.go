@@ -45,10 +45,11 @@
 // Cache keys a painted run by its entries' fingerprints, the width, the
 // expanded flags and the painter's theme and view. Settled facts never
 // change, so a key names its lines forever. Lines live in an LRU bounded by
-// line count; heights are kept separately. An open answer is painted from
-// a per-ID stream state: the lines of its stable prefix grow as blocks
-// complete, and only the unstable tail is rendered per frame. On
-// settlement that state becomes the cached lines of the settled fact.
+// their bytes (2 MiB); heights are kept separately, bounded in count. An
+// open answer is painted from a per-ID stream state: the lines of its
+// stable prefix grow as blocks complete, and only the unstable tail is
+// rendered per frame. On settlement that state becomes the cached lines of
+// the settled fact.
 //
 // # The fullscreen view
 //

@@ -199,11 +199,7 @@ func streamShow(path string, o showOptions, theme tui.Theme, stdio IO) (done boo
 	if err != nil {
 		return true, err
 	}
-	// What a part holds is small (a few MB); painting it allocates much
-	// more, briefly. A soft limit keeps the garbage collector from letting
-	// the heap grow to twice its peak, so the process stays small
-	// whatever the log's length.
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(showMemoryLimit))
+	defer streamGC()()
 	id := strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	// The first part is read and painted here: a log whose first part
 	// cannot be read is read whole instead, having written nothing.
@@ -266,6 +262,29 @@ func indexed(path string) bool {
 
 // showMemoryLimit is the soft memory limit of a streaming show.
 const showMemoryLimit = 40 << 20
+
+// showGCPercent is the garbage collector's target of a streaming show: the
+// heap may grow by half of what is live before a collection, not by all
+// of it.
+const showGCPercent = 50
+
+// streamGC sets the garbage collector for a streaming show and returns
+// what sets it back. What a part holds is small (the live heap stays near
+// 5 MB, about half of it the program's own), while painting and decoding
+// it allocate several times that, briefly: at the default target the heap
+// doubles between collections, most of it garbage. A target of 50 keeps
+// 5 to 7 MB less anonymous memory resident (measured on a generated
+// 300,000-message log) for a fifth to a third more CPU time; the soft
+// limit bounds the heap whatever the log's length, should its entries be
+// huge.
+func streamGC() (restore func()) {
+	limit := debug.SetMemoryLimit(showMemoryLimit)
+	pct := debug.SetGCPercent(showGCPercent)
+	return func() {
+		debug.SetGCPercent(pct)
+		debug.SetMemoryLimit(limit)
+	}
+}
 
 // partContext is where the document of a part that prints from lo starts:
 // the 64 entries before its aligned start, so its runs and separators are

@@ -35,6 +35,7 @@ func jsonShow(path string, o showOptions, w io.Writer) (done bool, err error) {
 		return false, nil
 	}
 	defer s.Close()
+	defer streamGC()()
 	d := s.Doc()
 	from, err := showFrom(d.Len(), o, func(id string) int {
 		i, err := d.Find(id)

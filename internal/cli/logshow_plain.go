@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -355,7 +354,7 @@ func plainShow(path string, o showOptions, _ tui.Theme, stdio IO) (done bool, er
 	if err != nil {
 		return true, err
 	}
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(showMemoryLimit))
+	defer streamGC()()
 	// Parts start at multiples of runAlign: the one that holds from, and
 	// the family of the entry before it decides its first separator.
 	lo := from - from%runAlign
