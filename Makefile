@@ -1,6 +1,6 @@
 # folio's build and test entry points. `make test` is what CI runs.
 GO ?= go
-GOFLAGS_TEST ?= -race -count=1 -timeout 30m
+GOFLAGS_TEST ?= -race -count=1 -timeout 50m
 
 .PHONY: test test-go test-large test-pg fmt-check vet build bench tidy-check
 .PHONY: web-deps web-build web-test web-lint web-check web-e2e web-bench screenshots
