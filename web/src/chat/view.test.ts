@@ -194,6 +194,28 @@ describe('an empty conversation', () => {
     await until(() => view.getState().rows.length === 2, 'rows');
     expect(view.getState().rows.map((r) => r.role)).toEqual(['user', 'assistant']);
   });
+
+  it('rebuilds its rows when a turn starts or ends, not when only its activity changes', async () => {
+    const server = new FakeServer([]);
+    const client = new Client({ url: 'ws://t/api/v2/ws', WebSocket: server.WebSocket });
+    const view = new TranscriptView(client, 'c1');
+    await until(() => view.getState().window.loaded, 'loaded');
+    server.emit({ type: 'event', conversation: 'c1', generation: 1, seq: 1, op: 'upsert', entry: { id: 'u', content: { kind: 'user', text: 'hi' } }, revision: 1 });
+    server.emit({ type: 'event', conversation: 'c1', generation: 1, seq: 2, op: 'upsert', entry: { id: 'r', content: { kind: 'reasoning', text: 'hm' } }, revision: 2, after: 'u' });
+    await until(() => view.getState().rows.length === 2, 'rows');
+    const turn = (state: string, activity?: string) =>
+      server.emit({ type: 'event', conversation: 'c1', generation: 1, seq: 2, op: 'turn', state, ...(state === 'running' ? { turn: 't1', reply: 'r', activity } : {}) });
+    turn('running', 'thinking');
+    await until(() => view.getState().turn?.turn === 't1', 'the running turn');
+    const rows = view.getState().rows;
+    turn('running', 'tool');
+    turn('running', 'streaming');
+    await tick();
+    expect(view.getState().rows).toBe(rows);
+    turn('idle');
+    await until(() => view.getState().turn === undefined, 'the turn to end');
+    expect(view.getState().rows).not.toBe(rows);
+  });
 });
 
 describe('streamed text', () => {

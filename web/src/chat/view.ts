@@ -496,6 +496,11 @@ export class TranscriptView {
         break;
       case 'turn': {
         const turn = f.state === 'running' ? { turn: f.turn, reply: f.reply } : undefined;
+        const was = this.state.turn;
+        // A running turn's event comes at each change of its activity
+        // (thinking, a tool, streaming); the rows depend only on which turn
+        // runs and its reply, so an event that changes neither keeps them.
+        if (was?.turn === turn?.turn && was?.reply === turn?.reply) break;
         this.state = { ...this.state, turn };
         this.set({ rows: this.buildRows(this.state.window) });
         break;
