@@ -1,11 +1,13 @@
 package history
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"hash/fnv"
 	"io"
+	"slices"
 )
 
 // The ID table. A page index written in one pass over its log (a rebuild)
@@ -48,15 +50,37 @@ func idHash(id string) (bucket uint64, print uint32) {
 	return v, print
 }
 
-// encodeIDTable builds a table payload holding ids, entry i in the entries
-// frame at frames[i] (positions below 4 GiB).
-func encodeIDTable(ids []string, frames []uint32) []byte {
-	out := make([]byte, 0, idTableLen(len(ids)))
-	emitIDTable(ids, frames, func(p []byte) error {
-		out = append(out, p...)
-		return nil
+// appendTableFrame appends to dst a table frame ('T') holding ids,
+// entry i in the entries frame at frames[i] (positions below 4 GiB): what
+// appendFrame appends for the payload, which is encoded straight into dst.
+func appendTableFrame(dst []byte, ids []string, frames []uint32) []byte {
+	w := bytes.NewBuffer(slices.Grow(dst, tableFrameLen(len(ids))))
+	writeTableFrame(w, ids, frames)
+	return w.Bytes()
+}
+
+// tableFrameLen is the size of a table frame of n IDs.
+func tableFrameLen(n int) int { return frameHeadLen + idTableLen(n) + 4 }
+
+// writeTableFrame writes the frame appendTableFrame appends, holding a
+// bucket of it at a time. It stops at w's first error.
+func writeTableFrame(w io.Writer, ids []string, frames []uint32) error {
+	head := binary.LittleEndian.AppendUint32(make([]byte, 0, frameHeadLen), uint32(idTableLen(len(ids))))
+	head = append(head, frameTable)
+	if _, err := w.Write(head); err != nil {
+		return err
+	}
+	sum := crc32.Checksum(head[4:], castagnoli)
+	err := emitIDTable(ids, frames, func(p []byte) error {
+		sum = crc32.Update(sum, castagnoli, p)
+		_, err := w.Write(p)
+		return err
 	})
-	return out
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(binary.LittleEndian.AppendUint32(nil, sum))
+	return err
 }
 
 // idTableBuckets is how many buckets a table of n IDs has.
@@ -71,7 +95,7 @@ func idTableBuckets(n int) int {
 // idTableLen is the size of the payload of a table of n IDs.
 func idTableLen(n int) int { return 4 + idTableBuckets(n)*tableBucketLen }
 
-// emitIDTable hands the payload encodeIDTable builds to emit in parts
+// emitIDTable hands a table payload to emit in parts
 // (the count, then a bucket at a time), so that a table can be written
 // out without the whole payload ever in memory; the parts are only good
 // until emit returns. It stops at emit's first error.

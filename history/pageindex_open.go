@@ -3,10 +3,8 @@ package history
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -254,33 +252,20 @@ func (b *indexBuilder) scan(s *Scanner, log io.ReaderAt, from, to int64, ino uin
 func (b *indexBuilder) table(ids []string, frames []uint32) (link, error) {
 	if b.spill == nil {
 		pos, n := b.base+int64(len(b.pending)), len(b.pending)
-		b.pending = appendFrame(b.pending, frameTable, encodeIDTable(ids, frames))
+		b.pending = appendTableFrame(b.pending, ids, frames)
 		return link{pos: pos, size: uint32(len(b.pending) - n)}, nil
 	}
 	if err := b.spilled(); err != nil {
 		return link{}, err
 	}
-	// The frame as appendFrame lays it out: u32 payload length, kind,
-	// payload, CRC-32C of kind and payload.
-	size := idTableLen(len(ids))
 	w := bufio.NewWriter(io.NewOffsetWriter(b.spill, b.base))
-	head := binary.LittleEndian.AppendUint32(nil, uint32(size))
-	head = append(head, frameTable)
-	w.Write(head)
-	sum := crc32.Checksum(head[4:], castagnoli)
-	err := emitIDTable(ids, frames, func(p []byte) error {
-		sum = crc32.Update(sum, castagnoli, p)
-		_, err := w.Write(p)
-		return err
-	})
-	if err != nil {
+	if err := writeTableFrame(w, ids, frames); err != nil {
 		return link{}, err
 	}
-	w.Write(binary.LittleEndian.AppendUint32(nil, sum))
 	if err := w.Flush(); err != nil {
 		return link{}, err
 	}
-	at := link{pos: b.base, size: uint32(len(head) + size + 4)}
+	at := link{pos: b.base, size: uint32(tableFrameLen(len(ids)))}
 	b.base += int64(at.size)
 	b.src = fileFrames(b.spill, b.base)
 	return at, nil
