@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/foliodev/folio/transcript"
 )
@@ -135,7 +136,11 @@ func covsOf(batch []Stored, refs []Ref, from int, ids *idSet, turns []int32, tai
 		if !ok {
 			continue
 		}
-		out = append(out, Cov{EntryID: s.Entry.ID, FromID: c.Covers.FromID, ToID: c.Covers.ToID,
+		// The IDs are copies: the state keeps its compactions for as long
+		// as the index is open (an index writer's, as long as the log),
+		// and a string read from a line would keep the whole block the
+		// line was copied into.
+		out = append(out, Cov{EntryID: strings.Clone(s.Entry.ID), FromID: strings.Clone(c.Covers.FromID), ToID: strings.Clone(c.Covers.ToID),
 			Turn: refs[i].Turn, ordinal: from + i})
 	}
 	for i := range out {

@@ -2,14 +2,17 @@ package history
 
 import (
 	"bytes"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/foliodev/folio/internal/gen"
+	"github.com/foliodev/folio/transcript"
 )
 
 // rebuildLogs are logs of every shape a rebuild meets: branched ones
@@ -129,6 +132,48 @@ func TestRebuildHeapPerEntry(t *testing.T) {
 	t.Logf("held %d KiB after 10,000 entries, %d KiB after 50,000: %d bytes an entry", small>>10, large>>10, per)
 	if per > 120 {
 		t.Errorf("a rebuild holds %d bytes for each entry of the log, over 120", per)
+	}
+}
+
+// TestCompactionsKeepNoLines: the compactions a page index's state keeps
+// (an index writer's state lives as long as its log is open) hold copies
+// of their IDs, not strings read from the lines, each of which kept the
+// block the line was copied into (32 KiB, shared by the lines around it)
+// alive: a live session that compacts its context every few turns grew
+// by a block a compaction. Here 300 compactions, each after 35 answers of
+// a KiB, may hold at most 16 KiB each once applied, their entries and
+// the answers' IDs and frames included (about 6 KiB).
+func TestCompactionsKeepNoLines(t *testing.T) {
+	const n = 300
+	answer := strings.Repeat("A KiB of an answer. ", 1024/20)
+	var recs []string
+	for i := range n {
+		u, a := fmt.Sprintf("u-%d", i), ""
+		recs = append(recs, uiRec(TypeUIAppend, entryJSON(t, user(u, "q"))))
+		for j := range 35 {
+			a = fmt.Sprintf("a-%d-%d", i, j)
+			recs = append(recs, uiRec(TypeUIAppend, entryJSON(t, agent(a, answer))))
+		}
+		recs = append(recs, uiRec(TypeUIAppend, entryJSON(t, transcript.Entry{ID: fmt.Sprintf("c-%d", i), Timestamp: t0,
+			Content: transcript.Compaction{Summary: "s", Covers: transcript.CompactionRange{FromID: u, ToID: a}}})))
+	}
+	data := logOf(v3Header, recs...)
+	recs = nil
+	before := liveHeap()
+	s, b := rebuildScanner(), newIndexBuilder()
+	if _, err := b.scan(s, bytes.NewReader(data), 0, int64(len(data)), 1); err != nil {
+		t.Fatal(err)
+	}
+	held := liveHeap() - before
+	if got := len(b.st.branches[0].cov); got != n {
+		t.Fatalf("%d compactions in the state, want %d", got, n)
+	}
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(b)
+	runtime.KeepAlive(data)
+	t.Logf("%d KiB held after %d compactions in a %d KiB log", held>>10, n, len(data)>>10)
+	if held > n*16<<10 {
+		t.Errorf("the state holds %d KiB after %d compactions: %d bytes each", held>>10, n, held/n)
 	}
 }
 
