@@ -102,7 +102,7 @@ func (r *reader) swap(b *branchState) {
 // from the reader's fields.
 func (r *reader) stateOf(id string) (entries []transcript.Entry, msgs []message.Message, msgAt []time.Time, reserved map[string]struct{}, ok bool) {
 	if id == Main {
-		entries = append(slices.Clip(r.entries), r.tail...)
+		entries = append(slices.Clip(r.settled(r.entries, r.ids)), r.tail...)
 		if r.uiLines == 0 {
 			entries = deriveEntries(r.conv.Messages, r.msgAt)
 		}
@@ -112,7 +112,21 @@ func (r *reader) stateOf(id string) (entries []transcript.Entry, msgs []message.
 	if !ok {
 		return nil, nil, nil, nil, false
 	}
-	return append(slices.Clip(b.entries), b.tail...), b.msgs, b.msgAt, b.reserved, true
+	return append(slices.Clip(r.settled(b.entries, b.ids)), b.tail...), b.msgs, b.msgAt, b.reserved, true
+}
+
+// settled is a document's settled entries, given those the reader keeps
+// and its ID set: in a pass that keeps none (noEntries), entries made
+// afresh from the set's keys, their IDs alone.
+func (r *reader) settled(entries []transcript.Entry, ids *idSet) []transcript.Entry {
+	if !r.noEntries || ids == nil {
+		return entries
+	}
+	out := make([]transcript.Entry, len(ids.keys))
+	for i, id := range ids.keys {
+		out[i].ID = id
+	}
+	return out
 }
 
 // fork applies a branch record.
@@ -165,6 +179,9 @@ func (r *reader) fork(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 	}
 	for _, e := range b.entries {
 		b.ids.add(e.ID)
+	}
+	if r.noEntries {
+		b.entries = nil // its ID set holds them
 	}
 	if skip > 0 {
 		r.tree.light.skip[rec.branch] = min(k, skip)

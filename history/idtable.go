@@ -1,11 +1,13 @@
 package history
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"hash/fnv"
 	"io"
+	"slices"
 )
 
 // The ID table. A page index written in one pass over its log (a rebuild)
@@ -48,13 +50,57 @@ func idHash(id string) (bucket uint64, print uint32) {
 	return v, print
 }
 
-// encodeIDTable builds a table payload holding ids, entry i in the entries
-// frame at frames[i] (positions below 4 GiB).
-func encodeIDTable(ids []string, frames []uint32) []byte {
-	n := 1
-	for n*tableSlots < 2*len(ids) {
-		n *= 2
+// appendTableFrame appends to dst a table frame ('T') holding ids,
+// entry i in the entries frame at frames[i] (positions below 4 GiB): what
+// appendFrame appends for the payload, which is encoded straight into dst.
+func appendTableFrame(dst []byte, ids []string, frames []uint32) []byte {
+	w := bytes.NewBuffer(slices.Grow(dst, tableFrameLen(len(ids))))
+	writeTableFrame(w, ids, frames)
+	return w.Bytes()
+}
+
+// tableFrameLen is the size of a table frame of n IDs.
+func tableFrameLen(n int) int { return frameHeadLen + idTableLen(n) + 4 }
+
+// writeTableFrame writes the frame appendTableFrame appends, holding a
+// bucket of it at a time. It stops at w's first error.
+func writeTableFrame(w io.Writer, ids []string, frames []uint32) error {
+	head := binary.LittleEndian.AppendUint32(make([]byte, 0, frameHeadLen), uint32(idTableLen(len(ids))))
+	head = append(head, frameTable)
+	if _, err := w.Write(head); err != nil {
+		return err
 	}
+	sum := crc32.Checksum(head[4:], castagnoli)
+	err := emitIDTable(ids, frames, func(p []byte) error {
+		sum = crc32.Update(sum, castagnoli, p)
+		_, err := w.Write(p)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(binary.LittleEndian.AppendUint32(nil, sum))
+	return err
+}
+
+// idTableBuckets is how many buckets a table of n IDs has.
+func idTableBuckets(n int) int {
+	b := 1
+	for b*tableSlots < 2*n {
+		b *= 2
+	}
+	return b
+}
+
+// idTableLen is the size of the payload of a table of n IDs.
+func idTableLen(n int) int { return 4 + idTableBuckets(n)*tableBucketLen }
+
+// emitIDTable hands a table payload to emit in parts
+// (the count, then a bucket at a time), so that a table can be written
+// out without the whole payload ever in memory; the parts are only good
+// until emit returns. It stops at emit's first error.
+func emitIDTable(ids []string, frames []uint32, emit func([]byte) error) error {
+	n := idTableBuckets(len(ids))
 	slots := make([]uint32, 2*n*tableSlots)
 	for i, id := range ids {
 		h, p := idHash(id)
@@ -72,19 +118,22 @@ func encodeIDTable(ids []string, frames []uint32) []byte {
 			}
 		}
 	}
-	out := make([]byte, 4, 4+n*tableBucketLen)
-	binary.LittleEndian.PutUint32(out, uint32(n))
-	for b := range n {
-		start := len(out)
-		out = binary.LittleEndian.AppendUint32(out, uint32(b))
-		for _, v := range slots[2*b*tableSlots : 2*(b+1)*tableSlots] {
-			out = binary.LittleEndian.AppendUint32(out, v)
-		}
-		sum := crc32.Checksum(out[start:], castagnoli)
-		out = append(out[:start], out[start+4:]...)
-		out = binary.LittleEndian.AppendUint32(out, sum)
+	buf := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+tableBucketLen), uint32(n))
+	if err := emit(buf); err != nil {
+		return err
 	}
-	return out
+	for b := range n {
+		buf = binary.LittleEndian.AppendUint32(buf[:0], uint32(b))
+		for _, v := range slots[2*b*tableSlots : 2*(b+1)*tableSlots] {
+			buf = binary.LittleEndian.AppendUint32(buf, v)
+		}
+		sum := crc32.Checksum(buf, castagnoli)
+		buf = binary.LittleEndian.AppendUint32(append(buf[:0], buf[4:]...), sum)
+		if err := emit(buf); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // tableSeg is a segment of the ID table: its frame, and how many of

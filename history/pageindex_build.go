@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/foliodev/folio/transcript"
 )
@@ -21,9 +22,13 @@ type indexBuilder struct {
 	// stateBytes is its size with the trailer's.
 	statePos   int64
 	stateBytes int
-	// mainRuns are the entries frames of main's chain this builder wrote,
-	// by their first ordinal, for the ID table.
-	mainRuns []runAt
+	// mainAt is, for each of main's entries this builder wrote (from
+	// ordinal mainFrom on), the entries frame holding it, for the ID
+	// table; mainFar says one of those frames lies past 4 GiB, where the
+	// table cannot point.
+	mainAt   []uint32
+	mainFrom int
+	mainFar  bool
 	// spill, when set, is the new index file a rebuild writes: scan moves
 	// the pending frames to it whenever they pass spillBytes, so a
 	// rebuild holds at most that much of the index (spilled).
@@ -42,12 +47,6 @@ func (b *indexBuilder) spilled() error {
 	b.pending = b.pending[:0]
 	b.src = fileFrames(b.spill, b.base)
 	return nil
-}
-
-// runAt is an entries frame of a chain and the ordinal of its first entry.
-type runAt struct {
-	ord int
-	pos int64
 }
 
 func newIndexBuilder() *indexBuilder {
@@ -95,7 +94,13 @@ func (b *indexBuilder) appendRun(br *ixBranch, refs []Ref) {
 	pos := b.base + int64(len(b.pending))
 	n := len(b.pending)
 	if br.info.ID == Main {
-		b.mainRuns = append(b.mainRuns, runAt{ord: br.count, pos: pos})
+		if len(b.mainAt) == 0 {
+			b.mainFrom = br.count
+		}
+		b.mainFar = b.mainFar || pos >= 1<<32
+		for range refs {
+			b.mainAt = append(b.mainAt, uint32(pos))
+		}
 	}
 	b.pending = appendFrame(b.pending, frameEntries, encodeEntries(br.last, br.count, refs))
 	br.last = link{pos: pos, size: uint32(len(b.pending) - n), take: uint32(len(refs))}
@@ -131,7 +136,11 @@ func covsOf(batch []Stored, refs []Ref, from int, ids *idSet, turns []int32, tai
 		if !ok {
 			continue
 		}
-		out = append(out, Cov{EntryID: s.Entry.ID, FromID: c.Covers.FromID, ToID: c.Covers.ToID,
+		// The IDs are copies: the state keeps its compactions for as long
+		// as the index is open (an index writer's, as long as the log),
+		// and a string read from a line would keep the whole block the
+		// line was copied into.
+		out = append(out, Cov{EntryID: strings.Clone(s.Entry.ID), FromID: strings.Clone(c.Covers.FromID), ToID: strings.Clone(c.Covers.ToID),
 			Turn: refs[i].Turn, ordinal: from + i})
 	}
 	for i := range out {
@@ -190,7 +199,7 @@ func (b *indexBuilder) apply(s *Scanner, rec Record) error {
 		}
 		if rec.Type == TypeUITranscript {
 			if br.info.ID == Main {
-				b.st.tables, b.mainRuns = nil, nil
+				b.st.tables, b.mainAt, b.mainFar = nil, nil, false
 			}
 			br.last, br.count, br.lastRef, br.first, br.cov, br.turns = link{}, 0, Ref{}, "", nil, nil
 			br.covDirty = true

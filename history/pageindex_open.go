@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -144,8 +145,7 @@ func rebuildSpilled(ipath string, log io.ReaderAt, ino uint64, size int64, reaso
 		if _, err := f.Write(indexMagic); err != nil {
 			return err
 		}
-		s := NewScanner()
-		s.r.idsOnly = true
+		s := rebuildScanner()
 		b := newIndexBuilder()
 		b.spill = f
 		if _, err := b.scan(s, log, 0, size, ino); err != nil {
@@ -164,8 +164,7 @@ func rebuildSpilled(ipath string, log io.ReaderAt, ino uint64, size int64, reaso
 func rebuildFrom(ipath string, log io.ReaderAt, ino uint64, size int64, reason error, persist bool, oldIno uint64, oldSize int64) (*Index, error) {
 	slog.Debug("history: rebuilding a page index", "index", ipath, "reason", reason)
 	observed(evRebuild)
-	s := NewScanner()
-	s.r.idsOnly = true
+	s := rebuildScanner()
 	b := newIndexBuilder()
 	b.st.rewriteIno, b.st.rewriteSize = oldIno, oldSize
 	data, err := b.scan(s, log, 0, size, ino)
@@ -181,6 +180,16 @@ func rebuildFrom(ipath string, log io.ReaderAt, ino uint64, size int64, reason e
 		return memIndex(data)
 	}
 	return memIndexOr(ipath, data)
+}
+
+// rebuildScanner is the Scanner of a pass that builds a page index from
+// the log's start: it keeps the documents' IDs in their ID sets and
+// nothing else of their entries (noEntries), and works out no Change.
+func rebuildScanner() *Scanner {
+	s := NewScanner()
+	s.quiet = true
+	s.r.idsOnly, s.r.noEntries, s.r.entries = true, true, nil
+	return s
 }
 
 // scan reads log bytes from..to with s (positioned at from), folding each
@@ -220,10 +229,11 @@ func (b *indexBuilder) scan(s *Scanner, log io.ReaderAt, from, to int64, ino uin
 		// This pass wrote every entry of main's chain (a pass over the
 		// whole log, or one that read a snapshot) and knows their IDs:
 		// keep them as a table.
-		pos := b.base + int64(len(b.pending))
-		n := len(b.pending)
-		b.pending = appendFrame(b.pending, frameTable, encodeIDTable(s.r.ids.keys, frames))
-		b.st.tables = []tableSeg{{at: link{pos: pos, size: uint32(len(b.pending) - n)}, n: s.r.ids.len()}}
+		at, err := b.table(s.r.ids.keys, frames)
+		if err != nil {
+			return nil, err
+		}
+		b.st.tables = []tableSeg{{at: at, n: s.r.ids.len()}}
 	}
 	sum, err := lastRecordSum(log, lastStart, lastEnd)
 	if err != nil {
@@ -234,6 +244,31 @@ func (b *indexBuilder) scan(s *Scanner, log io.ReaderAt, from, to int64, ino uin
 		return append(bytes.Clone(indexMagic), b.pending...), nil
 	}
 	return b.pending, nil
+}
+
+// table adds a table frame of ids, entry i in the entries frame at
+// frames[i], and returns where it is. A spilling builder writes it to its
+// file as it encodes it, holding a bucket of it at a time.
+func (b *indexBuilder) table(ids []string, frames []uint32) (link, error) {
+	if b.spill == nil {
+		pos, n := b.base+int64(len(b.pending)), len(b.pending)
+		b.pending = appendTableFrame(b.pending, ids, frames)
+		return link{pos: pos, size: uint32(len(b.pending) - n)}, nil
+	}
+	if err := b.spilled(); err != nil {
+		return link{}, err
+	}
+	w := bufio.NewWriter(io.NewOffsetWriter(b.spill, b.base))
+	if err := writeTableFrame(w, ids, frames); err != nil {
+		return link{}, err
+	}
+	if err := w.Flush(); err != nil {
+		return link{}, err
+	}
+	at := link{pos: b.base, size: uint32(tableFrameLen(len(ids)))}
+	b.base += int64(at.size)
+	b.src = fileFrames(b.spill, b.base)
+	return at, nil
 }
 
 // problems counts the problems a record caused, and keeps them and the
@@ -265,23 +300,10 @@ func (b *indexBuilder) problems(ps []Problem, unknown []RawLine, rec Record) {
 // did not write them all (or a frame lies past 4 GiB).
 func (b *indexBuilder) mainFrames(s *Scanner) ([]uint32, bool) {
 	main := b.st.branches[0]
-	if s.r.ids == nil || s.r.ids.len() == 0 || s.r.ids.len() != main.count || len(b.mainRuns) == 0 || b.mainRuns[0].ord != 0 {
+	if s.r.ids == nil || s.r.ids.len() == 0 || s.r.ids.len() != main.count || b.mainFrom != 0 || len(b.mainAt) != main.count || b.mainFar {
 		return nil, false
 	}
-	out := make([]uint32, main.count)
-	for k, run := range b.mainRuns {
-		end := main.count
-		if k+1 < len(b.mainRuns) {
-			end = b.mainRuns[k+1].ord
-		}
-		if run.pos >= 1<<32 || end > main.count || run.ord > end {
-			return nil, false
-		}
-		for i := run.ord; i < end; i++ {
-			out[i] = uint32(run.pos)
-		}
-	}
-	return out, true
+	return b.mainAt, true
 }
 
 // memIndex serves an index held in memory (one that could not be written).

@@ -278,13 +278,16 @@ func (w *indexWriter) appendSegment() error {
 	for _, t := range st.tables[keep:] {
 		dropped += int64(t.at.size)
 	}
-	pos := w.ix.end
-	out := appendFrame(nil, frameTable, encodeIDTable(ids, frames))
+	// The segment, its commit's state and the trailer, in one buffer made
+	// to their size: the segment is encoded straight into it.
+	pos, size := w.ix.end, tableFrameLen(len(ids))
 	nst := *st
-	nst.tables = append(slices.Clone(st.tables[:keep]), tableSeg{at: link{pos: pos, size: uint32(len(out))}, n: main.count})
+	nst.tables = append(slices.Clone(st.tables[:keep]), tableSeg{at: link{pos: pos, size: uint32(size)}, n: main.count})
 	nst.prev = w.ix.pos
-	statePos := pos + int64(len(out))
-	out = appendFrame(out, frameState, encodeState(&nst))
+	statePos := pos + int64(size)
+	state := encodeState(&nst)
+	out := appendTableFrame(make([]byte, 0, size+frameHeadLen+len(state)+4+trailerLen), ids, frames)
+	out = appendFrame(out, frameState, state)
 	out = appendTrailer(out, statePos)
 	if err := appendIndex(IndexPath(w.path), w.ix, out); err != nil {
 		return err

@@ -108,7 +108,13 @@ type reader struct {
 	// idsOnly: the read is for a page index, which needs each record's
 	// batch while it applies and the documents' IDs, never the entries
 	// afterwards; the documents keep each entry as its ID alone.
-	idsOnly   bool
+	idsOnly bool
+	// noEntries: an idsOnly pass from the log's start (a page index's
+	// rebuild) keeps no settled entries at all. A document's settled IDs
+	// are its ID set's keys, in order, so the entries would only repeat
+	// them at several times the size: a whole log's worth for as long as
+	// the pass runs.
+	noEntries bool
 	data      []byte
 	cur       []byte
 	stubLines []lineRange

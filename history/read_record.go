@@ -169,7 +169,9 @@ func (r *reader) ui(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 			return reject(&Problem{Entry: 0, Pointer: "/entries/0/id",
 				Msg: fmt.Sprintf("id %q is already in the document", e.ID)})
 		}
-		r.entries = append(r.entries, r.hold(e))
+		if !r.noEntries {
+			r.entries = append(r.entries, r.hold(e))
+		}
 		r.tail = nil
 		r.seen(at)
 		return lineInfo{kind: kindOf(rec.typ), accepted: true}
@@ -192,10 +194,13 @@ func (r *reader) ui(rec *rawRecord, reject func(*Problem) lineInfo) lineInfo {
 		r.seen(at)
 		return lineInfo{kind: lineUIOpen, accepted: true}
 	case snapshot:
-		r.entries = r.holdAll(make([]transcript.Entry, 0, len(rec.entries)), rec.entries)
+		r.entries = nil
+		if !r.noEntries {
+			r.entries = r.holdAll(make([]transcript.Entry, 0, len(rec.entries)), rec.entries)
+		}
 		r.ids = newIDSet(len(rec.entries))
 		clear(r.reserved)
-	default:
+	case !r.noEntries:
 		r.entries = r.holdAll(r.entries, rec.entries)
 	}
 	r.tail = nil
