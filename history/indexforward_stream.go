@@ -51,7 +51,7 @@ func openLogStream(path string, f *os.File) (*LogStream, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix, err := OpenIndex(path, f, fi.Size())
+	ix, err := OpenIndexAnywhere(path, f, fi.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errNoIndexTail, err)
 	}

@@ -546,3 +546,41 @@ func parseIndexing(path string, data []byte, track bool) (*reader, error) {
 	}
 	return s.finish()
 }
+
+// OpenIndexAnywhere is OpenIndex (size as there) for a log that has an
+// index beside it or can have one (a data folder's log); for any other log
+// it builds one in a temporary folder for this read, leaving nothing beside
+// the log: how `folio log show` streams a log kept anywhere. The temporary build writes
+// the index as it goes, so it holds the duplicate check's IDs, not the
+// index, and its file is removed once open (the Index keeps it open until
+// Close). Such an index found damaged later is not rebuilt: the read fails.
+func OpenIndexAnywhere(path string, log *os.File, size int64) (*Index, error) {
+	ipath := IndexPath(path)
+	if _, err := os.Stat(ipath); err == nil || sidecarDir(ipath) == nil {
+		return OpenIndex(path, log, size)
+	}
+	return indexAside(path, log, size)
+}
+
+func indexAside(path string, log *os.File, size int64) (*Index, error) {
+	fi, err := log.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if size == 0 {
+		size = fi.Size()
+	}
+	dir, err := os.MkdirTemp("", "folio-index-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	// Sidecars are only ever written in a conversations folder; the
+	// temporary folder gets one of its own.
+	conv := filepath.Join(dir, conversationsDirName)
+	if err := os.Mkdir(conv, 0o700); err != nil {
+		return nil, err
+	}
+	ino, _ := changeStamp(fi)
+	return rebuildSpilled(filepath.Join(conv, filepath.Base(IndexPath(path))), log, ino, size, errors.New("a log without an index, read aside"))
+}

@@ -44,7 +44,7 @@ The plain text (output that is not a terminal) has no colors or other terminal s
 
 --json prints {"conversationId","version","entries","messages","rejected"}: the current branch's entries, its model messages as stored, and the lines the reader rejected. --jsonl prints only the entries, one JSON object a line.
 
-A log with a page index (every log in a data folder has one) is printed as it is read, in parts, in about constant memory, whatever its length, in every form; --tail and --from read only what they print. A log without one is read whole first. With --store (or FOLIO_DATABASE_URL), an argument that is not a file names a conversation in that PostgreSQL store.` + idHelp,
+A log is printed as it is read, in parts, in about constant memory, whatever its length, in every form, through its page index: every log in a data folder has one; for a log elsewhere without one, show builds one in a temporary folder first (one pass over the log) and leaves nothing beside it. --tail and --from read only what they print. A version 2 log is read whole. With --store (or FOLIO_DATABASE_URL), an argument that is not a file names a conversation in that PostgreSQL store.` + idHelp,
 		Example: `folio log show 20260304-050607-a1b2c3
 folio log show conversations/20260304-050607-a1b2c3.jsonl
 folio log show --tail 20 conversations/20260304-050607-a1b2c3.jsonl
@@ -178,8 +178,8 @@ const showPart = 16 * tui.PartAlign
 // streamShow prints the log at path in parts through its page index: the
 // refs of a part, its entries' bytes, its lines, then the next part, so
 // memory holds a part, never the conversation. It reports done false
-// (having written nothing) when the log has no usable index (not in a data
-// folder and never indexed, a version 2 log, a log of messages only, a
+// (having written nothing) when the log can have no index (a version 2
+// log, a log of messages only, a
 // store's conversation): the caller then reads it whole.
 func streamShow(path string, o showOptions, theme tui.Theme, stdio IO) (done bool, err error) {
 	f, ix, d, ok := openShowIndex(path)
@@ -223,18 +223,15 @@ func streamShow(path string, o showOptions, theme tui.Theme, stdio IO) (done boo
 }
 
 // openShowIndex opens the log at path and its head's document through its
-// page index, for a log in a data folder or one indexed already; ok false
-// when it has no usable index (never indexed outside a data folder, a
-// version 2 log, a log of messages only).
+// page index: the one beside it for a log in a data folder or one indexed
+// already, else one built aside for this read (history.OpenIndexAnywhere); ok
+// false when it can have none (a version 2 log, a log of messages only).
 func openShowIndex(path string) (*os.File, *history.Index, *history.IndexDoc, bool) {
-	if !indexed(path) {
-		return nil, nil, nil, false
-	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, nil, false
 	}
-	ix, err := history.OpenIndex(path, f, 0)
+	ix, err := history.OpenIndexAnywhere(path, f, 0)
 	if err != nil {
 		f.Close()
 		return nil, nil, nil, false
@@ -246,18 +243,6 @@ func openShowIndex(path string) (*os.File, *history.Index, *history.IndexDoc, bo
 		return nil, nil, nil, false
 	}
 	return f, ix, d, true
-}
-
-// indexed reports whether show reads the log at path through its page
-// index: a log in a data folder's conversations (which gets one on its
-// first read) or one that has one already; show never leaves an index
-// beside a file elsewhere.
-func indexed(path string) bool {
-	if filepath.Base(filepath.Dir(path)) == "conversations" {
-		return true
-	}
-	_, err := os.Stat(history.IndexPath(path))
-	return err == nil
 }
 
 // showMemoryLimit is the soft memory limit of a streaming show.

@@ -27,9 +27,6 @@ var jsonOptions = []json.Options{json.Deterministic(true), jsontext.Multiline(fa
 // reports done false, having written nothing, when the index cannot stand
 // in for the whole read (see history.LogStream).
 func jsonShow(path string, o showOptions, w io.Writer) (done bool, err error) {
-	if !indexed(path) {
-		return false, nil
-	}
 	s, err := history.OpenLogStream(path)
 	if err != nil {
 		return false, nil

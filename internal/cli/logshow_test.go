@@ -365,6 +365,59 @@ func branchedLog(t *testing.T, dir string) string {
 func TestLogShowStreamsBranchesAndRejectedBatches(t *testing.T) {
 	paths := showCorpus(t)
 	paths = append(paths, branchedLog(t, filepath.Dir(paths[0])))
+	streamed := streamedShows(t, paths)
+	t.Logf("%d of %d outputs streamed", streamed, 2*len(paths))
+}
+
+// A log outside a data folder, with no index of its own, streams as well,
+// through an index built aside for the read: the same bytes as the whole
+// read, as many outputs streamed as in a data folder, and nothing left
+// beside the logs or in the temporary folder.
+func TestLogShowStreamsALogElsewhere(t *testing.T) {
+	paths := showCorpus(t)
+	paths = append(paths, branchedLog(t, filepath.Dir(paths[0])))
+	inFolder := streamedShows(t, paths)
+	elsewhere := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.MkdirAll(elsewhere, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var moved []string
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := filepath.Join(elsewhere, filepath.Base(p))
+		if err := os.WriteFile(q, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		moved = append(moved, q)
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	if n := streamedShows(t, moved); n != inFolder {
+		t.Errorf("%d outputs streamed outside a data folder, %d in one", n, inFolder)
+	}
+	files, err := os.ReadDir(elsewhere)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if !strings.HasSuffix(f.Name(), ".jsonl") {
+			t.Errorf("show left %s beside the logs", f.Name())
+		}
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("show left %d entries in the temporary folder, the first %s", len(left), left[0].Name())
+	}
+}
+
+// streamedShows checks that --json and the plain form of each log stream
+// and write what the whole read writes, byte for byte, and says how many
+// of the outputs streamed. Generated logs, the branched log and the logs
+// with rejected batches must stream.
+func streamedShows(t *testing.T, paths []string) int {
+	t.Helper()
 	streamed := 0
 	for _, path := range paths {
 		base := filepath.Base(path)
@@ -411,5 +464,5 @@ func TestLogShowStreamsBranchesAndRejectedBatches(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d of %d outputs streamed", streamed, 2*len(paths))
+	return streamed
 }
