@@ -10,6 +10,7 @@ var (
 	indexLightExtends                   atomic.Int64
 	indexTails                          atomic.Int64
 	wholeReads                          atomic.Int64
+	spilledRebuilds                     atomic.Int64
 )
 
 func init() {
@@ -17,6 +18,7 @@ func init() {
 		evRebuild: &indexRebuilds, evCompaction: &indexCompactions,
 		evLightResume: &indexLightResumes, evFullResume: &indexFullResumes,
 		evLightExtend: &indexLightExtends, evIndexTail: &indexTails, evWholeRead: &wholeReads,
+		evSpilled: &spilledRebuilds,
 	}
 	observe = func(e event) { counts[e].Add(1) }
 }

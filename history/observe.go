@@ -13,6 +13,7 @@ const (
 	evLightExtend              // a reader extended an index from a resumeLight Scanner
 	evIndexTail                // a tail read the page index answered
 	evWholeRead                // a writer read a whole log
+	evSpilled                  // a rebuild wrote the index as it went, not held in memory
 )
 
 // observe is told of each event. It is nil in a program; the package's

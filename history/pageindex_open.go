@@ -72,6 +72,14 @@ func openIndex(path string, log io.ReaderAt, ino uint64, size int64, persist boo
 		}
 		ix.Close()
 	}
+	if persist && sidecarDir(ipath) == nil {
+		// Written as it is built, so a long log's first open holds its
+		// IDs, not its index; where it cannot be written (a log outside
+		// a data folder, a read-only folder) it is built in memory.
+		if ix, err := rebuildSpilled(ipath, log, ino, size, reason); err == nil {
+			return ix, nil
+		}
+	}
 	return rebuildIndex(ipath, log, ino, size, reason, persist)
 }
 
@@ -137,10 +145,15 @@ func rebuildIndex(ipath string, log io.ReaderAt, ino uint64, size int64, reason 
 
 // rebuildSpilled is rebuildIndex writing the new index as it goes (a
 // temporary file renamed over the index at the end), so it holds at most
-// spillBytes of it: the index writer's compaction of a long log.
+// spillBytes of it: the index writer's compaction of a long log, and the
+// first open of a long log with no index. The index returned is opened
+// from the temporary file before the rename, so it is the one this pass
+// wrote even if another process replaces the index at once.
 func rebuildSpilled(ipath string, log io.ReaderAt, ino uint64, size int64, reason error) (*Index, error) {
 	slog.Debug("history: rebuilding a page index", "index", ipath, "reason", reason)
 	observed(evRebuild)
+	observed(evSpilled)
+	var ix *Index
 	err := writeIndexWith(ipath, func(f *os.File) error {
 		if _, err := f.Write(indexMagic); err != nil {
 			return err
@@ -151,12 +164,20 @@ func rebuildSpilled(ipath string, log io.ReaderAt, ino uint64, size int64, reaso
 		if _, err := b.scan(s, log, 0, size, ino); err != nil {
 			return err
 		}
-		return b.spilled()
+		if err := b.spilled(); err != nil {
+			return err
+		}
+		var err error
+		ix, err = readIndexFile(f.Name())
+		return err
 	})
 	if err != nil {
+		if ix != nil {
+			ix.Close()
+		}
 		return nil, err
 	}
-	return readIndexFile(ipath)
+	return ix, nil
 }
 
 // rebuildFrom is rebuildIndex for a log a rewrite made from the log with
