@@ -571,10 +571,11 @@ func parseIndexing(path string, data []byte, track bool) (*reader, error) {
 // OpenIndexAnywhere is OpenIndex (size as there) for a log that has an
 // index beside it or can have one (a data folder's log); for any other log
 // it builds one in a temporary folder for this read, leaving nothing beside
-// the log: how `folio log show` streams a log kept anywhere. The temporary build writes
-// the index as it goes, so it holds the duplicate check's IDs, not the
-// index, and its file is removed once open (the Index keeps it open until
-// Close). Such an index found damaged later is not rebuilt: the read fails.
+// the log: how `folio log show` streams a log kept anywhere. The temporary
+// build writes the index as it goes, so it holds the duplicate check's
+// IDs, not the index, and its file is removed once open (the Index keeps
+// it open until Close). Such an index found damaged later is not rebuilt:
+// the read fails.
 func OpenIndexAnywhere(path string, log *os.File, size int64) (*Index, error) {
 	ipath := IndexPath(path)
 	if _, err := os.Stat(ipath); err == nil || sidecarDir(ipath) == nil {

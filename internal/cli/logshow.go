@@ -179,8 +179,8 @@ const showPart = 16 * tui.PartAlign
 // refs of a part, its entries' bytes, its lines, then the next part, so
 // memory holds a part, never the conversation. It reports done false
 // (having written nothing) when the log can have no index (a version 2
-// log, a log of messages only, a
-// store's conversation): the caller then reads it whole.
+// log, a log of messages only, a store's conversation): the caller then
+// reads it whole.
 func streamShow(path string, o showOptions, theme tui.Theme, stdio IO) (done bool, err error) {
 	f, ix, d, ok := openShowIndex(path)
 	if !ok {
