@@ -68,17 +68,20 @@ async function serve(h, url, data) {
   return { ...printed, kill: () => p.kill() };
 }
 
-// send types text in the composer and waits until its reply settles.
+// send types text in the composer and waits until a user bubble with that
+// text is shown and the answer after it settles. It does not count bubbles:
+// a window that reloads after the outage is briefly empty, and a count taken
+// then is already passed by the rows it reloads.
 async function send(page, text) {
-  const users = await page.$$eval(`${pane} .bubble-user`, (u) => u.length);
   await page.getByRole('textbox', { name: 'Message' }).fill(text);
   await page.keyboard.press('Enter');
   await page.waitForFunction(
-    ([p, n]) => {
-      const b = [...document.querySelectorAll(`${p} .bubble-assistant`)].at(-1);
-      return document.querySelectorAll(`${p} .bubble-user`).length > n && b?.dataset.state === 'completed';
+    ([p, t]) => {
+      const rows = [...document.querySelectorAll(`${p} .bubble-user, ${p} .bubble-assistant`)];
+      const at = rows.findLastIndex((r) => r.classList.contains('bubble-user') && r.textContent.includes(t));
+      return at >= 0 && rows.slice(at + 1).some((r) => r.dataset.state === 'completed');
     },
-    [pane, users],
+    [pane, text],
     { timeout: 60_000 },
   );
 }
@@ -119,6 +122,7 @@ export function outageTests(test) {
 
       cl.start();
       await banner.waitFor({ state: 'detached', timeout: 30_000 });
+      await page.locator(`${pane} .bubble-user`, { hasText: 'hello' }).waitFor({ timeout: 30_000 });
       await send(page, 'after the outage');
       const texts = await page.$$eval(`${pane} .bubble-user`, (us) => us.map((u) => u.textContent.trim()));
       assert(
