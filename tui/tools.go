@@ -253,14 +253,14 @@ func (p *Painter) presentation(pr *transcript.Presentation, summary string, widt
 			return tail(clamp(lines, width), limit, s)
 		}
 	}
-	return styleAll(wrapIndent(presentationMeta(pr), width, "  ", "    "), s.faint)
+	return styleAll(wrapIndent(PresentationSummary(pr), width, "  ", "    "), s.faint)
 }
 
-// presentationMeta is the bounded fallback for a presentation this
-// terminal has no adapter for: its size and any artifact, never the
-// payload, and none of the schema names and revisions that mean nothing to
-// a reader.
-func presentationMeta(pr *transcript.Presentation) string {
+// PresentationSummary is the bounded fallback for a presentation no
+// adapter draws (here and in folio log show): its size and any artifact,
+// never the payload, and none of the schema names and revisions that mean
+// nothing to a reader.
+func PresentationSummary(pr *transcript.Presentation) string {
 	var parts []string
 	if n := len(pr.Payload); n > 0 {
 		parts = append(parts, byteSize(int64(n))+" of details not shown here")

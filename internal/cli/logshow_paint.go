@@ -199,7 +199,7 @@ func (pp *plainPainter) toolBody(c transcript.Tool, width int) ([]string, bool) 
 		if pp.drawn(c.Presentation, width) {
 			return nil, false
 		}
-		out = append(out, wrapIndent(presentationMeta(c.Presentation), width, "  ", "    ")...)
+		out = append(out, wrapIndent(tui.PresentationSummary(c.Presentation), width, "  ", "    ")...)
 	case rc.DiffPreview != nil:
 		return nil, false // the painter's colored diff lines
 	case rc.OutputPreview != "":
@@ -210,7 +210,7 @@ func (pp *plainPainter) toolBody(c transcript.Tool, width int) ([]string, bool) 
 		if pp.drawn(pr, width) {
 			return nil, false
 		}
-		out = append(out, wrapIndent(presentationMeta(pr), width, "  ", "    ")...)
+		out = append(out, wrapIndent(tui.PresentationSummary(pr), width, "  ", "    ")...)
 	}
 	return out, true
 }
@@ -224,37 +224,6 @@ func (pp *plainPainter) drawn(pr *transcript.Presentation, width int) bool {
 	}
 	_, err := a.Render(pr, width-2, tui.PlainTheme)
 	return err == nil
-}
-
-func presentationMeta(pr *transcript.Presentation) string {
-	var parts []string
-	if n := len(pr.Payload); n > 0 {
-		parts = append(parts, byteSize(int64(n))+" of details not shown here")
-	}
-	if a := pr.Artifact; a != nil {
-		st := "partial"
-		if a.Final {
-			st = "final"
-		}
-		if !a.Available {
-			st += ", unavailable"
-		}
-		parts = append(parts, fmt.Sprintf("%s %s (%s)", oneLine(a.ContentType), byteSize(a.CommittedBytes), st))
-	}
-	if len(parts) == 0 {
-		parts = append(parts, "details not shown here")
-	}
-	return "⧉ " + strings.Join(parts, " · ")
-}
-
-func byteSize(n int64) string {
-	switch {
-	case n < 1024:
-		return fmt.Sprintf("%d B", n)
-	case n < 1024*1024:
-		return fmt.Sprintf("%.1f KiB", float64(n)/1024)
-	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1024*1024))
 }
 
 // tailLines keeps the last limit lines, saying how many were left out.
