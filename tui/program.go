@@ -7,6 +7,7 @@ import (
 	"os"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/term"
 )
 
@@ -29,8 +30,15 @@ const (
 // program at buffers.
 func Chat(ctx context.Context, o Options, in *os.File, out *os.File, extra ...tea.ProgramOption) error {
 	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithInput(in)}
-	if o.Theme.Plain() {
+	switch {
+	case o.Theme.Plain():
 		opts = append(opts, tea.WithColorProfile(o.Theme.Profile))
+	case out == os.Stdout && !o.Classic:
+		// Bubble Tea would detect the color profile of out again, and
+		// inside tmux detecting it runs `tmux info` (tens of milliseconds
+		// to the first screen). Lip Gloss detected it for standard output
+		// when the program started, from the same environment: reuse that.
+		opts = append(opts, tea.WithColorProfile(lipgloss.Writer.Profile))
 	}
 	if o.Classic {
 		o.Output = out
