@@ -4,7 +4,8 @@
 # `folio --resume ID` in the fullscreen and the classic view, how long a
 # page key takes to change the fullscreen view and folio's RSS before and
 # after 50 of them, in tmux at 120×40, and folio log show's time and peak
-# RSS (whole, --json and --tail 100) to /dev/null.
+# RSS (whole, --json and --tail 100) to /dev/null. It first times the
+# harness alone (a key echoed by cat), the floor under every key time.
 #
 #   scripts/term-bench.sh [SIZES]     (default: 3000 300000)
 #
@@ -48,28 +49,42 @@ rss_kb() {
 	awk '/^VmRSS/ {print $2}' "/proc/$pid/status"
 }
 
-# page_latency presses PageUp 50 times, each after the view settled, and
-# prints the median, the p99 (of 50, the slowest) and the slowest time to a
-# changed pane, and folio's RSS at the live edge and after the 50 pages.
-page_latency() {
-	sleep 0.5
-	rss_edge=$(rss_kb)
+# key_times KEY PREFIX presses KEY 50 times, each after the pane settled,
+# and prints the median, the p99 (of 50, the slowest) and the slowest time
+# from the key to a changed pane, named PREFIX_ms_*.
+key_times() {
 	ts=""
 	for _ in $(seq 50); do
 		before=$(pane)
 		t0=$(now_ms)
-		tmux -S "$work/tmux.sock" send-keys -t bench PageUp
+		tmux -S "$work/tmux.sock" send-keys -t bench "$1"
 		while [ "$(pane)" = "$before" ]; do
 			[ $(( $(now_ms) - t0 )) -gt 2000 ] && break
 			sleep 0.005
 		done
 		ts="$ts $(( $(now_ms) - t0 ))"
 	done
+	echo "$ts" | tr ' ' '\n' | grep . | sort -n | awk -v p="$2" '{a[NR]=$1} END {printf "%s_ms_median=%d %s_ms_p99=%d %s_ms_max=%d", p, a[int((NR+1)/2)], p, a[int((NR*99+99)/100)], p, a[NR]}'
+}
+
+# page_latency presses PageUp 50 times (key_times) and prints folio's RSS
+# at the live edge and after the 50 pages.
+page_latency() {
+	sleep 0.5
+	rss_edge=$(rss_kb)
+	key_times PageUp page
 	sleep 0.5
 	rss_paged=$(rss_kb)
-	echo "$ts" | tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {printf "page_ms_median=%d page_ms_p99=%d page_ms_max=%d", a[int((NR+1)/2)], a[int((NR*99+99)/100)], a[NR]}'
 	echo " rss_edge_kb=$rss_edge rss_after_50_pages_kb=$rss_paged"
 }
+
+# The harness's own share of a key's time: tmux delivering a key to cat and
+# the polling seeing it echoed. A page key's time above is folio's work
+# plus about this much.
+tmux -S "$work/tmux.sock" -f /dev/null new-session -d -s bench -x 120 -y 40 cat
+sleep 0.3
+echo "harness (cat echoing a key) $(key_times x echo)"
+tmux -S "$work/tmux.sock" kill-server 2>/dev/null || true
 
 for n in $sizes; do
 	id="20260101-000000-$(printf '%06d' "$n" | tail -c 6)"
