@@ -197,12 +197,11 @@ func (s *Server) attachIfOwned(id string) {
 
 // forward runs cmd on the owner: the command's members go as the web app
 // sends them, under the tab's command ID. A send names no model (the
-// owner runs its own) and carries no attachments (their files are this
-// server's).
+// owner runs its own). Its attachments go as their IDs: the owner serves
+// the endpoint of this data folder (the socket is found there), so the
+// files this server stored on upload are the owner's too, and the owner
+// reads them into the message as it reads its own uploads.
 func (r *remoteOwner) forward(ctx context.Context, cmd Command) (Receipt, error) {
-	if len(cmd.Attachments) > 0 {
-		return Receipt{}, fmt.Errorf("%w: attachments to a conversation a terminal owns; send the text, or close the terminal's chat", ErrUnsupported)
-	}
 	b, err := json.Marshal(cmd)
 	if err != nil {
 		return Receipt{}, err
@@ -213,6 +212,13 @@ func (r *remoteOwner) forward(ctx context.Context, cmd Command) (Receipt, error)
 	}
 	for _, k := range []string{"kind", "conversation", "commandId", "model", "attachments"} {
 		delete(members, k)
+	}
+	if len(cmd.Attachments) > 0 {
+		ids := make([]string, len(cmd.Attachments))
+		for i, a := range cmd.Attachments {
+			ids[i] = a.ID
+		}
+		members["attachments"] = ids
 	}
 	rc, err := r.ro.Command(ctx, cmd.Kind, cmd.CommandID, members)
 	rc.Conversation = cmd.Conversation

@@ -1,0 +1,163 @@
+//go:build linux
+
+package client_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/foliodev/folio/history"
+	"github.com/foliodev/folio/message"
+	"github.com/foliodev/folio/provider/demo"
+	"github.com/foliodev/folio/server"
+	"github.com/foliodev/folio/server/client"
+	"github.com/foliodev/folio/transcript"
+)
+
+const serveToken = "test-token-0123456789"
+
+// serveBeside is folio serve on the terminal owner's data folder: its own
+// engines for conversations nobody owns, and DialOwner for the one the
+// terminal owns, reached over HTTP as a browser tab reaches it.
+func serveBeside(t *testing.T, o *terminalOwner) string {
+	t.Helper()
+	srv, err := server.New(server.Options{DataDir: o.data, TempDir: t.TempDir(), Token: serveToken,
+		Turns:     &server.TurnsOptions{Provider: demo.New(demo.Options{TokensPerSecond: 300}), Model: "demo", Workspace: t.TempDir()},
+		DialOwner: client.DialOwner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { ts.Close(); srv.Close() })
+	return ts.URL
+}
+
+// upload stores body as an attachment of conversation id through base's
+// HTTP API (hc reaches it) and returns the attachment's ID.
+func upload(t *testing.T, hc *http.Client, base, token, id, name, body string) string {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/api/v2/conversations/"+id+"/attachments?name="+name, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "text/plain")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Attachment struct {
+			ID string `json:"id"`
+		} `json:"attachment"`
+	}
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("upload: HTTP %d", resp.StatusCode)
+	}
+	if err := json.UnmarshalRead(resp.Body, &out, json.RejectUnknownMembers(false)); err != nil || out.Attachment.ID == "" {
+		t.Fatalf("upload: %v %+v", err, out)
+	}
+	return out.Attachment.ID
+}
+
+// userMessages are the user messages of conversation id's log.
+func userMessages(t *testing.T, data, id string) []string {
+	t.Helper()
+	path, _ := history.Locate(data, id)
+	conv, err := history.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range conv.Messages {
+		if m.Role == message.User {
+			out = append(out, m.Content)
+		}
+	}
+	return out
+}
+
+// TestServeSendsAttachmentsThroughTerminalOwner: a browser tab on a
+// conversation a terminal owns sends a message with an attachment it
+// uploaded to folio serve; the send runs on the terminal's engine, and the
+// owner's log holds the message exactly as a send with the same file made
+// on the owner itself holds it.
+func TestServeSendsAttachmentsThroughTerminalOwner(t *testing.T) {
+	o := newTerminalOwner(t, 300)
+	base := serveBeside(t, o)
+	const file = "line one\nline two: ünïcode\n"
+
+	// The tab: upload to folio serve, then send with it.
+	att := upload(t, http.DefaultClient, base, serveToken, o.id, "notes.txt", file)
+	c, err := client.Dial(t.Context(), base, serveToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cv, err := c.Open(t.Context(), o.id, transcript.NewStore())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := cv.Command(t.Context(), "send", "web-1", map[string]any{"text": "read this", "attachments": []string{att}})
+	if err != nil || r.State == transcript.CommandRejected {
+		t.Fatalf("a send with an attachment through folio serve: %+v %v", r, err)
+	}
+	if r := waitReceipt(t, cv, "web-1"); r.State != transcript.CommandDone {
+		t.Fatalf("web-1: %+v", r)
+	}
+	if r, _ := o.eng.Status("web-1"); r.State != transcript.CommandDone {
+		t.Errorf("the owner's engine has web-1 as %+v, want it done there", r)
+	}
+
+	// The same send made on the owner itself, over its own endpoint.
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", history.EndpointPath(o.data, os.Getpid()))
+	}}}
+	direct := upload(t, hc, "http://folio", "", o.id, "notes.txt", file)
+	local, err := client.DialLocal(t.Context(), history.EndpointPath(o.data, os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	lcv, err := local.Open(t.Context(), o.id, transcript.NewStore())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lcv.Command(t.Context(), "send", "own-1", map[string]any{"text": "read this", "attachments": []string{direct}}); err != nil {
+		t.Fatal(err)
+	}
+	if r := waitReceipt(t, lcv, "own-1"); r.State != transcript.CommandDone {
+		t.Fatalf("own-1: %+v", r)
+	}
+
+	var users []string
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		users = userMessages(t, o.data, o.id)
+		if len(users) >= 3 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(users) != 3 {
+		t.Fatalf("the log holds %d user messages, want 3: %q", len(users), users)
+	}
+	want := "read this\n\n<attachment name=\"notes.txt\">\n" + file + "\n</attachment>"
+	if users[1] != want {
+		t.Errorf("the forwarded send's message in the owner's log:\n%q\nwant\n%q", users[1], want)
+	}
+	if users[1] != users[2] {
+		t.Errorf("forwarded and direct sends differ in the log:\n%q\n%q", users[1], users[2])
+	}
+}
