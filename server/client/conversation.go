@@ -545,6 +545,12 @@ func (cv *Conversation) Retry(ctx context.Context, commandID, failureID string) 
 	return cv.Command(ctx, "retry", commandID, map[string]any{"failureId": failureID})
 }
 
+// Dismiss tells the owner the client took back draft, a send or steer the
+// owner's engine gave back, so the engine stops listing it.
+func (cv *Conversation) Dismiss(ctx context.Context, commandID, draft string) (server.Receipt, error) {
+	return cv.Command(ctx, "dismiss", commandID, map[string]any{"draft": draft})
+}
+
 // Status is the receipt of commandID: the latest one this client saw, or
 // else the owner's receipt endpoint. engine.ErrUnknownCommand says the
 // owner never received it.

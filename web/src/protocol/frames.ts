@@ -164,6 +164,18 @@ export interface SelectBranch {
   head: string;
 }
 
+/** Takes a draft the engine gave back out of its live state: the client took it back. */
+export interface Dismiss {
+  type: "dismiss";
+  /** request ID */
+  id?: string;
+  conversation: string;
+  /** makes the command idempotent */
+  commandId: string;
+  /** the command ID of a send or steer the engine gave back (a rejected receipt with code cancelled) */
+  draft: string;
+}
+
 export interface Limits {
   frameBytes: number;
   minBudget: number;
@@ -500,7 +512,7 @@ export interface EventDeleted {
   op: "deleted";
 }
 
-export type ClientFrame = Hello | Ping | Open | PageRequest | Release | Unfollow | Entry | Send | Steer | Stop | Approve | Retry | Edit | SelectBranch;
+export type ClientFrame = Hello | Ping | Open | PageRequest | Release | Unfollow | Entry | Send | Steer | Stop | Approve | Retry | Edit | SelectBranch | Dismiss;
 
 export type ServerFrame = Welcome | Pong | Status | Released | Ok | Error | Snapshot | Page | ReceiptAnswer | EntryAnswer | EventUpsert | EventSettle | EventAppend | EventPresentation | EventReplaced | EventHead | EventQueue | EventTurn | EventApprovals | EventReceipt | EventDeleted;
 
