@@ -40,6 +40,9 @@ type RemoteOwner interface {
 	Command(ctx context.Context, kind, commandID string, members map[string]any) (Receipt, error)
 	// Status is a command's receipt on the owner.
 	Status(ctx context.Context, commandID string) (Receipt, error)
+	// Allowed lists, sorted, the tools the owner's engine allows, as it
+	// last said.
+	Allowed() []string
 	// OnReceipt sets a function told every receipt that moves.
 	OnReceipt(func(Receipt))
 	// Done is closed when the connection to the owner ended.
@@ -97,10 +100,14 @@ func (s *Server) remoteFor(id string, pid int) (*remoteOwner, error) {
 	// (controlLocked), and every change of them is published from here.
 	cs := controlOf(snap.Live)
 	pub.control, pub.lastTurn, pub.lastQueue, pub.lastSteer, pub.lastAppr = true, *cs.Turn, cs.Queue, cs.Steers, cs.Approvals
+	// The mirror's engine allows nothing; the owner's engine says what
+	// it allows.
+	pub.allowed = ro.Allowed
 	sub := ro.Store().Subscribe()
 	quit, pubDone, pubSync := make(chan struct{}), make(chan struct{}), make(chan chan struct{})
 	c.quit, c.pubDone, c.pubSync, c.lent = quit, pubDone, pubSync, true
 	c.acquireLocked(mirror)
+	c.allowed = ro.Allowed
 	c.mu.Unlock()
 	saved := make(chan struct{})
 	go pub.run(mirror, sub, saved, pubSync, quit, pubDone)

@@ -84,6 +84,8 @@ func TestProtocolSchemaMatchesTheFrames(t *testing.T) {
 		"controlState":           reflect.TypeFor[controlState](),
 		"turnState":              reflect.TypeFor[TurnState](),
 		"turnRetry":              reflect.TypeFor[TurnRetry](),
+		"usage":                  reflect.TypeFor[Usage](),
+		"childState":             reflect.TypeFor[ChildState](),
 		"queueItem":              reflect.TypeFor[QueueItem](),
 		"approvalItem":           reflect.TypeFor[ApprovalItem](),
 		"receipt":                reflect.TypeFor[Receipt](),

@@ -292,9 +292,11 @@ func (c chatEngine) Approve(invocation string, d engine.Decision) error {
 	return rejected(r, err)
 }
 
+// Allowed is the tools allowed for the rest of the session: the owner's
+// engine's while attached, as it last said.
 func (c chatEngine) Allowed() []string {
-	if c.s.current() != nil {
-		return nil // the owner's list; the protocol does not carry it
+	if a := c.s.current(); a != nil {
+		return a.cv.Allowed()
 	}
 	return c.s.eng.Allowed()
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 
 // demoSession is a chat session over data with the demo model streaming
 // rate tokens a second.
-func demoSession(t *testing.T, data, rate string) *chatSession {
+func demoSession(t *testing.T, data, rate string, allow ...string) *chatSession {
 	t.Helper()
 	env := func(k string) string {
 		if k == "FOLIO_DEMO_RATE" {
@@ -28,7 +29,7 @@ func demoSession(t *testing.T, data, rate string) *chatSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := newChatSession(data, cfg, prov, t.TempDir(), nil)
+	s, err := newChatSession(data, cfg, prov, t.TempDir(), allow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,18 +46,18 @@ func until(t *testing.T, what string, ok func() bool) {
 	}
 }
 
-// ownerAndAttached is a chat owning a conversation whose long turn runs,
-// serving it on its endpoint, and a second chat of the same process
-// attached to it by resume.
-func ownerAndAttached(t *testing.T) (owner, att *chatSession) {
+// ownerAndAttached is a chat owning a conversation whose long turn (on
+// prompt) runs, allowing allow, serving it on its endpoint, and a second
+// chat of the same process attached to it by resume.
+func ownerAndAttached(t *testing.T, prompt string, allow ...string) (owner, att *chatSession) {
 	t.Helper()
 	data := t.TempDir()
-	owner = demoSession(t, data, "40")
+	owner = demoSession(t, data, "40", allow...)
 	t.Cleanup(owner.close)
 	if err := owner.serveLocal(context.Background(), owner.model); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := owner.eng.Send(context.Background(), "t1", "write a long essay about streaming", nil); err != nil {
+	if _, err := owner.eng.Send(context.Background(), "t1", prompt, nil); err != nil {
 		t.Fatal(err)
 	}
 	until(t, "the owner's turn and its log", func() bool {
@@ -94,7 +95,7 @@ func lists(s *chatSession, id string) bool {
 // attached terminal's person takes it back, the owner stops listing it. A
 // second dismiss of it is unknown, as on a local engine.
 func TestAttachedDismissReachesTheOwner(t *testing.T) {
-	owner, att := ownerAndAttached(t)
+	owner, att := ownerAndAttached(t, "write a long essay about streaming")
 	ce := chatEngine{att}
 	if r, err := ce.Transport()(t.Context(), "q1", "queued behind the essay", false); err != nil || r.State != transcript.CommandQueued {
 		t.Fatalf("a send behind the owner's turn: %+v %v", r, err)
@@ -112,4 +113,40 @@ func TestAttachedDismissReachesTheOwner(t *testing.T) {
 	if err := ce.Dismiss("q1"); !errors.Is(err, engine.ErrUnknownCommand) {
 		t.Errorf("a second dismiss: %v, want engine.ErrUnknownCommand", err)
 	}
+}
+
+// TestAttachedSeesAllowedUsageAndSubAgents: a terminal attached to an
+// owner whose turn runs a sub-agent shows what the owner's footer and
+// regions show: the tools the owner's session allows, the session's usage
+// totals, and the running sub-agent's region (under the owner's region
+// ID, which approvals name) with the last line of its feed.
+func TestAttachedSeesAllowedUsageAndSubAgents(t *testing.T) {
+	owner, att := ownerAndAttached(t, `/demo call task {"label":"essayist","prompt":"write a long essay about streaming"}`, "task", "read_file")
+	if got := (chatEngine{att}).Allowed(); !slices.Equal(got, owner.eng.Allowed()) || len(got) != 2 {
+		t.Errorf("the attached terminal allows %q; the owner %q", got, owner.eng.Allowed())
+	}
+	var child transcript.ChildRegion
+	until(t, "the owner's sub-agent to stream", func() bool {
+		for _, c := range owner.eng.Store().Snapshot().Live.Children.All() {
+			if !c.Done && c.Feed.Len() > 0 {
+				child = c
+				return true
+			}
+		}
+		return false
+	})
+	until(t, "the sub-agent's region in the mirror, with its last line", func() bool {
+		c, ok := att.eng.Store().Snapshot().Live.Children.Get(child.ID)
+		return ok && !c.Done && c.Label == "essayist" && c.Feed.Len() == 1 && c.Feed.At(0).Content.(transcript.Agent).Markdown != ""
+	})
+	until(t, "the owner's usage totals in the mirror", func() bool {
+		got, want := att.eng.Store().Snapshot().Live.Totals, owner.eng.Store().Snapshot().Live.Totals
+		return want.OutputTokens > 0 && got == want
+	})
+	// The region leaves the mirror when the sub-agent is done.
+	owner.eng.Stop()
+	until(t, "the region to leave the mirror", func() bool {
+		_, ok := att.eng.Store().Snapshot().Live.Children.Get(child.ID)
+		return !ok
+	})
 }

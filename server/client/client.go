@@ -166,6 +166,9 @@ type frame struct {
 	Activity     string                `json:"activity"`
 	Retry        *server.TurnRetry     `json:"retry"`
 	Context      int64                 `json:"context"`
+	Totals       server.Usage          `json:"totals"`
+	Children     []server.ChildState   `json:"children"`
+	Allowed      []string              `json:"allowed"`
 	Steers       []server.QueueItem    `json:"steers"`
 	Approvals    []server.ApprovalItem `json:"approvals"`
 	Receipt      *server.Receipt       `json:"receipt"`

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 	"unicode/utf16"
@@ -45,6 +46,8 @@ type Conversation struct {
 	// OnEvent, when set before Open returns any event, sees every applied
 	// event's op (tests and benchmarks measure with it).
 	onEvent func(server.ChangeOp)
+	// allowed is the tools the owner's engine allows, as it last said.
+	allowed []string
 	// onReceipt is told every receipt that moves (OnReceipt).
 	onReceipt func(server.Receipt)
 }
@@ -211,6 +214,7 @@ func (cv *Conversation) open(ctx context.Context) error {
 		}
 		if state.Turn != nil {
 			setTurn(tx, *state.Turn)
+			cv.allowed = state.Turn.Allowed
 		}
 		setQueue(tx, state.Queue, state.Steers)
 		setApprovals(tx, state.Approvals)
@@ -312,7 +316,10 @@ func (cv *Conversation) applyLocked(f frame) {
 		case server.OpTurn:
 			var st string
 			_ = json.Unmarshal(f.State, &st)
-			setTurn(tx, server.TurnState{State: st, Turn: f.Turn, Reply: f.Reply, Activity: f.Activity, Retry: f.Retry, Context: f.Context})
+			t := server.TurnState{State: st, Turn: f.Turn, Reply: f.Reply, Activity: f.Activity, Retry: f.Retry, Context: f.Context,
+				Totals: f.Totals, Children: f.Children, Allowed: f.Allowed}
+			setTurn(tx, t)
+			cv.allowed = t.Allowed
 		case server.OpQueue:
 			setQueue(tx, f.Items, f.Steers)
 		case server.OpApprovals:
@@ -439,9 +446,25 @@ func utf16Len(s string) int {
 }
 
 // setTurn sets the mirror's turn and the footer's facts of it (activity,
-// a pending retry, the prompt's context) to the owner's.
+// a pending retry, the prompt's context, the session's usage, the running
+// sub-agents' regions) to the owner's.
 func setTurn(tx *transcript.Tx, t server.TurnState) {
 	_ = tx.SetPromptContext(max(t.Context, 0))
+	_ = tx.SetTotals(usageOf(t.Totals))
+	children := make([]transcript.ChildRegion, 0, len(t.Children))
+	for _, c := range t.Children {
+		r := transcript.ChildRegion{ID: c.ID, Label: c.Label, Activity: transcript.Activity(c.Activity), Model: c.Model,
+			PromptContext: max(c.Context, 0), Usage: usageOf(c.Usage)}
+		// The feed holds the one line the owner's readers see last, all
+		// a terminal shows of a running sub-agent's feed.
+		var entries []transcript.Entry
+		if c.Last != "" {
+			entries = []transcript.Entry{{ID: c.ID + "-last", Timestamp: tx.Now(), Content: transcript.Agent{Markdown: c.Last}}}
+		}
+		r.Feed, _ = transcript.NewDocument(c.ID, entries)
+		children = append(children, r)
+	}
+	_ = tx.SetChildren(children)
 	var rt transcript.Retry
 	if r := t.Retry; r != nil && r.Attempt > 0 {
 		rt = transcript.Retry{Attempt: r.Attempt, Reason: r.Reason, At: time.UnixMilli(r.At)}
@@ -460,6 +483,12 @@ func setTurn(tx *transcript.Tx, t server.TurnState) {
 		// An owner that does not say what the turn does.
 		tx.SetActivity(transcript.ActivityResponding)
 	}
+}
+
+// usageOf is u as a store counts it; negative counts are taken as none.
+func usageOf(u server.Usage) transcript.Usage {
+	return transcript.Usage{InputTokens: max(u.InputTokens, 0), OutputTokens: max(u.OutputTokens, 0),
+		CacheReadTokens: max(u.CacheReadTokens, 0), CostUSD: max(u.CostUSD, 0)}
 }
 
 // setQueue sets the mirror's sends waiting behind the running turn and
@@ -543,6 +572,14 @@ func (cv *Conversation) Approve(ctx context.Context, commandID, invocation strin
 // Retry runs again the turn that failed with failure entry failureID.
 func (cv *Conversation) Retry(ctx context.Context, commandID, failureID string) (server.Receipt, error) {
 	return cv.Command(ctx, "retry", commandID, map[string]any{"failureId": failureID})
+}
+
+// Allowed lists, sorted, the tools the owner's engine runs without asking
+// for the rest of its session, as the owner last said.
+func (cv *Conversation) Allowed() []string {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	return slices.Clone(cv.allowed)
 }
 
 // Dismiss tells the owner the client took back draft, a send or steer the
