@@ -25,6 +25,14 @@ import (
 // page (from the log, or from the owner).
 const PageBudget = 64 << 10
 
+// keepEntries is how many entries at the end of the document a mirror
+// keeps in its store in a long live session, as the owner's engine does
+// (engine.WithDocumentWindow): once it holds twice as many, the settled
+// entries of earlier turns are dropped from the store (the document's
+// Elided counts them). They are in the owner's log, from which the
+// mirror's readers page them.
+const keepEntries = 256
+
 // Conversation is one conversation opened on a Conn: its live events keep
 // a transcript.Store equal to the owner's (entries, turn, queue, approvals),
 // and its commands go to the owner.
@@ -284,15 +292,26 @@ func (cv *Conversation) applyLocked(f frame) {
 	err := cv.lease.Do(func(tx *transcript.Tx) error {
 		switch f.Op {
 		case server.OpUpsert, server.OpSettle:
-			if f.Revision <= cv.revs[entryID(f.Entry)] {
+			id := entryID(f.Entry)
+			if f.Revision <= cv.revs[id] {
 				return nil
+			}
+			d := tx.Document()
+			if _, ok := d.Index(id); !ok && f.After != "" && d.Elided() > 0 {
+				if _, ok := d.Index(f.After); !ok {
+					return nil // before the mirror's window: readers page it from the log
+				}
 			}
 			e, err := transcript.DecodeEntry(f.Entry)
 			if err != nil {
 				return err
 			}
 			cv.revs[e.ID] = f.Revision
-			return tx.Put(e, f.Op == server.OpUpsert && f.Open)
+			open := f.Op == server.OpUpsert && f.Open
+			if err := tx.Put(e, open); err != nil || open {
+				return err
+			}
+			return cv.trimLocked(tx)
 		case server.OpAppend:
 			return cv.appendLocked(tx, f)
 		case server.OpPresentation:
@@ -331,6 +350,31 @@ func (cv *Conversation) applyLocked(f frame) {
 		// The mirror and the owner disagree: start again from a snapshot.
 		cv.reopenLocked()
 	}
+}
+
+// trimLocked drops the settled entries of earlier turns from the mirror's
+// store once it holds twice keepEntries: the cut keeps the last
+// keepEntries at least and falls on a user entry, so what it drops
+// belongs to turns that ended, which the owner saved when they did.
+func (cv *Conversation) trimLocked(tx *transcript.Tx) error {
+	d := tx.Document()
+	if d.Len() < 2*keepEntries {
+		return nil
+	}
+	cut := 0
+	for i := min(d.Len()-keepEntries, d.Settled()); i > 0; i-- {
+		if d.At(i).Content.Kind() == transcript.KindUser {
+			cut = i
+			break
+		}
+	}
+	if cut == 0 {
+		return nil
+	}
+	for i := range cut {
+		delete(cv.revs, d.At(i).ID)
+	}
+	return tx.Trim(cut)
 }
 
 // appendLocked applies streamed text, or, when the mirror holds another

@@ -4,6 +4,7 @@ package client_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -159,5 +160,60 @@ func TestServeSendsAttachmentsThroughTerminalOwner(t *testing.T) {
 	}
 	if users[1] != users[2] {
 		t.Errorf("forwarded and direct sends differ in the log:\n%q\n%q", users[1], users[2])
+	}
+}
+
+// TestMirrorKeepsAWindowInALongSession: a client attached for a long live
+// session (more than twice the window of turns' entries) holds a bounded
+// document, as the owner's engine does, whose entries are the log's last
+// ones; what it dropped is counted as elided.
+func TestMirrorKeepsAWindowInALongSession(t *testing.T) {
+	o := newTerminalOwner(t, 0)
+	_, st := o.attach(t)
+	const keep = 256 // client.keepEntries, the owner engine's window
+	for i := 0; ; i++ {
+		if d := o.eng.Store().Snapshot().Document; d.Elided()+d.Len() >= 3*keep {
+			break
+		}
+		id := fmt.Sprintf("w%d", i)
+		if _, err := o.eng.Send(t.Context(), id, "hi", nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := o.eng.Wait(t.Context(), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	owner := o.eng.Store().Snapshot().Document
+	total := owner.Elided() + owner.Len()
+	s := waitFor(t, st, "the mirror to hold the whole session", func(s transcript.Snapshot) bool {
+		return s.Document.Elided()+s.Document.Len() == total && s.Document.Settled() == s.Document.Len()
+	})
+	if n := s.Document.Len(); n >= 2*keep {
+		t.Errorf("the mirror holds %d entries of %d; want fewer than %d", n, total, 2*keep)
+	}
+	if s.Document.Elided() == 0 {
+		t.Errorf("the mirror dropped nothing of %d entries", total)
+	}
+	path, _ := history.Locate(o.data, o.id)
+	var log []transcript.Entry
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		conv, err := history.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if log = conv.Document.Entries(); len(log) == total || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(log) != total {
+		t.Fatalf("the log holds %d entries, the owner %d", len(log), total)
+	}
+	tail := log[s.Document.Elided():]
+	for i, e := range tail {
+		a, _ := transcript.EncodeEntry(e)
+		b, _ := transcript.EncodeEntry(s.Document.At(i))
+		if string(a) != string(b) {
+			t.Fatalf("entry %d differs:\nlog    %s\nmirror %s", s.Document.Elided()+i, a, b)
+		}
 	}
 }
