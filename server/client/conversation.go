@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf16"
 
@@ -55,7 +56,9 @@ type Conversation struct {
 	// event's op (tests and benchmarks measure with it).
 	onEvent func(server.ChangeOp)
 	// allowed is the tools the owner's engine allows, as it last said.
-	allowed []string
+	// It is read without mu: a server relaying this owner reads it while
+	// holding its conversation's lock, which a receipt told under mu takes.
+	allowed atomic.Pointer[[]string]
 	// onReceipt is told every receipt that moves (OnReceipt).
 	onReceipt func(server.Receipt)
 }
@@ -222,7 +225,7 @@ func (cv *Conversation) open(ctx context.Context) error {
 		}
 		if state.Turn != nil {
 			setTurn(tx, *state.Turn)
-			cv.allowed = state.Turn.Allowed
+			cv.allowed.Store(&state.Turn.Allowed)
 		}
 		setQueue(tx, state.Queue, state.Steers)
 		setApprovals(tx, state.Approvals)
@@ -338,7 +341,7 @@ func (cv *Conversation) applyLocked(f frame) {
 			t := server.TurnState{State: st, Turn: f.Turn, Reply: f.Reply, Activity: f.Activity, Retry: f.Retry, Context: f.Context,
 				Totals: f.Totals, Children: f.Children, Allowed: f.Allowed}
 			setTurn(tx, t)
-			cv.allowed = t.Allowed
+			cv.allowed.Store(&t.Allowed)
 		case server.OpQueue:
 			setQueue(tx, f.Items, f.Steers)
 		case server.OpApprovals:
@@ -621,9 +624,10 @@ func (cv *Conversation) Retry(ctx context.Context, commandID, failureID string) 
 // Allowed lists, sorted, the tools the owner's engine runs without asking
 // for the rest of its session, as the owner last said.
 func (cv *Conversation) Allowed() []string {
-	cv.mu.Lock()
-	defer cv.mu.Unlock()
-	return slices.Clone(cv.allowed)
+	if a := cv.allowed.Load(); a != nil {
+		return slices.Clone(*a)
+	}
+	return nil
 }
 
 // Dismiss tells the owner the client took back draft, a send or steer the
