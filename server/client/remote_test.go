@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -215,5 +216,49 @@ func TestMirrorKeepsAWindowInALongSession(t *testing.T) {
 		if string(a) != string(b) {
 			t.Fatalf("entry %d differs:\nlog    %s\nmirror %s", s.Document.Elided()+i, a, b)
 		}
+	}
+}
+
+// TestServeRelaysTheTerminalOwnersFooter: a tab on folio serve, for a
+// conversation a terminal owns, gets the owner's allowed tools and usage
+// totals in the turn state, in its snapshot and live.
+func TestServeRelaysTheTerminalOwnersFooter(t *testing.T) {
+	o := newTerminalOwner(t, 0)
+	o.eng.Allow("read_file")
+	base := serveBeside(t, o)
+	c, err := client.Dial(t.Context(), base, serveToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	st := transcript.NewStore()
+	cv, err := c.Open(t.Context(), o.id, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A send through folio serve attaches it to the owner.
+	if r, err := cv.Send(t.Context(), "web-1", "hello", false); err != nil || r.State == transcript.CommandRejected {
+		t.Fatalf("send: %+v %v", r, err)
+	}
+	if r := waitReceipt(t, cv, "web-1"); r.State != transcript.CommandDone {
+		t.Fatalf("web-1: %+v", r)
+	}
+	want := o.eng.Store().Snapshot().Live.Totals
+	waitFor(t, st, "the owner's totals through folio serve", func(s transcript.Snapshot) bool {
+		return s.Live.Totals == want && slices.Equal(cv.Allowed(), []string{"read_file"})
+	})
+	// A tab that opens now has them from its snapshot.
+	st2 := transcript.NewStore()
+	c2, err := client.Dial(t.Context(), base, serveToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	cv2, err := c2.Open(t.Context(), o.id, st2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st2.Snapshot().Live.Totals; got != want || !slices.Equal(cv2.Allowed(), []string{"read_file"}) {
+		t.Errorf("a new tab's snapshot: totals %+v allowed %q; want %+v and [read_file]", got, cv2.Allowed(), want)
 	}
 }
