@@ -299,10 +299,13 @@ func (cv *Conversation) applyLocked(f frame) {
 			if f.Revision <= cv.revs[id] {
 				return nil
 			}
+			// An upsert of an entry the mirror does not hold, placed
+			// after one it does not hold either (or first), lies before
+			// the mirror's window: readers page it from the log.
 			d := tx.Document()
-			if _, ok := d.Index(id); !ok && f.After != "" && d.Elided() > 0 {
+			if _, ok := d.Index(id); !ok && f.Op == server.OpUpsert && d.Elided() > 0 {
 				if _, ok := d.Index(f.After); !ok {
-					return nil // before the mirror's window: readers page it from the log
+					return nil
 				}
 			}
 			e, err := transcript.DecodeEntry(f.Entry)
