@@ -35,6 +35,7 @@ const (
 	cmdRetry        = "retry"
 	cmdEdit         = "edit"
 	cmdSelectBranch = "select-branch"
+	cmdDismiss      = "dismiss"
 )
 
 // Command is one client command, validated.
@@ -60,6 +61,9 @@ type Command struct {
 	// Model, on a send, is the model (a name from GET /api/v2/models) that
 	// turn and later ones run on.
 	Model string `json:"model,omitzero"`
+	// Draft, on a dismiss, is the command ID of a send or steer the
+	// engine gave back, which the client took back.
+	Draft string `json:"draft,omitzero"`
 }
 
 // Approval scopes.

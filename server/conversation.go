@@ -147,6 +147,9 @@ type logWriter struct {
 	// lent: eng is another's, lent by Adopt (hosted.go); only its release
 	// ends it.
 	lent bool
+	// allowed reads the tools eng allows (an attached owner's, as it
+	// reported them, for a mirror of one); nil while no engine is open.
+	allowed func() []string
 	// model is the model the conversation last switched to (models.go);
 	// "" for the default. It outlives the engine's close.
 	model string

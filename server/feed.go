@@ -135,7 +135,7 @@ func (c *feed) applyLocked(ch Change, durableAt int64) error {
 		c.seq++
 		t := *ch.Turn
 		c.broadcastLocked(eventFrame{Op: OpTurn, State: t.State, TurnID: t.Turn, Reply: t.Reply,
-			Activity: t.Activity, Retry: t.Retry, Context: t.Context})
+			Activity: t.Activity, Retry: t.Retry, Context: t.Context, Totals: t.Totals, Children: t.Children, Allowed: t.Allowed})
 	case OpApprovals:
 		c.seq++
 		a := ch.Approvals
@@ -267,6 +267,9 @@ type eventFrame struct {
 	Activity     string                   `json:"activity,omitzero"`
 	Retry        *TurnRetry               `json:"retry,omitzero"`
 	Context      int64                    `json:"context,omitzero"`
+	Totals       Usage                    `json:"totals,omitzero"`
+	Children     []ChildState             `json:"children,omitzero"`
+	Allowed      []string                 `json:"allowed,omitzero"`
 	Approvals    []ApprovalItem           `json:"approvals,omitzero"`
 	Receipt      *Receipt                 `json:"receipt,omitzero"`
 }

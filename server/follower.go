@@ -87,7 +87,7 @@ func (c *conversation) acquireLocked(eng *engine.Engine) {
 	if c.synced {
 		c.pollLocked()
 	}
-	c.eng = eng
+	c.eng, c.allowed = eng, eng.Allowed
 }
 
 // releaseLocked hands live changes back to the follower once the engine
@@ -97,7 +97,7 @@ func (c *conversation) releaseLocked() {
 	if c.synced {
 		c.pollLocked()
 	}
-	c.eng = nil
+	c.eng, c.allowed = nil, nil
 }
 
 // firstReadingLocked reports whether a capture is reading the log for the

@@ -83,7 +83,7 @@ func (s *Server) Adopt(id string, eng *engine.Engine, log *history.Log, titled b
 	// what snapshots give), and receipts on every snapshot.
 	cs := controlOf(snap.Live)
 	pub.control, pub.lastTurn, pub.lastQueue, pub.lastSteer, pub.lastAppr = true, *cs.Turn, cs.Queue, cs.Steers, cs.Approvals
-	pub.shared = true
+	pub.shared, pub.allowed = true, eng.Allowed
 	sub := eng.Store().Subscribe()
 	pubDone, pubSync := make(chan struct{}), make(chan chan struct{})
 	c.mu.Lock()

@@ -1,6 +1,10 @@
 package server
 
 import (
+	"slices"
+	"strings"
+	"unicode/utf8"
+
 	"github.com/foliodev/folio/transcript"
 )
 
@@ -127,7 +131,41 @@ type TurnState struct {
 	Retry *TurnRetry `json:"retry,omitzero"`
 	// Context is the prompt-context token count the model last reported.
 	Context int64 `json:"context,omitzero"`
+	// Totals is the session's usage so far, sub-agents included (absent
+	// while nothing is counted). It stays after the turn ends.
+	Totals Usage `json:"totals,omitzero"`
+	// Children are the running sub-agents' regions, in start order.
+	Children []ChildState `json:"children,omitzero"`
+	// Allowed lists, sorted, the tools the engine runs without asking for
+	// the rest of its session.
+	Allowed []string `json:"allowed,omitzero"`
 }
+
+// Usage is tokens and cost counted (transcript.Usage).
+type Usage struct {
+	InputTokens     int64   `json:"inputTokens"`
+	OutputTokens    int64   `json:"outputTokens"`
+	CacheReadTokens int64   `json:"cacheReadTokens,omitzero"`
+	CostUSD         float64 `json:"costUsd,omitzero"`
+}
+
+// ChildState is a running sub-agent's region as a terminal shows it: its
+// label, what it does, its model and usage, and the last line of its
+// feed. An approval's child names it by ID.
+type ChildState struct {
+	ID       string `json:"id"`
+	Label    string `json:"label"`
+	Activity string `json:"activity,omitzero"`
+	Model    string `json:"model,omitzero"`
+	Context  int64  `json:"context,omitzero"`
+	Usage    Usage  `json:"usage,omitzero"`
+	// Last is the last line of the newest entry of the child's feed, as
+	// far as the owner's readers see it.
+	Last string `json:"last,omitzero"`
+}
+
+// maxLast bounds a child's last line.
+const maxLast = 256
 
 // TurnRetry is a model request that failed and will be tried again.
 type TurnRetry struct {
@@ -142,8 +180,75 @@ func (t TurnState) equal(u TurnState) bool {
 	if (t.Retry == nil) != (u.Retry == nil) || t.Retry != nil && *t.Retry != *u.Retry {
 		return false
 	}
-	t.Retry, u.Retry = nil, nil
-	return t == u
+	return t.State == u.State && t.Turn == u.Turn && t.Reply == u.Reply && t.Activity == u.Activity &&
+		t.Context == u.Context && t.Totals == u.Totals && slices.Equal(t.Children, u.Children) && slices.Equal(t.Allowed, u.Allowed)
+}
+
+// control is t without what changes as text streams (a child's last
+// line) and what the publisher reads from the engine (Allowed): the facts
+// whose change is published at once rather than at the live cadence.
+func (t TurnState) control() TurnState {
+	t.Allowed = nil
+	if len(t.Children) > 0 {
+		cs := slices.Clone(t.Children)
+		for i := range cs {
+			cs[i].Last = ""
+		}
+		t.Children = cs
+	}
+	return t
+}
+
+// usageOf is u as the protocol sends it.
+func usageOf(u transcript.Usage) Usage {
+	return Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens, CostUSD: u.CostUSD}
+}
+
+// childrenOf is the running sub-agents' regions of l.
+func childrenOf(l transcript.Live) []ChildState {
+	var out []ChildState
+	for _, c := range l.Children.All() {
+		if c.Done {
+			continue
+		}
+		cs := ChildState{ID: c.ID, Label: c.Label, Activity: string(c.Activity), Model: c.Model, Context: c.PromptContext, Usage: usageOf(c.Usage)}
+		if n := c.Feed.Len(); n > 0 {
+			cs.Last = clipLine(lastLine(l.Visible(c.Feed.At(n-1))), maxLast)
+		}
+		out = append(out, cs)
+	}
+	return out
+}
+
+// lastLine is the last non-empty line of an entry's text.
+func lastLine(c transcript.Content) string {
+	var s string
+	switch c := c.(type) {
+	case transcript.Agent:
+		s = c.Markdown
+	case transcript.Reasoning:
+		s = c.Text
+	case transcript.Tool:
+		s = c.Receipt.App + " " + c.Receipt.Summary
+	case transcript.User:
+		s = c.Text
+	}
+	s = strings.TrimRight(s, "\n ")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
+}
+
+// clipLine cuts s to at most n bytes on a rune boundary.
+func clipLine(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // liveEntry is the server's view of an entry changed during the current

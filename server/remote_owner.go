@@ -40,6 +40,9 @@ type RemoteOwner interface {
 	Command(ctx context.Context, kind, commandID string, members map[string]any) (Receipt, error)
 	// Status is a command's receipt on the owner.
 	Status(ctx context.Context, commandID string) (Receipt, error)
+	// Allowed lists, sorted, the tools the owner's engine allows, as it
+	// last said.
+	Allowed() []string
 	// OnReceipt sets a function told every receipt that moves.
 	OnReceipt(func(Receipt))
 	// Done is closed when the connection to the owner ended.
@@ -97,10 +100,14 @@ func (s *Server) remoteFor(id string, pid int) (*remoteOwner, error) {
 	// (controlLocked), and every change of them is published from here.
 	cs := controlOf(snap.Live)
 	pub.control, pub.lastTurn, pub.lastQueue, pub.lastSteer, pub.lastAppr = true, *cs.Turn, cs.Queue, cs.Steers, cs.Approvals
+	// The mirror's engine allows nothing; the owner's engine says what
+	// it allows.
+	pub.allowed = ro.Allowed
 	sub := ro.Store().Subscribe()
 	quit, pubDone, pubSync := make(chan struct{}), make(chan struct{}), make(chan chan struct{})
 	c.quit, c.pubDone, c.pubSync, c.lent = quit, pubDone, pubSync, true
 	c.acquireLocked(mirror)
+	c.allowed = ro.Allowed
 	c.mu.Unlock()
 	saved := make(chan struct{})
 	go pub.run(mirror, sub, saved, pubSync, quit, pubDone)
@@ -197,12 +204,11 @@ func (s *Server) attachIfOwned(id string) {
 
 // forward runs cmd on the owner: the command's members go as the web app
 // sends them, under the tab's command ID. A send names no model (the
-// owner runs its own) and carries no attachments (their files are this
-// server's).
+// owner runs its own). Its attachments go as their IDs: the owner serves
+// the endpoint of this data folder (the socket is found there), so the
+// files this server stored on upload are the owner's too, and the owner
+// reads them into the message as it reads its own uploads.
 func (r *remoteOwner) forward(ctx context.Context, cmd Command) (Receipt, error) {
-	if len(cmd.Attachments) > 0 {
-		return Receipt{}, fmt.Errorf("%w: attachments to a conversation a terminal owns; send the text, or close the terminal's chat", ErrUnsupported)
-	}
 	b, err := json.Marshal(cmd)
 	if err != nil {
 		return Receipt{}, err
@@ -213,6 +219,13 @@ func (r *remoteOwner) forward(ctx context.Context, cmd Command) (Receipt, error)
 	}
 	for _, k := range []string{"kind", "conversation", "commandId", "model", "attachments"} {
 		delete(members, k)
+	}
+	if len(cmd.Attachments) > 0 {
+		ids := make([]string, len(cmd.Attachments))
+		for i, a := range cmd.Attachments {
+			ids[i] = a.ID
+		}
+		members["attachments"] = ids
 	}
 	rc, err := r.ro.Command(ctx, cmd.Kind, cmd.CommandID, members)
 	rc.Conversation = cmd.Conversation

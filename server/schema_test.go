@@ -84,6 +84,8 @@ func TestProtocolSchemaMatchesTheFrames(t *testing.T) {
 		"controlState":           reflect.TypeFor[controlState](),
 		"turnState":              reflect.TypeFor[TurnState](),
 		"turnRetry":              reflect.TypeFor[TurnRetry](),
+		"usage":                  reflect.TypeFor[Usage](),
+		"childState":             reflect.TypeFor[ChildState](),
 		"queueItem":              reflect.TypeFor[QueueItem](),
 		"approvalItem":           reflect.TypeFor[ApprovalItem](),
 		"receipt":                reflect.TypeFor[Receipt](),
@@ -114,7 +116,7 @@ func TestProtocolSchemaMatchesTheFrames(t *testing.T) {
 
 	// Commands: one definition per kind, with the members needs allows.
 	cmdDefs := map[string]string{cmdSend: "send", cmdSteer: "steer", cmdStop: "stop", cmdApprove: "approve",
-		cmdRetry: "retry", cmdEdit: "edit", cmdSelectBranch: "selectBranch"}
+		cmdRetry: "retry", cmdEdit: "edit", cmdSelectBranch: "selectBranch", cmdDismiss: "dismiss"}
 	if len(cmdDefs) != len(needs) {
 		t.Fatalf("this test knows %d commands, the server %d", len(cmdDefs), len(needs))
 	}

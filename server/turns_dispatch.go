@@ -105,6 +105,17 @@ func (c *conversation) do(ctx context.Context, t *turnHost, e *engine.Engine, cm
 		if errors.Is(err, engine.ErrNothingToRetry) {
 			return Receipt{}, fmt.Errorf("%w: the last turn did not fail, or another turn runs", ErrNotFound)
 		}
+	case cmdDismiss:
+		// A draft the engine gave back stays listed in its live state
+		// (a terminal owner shows it) until the client that sent it
+		// takes it back.
+		r, err = e.Once(cmd.CommandID, func() error {
+			err := e.Dismiss(cmd.Draft)
+			if errors.Is(err, engine.ErrUnknownCommand) {
+				return fmt.Errorf("%w: %q is not a draft the engine gave back", ErrNotFound, clip(cmd.Draft))
+			}
+			return err
+		}, tag...)
 	default:
 		return Receipt{}, fmt.Errorf("%w: command %q", ErrUnsupported, cmd.Kind)
 	}

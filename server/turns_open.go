@@ -184,6 +184,7 @@ func (c *conversation) open(t *turnHost) error {
 	// only what comes after it is published. The publisher's marks are set
 	// and its subscription taken before the engine takes any command.
 	pub := c.newPublisher(store.Snapshot(), t.hooks)
+	pub.allowed = eng.Allowed
 	sub := store.Subscribe()
 	pubDone, pubSync := make(chan struct{}), make(chan chan struct{})
 	c.mu.Lock()
@@ -252,6 +253,9 @@ func (c *logWriter) controlLocked() *controlState {
 		return &controlState{Turn: &TurnState{State: turnIdle}, Queue: []QueueItem{}, Approvals: []ApprovalItem{}}
 	}
 	cs := controlOf(c.eng.Store().Snapshot().Live)
+	if c.allowed != nil {
+		cs.Turn.Allowed = c.allowed()
+	}
 	return &cs
 }
 

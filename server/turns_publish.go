@@ -47,6 +47,9 @@ type publisher struct {
 	// command changes in the store's snapshots instead (every command
 	// change shows in the store's live state).
 	shared bool
+	// allowed reads the tools the engine allows (engine.Allowed, or an
+	// owner's as it reported them); nil for none.
+	allowed func() []string
 }
 
 // pubState is what the publisher last sent of an entry.
@@ -85,6 +88,14 @@ func (p *publisher) run(eng *engine.Engine, sub *transcript.Subscription, saved 
 	}()
 	publish := func(snap transcript.Snapshot) {
 		p.publishDoc(snap)
+		// What changes as text streams (a sub-agent's last line) and
+		// the engine's allowed tools go out at the live cadence too.
+		if p.control {
+			if t := p.turnOf(snap.Live); !t.equal(p.lastTurn) {
+				_ = p.c.publish(Change{Op: OpTurn, Turn: &t})
+				p.lastTurn = t
+			}
+		}
 		last, pending = time.Now(), false
 	}
 	for {
@@ -240,7 +251,7 @@ func (p *publisher) publishDoc(snap transcript.Snapshot) {
 // chat's, lent to a hosted server) may show the engine's change of them
 // in a later snapshot than the one current when the engine signalled it.
 func (p *publisher) controlChanged(l transcript.Live) bool {
-	if !turnOf(l).equal(p.lastTurn) {
+	if !turnOf(l).control().equal(p.lastTurn.control()) {
 		return true
 	}
 	cs := controlOf(l)
@@ -257,7 +268,7 @@ func (p *publisher) receiptsChanged(eng *engine.Engine) bool {
 // turnOf is the running top-level turn as clients see it, read from the
 // store's live state.
 func turnOf(l transcript.Live) TurnState {
-	ts := TurnState{State: turnIdle, Context: l.PromptContext}
+	ts := TurnState{State: turnIdle, Context: l.PromptContext, Totals: usageOf(l.Totals), Children: childrenOf(l)}
 	if t, ok := l.Turn(); ok {
 		ts.State, ts.Turn, ts.Reply, ts.Activity = turnRunning, t.Entry, t.Reply, string(l.Activity)
 		if r := l.Retry; r.Pending() {
@@ -265,6 +276,16 @@ func turnOf(l transcript.Live) TurnState {
 		}
 	}
 	return ts
+}
+
+// turnOf is the turn as published: the store's, with the tools the
+// engine allows.
+func (p *publisher) turnOf(l transcript.Live) TurnState {
+	t := turnOf(l)
+	if p.allowed != nil {
+		t.Allowed = p.allowed()
+	}
+	return t
 }
 
 // publishControl publishes the turn, queue and approvals (from the store's
@@ -281,6 +302,7 @@ func (p *publisher) publishControl(eng *engine.Engine) {
 	snap := eng.Store().Snapshot()
 	p.publishDoc(snap)
 	cs := controlOf(snap.Live)
+	*cs.Turn = p.turnOf(snap.Live)
 	if !p.control || !cs.Turn.equal(p.lastTurn) {
 		_ = c.publish(Change{Op: OpTurn, Turn: cs.Turn})
 		p.lastTurn = *cs.Turn

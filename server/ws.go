@@ -314,7 +314,7 @@ func (c *conn) handle(frame []byte) {
 		c.onUnfollow(env, frame)
 	case "entry":
 		c.onEntry(env, frame)
-	case cmdSend, cmdSteer, cmdStop, cmdApprove, cmdRetry, cmdEdit, cmdSelectBranch:
+	case cmdSend, cmdSteer, cmdStop, cmdApprove, cmdRetry, cmdEdit, cmdSelectBranch, cmdDismiss:
 		c.onCommand(env, frame)
 	case "":
 		c.protoError(env.ID, "bad-request", "frame has no type", false)

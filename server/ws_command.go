@@ -30,6 +30,7 @@ type commandFrame struct {
 	FailureID    string   `json:"failureId"`
 	EntryID      string   `json:"entryId"`
 	Model        string   `json:"model"`
+	Draft        string   `json:"draft"`
 }
 
 // needs lists, per command, the members it requires and allows.
@@ -41,6 +42,7 @@ var needs = map[string]struct{ required, allowed string }{
 	cmdRetry:        {"failureId", "failureId"},
 	cmdEdit:         {"entryId text", "entryId text"},
 	cmdSelectBranch: {"head", "head"},
+	cmdDismiss:      {"draft", "draft"},
 }
 
 func (m *commandFrame) present() map[string]bool {
@@ -49,6 +51,7 @@ func (m *commandFrame) present() map[string]bool {
 		"reply": m.Reply != "", "invocationId": m.InvocationID != "", "allow": m.Allow != nil,
 		"scope":     m.Scope != "",
 		"failureId": m.FailureID != "", "entryId": m.EntryID != "", "model": m.Model != "",
+		"draft": m.Draft != "",
 	}
 }
 
@@ -101,7 +104,7 @@ func (c *conn) onCommand(env envelope, frame []byte) {
 	}
 	cmd := Command{Kind: env.Type, Conversation: m.Conversation, CommandID: m.CommandID, Head: m.Head,
 		Turn: m.Turn, Reply: m.Reply, InvocationID: m.InvocationID, FailureID: m.FailureID, EntryID: m.EntryID,
-		Model: m.Model, Scope: m.Scope}
+		Model: m.Model, Scope: m.Scope, Draft: m.Draft}
 	if m.Text != nil {
 		cmd.Text = *m.Text
 	}

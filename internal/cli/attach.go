@@ -240,11 +240,22 @@ func (c chatEngine) Stop() bool {
 	return err == nil && r.State != transcript.CommandRejected
 }
 
+// Dismiss takes back a draft: while attached, the owner's engine, which
+// gave it back and lists it (its own screen shows it), is told to stop
+// listing it. One it does not list is engine.ErrUnknownCommand, as on the
+// local engine.
 func (c chatEngine) Dismiss(id string) error {
-	if c.s.current() == nil {
+	a := c.s.current()
+	if a == nil {
 		return c.s.eng.Dismiss(id)
 	}
-	return nil // the owner keeps no drafts of this terminal's
+	ctx, cancel := context.WithTimeout(context.Background(), attachTimeout)
+	defer cancel()
+	r, err := a.cv.Dismiss(ctx, newCommandID("dismiss"), id)
+	if err == nil && r.State == transcript.CommandRejected && r.Code == "not-found" {
+		return fmt.Errorf("%w: %s", engine.ErrUnknownCommand, r.Reason)
+	}
+	return rejected(r, err)
 }
 
 func (c chatEngine) Retry(id string, opts ...engine.CommandOption) (engine.Receipt, error) {
@@ -281,9 +292,11 @@ func (c chatEngine) Approve(invocation string, d engine.Decision) error {
 	return rejected(r, err)
 }
 
+// Allowed is the tools allowed for the rest of the session: the owner's
+// engine's while attached, as it last said.
 func (c chatEngine) Allowed() []string {
-	if c.s.current() != nil {
-		return nil // the owner's list; the protocol does not carry it
+	if a := c.s.current(); a != nil {
+		return a.cv.Allowed()
 	}
 	return c.s.eng.Allowed()
 }

@@ -4,7 +4,9 @@
 // and mirrors it into a transcript.Store, which a terminal paints as it
 // paints its own engine's store, and sends commands (send, steer, stop,
 // approve, retry) with the client's command IDs, returning the owner's
-// receipts.
+// receipts. In a long live session the mirror keeps the end of the
+// document, as the owner's engine keeps its store: the settled entries of
+// earlier turns leave it, and readers page them from the log.
 //
 // Concurrency: a Conn is safe for concurrent use. One goroutine reads the
 // connection; it applies a conversation's live events to its store in the
@@ -152,6 +154,7 @@ type frame struct {
 	Op           server.ChangeOp       `json:"op"`
 	Entry        jsontext.Value        `json:"entry"`
 	Revision     int64                 `json:"revision"`
+	After        string                `json:"after"`
 	Open         bool                  `json:"open"`
 	EntryID      string                `json:"entryId"`
 	Base         int64                 `json:"base"`
@@ -166,6 +169,9 @@ type frame struct {
 	Activity     string                `json:"activity"`
 	Retry        *server.TurnRetry     `json:"retry"`
 	Context      int64                 `json:"context"`
+	Totals       server.Usage          `json:"totals"`
+	Children     []server.ChildState   `json:"children"`
+	Allowed      []string              `json:"allowed"`
 	Steers       []server.QueueItem    `json:"steers"`
 	Approvals    []server.ApprovalItem `json:"approvals"`
 	Receipt      *server.Receipt       `json:"receipt"`

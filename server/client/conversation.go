@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf16"
 
@@ -23,6 +25,14 @@ import (
 // and the client to decode all of it. Earlier entries are the viewer's to
 // page (from the log, or from the owner).
 const PageBudget = 64 << 10
+
+// keepEntries is how many entries at the end of the document a mirror
+// keeps in its store in a long live session, as the owner's engine does
+// (engine.WithDocumentWindow): once it holds twice as many, the settled
+// entries of earlier turns are dropped from the store (the document's
+// Elided counts them). They are in the owner's log, from which the
+// mirror's readers page them.
+const keepEntries = 256
 
 // Conversation is one conversation opened on a Conn: its live events keep
 // a transcript.Store equal to the owner's (entries, turn, queue, approvals),
@@ -45,6 +55,10 @@ type Conversation struct {
 	// OnEvent, when set before Open returns any event, sees every applied
 	// event's op (tests and benchmarks measure with it).
 	onEvent func(server.ChangeOp)
+	// allowed is the tools the owner's engine allows, as it last said.
+	// It is read without mu: a server relaying this owner reads it while
+	// holding its conversation's lock, which a receipt told under mu takes.
+	allowed atomic.Pointer[[]string]
 	// onReceipt is told every receipt that moves (OnReceipt).
 	onReceipt func(server.Receipt)
 }
@@ -211,6 +225,7 @@ func (cv *Conversation) open(ctx context.Context) error {
 		}
 		if state.Turn != nil {
 			setTurn(tx, *state.Turn)
+			cv.allowed.Store(&state.Turn.Allowed)
 		}
 		setQueue(tx, state.Queue, state.Steers)
 		setApprovals(tx, state.Approvals)
@@ -280,15 +295,29 @@ func (cv *Conversation) applyLocked(f frame) {
 	err := cv.lease.Do(func(tx *transcript.Tx) error {
 		switch f.Op {
 		case server.OpUpsert, server.OpSettle:
-			if f.Revision <= cv.revs[entryID(f.Entry)] {
+			id := entryID(f.Entry)
+			if f.Revision <= cv.revs[id] {
 				return nil
+			}
+			// An upsert of an entry the mirror does not hold, placed
+			// after one it does not hold either (or first), lies before
+			// the mirror's window: readers page it from the log.
+			d := tx.Document()
+			if _, ok := d.Index(id); !ok && f.Op == server.OpUpsert && d.Elided() > 0 {
+				if _, ok := d.Index(f.After); !ok {
+					return nil
+				}
 			}
 			e, err := transcript.DecodeEntry(f.Entry)
 			if err != nil {
 				return err
 			}
 			cv.revs[e.ID] = f.Revision
-			return tx.Put(e, f.Op == server.OpUpsert && f.Open)
+			open := f.Op == server.OpUpsert && f.Open
+			if err := tx.Put(e, open); err != nil || open {
+				return err
+			}
+			return cv.trimLocked(tx)
 		case server.OpAppend:
 			return cv.appendLocked(tx, f)
 		case server.OpPresentation:
@@ -312,7 +341,10 @@ func (cv *Conversation) applyLocked(f frame) {
 		case server.OpTurn:
 			var st string
 			_ = json.Unmarshal(f.State, &st)
-			setTurn(tx, server.TurnState{State: st, Turn: f.Turn, Reply: f.Reply, Activity: f.Activity, Retry: f.Retry, Context: f.Context})
+			t := server.TurnState{State: st, Turn: f.Turn, Reply: f.Reply, Activity: f.Activity, Retry: f.Retry, Context: f.Context,
+				Totals: f.Totals, Children: f.Children, Allowed: f.Allowed}
+			setTurn(tx, t)
+			cv.allowed.Store(&t.Allowed)
 		case server.OpQueue:
 			setQueue(tx, f.Items, f.Steers)
 		case server.OpApprovals:
@@ -324,6 +356,31 @@ func (cv *Conversation) applyLocked(f frame) {
 		// The mirror and the owner disagree: start again from a snapshot.
 		cv.reopenLocked()
 	}
+}
+
+// trimLocked drops the settled entries of earlier turns from the mirror's
+// store once it holds twice keepEntries: the cut keeps the last
+// keepEntries at least and falls on a user entry, so what it drops
+// belongs to turns that ended, which the owner saved when they did.
+func (cv *Conversation) trimLocked(tx *transcript.Tx) error {
+	d := tx.Document()
+	if d.Len() < 2*keepEntries {
+		return nil
+	}
+	cut := 0
+	for i := min(d.Len()-keepEntries, d.Settled()); i > 0; i-- {
+		if d.At(i).Content.Kind() == transcript.KindUser {
+			cut = i
+			break
+		}
+	}
+	if cut == 0 {
+		return nil
+	}
+	for i := range cut {
+		delete(cv.revs, d.At(i).ID)
+	}
+	return tx.Trim(cut)
 }
 
 // appendLocked applies streamed text, or, when the mirror holds another
@@ -439,9 +496,25 @@ func utf16Len(s string) int {
 }
 
 // setTurn sets the mirror's turn and the footer's facts of it (activity,
-// a pending retry, the prompt's context) to the owner's.
+// a pending retry, the prompt's context, the session's usage, the running
+// sub-agents' regions) to the owner's.
 func setTurn(tx *transcript.Tx, t server.TurnState) {
 	_ = tx.SetPromptContext(max(t.Context, 0))
+	_ = tx.SetTotals(usageOf(t.Totals))
+	children := make([]transcript.ChildRegion, 0, len(t.Children))
+	for _, c := range t.Children {
+		r := transcript.ChildRegion{ID: c.ID, Label: c.Label, Activity: transcript.Activity(c.Activity), Model: c.Model,
+			PromptContext: max(c.Context, 0), Usage: usageOf(c.Usage)}
+		// The feed holds the one line the owner's readers see last, all
+		// a terminal shows of a running sub-agent's feed.
+		var entries []transcript.Entry
+		if c.Last != "" {
+			entries = []transcript.Entry{{ID: c.ID + "-last", Timestamp: tx.Now(), Content: transcript.Agent{Markdown: c.Last}}}
+		}
+		r.Feed, _ = transcript.NewDocument(c.ID, entries)
+		children = append(children, r)
+	}
+	_ = tx.SetChildren(children)
 	var rt transcript.Retry
 	if r := t.Retry; r != nil && r.Attempt > 0 {
 		rt = transcript.Retry{Attempt: r.Attempt, Reason: r.Reason, At: time.UnixMilli(r.At)}
@@ -460,6 +533,12 @@ func setTurn(tx *transcript.Tx, t server.TurnState) {
 		// An owner that does not say what the turn does.
 		tx.SetActivity(transcript.ActivityResponding)
 	}
+}
+
+// usageOf is u as a store counts it; negative counts are taken as none.
+func usageOf(u server.Usage) transcript.Usage {
+	return transcript.Usage{InputTokens: max(u.InputTokens, 0), OutputTokens: max(u.OutputTokens, 0),
+		CacheReadTokens: max(u.CacheReadTokens, 0), CostUSD: max(u.CostUSD, 0)}
 }
 
 // setQueue sets the mirror's sends waiting behind the running turn and
@@ -543,6 +622,21 @@ func (cv *Conversation) Approve(ctx context.Context, commandID, invocation strin
 // Retry runs again the turn that failed with failure entry failureID.
 func (cv *Conversation) Retry(ctx context.Context, commandID, failureID string) (server.Receipt, error) {
 	return cv.Command(ctx, "retry", commandID, map[string]any{"failureId": failureID})
+}
+
+// Allowed lists, sorted, the tools the owner's engine runs without asking
+// for the rest of its session, as the owner last said.
+func (cv *Conversation) Allowed() []string {
+	if a := cv.allowed.Load(); a != nil {
+		return slices.Clone(*a)
+	}
+	return nil
+}
+
+// Dismiss tells the owner the client took back draft, a send or steer the
+// owner's engine gave back, so the engine stops listing it.
+func (cv *Conversation) Dismiss(ctx context.Context, commandID, draft string) (server.Receipt, error) {
+	return cv.Command(ctx, "dismiss", commandID, map[string]any{"draft": draft})
 }
 
 // Status is the receipt of commandID: the latest one this client saw, or

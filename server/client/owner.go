@@ -47,6 +47,7 @@ func (o *owner) Status(ctx context.Context, commandID string) (server.Receipt, e
 	return o.cv.Status(ctx, commandID)
 }
 func (o *owner) OnReceipt(f func(server.Receipt)) { o.cv.OnReceipt(f) }
+func (o *owner) Allowed() []string                { return o.cv.Allowed() }
 func (o *owner) Done() <-chan struct{}            { return o.c.Done() }
 func (o *owner) Close() error                     { return o.c.Close() }
 

@@ -24,6 +24,7 @@ export interface Answers {
   retry: ReceiptAnswer;
   edit: ReceiptAnswer;
   'select-branch': ReceiptAnswer;
+  dismiss: ReceiptAnswer;
 }
 
 /** An answer frame: any frame that names the request it answers. */

@@ -164,6 +164,18 @@ export interface SelectBranch {
   head: string;
 }
 
+/** Takes a draft the engine gave back out of its live state: the client took it back. */
+export interface Dismiss {
+  type: "dismiss";
+  /** request ID */
+  id?: string;
+  conversation: string;
+  /** makes the command idempotent */
+  commandId: string;
+  /** the command ID of a send or steer the engine gave back (a rejected receipt with code cancelled) */
+  draft: string;
+}
+
 export interface Limits {
   frameBytes: number;
   minBudget: number;
@@ -266,6 +278,12 @@ export interface TurnState {
   retry?: TurnRetry;
   /** the prompt-context token count the model last reported */
   context?: number;
+  /** the session's usage so far, sub-agents included; absent while nothing is counted */
+  totals?: Usage;
+  /** the running sub-agents' regions, in start order; absent when none runs */
+  children?: ChildState[];
+  /** the tools the engine runs without asking for the rest of its session, sorted; absent when none */
+  allowed?: string[];
 }
 
 /** A model request that failed and will be tried again. */
@@ -276,6 +294,30 @@ export interface TurnRetry {
   reason: string;
   /** when that attempt starts, in Unix milliseconds */
   at: number;
+}
+
+/** Tokens and cost counted. */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens?: number;
+  /** in US dollars, when the model's price is known */
+  costUsd?: number;
+}
+
+/** A running sub-agent's region, as a terminal shows it. */
+export interface ChildState {
+  /** the region's ID, which an approval's child names */
+  id: string;
+  label: string;
+  /** what the sub-agent does */
+  activity?: "thinking" | "responding" | "tool" | "waiting";
+  model?: string;
+  /** the sub-agent's prompt-context token count */
+  context?: number;
+  usage?: Usage;
+  /** the last line of the newest entry of the sub-agent's feed, as far as the owner's readers see it; at most 256 bytes */
+  last?: string;
 }
 
 export interface ControlState {
@@ -469,6 +511,12 @@ export interface EventTurn {
   retry?: TurnRetry;
   /** the prompt-context token count the model last reported */
   context?: number;
+  /** the session's usage so far, sub-agents included; absent while nothing is counted */
+  totals?: Usage;
+  /** the running sub-agents' regions, in start order; absent when none runs */
+  children?: ChildState[];
+  /** the tools the engine runs without asking for the rest of its session, sorted; absent when none */
+  allowed?: string[];
 }
 
 /** Calls waiting for approval. */
@@ -500,7 +548,7 @@ export interface EventDeleted {
   op: "deleted";
 }
 
-export type ClientFrame = Hello | Ping | Open | PageRequest | Release | Unfollow | Entry | Send | Steer | Stop | Approve | Retry | Edit | SelectBranch;
+export type ClientFrame = Hello | Ping | Open | PageRequest | Release | Unfollow | Entry | Send | Steer | Stop | Approve | Retry | Edit | SelectBranch | Dismiss;
 
 export type ServerFrame = Welcome | Pong | Status | Released | Ok | Error | Snapshot | Page | ReceiptAnswer | EntryAnswer | EventUpsert | EventSettle | EventAppend | EventPresentation | EventReplaced | EventHead | EventQueue | EventTurn | EventApprovals | EventReceipt | EventDeleted;
 
