@@ -9,7 +9,7 @@ import type { TranscriptView } from '../chat/view';
 import { HttpError, type Api, type ModelInfo, type Workspace } from '../protocol/api';
 import { ProtocolError, type Client } from '../protocol/client';
 import type { Refusal } from '../protocol/errors';
-import type { Approve, Retry, Send, Steer, Stop } from '../protocol/frames';
+import type { Approve, Dismiss, Retry, Send, Steer, Stop } from '../protocol/frames';
 import { MissingConversation, RefusalNotice, RefusedDraft } from './Refusal';
 import { Welcome } from './Welcome';
 import { ShareDialog } from './ShareDialog';
@@ -170,6 +170,13 @@ function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessag
     dispatch({ type: 'submit', o });
     void deliver(o);
   };
+  // A returned send or steer stays listed in the engine (a terminal that
+  // owns the conversation shows it) until this tab says it took it back.
+  const dismiss = (draft: string) => {
+    dispatch({ type: 'drop', commandId: draft });
+    const frame: Dismiss = { type: 'dismiss', conversation: conversation.id, commandId: newId(), draft };
+    void client.request(frame).catch(() => {});
+  };
   const stop = () => {
     if (!state.turn?.turn) return;
     const frame: Stop = { type: 'stop', conversation: conversation.id, commandId: newId(), turn: state.turn.turn, ...(state.turn.reply ? { reply: state.turn.reply } : {}) };
@@ -259,13 +266,13 @@ function PaneBody({ client, api, cache, conversation, viewKey, view, firstMessag
                 type="button"
                 className="button button-primary"
                 onClick={() => {
-                  dispatch({ type: 'drop', commandId: r.commandId });
+                  dismiss(r.commandId);
                   void send(r.text, []);
                 }}
               >
                 {t.send}
               </button>
-              <button type="button" className="button" onClick={() => dispatch({ type: 'drop', commandId: r.commandId })}>
+              <button type="button" className="button" onClick={() => dismiss(r.commandId)}>
                 {t.discard}
               </button>
             </span>
