@@ -168,7 +168,7 @@ func TestRankingFromTheStartOfTextsFindsTheSameHits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, err := ix.db.Query(`SELECT d.rowid, d.entry, d.at, d.body FROM fts JOIN docs d ON d.rowid = `+topRowidSQL+` - fts.rowid
+		rows, err := ix.db.Query(`SELECT d.rowid, d.entry, d.at, d.body || d.rest FROM fts JOIN docs d ON d.rowid = `+topRowidSQL+` - fts.rowid
 			WHERE fts MATCH ? ORDER BY fts.rowid LIMIT `+fmt.Sprint(candidates), m)
 		if err != nil {
 			t.Fatal(err)
@@ -190,12 +190,28 @@ func TestRankingFromTheStartOfTextsFindsTheSameHits(t *testing.T) {
 			want = append(want, c)
 		}
 		rows.Close()
+		newestFirst := slices.Clone(want)
 		slices.SortStableFunc(want, func(a, b ranked) int {
 			if a.score != b.score {
 				return cmp.Compare(b.score, a.score)
 			}
 			return cmp.Compare(b.n, a.n) // one timestamp for all
 		})
+		// Newest: the newest matches, each with the snippet of its whole
+		// text.
+		newest, err := ix.Run(context.Background(), q, Options{Limit: 30, Newest: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(newest) != min(len(newestFirst), 30) {
+			t.Errorf("%s: %d newest hits, want %d", qs, len(newest), min(len(newestFirst), 30))
+		}
+		for i, h := range newest {
+			if w := newestFirst[i]; h.Entry != w.entry || !reflect.DeepEqual(h.Snippet, q.snippet(w.body)) {
+				t.Errorf("%s: newest hit %d is %s (snippet %q), the plain query's %s (snippet %q)",
+					qs, i, h.Entry, h.SnippetText("[", "]"), w.entry, Hit{Snippet: q.snippet(w.body)}.SnippetText("[", "]"))
+			}
+		}
 		want = want[:min(len(want), 30)]
 		if len(got) != len(want) || len(got) == 0 {
 			t.Fatalf("%s: %d hits, the plain query ranks %d", qs, len(got), len(want))
@@ -210,5 +226,24 @@ func TestRankingFromTheStartOfTextsFindsTheSameHits(t *testing.T) {
 	}
 	if long < 100 {
 		t.Errorf("only %d candidates were longer than scoreBytes", long)
+	}
+}
+
+// splitText keeps at least headBytes in the head, starts the rest on a
+// character, and loses no byte.
+func TestSplitText(t *testing.T) {
+	t.Parallel()
+	for _, text := range []string{"", "short", strings.Repeat("a", headBytes), strings.Repeat("a", headBytes+1),
+		strings.Repeat("a", headBytes-1) + "é" + "tail", strings.Repeat("a", headBytes-2) + "東京" + "tail", strings.Repeat("é", headBytes)} {
+		head, rest := splitText(text)
+		if head+rest != text {
+			t.Errorf("%d bytes split into %d and %d that do not make it up", len(text), len(head), len(rest))
+		}
+		if rest != "" && (len(head) < headBytes || !startsRune(rest[0])) {
+			t.Errorf("%d bytes: head %d bytes, rest starts with %#x", len(text), len(head), rest[0])
+		}
+		if len(text) <= headBytes && rest != "" {
+			t.Errorf("%d bytes: split though short", len(text))
+		}
 	}
 }

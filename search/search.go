@@ -132,15 +132,12 @@ func (ix *Index) Run(ctx context.Context, q Query, opts Options) ([]Hit, error) 
 	}
 	var sb strings.Builder
 	args := []any{m}
-	// Ranking reads a text's first headBytes and its size: a candidate's
-	// whole text is read only for the hits returned, once ranked. The
+	// Ranking reads the start of a text (body) and its size (octet_length
+	// reads a column's header, not its pages): the rest of a candidate's
+	// text is read only for the hits returned, once ranked. The
 	// candidates of common words are often the longest entries, and
-	// copying them whole out of SQLite was a fifth of a phrase's CPU.
-	body := `CAST(substr(CAST(d.body AS BLOB), 1, ` + strconv.Itoa(headBytes) + `) AS TEXT)`
-	if opts.Newest {
-		body = `d.body` // every match read is a hit
-	}
-	sb.WriteString(`SELECT d.rowid, d.conv, d.entry, d.role, d.at, ` + body + `, octet_length(d.body)
+	// reading them whole was a fifth of a phrase's CPU.
+	sb.WriteString(`SELECT d.rowid, d.conv, d.entry, d.role, d.at, d.body, octet_length(d.body) + octet_length(d.rest)
 FROM fts JOIN docs d ON d.rowid = ` + topRowidSQL + ` - fts.rowid`)
 	if q.Conversation != "" {
 		sb.WriteString(` JOIN convs c ON c.n = d.conv`)
@@ -242,7 +239,7 @@ FROM fts JOIN docs d ON d.rowid = ` + topRowidSQL + ` - fts.rowid`)
 }
 
 // ranked is a candidate of Index.Run: body holds the start of its text
-// (see headBytes), or all of it once fetchBodies read it; size is the
+// (see splitText), or all of it once fetchBodies read it; size is the
 // text's length in bytes.
 type ranked struct {
 	n, conv, at       int64
@@ -251,8 +248,8 @@ type ranked struct {
 	score             float64
 }
 
-// fetchBodies reads the whole text of the candidates of which body holds
-// only the start.
+// fetchBodies reads the rest of the text of the candidates of which body
+// holds only the start.
 func fetchBodies(ctx context.Context, tx *sql.Tx, pool []ranked) error {
 	at := map[int64]int{}
 	var ids strings.Builder
@@ -269,18 +266,21 @@ func fetchBodies(ctx context.Context, tx *sql.Tx, pool []ranked) error {
 	if len(at) == 0 {
 		return nil
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT rowid, body FROM docs WHERE rowid IN (`+ids.String()+`)`)
+	rows, err := tx.QueryContext(ctx, `SELECT rowid, rest FROM docs WHERE rowid IN (`+ids.String()+`)`)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var n int64
-		var body string
-		if err := rows.Scan(&n, &body); err != nil {
+		var rest string
+		if err := rows.Scan(&n, &rest); err != nil {
 			return err
 		}
-		pool[at[n]].body = body
+		c := &pool[at[n]]
+		if c.body += rest; len(c.body) != c.size {
+			return errors.New("search index: a text's parts do not add up to its size")
+		}
 		delete(at, n)
 	}
 	if err := rows.Err(); err != nil {
