@@ -247,3 +247,38 @@ func TestSplitText(t *testing.T) {
 		}
 	}
 }
+
+// An index of schema 4, which kept an entry's text in one column, is
+// rebuilt when it is opened, and its long texts are found and cut into
+// snippets past their first part again.
+func TestIndexOfSchema4IsRebuilt(t *testing.T) {
+	t.Parallel()
+	data := newData(t)
+	c := openConvo(t, data, "old")
+	c.save(user("long", strings.Repeat("filler ", headBytes/7+10)+"narwhal"), user("short", "a narwhal"))
+	ix, err := Open(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.CatchUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// The previous schema's shape: no rest column, version 4.
+	for _, q := range []string{`UPDATE docs SET body = body || rest`, `ALTER TABLE docs DROP COLUMN rest`, `UPDATE meta SET value = '4' WHERE key = 'version'`} {
+		if _, err := ix.db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	ix.Close()
+	ix = openIndex(t, data)
+	if !ix.Rebuilt() {
+		t.Fatal("an index of schema 4 was not rebuilt")
+	}
+	hits := find(t, ix, "narwhal")
+	if got := entryIDs(hits); !slices.Equal(got, []string{"old/short", "old/long"}) {
+		t.Fatalf("hits %v", got)
+	}
+	if s := hits[1].SnippetText("[", "]"); !strings.HasSuffix(s, "[narwhal]") {
+		t.Errorf("the long entry's snippet is %q", s)
+	}
+}
