@@ -21,7 +21,7 @@ import (
 
 // schemaVersion changes whenever what the index holds changes; an index of
 // another version is deleted and rebuilt.
-const schemaVersion = "4"
+const schemaVersion = "5"
 
 const schema = `
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -41,7 +41,11 @@ CREATE TABLE docs(
 	entry TEXT NOT NULL,
 	role TEXT NOT NULL,
 	at INTEGER NOT NULL,
-	body TEXT NOT NULL, -- the text, for snippets (fts holds only terms)
+	-- the text, for ranking and snippets (fts holds only terms): body is
+	-- its first headBytes or so (see splitText), rest the remainder, so
+	-- that ranking, which reads only the start, reads none of rest's pages
+	body TEXT NOT NULL,
+	rest TEXT NOT NULL,
 	UNIQUE(conv, entry)
 );
 CREATE VIRTUAL TABLE fts USING fts5(text, content='', contentless_delete=1,

@@ -221,11 +221,20 @@ func (r *ranker) matches(text string) bool {
 // most of a query's scoring.
 const scoreBytes = 8 << 10
 
-func (r *ranker) score(text string) float64 {
+// headBytes is how much of a text's start score needs to see: scoreBytes
+// and the byte after them, where cut looks for the start of a character.
+const headBytes = scoreBytes + 1
+
+func (r *ranker) score(text string) float64 { return r.scoreHead(text, len(text)) }
+
+// scoreHead is score of a text of size bytes that starts with head, which
+// holds at least its first headBytes (all of it when it is shorter): what
+// score reads of a long text, so the rest need not be fetched.
+func (r *ranker) scoreHead(text string, size int) float64 {
 	scale := 1.0
-	if len(text) > scoreBytes {
+	if size > scoreBytes {
 		part := cut(text, scoreBytes)
-		scale = float64(len(text)) / float64(len(part))
+		scale = float64(size) / float64(len(part))
 		text = part
 	}
 	if r.m == nil {

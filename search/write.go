@@ -121,7 +121,7 @@ func newWriter(ctx context.Context, tx *sql.Tx, conv int64) (*writer, error) {
 	w.find = prep(`SELECT rowid FROM docs WHERE conv=? AND entry=?`)
 	w.del = prep(`DELETE FROM docs WHERE rowid=?`)
 	w.delFT = prep(`DELETE FROM fts WHERE rowid=?`)
-	w.ins = prep(`INSERT INTO docs(conv, entry, role, at, body) VALUES(?, ?, ?, ?, ?)`)
+	w.ins = prep(`INSERT INTO docs(conv, entry, role, at, body, rest) VALUES(?, ?, ?, ?, ?, ?)`)
 	w.insFT = prep(`INSERT INTO fts(rowid, text) VALUES(?, ?)`)
 	if err != nil {
 		w.close()
@@ -163,7 +163,8 @@ func (w *writer) put(entry, role, text string, at time.Time, replace bool) error
 	if !at.IsZero() {
 		ms = at.UnixMilli()
 	}
-	res, err := w.ins.ExecContext(w.ctx, w.conv, entry, role, ms, text)
+	head, rest := splitText(text)
+	res, err := w.ins.ExecContext(w.ctx, w.conv, entry, role, ms, head, rest)
 	if err != nil {
 		return err
 	}
@@ -173,6 +174,19 @@ func (w *writer) put(entry, role, text string, at time.Time, replace bool) error
 	}
 	w.pending = append(w.pending, ftsRow{rowid, text})
 	return nil
+}
+
+// splitText splits a text into the part ranking reads, its first
+// headBytes extended to the start of a character, and the rest.
+func splitText(text string) (head, rest string) {
+	k := headBytes
+	for k < len(text) && !startsRune(text[k]) {
+		k++
+	}
+	if k >= len(text) {
+		return text, ""
+	}
+	return text[:k], text[k:]
 }
 
 // flush writes the terms of the rows put, the newest first, and adds them
