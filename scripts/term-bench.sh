@@ -5,7 +5,8 @@
 # page key takes to change the fullscreen view and folio's RSS before and
 # after 50 of them, in tmux at 120×40, and folio log show's time and peak
 # RSS (whole, --json and --tail 100) to /dev/null. It first times the
-# harness alone (a key echoed by cat), the floor under every key time.
+# harness alone (a key echoed by cat, a pane that prints at once), the
+# floors under every key time and every ready time.
 #
 #   scripts/term-bench.sh [SIZES]     (default: 3000 300000)
 #
@@ -84,6 +85,14 @@ page_latency() {
 tmux -S "$work/tmux.sock" -f /dev/null new-session -d -s bench -x 120 -y 40 cat
 sleep 0.3
 echo "harness (cat echoing a key) $(key_times x echo)"
+tmux -S "$work/tmux.sock" kill-server 2>/dev/null || true
+# And under every ready_ms: tmux starting a pane whose program prints
+# "ready" at once.
+sleep 0.3
+start=$(now_ms)
+tmux -S "$work/tmux.sock" -f /dev/null new-session -d -s bench -x 120 -y 40 "echo ready; sleep 5"
+until pane | grep -q "ready"; do sleep 0.01; done
+echo "harness (a pane that prints ready) ready_ms=$(( $(now_ms) - start ))"
 tmux -S "$work/tmux.sock" kill-server 2>/dev/null || true
 
 for n in $sizes; do
