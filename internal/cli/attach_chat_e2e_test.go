@@ -5,7 +5,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -58,14 +57,8 @@ func body(pane string, footer int) string {
 // same entries, once each. When A exits, B takes the conversation over and
 // its next send runs.
 func TestAttachToTerminalChatInTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
-	home, err := os.MkdirTemp("", "ft")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(home) })
+	needTmux(t)
+	home := shortTempDir(t, "ft")
 	bin := buildFolio(t)
 	a := chatInTmux(t, "FOLIO_DEMO_RATE=60 "+bin, home)
 	a.waitFor("ready")
@@ -168,14 +161,8 @@ func TestAttachToTerminalChatInTmux(t *testing.T) {
 // message and its answer as its own turn, and the client sees both live
 // and the command's receipt done.
 func TestServeSendsThroughTerminalOwnerInTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
-	home, err := os.MkdirTemp("", "fw")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(home) })
+	needTmux(t)
+	home := shortTempDir(t, "fw")
 	bin := buildFolio(t)
 	a := chatInTmux(t, "FOLIO_DEMO_RATE=300 "+bin, home)
 	a.waitFor("ready")

@@ -113,14 +113,8 @@ func logEntries(t *testing.T, home, id string) []transcript.Entry {
 // turn, and its next send runs; every entry of the log before the kill is
 // still there, once.
 func TestAttachToServeInTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
-	home, err := os.MkdirTemp("", "fa")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(home) })
+	needTmux(t)
+	home := shortTempDir(t, "fa")
 	bin := buildFolio(t)
 	serve, c := startOwnerServe(t, bin, home, 15)
 	id, err := c.Create(t.Context())
@@ -205,14 +199,8 @@ func TestAttachToServeInTmux(t *testing.T) {
 // most once, and its command reads interrupted), its next send runs, and
 // every entry the log held before the kill is in it once after.
 func TestHandoverAfterSIGKILLMidTurnInTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
-	home, err := os.MkdirTemp("", "fh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(home) })
+	needTmux(t)
+	home := shortTempDir(t, "fh")
 	bin := buildFolio(t)
 	serve, c := startOwnerServe(t, bin, home, 15)
 	id, err := c.Create(t.Context())
@@ -309,14 +297,8 @@ func TestHandoverAfterSIGKILLMidTurnInTmux(t *testing.T) {
 // release) takes it over when the server exits on SIGTERM, and its next
 // send runs there.
 func TestHandoverAfterCleanExitInTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
-	home, err := os.MkdirTemp("", "fx")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(home) })
+	needTmux(t)
+	home := shortTempDir(t, "fx")
 	bin := buildFolio(t)
 	serve, c := startOwnerServe(t, bin, home, 2000)
 	id, err := c.Create(t.Context())
@@ -354,14 +336,8 @@ func TestHandoverAfterCleanExitInTmux(t *testing.T) {
 // runs it in the owner: the protocol client sees the approval go and the
 // turn finish.
 func TestAttachedApprovalInTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
-	home, err := os.MkdirTemp("", "fp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(home) })
+	needTmux(t)
+	home := shortTempDir(t, "fp")
 	bin := buildFolio(t)
 	_, c := startOwnerServe(t, bin, home, 2000)
 	id, err := c.Create(t.Context())

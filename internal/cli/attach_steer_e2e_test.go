@@ -4,8 +4,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -30,14 +28,8 @@ func footerLine(pane, who string) string {
 // where both screens show it and the log holds it once, as the steer B
 // sent.
 func TestAttachedSteerAndPhasesInTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
-	home, err := os.MkdirTemp("", "ft")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(home) })
+	needTmux(t)
+	home := shortTempDir(t, "ft")
 	bin := buildFolio(t)
 	a := chatInTmux(t, "FOLIO_DEMO_RATE=30 "+bin, home)
 	a.waitFor("ready")

@@ -32,18 +32,12 @@ const otherUID = 65534
 // as before attaching existed, and the owner's log holds nothing of it.
 // It needs root, to start a process as another user.
 func TestAttachRefusedForAnotherUserInTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	needTmux(t)
 	if os.Getuid() != 0 {
 		t.Skip("starting the owner as another user needs root")
 	}
 	// The binary and the data folder, where the other user can reach them.
-	root, err := os.MkdirTemp("", "fu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
+	root := shortTempDir(t, "fu")
 	if err := os.Chmod(root, 0o755); err != nil {
 		t.Fatal(err)
 	}

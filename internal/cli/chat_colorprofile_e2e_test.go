@@ -14,13 +14,7 @@ import (
 // that answer instead of having Bubble Tea ask again. A tmux on PATH that
 // logs its arguments counts the asks.
 func TestFullscreenAsksTmuxForColorsOnce(t *testing.T) {
-	real, err := exec.LookPath("tmux")
-	if err != nil {
-		if requireSuites() {
-			t.Fatal("tmux is required here (CI=true or FOLIO_REQUIRE_SUITES=1) but is not installed")
-		}
-		t.Skip("tmux is not installed")
-	}
+	real := needTmux(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "folio")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/foliodev/folio/cmd/folio").CombinedOutput(); err != nil {

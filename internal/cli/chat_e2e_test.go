@@ -104,6 +104,33 @@ func TestChatEndToEndInTmux(t *testing.T) {
 	}
 }
 
+// needTmux returns the path of tmux. Where it is not installed the test is
+// skipped, except where suites are required (CI=true or
+// FOLIO_REQUIRE_SUITES=1): there it fails.
+func needTmux(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("tmux")
+	if err != nil {
+		if requireSuites() {
+			t.Fatal("tmux is required here (CI=true or FOLIO_REQUIRE_SUITES=1) but is not installed")
+		}
+		t.Skip("tmux is not installed; the terminal tests need it (apt-get install tmux)")
+	}
+	return p
+}
+
+// shortTempDir is a temporary folder removed when the test ends, with a
+// path short enough for a Unix socket in it (t.TempDir's are not).
+func shortTempDir(t *testing.T, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
 // startChatInTmux builds folio and runs "folio" with args in a 100×30 tmux
 // pane on the demo model, with a data folder of its own (home).
 func startChatInTmux(t *testing.T, args ...string) (x tmux, home string) {
@@ -134,12 +161,7 @@ func startChat(t *testing.T, home string, prepare func(home string), args ...str
 // environment after the test's own settings.
 func startChatEnv(t *testing.T, home string, prepare func(home string), env []string, args ...string) (x tmux, _ string) {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if requireSuites() {
-			t.Fatal("tmux is required here (CI=true or FOLIO_REQUIRE_SUITES=1) but is not installed")
-		}
-		t.Skip("tmux is not installed; the end-to-end chat test needs it (apt-get install tmux)")
-	}
+	needTmux(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "folio")
 	build := exec.Command("go", "build", "-o", bin, "github.com/foliodev/folio/cmd/folio")
