@@ -2,7 +2,6 @@ package server
 
 import (
 	"slices"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/foliodev/folio/transcript"
@@ -212,32 +211,10 @@ func childrenOf(l transcript.Live) []ChildState {
 			continue
 		}
 		cs := ChildState{ID: c.ID, Label: c.Label, Activity: string(c.Activity), Model: c.Model, Context: c.PromptContext, Usage: usageOf(c.Usage)}
-		if n := c.Feed.Len(); n > 0 {
-			cs.Last = clipLine(lastLine(l.Visible(c.Feed.At(n-1))), maxLast)
-		}
+		cs.Last = clipLine(l.LastLine(c), maxLast)
 		out = append(out, cs)
 	}
 	return out
-}
-
-// lastLine is the last non-empty line of an entry's text.
-func lastLine(c transcript.Content) string {
-	var s string
-	switch c := c.(type) {
-	case transcript.Agent:
-		s = c.Markdown
-	case transcript.Reasoning:
-		s = c.Text
-	case transcript.Tool:
-		s = c.Receipt.App + " " + c.Receipt.Summary
-	case transcript.User:
-		s = c.Text
-	}
-	s = strings.TrimRight(s, "\n ")
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	return s
 }
 
 // clipLine cuts s to at most n bytes on a rune boundary.

@@ -226,6 +226,32 @@ type ChildRegion struct {
 	epoch uint64 // advanced by Reset, to retire the child's older streams
 }
 
+// LastLine is the last non-empty line of the newest entry of child c's
+// feed as readers see it (Visible), a one-row glimpse of what the child
+// does: "" for an empty feed. The line is the source's text, unsanitized.
+func (l Live) LastLine(c ChildRegion) string {
+	n := c.Feed.Len()
+	if n == 0 {
+		return ""
+	}
+	var s string
+	switch e := l.Visible(c.Feed.At(n - 1)).(type) {
+	case Agent:
+		s = e.Markdown
+	case Reasoning:
+		s = e.Text
+	case Tool:
+		s = e.Receipt.App + " " + e.Receipt.Summary
+	case User:
+		s = e.Text
+	}
+	s = strings.TrimRight(s, "\n ")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
+}
+
 // Children is a read-only list of child regions.
 type Children struct{ s []ChildRegion }
 

@@ -131,11 +131,8 @@ func (a *App) childLines() []string {
 			head += " · " + receipt.Count(c.Usage.OutputTokens) + " out"
 		}
 		out = append(out, a.finish(a.pal.info.Render(truncate(head, a.width))))
-		if n := c.Feed.Len(); n > 0 {
-			last := lastLine(a.snap.Live.Visible(c.Feed.At(n - 1)))
-			if last != "" {
-				out = append(out, a.finish(a.pal.faint.Render(truncate("  │ "+last, a.width))))
-			}
+		if last := oneLine(sanitize(a.snap.Live.LastLine(c))); last != "" {
+			out = append(out, a.finish(a.pal.faint.Render(truncate("  │ "+last, a.width))))
 		}
 	}
 	return out
@@ -148,27 +145,6 @@ func (a *App) childApproval(id string) bool {
 		}
 	}
 	return false
-}
-
-// lastLine is the last non-empty line of an entry's text, for a one-row
-// glimpse of a child's feed.
-func lastLine(c transcript.Content) string {
-	var s string
-	switch c := c.(type) {
-	case transcript.Agent:
-		s = c.Markdown
-	case transcript.Reasoning:
-		s = c.Text
-	case transcript.Tool:
-		s = c.Receipt.App + " " + c.Receipt.Summary
-	case transcript.User:
-		s = c.Text
-	}
-	s = strings.TrimRight(s, "\n ")
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	return oneLine(sanitize(s))
 }
 
 // draftLines shows commands that are not part of the transcript yet, as
