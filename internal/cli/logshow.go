@@ -44,7 +44,7 @@ The plain text (output that is not a terminal) has no colors or other terminal s
 
 --json prints {"conversationId","version","entries","messages","rejected"}: the current branch's entries, its model messages as stored, and the lines the reader rejected. --jsonl prints only the entries, one JSON object a line.
 
-A log is printed as it is read, in parts, in about constant memory, whatever its length, in every form, through its page index: every log in a data folder has one; for a log elsewhere without one, show builds one in a temporary folder first (one pass over the log) and leaves nothing beside it. --tail and --from read only what they print. A version 2 log is read whole. With --store (or FOLIO_DATABASE_URL), an argument that is not a file names a conversation in that PostgreSQL store.` + idHelp,
+A log is printed as it is read, in parts, in about constant memory, whatever its length, in every form, through its page index: every log in a data folder has one; for a log elsewhere without one, show builds one in a temporary folder first (one pass over the log) and leaves nothing beside it. --tail and --from read only what they print. A version 2 log, or a log of model messages only, has no index and is read whole; so is a conversation in a store. With --store (or FOLIO_DATABASE_URL), an argument that is not a file names a conversation in that PostgreSQL store.` + idHelp,
 		Example: `folio log show 20260304-050607-a1b2c3
 folio log show conversations/20260304-050607-a1b2c3.jsonl
 folio log show --tail 20 conversations/20260304-050607-a1b2c3.jsonl
