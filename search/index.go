@@ -330,11 +330,20 @@ func (ix *Index) catchUp(ctx context.Context, st *Stats) error {
 		c  convRow
 		ok bool
 	}
-	todos := make([]todo, len(logs))
-	for i, lf := range logs {
+	// A log whose path, inode and size are what was indexed is passed
+	// over after one stat, without opening it: a search catches up first,
+	// and most logs have not changed since the last one.
+	todos := make([]todo, 0, len(logs))
+	for _, lf := range logs {
 		c, ok := known[lf.ID]
 		delete(known, lf.ID)
-		todos[i] = todo{lf, c, ok}
+		if ok {
+			if fi, err := os.Stat(lf.Path); err == nil && current(c, ok, lf.Path, fi) {
+				st.Conversations++
+				continue
+			}
+		}
+		todos = append(todos, todo{lf, c, ok})
 	}
 	// The logs are read and turned into rows on a goroutine of its own,
 	// a conversation or two ahead of the writer, so that on two cores
