@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/foliodev/folio/transcript"
 
@@ -322,36 +325,47 @@ func (v *viewport) markedLines(p painted) []string {
 	return out
 }
 
-// hitSpans finds words in plain text, any case, as cell ranges [from, to)
-// in order and not overlapping. A word counts where it starts and ends at
-// a word boundary, as the index matched it (a prefix query's word may go
+// hitSpans finds words in plain text as cell ranges [from, to), in order
+// and not overlapping. Words are compared as the index folds them: in any
+// case and with or without accents, so a hit whose snippet spells a word
+// "café" marks "cafe" and "CAFÉ" too. A word counts where it starts at a
+// word boundary, as the index matched it (a prefix query's word may go
 // on).
 func hitSpans(plain string, words []string) [][2]int {
 	if len(words) == 0 || plain == "" {
 		return nil
 	}
 	rs := []rune(plain)
-	low := make([]rune, len(rs))
-	for i, r := range rs {
-		low[i] = unicode.ToLower(r)
+	folded, at := foldRunes(rs)
+	fws := make([][]rune, len(words))
+	for i, w := range words {
+		fws[i], _ = foldRunes([]rune(w))
 	}
 	var spans [][2]int // rune ranges
-	for i := 0; i < len(low); {
+	for k := 0; k < len(folded); {
 		best := 0
-		if i == 0 || !isWordRune(low[i-1]) {
-			for _, w := range words {
-				wr := []rune(strings.ToLower(w))
-				if len(wr) > best && hasRunesAt(low, wr, i) {
+		// A word starts at the first folded rune of a rune that follows no
+		// letter, digit or mark.
+		if i := at[k]; (k == 0 || at[k-1] != i) && (i == 0 || !isWordRune(rs[i-1])) {
+			for _, wr := range fws {
+				if len(wr) > best && hasRunesAt(folded, wr, k) {
 					best = len(wr)
 				}
 			}
 		}
 		if best == 0 {
-			i++
+			k++
 			continue
 		}
-		spans = append(spans, [2]int{i, i + best})
-		i += best
+		from, to := at[k], at[k+best-1]+1
+		for to < len(rs) && unicode.Is(unicode.Mn, rs[to]) {
+			to++ // the accents of the word's last letter
+		}
+		spans = append(spans, [2]int{from, to})
+		k += best
+		for k < len(folded) && at[k] < to {
+			k++
+		}
 	}
 	if len(spans) == 0 {
 		return nil
@@ -362,6 +376,28 @@ func hitSpans(plain string, words []string) [][2]int {
 		out[k] = [2]int{ansi.StringWidth(string(rs[:s[0]])), ansi.StringWidth(string(rs[:s[1]]))}
 	}
 	return out
+}
+
+// foldRunes folds rs as the search index folds words (lower case, the
+// letters' accents taken off: é and e\u0301 are e); at[k] is the index in
+// rs of the rune folded rune k came from.
+func foldRunes(rs []rune) (folded []rune, at []int) {
+	folded, at = make([]rune, 0, len(rs)), make([]int, 0, len(rs))
+	for i, r := range rs {
+		if r < utf8.RuneSelf {
+			folded, at = append(folded, unicode.ToLower(r)), append(at, i)
+			continue
+		}
+		if unicode.Is(unicode.Mn, r) {
+			continue
+		}
+		for _, d := range norm.NFD.String(string(r)) {
+			if !unicode.Is(unicode.Mn, d) {
+				folded, at = append(folded, unicode.ToLower(d)), append(at, i)
+			}
+		}
+	}
+	return folded, at
 }
 
 func hasRunesAt(s, w []rune, i int) bool {

@@ -25,6 +25,10 @@ func TestHitSpans(t *testing.T) {
 		{"word start only", "prequokka quokkas", []string{"quokka"}, [][2]int{{10, 16}}},
 		{"several words, longest first", "lazy dog lazy", []string{"lazy", "dog"}, [][2]int{{0, 4}, {5, 8}, {9, 13}}},
 		{"wide cells", "東京 café Café", []string{"café"}, [][2]int{{5, 9}, {10, 14}}},
+		{"with or without accents", "cafe café CAFÉ cafés", []string{"café"}, [][2]int{{0, 4}, {5, 9}, {10, 14}, {15, 19}}},
+		{"accents as combining marks", "cafe\u0301 x Cafe", []string{"café"}, [][2]int{{0, 4}, {7, 11}}},
+		{"a word spelled without accents", "Ångström angstrom", []string{"angstrom"}, [][2]int{{0, 8}, {9, 17}}},
+		{"an accent does not start a word", "e\u0301cole", []string{"cole"}, nil},
 		{"none", "nothing here", []string{"quokka"}, nil},
 		{"no words", "anything", nil, nil},
 	} {
