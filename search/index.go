@@ -209,6 +209,7 @@ type Stats struct {
 	Entries       int   // entries written to the index
 	Removed       int   // conversations dropped (their log is gone)
 	Failed        []error
+	logs          int64 // the size of every log looked at
 }
 
 // convRow is what the index remembers of one conversation.
@@ -235,6 +236,17 @@ func (ix *Index) CatchUp(ctx context.Context) (Stats, error) {
 			st = Stats{}
 			err = ix.catchUp(ctx, &st)
 		}
+	}
+	if err == nil && st.Entries > 0 && st.Bytes*2 >= st.logs {
+		// This catch-up wrote most of what the index holds (a build):
+		// merge FTS5's segments into one as part of it, at a cost in
+		// proportion to what it read. Left to FTS5, which merges a level's
+		// segments once it holds 16, the save that tipped a level with the
+		// build's segments on it paid for merging them (95 ms after a
+		// 300,000-message conversation was indexed, against 0.5 ms for
+		// the saves before and after it). Should it fail, FTS5 merges as
+		// it goes, as before.
+		ix.db.ExecContext(ctx, `INSERT INTO fts(fts) VALUES('optimize')`)
 	}
 	switch {
 	case st.Bytes > 16<<20:
@@ -340,6 +352,7 @@ func (ix *Index) catchUp(ctx context.Context, st *Stats) error {
 		if ok {
 			if fi, err := os.Stat(lf.Path); err == nil && current(c, ok, lf.Path, fi) {
 				st.Conversations++
+				st.logs += fi.Size()
 				continue
 			}
 		}
@@ -396,6 +409,7 @@ func (ix *Index) catchUp(ctx context.Context, st *Stats) error {
 			return err
 		}
 		st.Conversations++
+		st.logs += p.size
 		if p.err == nil && p.skip {
 			continue
 		}
@@ -533,6 +547,9 @@ func current(c convRow, ok bool, path string, fi fs.FileInfo) bool {
 	return ok && c.path == path && c.inode == history.Inode(fi) && c.size == fi.Size()
 }
 
+// mergePages is how many pages of FTS5's segments a save's update merges.
+const mergePages = 16
+
 // updateLog indexes what lf gained since c (known says c is set), in a
 // transaction of its own.
 func (ix *Index) updateLog(ctx context.Context, lf history.LogFile, c convRow, known bool, st *Stats) error {
@@ -546,6 +563,10 @@ func (ix *Index) updateLog(ctx context.Context, lf history.LogFile, c convRow, k
 	}
 	defer tx.Rollback()
 	if err := ix.apply(ctx, tx, p, st); err != nil {
+		return err
+	}
+	// A step of FTS5's merging, a few pages at most, with every save.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO fts(fts, rank) VALUES('merge', ?)`, mergePages); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
