@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -400,5 +401,47 @@ func TestQueryIsBoundedInTime(t *testing.T) {
 	_, err := ix.Search(context.Background(), "the", Options{NoCatchUp: true, Timeout: time.Microsecond})
 	if !errors.Is(err, ErrTimeout) {
 		t.Fatalf("got %v, want ErrTimeout", err)
+	}
+}
+
+// TestMergingKeepsSegmentsFew: a catch-up that writes most of the index
+// leaves FTS5 one segment, and saves merge as they go, so no save's update
+// is the one that merges many segments at once (FTS5 does that when a
+// level holds 16).
+func TestMergingKeepsSegmentsFew(t *testing.T) {
+	t.Parallel()
+	data := genData(t, 4, 600)
+	ix := openIndex(t, data)
+	ctx := context.Background()
+	if _, err := ix.CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	segments := func() int {
+		t.Helper()
+		var n int
+		if err := ix.db.QueryRowContext(ctx, `SELECT count(DISTINCT segid) FROM fts_idx`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := segments(); n != 1 {
+		t.Fatalf("after a build FTS5 has %d segments, want 1", n)
+	}
+	c := openConvo(t, data, "saved")
+	most := 0
+	for i := range 40 {
+		c.save(user(fmt.Sprintf("u%d", i), fmt.Sprintf("question %d about zeppelins", i)))
+		if err := ix.Update(ctx, "saved"); err != nil {
+			t.Fatal(err)
+		}
+		most = max(most, segments())
+	}
+	// Each save adds a segment; merged as they come, a few at a time,
+	// they stay well below the 16 of a level FTS5 merges at once.
+	if most > 8 {
+		t.Fatalf("after saves FTS5 held up to %d segments", most)
+	}
+	if hits := find(t, ix, "zeppelins"); len(hits) != 40 {
+		t.Fatalf("found %d of the 40 saved prompts", len(hits))
 	}
 }
