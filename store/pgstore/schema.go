@@ -208,8 +208,9 @@ var migrations = []string{
 	);
 	CREATE INDEX folio_search_terms ON folio_search USING gin (terms) WITH (gin_pending_list_limit = 256);
 	-- Every folded word a row had, never deleted with the rows (a word no
-	-- row has expands to a hash that matches nothing).
-	CREATE TABLE folio_search_words (
+	-- row has expands to a hash that matches nothing; so the migration
+	-- run again may keep it).
+	CREATE TABLE IF NOT EXISTS folio_search_words (
 		word text COLLATE "C" PRIMARY KEY
 	);`,
 }
