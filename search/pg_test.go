@@ -10,6 +10,7 @@ import (
 	"github.com/foliodev/folio/history"
 	"github.com/foliodev/folio/store/pgstore"
 	"github.com/foliodev/folio/store/pgstore/pgtest"
+	"github.com/foliodev/folio/transcript"
 )
 
 // pgStore opens a store in a schema of its own (one PostgreSQL test at a
@@ -123,5 +124,31 @@ func TestAbove(t *testing.T) {
 	}
 	if _, ok := above("x\U0010FFFF"); ok {
 		t.Error("above of U+10FFFF")
+	}
+}
+
+// TestPGStatsByHash: the table's statistics of terms are read back keyed
+// by the words' hashes (Run's choice between walking and the GIN index).
+func TestPGStatsByHash(t *testing.T) {
+	st := pgStore(t)
+	c := pgConvo(t, st, "s")
+	var es []transcript.Entry
+	for i := range 100 {
+		es = append(es, user(idOf("u", i), fmt.Sprintf("a heron number %d", i)))
+	}
+	c.save(es...)
+	ix := OpenPostgres(st)
+	if _, err := ix.CatchUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Pool().Exec(context.Background(), `ANALYZE folio_search`); err != nil {
+		t.Fatal(err)
+	}
+	s := ix.stats(context.Background())
+	if f := s.freq[wordHash("heron")]; f < 0.9 || s.rows < 100 {
+		t.Fatalf("heron's frequency %v of %v rows; want every row (%d hashes known)", f, s.rows, len(s.freq))
+	}
+	if f, ok := s.freq[wordHash("42")]; ok && f > 0.1 {
+		t.Errorf("a word of one row has the frequency %v", f)
 	}
 }
