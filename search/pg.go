@@ -376,9 +376,11 @@ func (ix *PGIndex) update(ctx context.Context, id string, st *Stats) error {
 	}
 	words := ix.newWords(seen)
 	if len(words) > 0 {
-		// Last, so that the rows of a word another transaction is adding
-		// wait for it only until this one commits; sorted, so that two
-		// transactions adding the same words take them in one order.
+		// A transaction adding a word another one has added but not
+		// committed waits for that one to end: the words go last, just
+		// before the commit, to keep such waits short, and sorted, so
+		// two transactions adding the same words take them in one order
+		// and never wait for each other.
 		if _, err := tx.Exec(ctx, `INSERT INTO folio_search_words (word) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING`, words); err != nil {
 			return err
 		}
