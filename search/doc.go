@@ -5,7 +5,8 @@
 // The index is derived data. Index keeps it beside the logs in
 // <data>/search/index.db, an SQLite database with an FTS5 table (through the
 // pure-Go driver modernc.org/sqlite, so no cgo); PGIndex keeps it in the
-// PostgreSQL store that holds the logs (a tsvector under a GIN index). Both
+// PostgreSQL store that holds the logs (hashes of the words under a GIN
+// index). Both
 // are a Searcher, fill the same rows the same way and answer the same
 // queries. The index holds, for each
 // conversation, the text a person sees of its head branch: prompts,

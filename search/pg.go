@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -22,13 +24,15 @@ import (
 // PGIndex is the search index of a PostgreSQL store (pgstore), kept in the
 // same database: folio_search_conversations says how far each log was read
 // (its epoch and size), folio_search holds one row per entry of each
-// conversation's head with its text and its lexemes (a tsvector without
-// positions) under a GIN index (pgstore's migration 6). It is filled the
+// conversation's head with its text and the hashes of its distinct folded
+// words (wordHash, an int4[]) under a GIN index, and folio_search_words
+// lists the words, for prefixes (pgstore's migration 8). It is filled the
 // way Index is, from history's Scanner over the store's records, and
-// answers the same queries: the parsed query becomes a tsquery, phrases
-// are checked in the rows' text, hits are ranked by BM25 with each word
-// counted once (the shorter entry first) and the newest first among
-// equals, and snippets are cut here.
+// answers the same queries: the parsed query becomes conditions on the
+// hashes, a prefix expanded to the words it starts; phrases are checked
+// in the rows' text, and so is every hit (two words may share a hash);
+// hits are ranked by BM25 with each word counted once (the shorter entry
+// first) and the newest first among equals, and snippets are cut here.
 //
 // A PGIndex is safe for concurrent use. Several processes may share the
 // tables: each conversation is updated in one transaction under an
@@ -41,7 +45,16 @@ type PGIndex struct {
 	// window is how many of the newest rows Run walks (pgWindow when 0;
 	// tests make it small).
 	window int64
+	// known holds words this index wrote to folio_search_words (and saw
+	// committed), so a save sends only words it has not; emptied when it
+	// reaches maxKnown. Words are never deleted from the table.
+	known map[string]struct{}
+	// hash is wordHash; tests give words the same hash.
+	hash func(string) int32
 }
+
+// maxKnown bounds PGIndex.known.
+const maxKnown = 1 << 17
 
 type pgWarm struct {
 	id         string
@@ -51,7 +64,9 @@ type pgWarm struct {
 
 // OpenPostgres returns the search index of st, whose Open migrated its
 // schema. Closing it leaves st open.
-func OpenPostgres(st *pgstore.Store) *PGIndex { return &PGIndex{pool: st.Pool()} }
+func OpenPostgres(st *pgstore.Store) *PGIndex {
+	return &PGIndex{pool: st.Pool(), known: map[string]struct{}{}, hash: wordHash}
+}
 
 // Close forgets the Scanners kept; the store's pool stays open.
 func (ix *PGIndex) Close() error {
@@ -154,6 +169,8 @@ func (ix *PGIndex) Rebuild(ctx context.Context) (Stats, error) {
 	ix.warm = nil
 	ix.mu.Unlock()
 	// TRUNCATE rather than DELETE: a rebuild leaves no dead rows behind.
+	// folio_search_words is kept: other processes' PGIndexes remember
+	// words they wrote there, and a word no row has does no harm.
 	if _, err := ix.pool.Exec(ctx, `TRUNCATE folio_search, folio_search_conversations`); err != nil {
 		return Stats{}, err
 	}
@@ -303,6 +320,7 @@ func (ix *PGIndex) update(ctx context.Context, id string, st *Stats) error {
 	}
 	var puts []pgRow
 	var dels []string
+	seen := map[string]struct{}{}
 	for _, e := range ups {
 		text, role, ok := entryText(e)
 		if !ok {
@@ -319,7 +337,7 @@ func (ix *PGIndex) update(ctx context.Context, id string, st *Stats) error {
 		if !e.Timestamp.IsZero() {
 			at = e.Timestamp.UnixMilli()
 		}
-		puts = append(puts, pgRow{entry: e.ID, role: role, body: text, terms: lexemes(text), at: at})
+		puts = append(puts, pgRow{entry: e.ID, role: role, body: text, terms: rowTerms(text, ix.hash, seen), at: at})
 	}
 	entries := len(puts) // the title's row is not an entry
 	title := pgClean(strings.TrimSpace(s.Title()))
@@ -327,7 +345,7 @@ func (ix *PGIndex) update(ctx context.Context, id string, st *Stats) error {
 		if title == "" {
 			dels = append(dels, "")
 		} else {
-			puts = append(puts, pgRow{role: RoleTitle, body: title, terms: lexemes(title)})
+			puts = append(puts, pgRow{role: RoleTitle, body: title, terms: rowTerms(title, ix.hash, seen)})
 		}
 	}
 	if s.Offset() != size {
@@ -356,14 +374,56 @@ func (ix *PGIndex) update(ctx context.Context, id string, st *Stats) error {
 	if err := putRows(ctx, tx, k, puts, !whole); err != nil {
 		return err
 	}
+	words := ix.newWords(seen)
+	if len(words) > 0 {
+		// A transaction adding a word another one has added but not
+		// committed waits for that one to end: the words go last, just
+		// before the commit, to keep such waits short, and sorted, so
+		// two transactions adding the same words take them in one order
+		// and never wait for each other.
+		if _, err := tx.Exec(ctx, `INSERT INTO folio_search_words (word) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING`, words); err != nil {
+			return err
+		}
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return err
 	}
+	ix.remember(words)
 	st.Read++
 	st.Bytes += read
 	st.Entries += entries
 	ix.keepWarm(id, epoch, s)
 	return nil
+}
+
+// newWords returns the words of seen this index has not written to
+// folio_search_words, sorted.
+func (ix *PGIndex) newWords(seen map[string]struct{}) []string {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	var out []string
+	for w := range seen {
+		if _, ok := ix.known[w]; !ok {
+			out = append(out, w)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// remember notes words as written (their transaction committed).
+func (ix *PGIndex) remember(words []string) {
+	if len(words) == 0 {
+		return
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if len(ix.known)+len(words) > maxKnown {
+		clear(ix.known)
+	}
+	for _, w := range words[:min(len(words), maxKnown)] {
+		ix.known[w] = struct{}{}
+	}
 }
 
 // pgBatch is how many rows one INSERT writes.
@@ -373,7 +433,7 @@ const pgBatch = 1000
 // the same entry may exist and is replaced.
 func putRows(ctx context.Context, tx pgx.Tx, k int32, rows []pgRow, replace bool) error {
 	q := `INSERT INTO folio_search (conv, entry, role, at, body, terms)
-		SELECT $1, e, r, a, b, t::tsvector FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[]) AS u(e, r, a, b, t)`
+		SELECT $1, e, r, a, b, t::int4[] FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[]) AS u(e, r, a, b, t)`
 	if replace {
 		q += ` ON CONFLICT (conv, entry) DO UPDATE SET role = excluded.role, at = excluded.at, body = excluded.body, terms = excluded.terms`
 	}
@@ -403,25 +463,46 @@ func pgClean(s string) string {
 // Run searches the index as it is for a parsed query, as Index.Run does:
 // the newest candidates matches are ranked.
 //
-// The rows hold lexemes without positions, so a tsquery of the query's
-// words finds the rows that have them all, newest first (PostgreSQL walks
-// the primary key backwards, or reads the GIN index when the words are
-// rare). A query with a phrase or an excluded phrase is then checked in
-// each row's text, a batch at a time, until enough rows match. Ranking is
-// BM25 with every word counted once: among rows that all have the query's
-// words, the shorter (fewer distinct words) first, then the newer.
+// The rows hold the hashes of their words without positions, so the
+// hashes of the query's words (plan) find the rows that have them all,
+// newest first (PostgreSQL walks the primary key backwards, or reads the
+// GIN index when the words are rare). A query with a phrase, an excluded
+// phrase or a prefix of too many words is then checked in each row's
+// text, a batch at a time, until enough rows match; the other queries'
+// hits are checked in their text when it is read for the snippets. Ranking
+// is BM25 with every word counted once: among rows that all have the
+// query's words, the shorter (fewer distinct words) first, then the newer.
 func (ix *PGIndex) Run(ctx context.Context, q Query, opts Options) ([]Hit, error) {
 	limit, timeout := opts.bounds()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	tsq, verify := q.tsquery()
+	pq, err := ix.plan(ctx, q)
+	if err != nil {
+		return nil, pgQueryErr(ctx, err)
+	}
+	if pq.none {
+		return []Hit{}, nil
+	}
+	verify := pq.verify
 	var sb strings.Builder
-	args := []any{tsq}
-	sb.WriteString(`SELECT n, conv, entry, role, at, length(terms)`)
+	var args []any
+	sb.WriteString(`SELECT n, conv, entry, role, at, cardinality(terms)`)
 	if verify {
 		sb.WriteString(`, body`)
 	}
-	sb.WriteString(` FROM folio_search WHERE terms @@ $1::tsquery`)
+	sb.WriteString(` FROM folio_search WHERE true`)
+	if len(pq.all) > 0 {
+		args = append(args, pq.all)
+		fmt.Fprintf(&sb, ` AND terms @> $%d::int4[]`, len(args))
+	}
+	for _, set := range pq.any {
+		args = append(args, set)
+		fmt.Fprintf(&sb, ` AND terms && $%d::int4[]`, len(args))
+	}
+	if len(pq.not) > 0 {
+		args = append(args, pq.not)
+		fmt.Fprintf(&sb, ` AND NOT (terms && $%d::int4[])`, len(args))
+	}
 	if len(q.Roles) > 0 {
 		args = append(args, q.Roles)
 		fmt.Fprintf(&sb, ` AND role = ANY($%d)`, len(args))
@@ -457,7 +538,10 @@ func (ix *PGIndex) Run(ctx context.Context, q Query, opts Options) ([]Hit, error
 		want = limit
 	}
 	cursor, lo := int64(math.MaxInt64), int64(0)
-	walk := ix.common(ctx, q)
+	// With no condition on the terms (only prefixes of too many words)
+	// the GIN index has nothing to read: every row is walked.
+	noTerms := len(pq.all) == 0 && len(pq.any) == 0
+	walk := noTerms || ix.common(ctx, q)
 	if walk {
 		var top int64
 		if err := ix.pool.QueryRow(ctx, `SELECT coalesce(max(n), 0) FROM folio_search`).Scan(&top); err != nil {
@@ -466,6 +550,9 @@ func (ix *PGIndex) Run(ctx context.Context, q Query, opts Options) ([]Hit, error
 		w := ix.window
 		if w == 0 {
 			w = pgWindow
+		}
+		if noTerms {
+			w = top + 1
 		}
 		cursor, lo = top+1, max(0, top+1-w)
 	}
@@ -478,7 +565,7 @@ func (ix *PGIndex) Run(ctx context.Context, q Query, opts Options) ([]Hit, error
 		err := pgx.BeginFunc(ctx, ix.pool, func(tx pgx.Tx) error {
 			// Each way has a statement of its own (the comment), planned
 			// for its arguments every time: a prepared statement's generic
-			// plan, made for no tsquery in particular, may read the whole
+			// plan, made for no words in particular, may read the whole
 			// table.
 			set, text := `SET LOCAL plan_cache_mode = force_custom_plan; SET LOCAL enable_indexscan = off`, sql+` /* gin */`
 			if walk {
@@ -605,6 +692,11 @@ func (ix *PGIndex) Run(ctx context.Context, q Query, opts Options) ([]Hit, error
 		if !ok || !okb {
 			continue // removed since the query ran
 		}
+		if !verify && !m.matches(body) {
+			// Another word of the row has the hash of a word of the
+			// query: not a hit.
+			continue
+		}
 		h := Hit{Conversation: cv.id, Title: cv.title, Entry: c.entry, Role: c.role, Snippet: q.snippet(body)}
 		if h.Title == "" {
 			h.Title = cv.first
@@ -618,6 +710,121 @@ func (ix *PGIndex) Run(ctx context.Context, q Query, opts Options) ([]Hit, error
 	return hits, nil
 }
 
+// pgQuery is a query's conditions on the hashes of a row's words.
+type pgQuery struct {
+	all []int32   // the row has all of these
+	any [][]int32 // and one of each of these (a prefix's words)
+	not []int32   // and none of these (excluded words and prefixes)
+	// verify: the rows must still be checked in their text (a phrase, an
+	// excluded phrase, a prefix of too many words to list).
+	verify bool
+	// none: no row can match (a prefix no word starts).
+	none bool
+}
+
+// plan turns q's terms into conditions on the hashes of a row's words:
+// every word of every term must be among them, a prefix as any of the
+// words folio_search_words lists that start with it, and no excluded word
+// or prefix. What the hashes cannot decide is left to the text (verify).
+func (ix *PGIndex) plan(ctx context.Context, q Query) (pgQuery, error) {
+	var pq pgQuery
+	var all, not []string
+	for _, t := range q.Terms {
+		ws := tokens(t.Text)
+		if len(ws) == 0 {
+			pq.none = true // as matcher: a term without words matches nothing
+			return pq, nil
+		}
+		if len(ws) > 1 {
+			pq.verify = true
+		}
+		for i, w := range ws {
+			if !t.Prefix || i < len(ws)-1 {
+				all = append(all, w.folded)
+				continue
+			}
+			exp, ok, err := ix.expand(ctx, w.folded)
+			switch {
+			case err != nil:
+				return pq, err
+			case !ok:
+				pq.verify = true
+			case len(exp) == 0:
+				pq.none = true
+				return pq, nil
+			default:
+				pq.any = append(pq.any, hashes(exp, ix.hash))
+			}
+		}
+	}
+	for _, t := range q.Excluded {
+		ws := tokens(t.Text)
+		switch {
+		case len(ws) == 0:
+		case len(ws) > 1:
+			pq.verify = true
+		case !t.Prefix:
+			not = append(not, ws[0].folded)
+		default:
+			exp, ok, err := ix.expand(ctx, ws[0].folded)
+			if err != nil {
+				return pq, err
+			}
+			if !ok {
+				pq.verify = true
+			}
+			not = append(not, exp...)
+		}
+	}
+	if len(all) > 0 {
+		pq.all = hashes(all, ix.hash)
+	}
+	if len(not) > 0 {
+		pq.not = hashes(not, ix.hash)
+	}
+	return pq, nil
+}
+
+// expand returns the words of folio_search_words that start with the
+// folded word p, when there are at most maxExpansion of them (ok).
+func (ix *PGIndex) expand(ctx context.Context, p string) (ws []string, ok bool, err error) {
+	hi, ok := above(p)
+	if !ok {
+		return nil, false, nil
+	}
+	// The words from p up to p with its last character raised: in byte
+	// order (COLLATE "C", UTF-8's order of code points), those that start
+	// with p.
+	rows, err := ix.pool.Query(ctx, `SELECT word FROM folio_search_words
+		WHERE word >= $1 COLLATE "C" AND word < $2 COLLATE "C" ORDER BY word COLLATE "C" LIMIT $3`, p, hi, maxExpansion+1)
+	if err != nil {
+		return nil, false, err
+	}
+	ws, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, false, err
+	}
+	if len(ws) > maxExpansion {
+		return nil, false, nil
+	}
+	return ws, true, nil
+}
+
+// above returns the least string greater than every string that starts
+// with p: p with its last character raised by one code point (a folded
+// word ends in a letter, digit or mark, never in U+10FFFF).
+func above(p string) (string, bool) {
+	r, n := utf8.DecodeLastRuneInString(p)
+	if r == utf8.RuneError || r >= unicode.MaxRune {
+		return "", false
+	}
+	r++
+	if 0xD800 <= r && r <= 0xDFFF { // surrogates are not characters
+		r = 0xE000
+	}
+	return p[:len(p)-n] + string(r), true
+}
+
 // pgBatchRows is how many rows one query of Run reads.
 const pgBatchRows = candidates
 
@@ -628,9 +835,9 @@ const pgBatchRows = candidates
 const pgWindow = 50000
 
 // common reports whether every word of q is common, as far as the
-// table's statistics tell (most_common_elems; a word not among them is
-// rarer than all of them): then a window of the newest rows is walked
-// first. A prefix counts as common.
+// table's statistics tell (most_common_elems of the hashes; a word not
+// among them is rarer than all of them): then a window of the newest rows
+// is walked first. A prefix counts as common.
 func (ix *PGIndex) common(ctx context.Context, q Query) bool {
 	st := ix.stats(ctx)
 	if st.freq == nil {
@@ -642,7 +849,7 @@ func (ix *PGIndex) common(ctx context.Context, q Query) bool {
 			if t.Prefix && i == len(ws)-1 {
 				continue
 			}
-			f, ok := st.freq[w.folded]
+			f, ok := st.freq[ix.hash(w.folded)]
 			if !ok {
 				f = st.min
 			}
@@ -657,8 +864,8 @@ func (ix *PGIndex) common(ctx context.Context, q Query) bool {
 // pgStats are folio_search's statistics as Run uses them.
 type pgStats struct {
 	at   time.Time
-	freq map[string]float32 // of the most common lexemes
-	min  float32            // the least frequency among them
+	freq map[int32]float32 // of the most common words' hashes
+	min  float32           // the least frequency among them
 	rows float64
 }
 
@@ -671,13 +878,13 @@ func (ix *PGIndex) stats(ctx context.Context) pgStats {
 		return st
 	}
 	st = pgStats{at: time.Now()}
-	var elems []string
+	var elems []int32
 	var freqs []float32
-	err := ix.pool.QueryRow(ctx, `SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs, c.reltuples::float8
+	err := ix.pool.QueryRow(ctx, `SELECT s.most_common_elems::text::int4[], s.most_common_elem_freqs, c.reltuples::float8
 		FROM pg_stats s JOIN pg_class c ON c.oid = 'folio_search'::regclass
 		WHERE s.schemaname = current_schema() AND s.tablename = 'folio_search' AND s.attname = 'terms'`).Scan(&elems, &freqs, &st.rows)
 	if err == nil && len(freqs) >= len(elems)+2 && len(elems) > 0 {
-		st.freq = make(map[string]float32, len(elems))
+		st.freq = make(map[int32]float32, len(elems))
 		for i, e := range elems {
 			st.freq[e] = freqs[i]
 		}

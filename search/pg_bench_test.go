@@ -38,7 +38,8 @@ func pgCorpus(b *testing.B, params ...string) (*pgstore.Store, int64) {
 // BenchmarkPGIndexBuild indexes the store from scratch (Rebuild). MB/s is
 // log bytes per second of wall time (the work is split between this
 // process and the database server); index/logs is the search tables'
-// size, indexes and TOAST included, over the logs'.
+// size (the words table's too), indexes and TOAST included, over the
+// logs'.
 func BenchmarkPGIndexBuild(b *testing.B) {
 	st, size := pgCorpus(b)
 	ix := OpenPostgres(st)
@@ -51,7 +52,7 @@ func BenchmarkPGIndexBuild(b *testing.B) {
 	}
 	var rel int64
 	if err := st.Pool().QueryRow(context.Background(),
-		`SELECT pg_total_relation_size('folio_search') + pg_total_relation_size('folio_search_conversations')`).Scan(&rel); err != nil {
+		`SELECT pg_total_relation_size('folio_search') + pg_total_relation_size('folio_search_conversations') + pg_total_relation_size('folio_search_words')`).Scan(&rel); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(rel)/float64(size), "index/logs")

@@ -1,6 +1,8 @@
 package search
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -12,8 +14,8 @@ import (
 // text into runs of letters and digits, lowercases them and removes
 // diacritics; PostgreSQL's parsers depend on the database's locale. So the
 // PostgreSQL back end does the same work here, in Go, and hands the
-// database finished lexemes (a tsvector literal) and
-// a tsquery built from the parsed query, which no parser reads again.
+// database the hashes of the folded words (wordHash) and a query in the
+// same hashes, which no parser reads again.
 
 // token is one word of a text: its bytes and its folded form.
 type token struct {
@@ -21,7 +23,8 @@ type token struct {
 	folded     string
 }
 
-// maxLexeme bounds a lexeme's bytes (PostgreSQL allows 2 KiB).
+// maxLexeme bounds a folded word's bytes (the PostgreSQL back end hashes
+// and lists words of at most this many).
 const maxLexeme = 255
 
 // tokens splits s into words as words does, each with its folded form.
@@ -89,90 +92,51 @@ func bound(w string) string {
 	return w
 }
 
-// lexemes writes the text's words as a tsvector literal without
-// positions: every folded word once. Phrases are checked in the text
-// (Query.matches), so the index keeps no positions.
-func lexemes(text string) string {
-	ts := tokens(text)
-	seen := make(map[string]bool, len(ts))
-	var b strings.Builder
-	for _, t := range ts {
-		if seen[t.folded] {
-			continue
-		}
-		seen[t.folded] = true
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		lexeme(&b, t.folded)
+// wordHash is the hash the PostgreSQL index stores for a folded word:
+// FNV-1a (32 bits) of its UTF-8 bytes, as an int32. The hashes are
+// stored, so it never changes; another hash would need a migration that
+// drops the index.
+func wordHash(w string) int32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(w); i++ {
+		h ^= uint32(w[i])
+		h *= 16777619
 	}
-	return b.String()
+	return int32(h)
 }
 
-// lexeme writes w quoted for a tsvector or tsquery literal.
-func lexeme(b *strings.Builder, w string) {
-	b.WriteByte('\'')
-	for _, r := range w {
-		if r == '\'' || r == '\\' {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	b.WriteByte('\'')
-}
-
-// tsquery renders the query's text part as a tsquery literal for an
-// index without positions: every word of every term (a phrase's words in
-// any order, a prefix term's last word as a prefix, :*), and the excluded
-// words and prefixes; an excluded phrase is left out. verify says the
-// rows it finds must still be checked with matches: the query has a
-// phrase or an excluded phrase, which the lexemes alone cannot decide.
-func (q Query) tsquery() (tsq string, verify bool) {
-	var b strings.Builder
-	for i, t := range q.Terms {
-		if i > 0 {
-			b.WriteString(" & ")
-		}
-		if t.tsquery(&b) > 1 {
-			verify = true
-		}
-	}
-	n := 0
-	for _, t := range q.Excluded {
-		if len(tokens(t.Text)) > 1 {
-			verify = true
-			continue
-		}
-		if n == 0 {
-			b.WriteString(" & !(")
-		} else {
-			b.WriteString(" | ")
-		}
-		t.tsquery(&b)
-		n++
-	}
-	if n > 0 {
-		b.WriteString(")")
-	}
-	return b.String(), verify
-}
-
-// tsquery writes the term's words joined by & and returns how many there
-// are.
-func (t Term) tsquery(b *strings.Builder) int {
-	ws := tokens(t.Text)
-	b.WriteByte('(')
+// hashes returns the hashes of the folded words ws, ascending, each once.
+func hashes(ws []string, hash func(string) int32) []int32 {
+	hs := make([]int32, len(ws))
 	for i, w := range ws {
-		if i > 0 {
-			b.WriteString(" & ")
-		}
-		lexeme(b, w.folded)
-		if t.Prefix && i == len(ws)-1 {
-			b.WriteString(":*")
-		}
+		hs[i] = hash(w)
 	}
-	b.WriteByte(')')
-	return len(ws)
+	slices.Sort(hs)
+	return slices.Compact(hs)
+}
+
+// rowTerms returns a text's terms for the PostgreSQL index, the hashes of
+// its distinct folded words as an int4[] literal, ascending, and adds
+// the words to seen. Phrases and prefixes are checked in the text
+// (matcher), so the index keeps neither positions nor the words.
+func rowTerms(text string, hash func(string) int32, seen map[string]struct{}) string {
+	ts := tokens(text)
+	hs := make([]int32, 0, len(ts))
+	for _, t := range ts {
+		hs = append(hs, hash(t.folded))
+		seen[t.folded] = struct{}{}
+	}
+	slices.Sort(hs)
+	hs = slices.Compact(hs)
+	b := make([]byte, 0, 2+len(hs)*11)
+	b = append(b, '{')
+	for i, h := range hs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(h), 10)
+	}
+	return string(append(b, '}'))
 }
 
 // matcher checks texts against a query (PGIndex's phrases), with the

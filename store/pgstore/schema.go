@@ -175,6 +175,44 @@ var migrations = []string{
 		created_at      timestamptz NOT NULL DEFAULT now()
 	);
 	CREATE INDEX IF NOT EXISTS folio_shares_conversation ON folio_shares (conversation_id);`,
+	// 8: the search index's terms as 32-bit hashes of the folded words
+	// (package search's wordHash, FNV-1a) in a sorted int4[] rather than a
+	// tsvector of the words: a tsvector repeats every word's text in every
+	// row, and was as large as the texts themselves. Derived data again:
+	// the tables of migration 6 are dropped and the next catch-up reads
+	// every log. A hash no longer says which words start with a prefix, so
+	// folio_search_words lists every word indexed, in byte order (COLLATE
+	// "C") so that a prefix is a range of its primary key. The GIN index's
+	// pending list stays small, as in 6.
+	`DROP TABLE folio_search;
+	DROP TABLE folio_search_conversations;
+	CREATE TABLE folio_search_conversations (
+		conversation_id text PRIMARY KEY REFERENCES folio_conversations (id) ON DELETE CASCADE,
+		k           integer GENERATED ALWAYS AS IDENTITY UNIQUE, -- the key rows use
+		epoch       bigint NOT NULL,
+		size        bigint NOT NULL,
+		next_seq    bigint NOT NULL DEFAULT 0, -- the first record not read, so a catch-up seeks by the primary key
+		head        text NOT NULL DEFAULT '',
+		title       text NOT NULL DEFAULT '',
+		first       text NOT NULL DEFAULT '' -- the first prompt's first line, a title for untitled ones
+	);
+	CREATE TABLE folio_search (
+		n     bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, -- order of indexing: larger is newer
+		conv  integer NOT NULL REFERENCES folio_search_conversations (k) ON DELETE CASCADE,
+		at    bigint NOT NULL, -- Unix milliseconds; 0 when unknown
+		role  text NOT NULL,
+		entry text NOT NULL, -- '' for the title
+		body  text NOT NULL, -- the text, for snippets, phrases and prefixes
+		terms int4[] NOT NULL, -- the hashes of its distinct folded words, ascending
+		UNIQUE (conv, entry)
+	);
+	CREATE INDEX folio_search_terms ON folio_search USING gin (terms) WITH (gin_pending_list_limit = 256);
+	-- Every folded word a row had, never deleted with the rows (a word no
+	-- row has expands to a hash that matches nothing; so the migration
+	-- run again may keep it).
+	CREATE TABLE IF NOT EXISTS folio_search_words (
+		word text COLLATE "C" PRIMARY KEY
+	);`,
 }
 
 // schemaLock is the advisory lock key that serializes migrations.
@@ -182,7 +220,12 @@ const schemaLock = int64(0x666f6c696f) // "folio"
 
 // migrate brings the schema to the newest version, under schemaLock so that
 // replicas starting together run each migration once.
-func migrate(ctx context.Context, conn *pgx.Conn) (err error) {
+func migrate(ctx context.Context, conn *pgx.Conn) error {
+	return migrateTo(ctx, conn, len(migrations))
+}
+
+// migrateTo is migrate up to version to (tests make older databases).
+func migrateTo(ctx context.Context, conn *pgx.Conn, to int) (err error) {
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, schemaLock); err != nil {
 		return fmt.Errorf("pgstore: lock the schema: %w", err)
 	}
@@ -203,7 +246,7 @@ func migrate(ctx context.Context, conn *pgx.Conn) (err error) {
 	if have > len(migrations) {
 		return fmt.Errorf("%w (database at version %d, this folio knows %d)", ErrSchemaNewer, have, len(migrations))
 	}
-	for v := have + 1; v <= len(migrations); v++ {
+	for v := have + 1; v <= to; v++ {
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, migrations[v-1]); err != nil {
 				return err
