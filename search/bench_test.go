@@ -94,8 +94,7 @@ func BenchmarkQuery(b *testing.B) {
 				name += "+catchup"
 			}
 			b.Run(name, func(b *testing.B) {
-				var ds, cs, later []time.Duration
-				var first time.Duration
+				var ds, cs []time.Duration
 				hits := 0
 				for i := 0; b.Loop(); i++ {
 					q := queries[kind][i%len(queries[kind])]
@@ -106,27 +105,28 @@ func BenchmarkQuery(b *testing.B) {
 					}
 					ds = append(ds, time.Since(start))
 					cs = append(cs, cpuTime()-cpu)
-					if i < len(queries[kind]) {
-						first = max(first, cs[i])
-					} else {
-						later = append(later, cs[i])
-					}
 					hits += len(h)
 				}
-				report(b, ds)
-				reportCPU(b, cs)
 				// The first run of each query in this process reads its
 				// pages into memory the process has not touched yet (the
-				// index's mapping, SQLite's page cache): the slowest of
-				// them, and the p99 of the runs after them.
-				b.ReportMetric(float64(first.Microseconds())/1000, "cpu-first-max-ms")
-				if len(later) > 0 {
-					slices.Sort(later)
-					b.ReportMetric(float64(later[min(len(later)-1, int(0.99*float64(len(later))))].Microseconds())/1000, "cpu-later-p99-ms")
-				}
+				// index's mapping, SQLite's page cache).
+				reportFirstRuns(b, cs, len(queries[kind]))
+				report(b, ds)
+				reportCPU(b, cs)
 				b.ReportMetric(float64(hits)/float64(len(ds)), "hits/op")
 			})
 		}
+	}
+}
+
+// reportFirstRuns reports the slowest of the first n runs (the first of
+// each query) and the p99 of the runs after them, of CPU times cs in the
+// order they ran.
+func reportFirstRuns(b *testing.B, cs []time.Duration, n int) {
+	n = min(n, len(cs))
+	b.ReportMetric(float64(slices.Max(append([]time.Duration{0}, cs[:n]...)).Microseconds())/1000, "cpu-first-max-ms")
+	if later := slices.Sorted(slices.Values(cs[n:])); len(later) > 0 {
+		b.ReportMetric(float64(later[min(len(later)-1, int(0.99*float64(len(later))))].Microseconds())/1000, "cpu-later-p99-ms")
 	}
 }
 
