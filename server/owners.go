@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/foliodev/folio/internal/lru"
 	"github.com/foliodev/folio/server/auth"
@@ -41,18 +42,29 @@ type replicaOwners interface {
 // old owner or the new.
 //
 // Owners read are cached (bounded) with the identity of their file; a
-// lookup stats the file and answers from the cache while it is the same
-// file. A reassignment renames a new file in place, so every process
-// sharing the data folder sees it at its next lookup.
+// lookup answers from the cache, and at most once a second (ownerRecheck)
+// stats the file to check it is still the same. A reassignment renames a
+// new file in place, so every process sharing the data folder sees it
+// within the second.
 type fileOwners struct {
 	dir   string
 	cache *lru.Cache[fileOwner]
+	// recheck is how long a cached owner is used before its file is
+	// looked at again (ownerRecheck when 0).
+	recheck time.Duration
 }
 
 type fileOwner struct {
-	owner string
-	fi    os.FileInfo
+	owner   string
+	fi      os.FileInfo
+	checked time.Time // when fi was last found to be the file's
 }
+
+// ownerRecheck is how long a cached owner is used before its file is
+// looked at again: a reassignment this process makes drops the entry at
+// once; one another process sharing the data folder makes is seen within
+// this time.
+const ownerRecheck = time.Second
 
 // maxCachedOwners bounds the owners a server keeps in memory.
 const maxCachedOwners = 65536
@@ -67,9 +79,17 @@ func (f *fileOwners) Owner(id string) (string, error) {
 	if validConversationID(id) != nil {
 		return "", ErrInvalidID
 	}
+	recheck := f.recheck
+	if recheck == 0 {
+		recheck = ownerRecheck
+	}
+	cached, ok := f.cache.Get(id)
+	if ok && time.Since(cached.checked) < recheck {
+		return cached.owner, nil
+	}
+	gen := f.cache.Gen()
 	p := f.path(id)
 	fi, err := os.Stat(p)
-	cached, ok := f.cache.Get(id)
 	if errors.Is(err, fs.ErrNotExist) {
 		if ok {
 			f.cache.Drop(id)
@@ -80,9 +100,9 @@ func (f *fileOwners) Owner(id string) (string, error) {
 		return "", err
 	}
 	if ok && os.SameFile(fi, cached.fi) && fi.Size() == cached.fi.Size() && fi.ModTime().Equal(cached.fi.ModTime()) {
+		f.cache.Put(id, fileOwner{cached.owner, fi, time.Now()}, gen)
 		return cached.owner, nil
 	}
-	gen := f.cache.Gen()
 	fh, err := os.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
@@ -98,7 +118,7 @@ func (f *fileOwners) Owner(id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	f.cache.Put(id, fileOwner{string(b), fi}, gen)
+	f.cache.Put(id, fileOwner{string(b), fi, time.Now()}, gen)
 	return string(b), nil
 }
 

@@ -107,9 +107,10 @@ func validKey(k string) bool {
 //
 // Sessions read are kept in a bounded cache with the identity of their
 // file (device, inode, size, modification time). A Get stats the file and
-// answers from the cache while it is the same file, so a request costs one
-// stat instead of a read and a parse; a session ended by any process
-// sharing the folder (its file removed) is refused at once.
+// answers from the cache while it is the same file, looked at once a
+// second (fileRecheck) rather than read and parsed on every request; a
+// session ended by this process is refused at once, one ended by another
+// process sharing the folder (its file removed) within the second.
 type FileStore struct {
 	Dir string
 	// Now is the clock (time.Now when nil); tests move it.
@@ -118,13 +119,25 @@ type FileStore struct {
 	once  sync.Once
 	cache *lru.Cache[fileSession]
 	ended endHooks
+	// recheck is how long a cached session is used before its file is
+	// looked at again (fileRecheck when 0).
+	recheck time.Duration
 }
 
-// fileSession is a cached session and the file it was read from.
+// fileSession is a cached session, the file it was read from and when
+// that file was last found unchanged.
 type fileSession struct {
-	s  Session
-	fi os.FileInfo
+	s       Session
+	fi      os.FileInfo
+	checked time.Time
 }
+
+// fileRecheck is how long a cached session is used before its file is
+// looked at again. What this process changes it drops from its
+// cache at once; a change another process sharing the folder makes is
+// seen within this time. A stat on every request was most of what a
+// session cost over a token.
+const fileRecheck = time.Second
 
 // maxCachedSessions bounds each store's cache of sessions (tests lower it).
 var maxCachedSessions = 16384
@@ -256,7 +269,8 @@ func sameFile(fi, was os.FileInfo) bool {
 }
 
 // Get returns the session under key: from the cache while its file is the
-// one it was read from, else read from the file.
+// one it was read from (checked at most once every fileRecheck), else read
+// from the file.
 func (f *FileStore) Get(_ context.Context, key string) (Session, error) {
 	p, err := f.path(key)
 	if err != nil {
@@ -264,21 +278,32 @@ func (f *FileStore) Get(_ context.Context, key string) (Session, error) {
 	}
 	c := f.sessions()
 	var s Session
-	fi, err := os.Stat(p)
-	if cached, ok := c.Get(key); err == nil && ok && sameFile(fi, cached.fi) {
+	cached, ok := c.Get(key)
+	recheck := f.recheck
+	if recheck == 0 {
+		recheck = fileRecheck
+	}
+	if ok && time.Since(cached.checked) < recheck {
 		s = cached.s
 	} else {
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return Session{}, fmt.Errorf("auth: read session: %w", err)
-		}
-		if ok {
-			c.Drop(key)
-		}
 		gen := c.Gen()
-		if s, fi, err = f.readStat(p); err != nil {
-			return Session{}, err
+		fi, err := os.Stat(p)
+		if err == nil && ok && sameFile(fi, cached.fi) {
+			s = cached.s
+			c.Put(key, fileSession{s, fi, time.Now()}, gen)
+		} else {
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return Session{}, fmt.Errorf("auth: read session: %w", err)
+			}
+			if ok {
+				c.Drop(key)
+			}
+			gen := c.Gen()
+			if s, fi, err = f.readStat(p); err != nil {
+				return Session{}, err
+			}
+			c.Put(key, fileSession{s, fi, time.Now()}, gen)
 		}
-		c.Put(key, fileSession{s, fi}, gen)
 	}
 	if !f.now().Before(s.Expires) {
 		c.Drop(key)

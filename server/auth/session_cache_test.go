@@ -9,14 +9,16 @@ import (
 )
 
 // TestFileStoreCacheFollowsTheFolder: two stores over one folder stand for
-// two processes sharing a data folder. A session one ends, the other
-// refuses at once though it had it cached; one the other rewrote under the
-// same key is read again; expiry needs no file change.
+// two processes sharing a data folder. Once b's recheck time has passed
+// (here at once), a session a ended is refused though b had it cached;
+// one a rewrote under the same key is read again; expiry needs no file
+// change.
 func TestFileStoreCacheFollowsTheFolder(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	a, _ := NewFileStore(dir)
 	b, _ := NewFileStore(dir)
+	b.recheck = time.Nanosecond
 	now := time.Now()
 	key := keyOf("cookie")
 	if err := a.Put(ctx, key, Session{Subject: "alice", CSRF: "x", Created: now, Expires: now.Add(time.Hour)}); err != nil {
@@ -83,5 +85,38 @@ func TestFileStoreCacheIsBounded(t *testing.T) {
 	}
 	if got := s.sessions().Len(); got != maxCachedSessions {
 		t.Fatalf("cache holds %d sessions, want the bound %d", got, maxCachedSessions)
+	}
+}
+
+// TestFileStoreCacheRechecksOnceASecond: within fileRecheck a cached
+// session is answered without looking at its file, so another process's
+// sign-out is seen by the next lookup after it; this process's own
+// sign-out at once.
+func TestFileStoreCacheRechecksOnceASecond(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	a, _ := NewFileStore(dir)
+	b, _ := NewFileStore(dir)
+	now := time.Now()
+	key := keyOf("cookie")
+	if err := a.Put(ctx, key, Session{Subject: "alice", CSRF: "x", Created: now, Expires: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Get(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Delete(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Get(ctx, key); !errors.Is(err, ErrNoSession) {
+		t.Fatalf("a, which ended it, reads %v", err)
+	}
+	b.recheck = time.Hour
+	if s, err := b.Get(ctx, key); err != nil || s.Subject != "alice" {
+		t.Fatalf("b within its recheck time: %+v %v, want its cached alice", s, err)
+	}
+	b.recheck = time.Nanosecond
+	if _, err := b.Get(ctx, key); !errors.Is(err, ErrNoSession) {
+		t.Fatalf("b after its recheck time: %v, want no session", err)
 	}
 }
