@@ -335,7 +335,14 @@ func hitSpans(plain string, words []string) [][2]int {
 	if len(words) == 0 || plain == "" {
 		return nil
 	}
-	rs := []rune(plain)
+	// The runes of plain and where each starts in it (an invalid byte is
+	// a rune of its own, U+FFFD).
+	var rs []rune
+	var offs []int
+	for i, r := range plain {
+		rs, offs = append(rs, r), append(offs, i)
+	}
+	offs = append(offs, len(plain))
 	folded, at := foldRunes(rs)
 	fws := make([][]rune, len(words))
 	for i, w := range words {
@@ -343,10 +350,8 @@ func hitSpans(plain string, words []string) [][2]int {
 	}
 	var spans [][2]int // rune ranges
 	for k := 0; k < len(folded); {
-		best := 0
-		// A word starts at the first folded rune of a rune that follows no
-		// letter, digit or mark.
-		if i := at[k]; (k == 0 || at[k-1] != i) && (i == 0 || !isWordRune(rs[i-1])) {
+		best, from := 0, wordStart(rs, at, k)
+		if from >= 0 {
 			for _, wr := range fws {
 				if len(wr) > best && hasRunesAt(folded, wr, k) {
 					best = len(wr)
@@ -357,7 +362,10 @@ func hitSpans(plain string, words []string) [][2]int {
 			k++
 			continue
 		}
-		from, to := at[k], at[k+best-1]+1
+		if n := len(spans); n > 0 {
+			from = max(from, spans[n-1][1]) // marks the last word took
+		}
+		to := at[k+best-1] + 1
 		for to < len(rs) && unicode.Is(unicode.Mn, rs[to]) {
 			to++ // the accents of the word's last letter
 		}
@@ -370,12 +378,32 @@ func hitSpans(plain string, words []string) [][2]int {
 	if len(spans) == 0 {
 		return nil
 	}
-	// Rune ranges to cell ranges.
+	// Rune ranges to cell ranges of plain as it is.
 	out := make([][2]int, len(spans))
 	for k, s := range spans {
-		out[k] = [2]int{ansi.StringWidth(string(rs[:s[0]])), ansi.StringWidth(string(rs[:s[1]]))}
+		out[k] = [2]int{ansi.StringWidth(plain[:offs[s[0]]]), ansi.StringWidth(plain[:offs[s[1]]])}
 	}
 	return out
+}
+
+// wordStart reports where in rs the word starts whose folded form starts
+// at folded rune k, or -1 when a word does not start there: rune at[k]
+// (at its first folded rune) follows no letter or digit, with only marks
+// the folding took out between (a word may begin with an accent, as the
+// index reads it: its folded form begins after it).
+func wordStart(rs []rune, at []int, k int) int {
+	i := at[k]
+	if k > 0 && at[k-1] == i {
+		return -1
+	}
+	j := i
+	for j > 0 && unicode.Is(unicode.Mn, rs[j-1]) {
+		j--
+	}
+	if j > 0 && isWordRune(rs[j-1]) {
+		return -1
+	}
+	return j
 }
 
 // foldRunes folds rs as the search index folds words (lower case, the

@@ -1,7 +1,10 @@
 package tui
 
 import (
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -29,6 +32,7 @@ func TestHitSpans(t *testing.T) {
 		{"accents as combining marks", "cafe\u0301 x Cafe", []string{"café"}, [][2]int{{0, 4}, {7, 11}}},
 		{"a word spelled without accents", "Ångström angstrom", []string{"angstrom"}, [][2]int{{0, 8}, {9, 17}}},
 		{"an accent does not start a word", "e\u0301cole", []string{"cole"}, nil},
+		{"a word may begin with an accent", "\u0301alone x", []string{"alone"}, [][2]int{{0, 5}}},
 		{"none", "nothing here", []string{"quokka"}, nil},
 		{"no words", "anything", nil, nil},
 	} {
@@ -281,4 +285,56 @@ func TestViewportGoToReadsThePageAroundTheHit(t *testing.T) {
 	if v.GoTo("no-such-entry", -1, nil) {
 		t.Fatal("GoTo an unknown entry succeeded")
 	}
+}
+
+// TestHitSpansFoldAsTheIndex: every word of the table the search index's
+// folding is held to (web/src/search/terms.parity.json, written from
+// package search's tokens) is marked where the text writes it, given its
+// folded form: the terminal finds the words the index matched.
+func TestHitSpansFoldAsTheIndex(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join("..", "web", "src", "search", "terms.parity.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		In     string
+		Tokens []struct{ Text, Folded string }
+	}
+	if err := json.Unmarshal(b, &cases); err != nil || len(cases) < 20 {
+		t.Fatalf("terms.parity.json: %d cases, %v", len(cases), err)
+	}
+	for _, c := range cases {
+		at := 0
+		for _, tok := range c.Tokens {
+			i := strings.Index(c.In[at:], tok.Text)
+			if i < 0 {
+				t.Fatalf("%q: token %q not found after byte %d", c.In, tok.Text, at)
+			}
+			start, end := at+i, at+i+len(tok.Text)
+			at = end
+			want := [2]int{ansi.StringWidth(c.In[:start]), ansi.StringWidth(c.In[:end])}
+			if !slices.Contains(hitSpans(c.In, []string{tok.Folded}), want) {
+				t.Errorf("%q: %q (folded %q) not marked at cells %v: %v", c.In, tok.Text, tok.Folded, want, hitSpans(c.In, []string{tok.Folded}))
+			}
+		}
+	}
+}
+
+// FuzzHitSpans: any text and words give spans in order, not overlapping,
+// within the text's cells.
+func FuzzHitSpans(f *testing.F) {
+	f.Add("cafe café CAFÉ", "café")
+	f.Add("e\u0301cole \u0301alone", "alone")
+	f.Add("हिन्दी ẞ İstanbul", "istanbul")
+	f.Fuzz(func(t *testing.T, text, word string) {
+		w := ansi.StringWidth(text)
+		last := 0
+		for _, s := range hitSpans(text, []string{word, strings.ToUpper(word)}) {
+			if s[0] < last || s[1] < s[0] || s[1] > w {
+				t.Fatalf("hitSpans(%q, %q): span %v after %d, width %d", text, word, s, last, w)
+			}
+			last = s[1]
+		}
+	})
 }
