@@ -28,6 +28,22 @@ type env struct {
 
 var pgMu sync.Mutex
 
+// pgStore opens a store in a schema of its own. Leases are advisory locks
+// of the whole cluster, and the tests share conversation IDs: one
+// PostgreSQL test at a time.
+func pgStore(t *testing.T) *pgstore.Store {
+	t.Helper()
+	url := pgtest.URL(t)
+	pgMu.Lock()
+	t.Cleanup(pgMu.Unlock)
+	st, err := pgstore.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
 // backends runs f once per back end, as subtests named for them.
 func backends(t *testing.T, f func(t *testing.T, e env)) {
 	t.Run("files", func(t *testing.T) {
@@ -36,16 +52,7 @@ func backends(t *testing.T, f func(t *testing.T, e env)) {
 		f(t, env{t: t, store: history.Files{Dir: data}, data: data, index: func() Searcher { return openIndex(t, data) }})
 	})
 	t.Run("postgres", func(t *testing.T) {
-		url := pgtest.URL(t)
-		// Leases are advisory locks of the whole cluster, and the tests
-		// share conversation IDs: one PostgreSQL test at a time.
-		pgMu.Lock()
-		t.Cleanup(pgMu.Unlock)
-		st, err := pgstore.Open(context.Background(), url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
+		st := pgStore(t)
 		f(t, env{t: t, store: st, index: func() Searcher {
 			ix := OpenPostgres(st)
 			t.Cleanup(func() { ix.Close() })

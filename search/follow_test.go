@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/history"
-	"github.com/foliodev/folio/store/pgstore"
-	"github.com/foliodev/folio/store/pgstore/pgtest"
 )
 
 // TestFollowSaves: a Log opened with Follow has every save indexed without
@@ -122,14 +120,7 @@ func TestFollowNeedsAnIndex(t *testing.T) {
 // TestFollowStore: a Log of a PostgreSQL store opened with FollowStore has
 // its saves indexed in the store without a search catching up.
 func TestFollowStore(t *testing.T) {
-	url := pgtest.URL(t)
-	pgMu.Lock()
-	t.Cleanup(pgMu.Unlock)
-	st, err := pgstore.Open(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := pgStore(t)
 	l, err := history.OpenStore(st, "fs", FollowStore(st))
 	if err != nil {
 		t.Fatal(err)

@@ -7,36 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/foliodev/folio/history"
-	"github.com/foliodev/folio/store/pgstore"
-	"github.com/foliodev/folio/store/pgstore/pgtest"
 	"github.com/foliodev/folio/transcript"
 )
-
-// pgStore opens a store in a schema of its own (one PostgreSQL test at a
-// time, as backends does).
-func pgStore(t *testing.T) *pgstore.Store {
-	t.Helper()
-	url := pgtest.URL(t)
-	pgMu.Lock()
-	t.Cleanup(pgMu.Unlock)
-	st, err := pgstore.Open(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
-func pgConvo(t *testing.T, st *pgstore.Store, id string) *convo {
-	t.Helper()
-	l, err := history.OpenStore(st, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	return &convo{t: t, id: id, log: l}
-}
 
 func sameIDs(t *testing.T, ix Searcher, q string, want ...string) {
 	t.Helper()
@@ -57,7 +29,7 @@ func TestPGPrefixOfTooManyWords(t *testing.T) {
 	for i := range maxExpansion + 44 {
 		many = append(many, fmt.Sprintf("zqa%d", i))
 	}
-	c := pgConvo(t, st, "p")
+	c := env{t: t, store: st}.convo("p")
 	c.save(user("u1", strings.Join(many, " ")), user("u2", "a needle alone"), user("u3", "a needle by zqa77"),
 		user("u4", "zqabc only"), user("u5", "nothing here"))
 	ix := OpenPostgres(st)
@@ -79,7 +51,7 @@ func TestPGPrefixOfTooManyWords(t *testing.T) {
 // same hash is dropped when its text is checked.
 func TestPGHashCollisionIsNoHit(t *testing.T) {
 	st := pgStore(t)
-	c := pgConvo(t, st, "h")
+	c := env{t: t, store: st}.convo("h")
 	c.save(user("u1", "apple pie"), user("u2", "banana split"), user("u3", "cherry tart"))
 	ix := OpenPostgres(st)
 	ix.hash = func(w string) int32 {
@@ -131,7 +103,7 @@ func TestAbove(t *testing.T) {
 // by the words' hashes (Run's choice between walking and the GIN index).
 func TestPGStatsByHash(t *testing.T) {
 	st := pgStore(t)
-	c := pgConvo(t, st, "s")
+	c := env{t: t, store: st}.convo("s")
 	var es []transcript.Entry
 	for i := range 100 {
 		es = append(es, user(idOf("u", i), fmt.Sprintf("a heron number %d", i)))
