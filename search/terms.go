@@ -121,13 +121,12 @@ func hashes(ws []string, hash func(string) int32) []int32 {
 // (matcher), so the index keeps neither positions nor the words.
 func rowTerms(text string, hash func(string) int32, seen map[string]struct{}) string {
 	ts := tokens(text)
-	hs := make([]int32, 0, len(ts))
-	for _, t := range ts {
-		hs = append(hs, hash(t.folded))
+	ws := make([]string, len(ts))
+	for i, t := range ts {
+		ws[i] = t.folded
 		seen[t.folded] = struct{}{}
 	}
-	slices.Sort(hs)
-	hs = slices.Compact(hs)
+	hs := hashes(ws, hash)
 	b := make([]byte, 0, 2+len(hs)*11)
 	b = append(b, '{')
 	for i, h := range hs {

@@ -165,10 +165,10 @@ func (ix *Index) expand(ctx context.Context, q Query) (map[Term][]string, error)
 			if _, done := out[t]; done {
 				continue
 			}
-			// The words from p up to p with its last byte raised: those
-			// whose bytes start with p (p is ASCII; a word may go on in
-			// any script).
-			hi := p[:len(p)-1] + string(p[len(p)-1]+1)
+			// The words from p up to above(p): those whose bytes start
+			// with p (p is ASCII, so above has its bound; a word may go
+			// on in any script).
+			hi, _ := above(p)
 			rows, err := ix.db.QueryContext(ctx, `SELECT w FROM words WHERE w >= ? AND w < ? ORDER BY w LIMIT ?`, p, hi, maxExpansion+1)
 			if err != nil {
 				return nil, err
