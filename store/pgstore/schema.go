@@ -179,23 +179,13 @@ var migrations = []string{
 	// (package search's wordHash, FNV-1a) in a sorted int4[] rather than a
 	// tsvector of the words: a tsvector repeats every word's text in every
 	// row, and was as large as the texts themselves. Derived data again:
-	// the tables of migration 6 are dropped and the next catch-up reads
-	// every log. A hash no longer says which words start with a prefix, so
-	// folio_search_words lists every word indexed, in byte order (COLLATE
-	// "C") so that a prefix is a range of its primary key. The GIN index's
-	// pending list stays small, as in 6.
+	// the rows are dropped and how far each log was read is forgotten, so
+	// the next catch-up reads every log. A hash no longer says which words
+	// start with a prefix, so folio_search_words lists every word indexed,
+	// in byte order (COLLATE "C") so that a prefix is a range of its
+	// primary key. The GIN index's pending list stays small, as in 6.
 	`DROP TABLE folio_search;
-	DROP TABLE folio_search_conversations;
-	CREATE TABLE folio_search_conversations (
-		conversation_id text PRIMARY KEY REFERENCES folio_conversations (id) ON DELETE CASCADE,
-		k           integer GENERATED ALWAYS AS IDENTITY UNIQUE, -- the key rows use
-		epoch       bigint NOT NULL,
-		size        bigint NOT NULL,
-		next_seq    bigint NOT NULL DEFAULT 0, -- the first record not read, so a catch-up seeks by the primary key
-		head        text NOT NULL DEFAULT '',
-		title       text NOT NULL DEFAULT '',
-		first       text NOT NULL DEFAULT '' -- the first prompt's first line, a title for untitled ones
-	);
+	TRUNCATE folio_search_conversations;
 	CREATE TABLE folio_search (
 		n     bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, -- order of indexing: larger is newer
 		conv  integer NOT NULL REFERENCES folio_search_conversations (k) ON DELETE CASCADE,
