@@ -288,22 +288,21 @@ func (f *FileStore) Get(_ context.Context, key string) (Session, error) {
 	} else {
 		gen := c.Gen()
 		fi, err := os.Stat(p)
-		if err == nil && ok && sameFile(fi, cached.fi) {
+		switch {
+		case err == nil && ok && sameFile(fi, cached.fi):
 			s = cached.s
-			c.Put(key, fileSession{s, fi, time.Now()}, gen)
-		} else {
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return Session{}, fmt.Errorf("auth: read session: %w", err)
-			}
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			return Session{}, fmt.Errorf("auth: read session: %w", err)
+		default:
 			if ok {
 				c.Drop(key)
+				gen = c.Gen()
 			}
-			gen := c.Gen()
 			if s, fi, err = f.readStat(p); err != nil {
 				return Session{}, err
 			}
-			c.Put(key, fileSession{s, fi, time.Now()}, gen)
 		}
+		c.Put(key, fileSession{s, fi, time.Now()}, gen)
 	}
 	if !f.now().Before(s.Expires) {
 		c.Drop(key)
