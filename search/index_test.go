@@ -405,7 +405,8 @@ func TestQueryIsBoundedInTime(t *testing.T) {
 }
 
 // TestMergingKeepsSegmentsFew: a catch-up that writes most of the index
-// leaves FTS5 one segment, and saves merge as they go, so no save's update
+// leaves FTS5 one segment (one that writes little merges nothing), and
+// saves merge as they go, so no save's update
 // is the one that merges many segments at once (FTS5 does that when a
 // level holds 16).
 func TestMergingKeepsSegmentsFew(t *testing.T) {
@@ -426,6 +427,15 @@ func TestMergingKeepsSegmentsFew(t *testing.T) {
 	}
 	if n := segments(); n != 1 {
 		t.Fatalf("after a build FTS5 has %d segments, want 1", n)
+	}
+	// A catch-up that reads a little (another process's new conversation)
+	// does not merge the whole index for it.
+	openConvo(t, data, "other").save(user("o1", "a small new conversation"))
+	if _, err := ix.CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := segments(); n != 2 {
+		t.Fatalf("after a small catch-up FTS5 has %d segments, want the build's and the new one", n)
 	}
 	c := openConvo(t, data, "saved")
 	most := 0
